@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string_view>
+
+namespace braze {
+
+/// Element types of tensors and scalars. `Index` is the type of extents and loop indices; it
+/// is resolved to int32 or int64 when a kernel is generated and behaves as int64 everywhere
+/// else (promotion, evaluation).
+enum class DataType : uint8_t {
+  Bool,
+  Int32,
+  Int64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+  Index,
+};
+
+inline constexpr DataType kAllDataTypes[] = {
+    DataType::Bool,     DataType::Int32,   DataType::Int64,   DataType::Float16,
+    DataType::BFloat16, DataType::Float32, DataType::Float64, DataType::Index,
+};
+
+/// "float32", "bfloat16", ... ; the spelling used by the printer and in error messages.
+std::string_view toString(DataType dtype);
+std::ostream& operator<<(std::ostream& os, DataType dtype);
+
+/// Parses the spelling of toString(); nullopt when unknown.
+std::optional<DataType> parseDataType(std::string_view name);
+
+/// Bytes per element (Index counts as 8).
+int64_t sizeInBytes(DataType dtype);
+
+bool isFloatingPoint(DataType dtype);
+bool isIntegral(DataType dtype);  ///< Int32, Int64 and Index; not Bool.
+bool isBoolean(DataType dtype);
+/// Float16 and BFloat16: stored narrow, computed in float32 by kernels.
+bool isReducedPrecision(DataType dtype);
+
+/// PyTorch's type-promotion lattice between two *tensor* dtypes: bool < integers < floats;
+/// within a category the wider type wins; float16 with bfloat16 gives float32; Index behaves
+/// as int64.
+DataType promoteTypes(DataType a, DataType b);
+
+/// Where an operand of an elementwise op comes from. PyTorch lets a tensor's dtype win over a
+/// scalar's of the same category (int32 tensor + 2 stays int32; float16 tensor * 0.5 stays
+/// float16), and a scalar of a higher category than every tensor gives the default dtype of
+/// that category (int tensor * 0.5 is float32).
+enum class OperandKind : uint8_t { Tensor, Scalar };
+
+struct TypedOperand {
+  DataType dtype;
+  OperandKind kind;
+};
+
+/// Result dtype of an elementwise op over the given operands, following PyTorch's
+/// `result_type`: tensors are promoted among themselves; scalars only participate when their
+/// category is higher than every tensor's. With no tensors at all, scalars promote among
+/// themselves.
+DataType promoteOperands(std::initializer_list<TypedOperand> operands);
+
+/// The dtype unary floating ops (exp, sin, ...) compute in: the input's when floating, else
+/// float32 (PyTorch's default dtype).
+DataType floatingResultType(DataType dtype);
+
+/// Category order used by promotion: 0 bool, 1 integral, 2 floating.
+int typeCategory(DataType dtype);
+
+}  // namespace braze

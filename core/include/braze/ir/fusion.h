@@ -1,0 +1,114 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "braze/ir/iter_domain.h"
+#include "braze/ir/scalar.h"
+#include "braze/ir/statement.h"
+#include "braze/ir/tensor_view.h"
+
+namespace braze {
+
+class Fusion;
+
+/// Old-to-new statement map produced by Fusion::clone.
+class CloneMap {
+ public:
+  template <typename T>
+  T* operator[](const T* old) const {
+    if (old == nullptr) return nullptr;
+    return static_cast<T*>(lookup(old));
+  }
+
+ private:
+  friend class Fusion;
+  Statement* lookup(const Statement* old) const;
+  std::unordered_map<const Statement*, Statement*> map_;
+};
+
+/// A dataflow program over tensors and scalars. The Fusion owns every Statement (an arena:
+/// statements are never freed before the Fusion) and numbers them densely in creation order.
+///
+/// Build a fusion with the op builders in braze/ops, starting from inputs made with
+/// makeInputTensor / makeInputScalar, and mark results with addOutput.
+class Fusion {
+ public:
+  Fusion() = default;
+  Fusion(const Fusion&) = delete;
+  Fusion& operator=(const Fusion&) = delete;
+  ~Fusion();
+
+  /// Creates a statement owned by this fusion. The only way statements come to exist.
+  template <typename T, typename... Args>
+  T* create(Args&&... args) {
+    auto* statement = new T(*this, std::forward<Args>(args)...);
+    adopt(statement);
+    return statement;
+  }
+
+  /// A constant scalar of the given dtype (bool, int64 or double as its category needs).
+  Scalar* constant(ScalarValue value, DataType dtype);
+  /// A constant of the Index dtype, the type of extents.
+  Scalar* constantIndex(int64_t value) { return constant(value, DataType::Index); }
+
+  void addInput(Val* input);
+  void addOutput(Val* output);
+  const std::vector<Val*>& inputs() const { return inputs_; }
+  const std::vector<Val*>& outputs() const { return outputs_; }
+  bool isInput(const Val* val) const;
+  bool isOutput(const Val* val) const;
+  /// Position of `input` among inputs(), or -1.
+  int64_t inputIndex(const Val* input) const;
+
+  /// Every Expr that contributes to an output, in a topological order that is deterministic:
+  /// producers come before consumers, and otherwise creation order decides. Follows Expr
+  /// inputs only; extent expressions are reached through TensorView domains (see
+  /// `extentExprs`).
+  std::vector<Expr*> exprs() const;
+  /// Scalar Exprs that compute `val` (e.g. an extent), in topological order, stopping at
+  /// constants and symbolic leaves.
+  static std::vector<Expr*> scalarDefinitionChain(const Val* val);
+
+  int64_t numStatements() const { return static_cast<int64_t>(statements_.size()); }
+  Statement* statement(int64_t id) const { return statements_.at(static_cast<size_t>(id)).get(); }
+  /// All TensorViews, in creation order.
+  std::vector<TensorView*> allTensors() const;
+
+  /// A deep copy: same statements, ids, names, inputs, outputs and schedule. `map` (when given)
+  /// receives the old-to-new statement map.
+  std::unique_ptr<Fusion> clone(CloneMap* map = nullptr) const;
+
+ private:
+  void adopt(Statement* statement);
+
+  std::vector<std::unique_ptr<Statement>> statements_;
+  std::vector<Val*> inputs_;
+  std::vector<Val*> outputs_;
+  int64_t num_tensors_ = 0;
+  int64_t num_scalars_ = 0;
+  int64_t num_iter_domains_ = 0;
+};
+
+/// Describes a fusion input tensor. `sizes` gives each dimension: -1 for a size known only at
+/// run time, 1 for a broadcast dimension, any other value for a size fixed at definition time.
+/// `contiguity` (default: all true) and `allocation_order` (default: row-major, outermost
+/// first) describe the memory layout the input will have.
+struct TensorSpec {
+  DataType dtype = DataType::Float32;
+  std::vector<int64_t> sizes;
+  std::vector<std::optional<bool>> contiguity = {};
+  std::vector<int64_t> allocation_order = {};
+};
+
+/// Creates a TensorView for `spec`, adds it to the fusion's inputs and returns it.
+TensorView* makeInputTensor(Fusion& fusion, const TensorSpec& spec);
+/// Shorthand: a contiguous input of the given rank with every size symbolic.
+TensorView* makeSymbolicTensor(Fusion& fusion, int64_t rank, DataType dtype = DataType::Float32);
+/// Creates a symbolic scalar, adds it to the fusion's inputs and returns it.
+Scalar* makeInputScalar(Fusion& fusion, DataType dtype);
+
+}  // namespace braze

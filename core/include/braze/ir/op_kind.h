@@ -1,0 +1,177 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string_view>
+
+namespace braze {
+
+/// Every operation an Expr can perform. An Expr is generic (op, inputs, outputs, named
+/// attributes), so cloning, hashing, printing and serialization work the same for all ops; this
+/// table is the contract for what each op's inputs, outputs and attributes are.
+///
+/// Elementwise ops (Unary, Binary, Ternary families) work on tensors and on scalars alike; a
+/// scalar operand of a tensor op is broadcast. Their output has the promoted dtype documented
+/// on each op builder.
+///
+///   family    | inputs                         | outputs            | attributes
+///   ----------+--------------------------------+--------------------+---------------------------
+///   Unary     | x                              | y                  | Gelu: "approximate"
+///             |                                |                    |   ("none" | "tanh")
+///   Cast      | x                              | y (target dtype)   |
+///   Binary    | a, b                           | y                  |
+///   Ternary   | Where: cond, a, b; Clamp: x, lo, hi; Lerp: start, end, weight;
+///             | Addcmul: x, t1, t2, value  (x + value * t1 * t2)
+///   Reduction | x                              | y (reduced axes    | "axes": int64 list,
+///             |                                |  kept as Reduction |   ascending, into x's
+///             |                                |  IterDomains)      |   non-reduction dims
+///   Welford   | x                              | avg, m2, n         | "axes" as above
+///   Broadcast | x                              | y                  | "flags": bool list over
+///             |                                |                    |   y's dims, true = new
+///   Expand    | x                              | y (expanded        |
+///             |                                |  extents in its    |
+///             |                                |  Broadcast dims)   |
+///   Reshape   | x                              | y (extents in its  |
+///             |                                |  logical domain)   |
+///   Permute   | x                              | y                  | "perm": y dim i is x dim
+///             |                                |                    |   perm[i]
+///   Squeeze   | x                              | y                  | "flags": bool list over
+///             |                                |                    |   x's dims, true = removed
+///   Slice     | x, then per dim start, step    | y                  |
+///             |   (2 * rank Index scalars;     |                    |
+///             |   y's extents give the count)  |                    |
+///   Pad       | x, value, then per dim left,   | y                  |
+///             |   right (2 * rank Index        |                    |
+///             |   scalars, may be negative)    |                    |
+///   Cat       | x0, x1, ...                    | y                  | "dim"
+///   Select    | x, index (Index scalar)        | y (dim removed)    | "dim"
+///   IndexSelect | x, index (1-D int tensor)    | y                  | "dim"
+///   Gather    | x, index (int tensor of x's    | y (index's shape)  | "dim"
+///             |   rank; take_along_axis)       |                    |
+///   Full      | value                          | y (extents in its  |
+///             |                                |  logical domain)   |
+///   Iota      | start, step                    | y (1-D)            |
+///   Matmul    | a, b                           | y                  |
+///   Linear    | x, weight [, bias]             | y                  |
+///
+/// Extents of tensors are scalar Vals reached through each TensorView's domain, not through
+/// Expr inputs; they may have scalar definitions of their own (for example the extent of a
+/// slice).
+enum class OpKind : uint8_t {
+  // Unary
+  Neg,
+  Abs,
+  Exp,
+  Exp2,
+  Expm1,
+  Log,
+  Log2,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Gelu,
+  Silu,
+  Erf,
+  Erfc,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Sign,
+  IsNan,
+  IsInf,
+  IsFinite,
+  LogicalNot,
+  BitwiseNot,
+  Cast,
+  // Binary
+  Add,
+  Sub,
+  Mul,
+  Div,  ///< C semantics: truncating for integers, true division for floats.
+  TrueDiv,
+  Remainder,  ///< Python's %: the result takes the divisor's sign.
+  Fmod,       ///< C's fmod: the result takes the dividend's sign.
+  CeilDiv,    ///< Integer ceil(a / b) for positive b; used by extent arithmetic.
+  Pow,
+  Maximum,
+  Minimum,
+  Atan2,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  LeftShift,
+  RightShift,
+  // Ternary
+  Where,
+  Clamp,
+  Lerp,
+  Addcmul,
+  // Reductions
+  Sum,
+  Prod,
+  Max,
+  Min,
+  Welford,
+  // Shape
+  Broadcast,
+  Expand,
+  Reshape,
+  Permute,
+  Squeeze,
+  Slice,
+  Pad,
+  Cat,
+  Select,
+  IndexSelect,
+  Gather,
+  // Factories
+  Full,
+  Iota,
+  // Contractions
+  Matmul,
+  Linear,
+};
+
+enum class OpFamily : uint8_t {
+  Unary,
+  Cast,
+  Binary,
+  Ternary,
+  Reduction,
+  Welford,
+  Shape,
+  Factory,
+  Contraction,
+};
+
+/// The printer's and the user API's spelling: "add", "sum", "index_select", ...
+std::string_view toString(OpKind op);
+std::ostream& operator<<(std::ostream& os, OpKind op);
+std::optional<OpKind> parseOpKind(std::string_view name);
+
+OpFamily familyOf(OpKind op);
+bool isElementwise(OpKind op);  ///< Unary, Cast, Binary and Ternary families.
+/// Comparisons, logical ops, isnan/isinf/isfinite: results are bool.
+bool producesBool(OpKind op);
+
+inline constexpr int kNumOpKinds = static_cast<int>(OpKind::Linear) + 1;
+
+}  // namespace braze

@@ -1,0 +1,128 @@
+#pragma once
+
+#include "braze/ir/fusion.h"
+#include "braze/ops/operand.h"
+
+namespace braze {
+
+/// Elementwise op builders. Each works on tensors and on scalars: with a tensor operand the
+/// result is a TensorView whose shape is the broadcast of the operands' shapes (dims are
+/// matched from the right; a Broadcast dim takes the other operand's extent; two Iteration
+/// dims must be the same dim or the mismatch is reported when sizes are known); with only
+/// scalars the result is a Scalar, and constant scalars fold to a constant.
+///
+/// Result dtypes follow PyTorch: arithmetic promotes its operands (promoteOperands);
+/// comparisons, logical ops and isnan/isinf/isfinite give bool; exp, log, sin, sqrt, sigmoid,
+/// gelu, erf and the other transcendental ops (and truediv) give the promoted floating type
+/// (float32 for integer and bool inputs); bitwise ops and shifts need integral or bool
+/// operands; abs, neg, floor, ceil, round, trunc, sign, relu keep the input dtype.
+///
+/// Every builder validates its operands and throws an Error that names the op, the argument
+/// and what was wrong.
+
+// Unary ops: `TensorView* f(TensorView*)` and `Val* f(Operand)`.
+#define BRAZE_DECLARE_UNARY_OP(name) \
+  TensorView* name(TensorView* x);   \
+  Val* name(Operand x);
+
+BRAZE_DECLARE_UNARY_OP(neg)
+BRAZE_DECLARE_UNARY_OP(abs)
+BRAZE_DECLARE_UNARY_OP(exp)
+BRAZE_DECLARE_UNARY_OP(exp2)
+BRAZE_DECLARE_UNARY_OP(expm1)
+BRAZE_DECLARE_UNARY_OP(log)
+BRAZE_DECLARE_UNARY_OP(log2)
+BRAZE_DECLARE_UNARY_OP(log1p)
+BRAZE_DECLARE_UNARY_OP(sqrt)
+BRAZE_DECLARE_UNARY_OP(rsqrt)
+BRAZE_DECLARE_UNARY_OP(reciprocal)
+BRAZE_DECLARE_UNARY_OP(sin)
+BRAZE_DECLARE_UNARY_OP(cos)
+BRAZE_DECLARE_UNARY_OP(tan)
+BRAZE_DECLARE_UNARY_OP(tanh)
+BRAZE_DECLARE_UNARY_OP(sigmoid)
+BRAZE_DECLARE_UNARY_OP(relu)
+BRAZE_DECLARE_UNARY_OP(silu)
+BRAZE_DECLARE_UNARY_OP(erf)
+BRAZE_DECLARE_UNARY_OP(erfc)
+BRAZE_DECLARE_UNARY_OP(floor)
+BRAZE_DECLARE_UNARY_OP(ceil)
+BRAZE_DECLARE_UNARY_OP(round)
+BRAZE_DECLARE_UNARY_OP(trunc)
+BRAZE_DECLARE_UNARY_OP(sign)
+BRAZE_DECLARE_UNARY_OP(isnan)
+BRAZE_DECLARE_UNARY_OP(isinf)
+BRAZE_DECLARE_UNARY_OP(isfinite)
+BRAZE_DECLARE_UNARY_OP(logical_not)
+BRAZE_DECLARE_UNARY_OP(bitwise_not)
+#undef BRAZE_DECLARE_UNARY_OP
+
+/// GELU, exact (erf) or with the tanh approximation, as torch.nn.functional.gelu's
+/// `approximate` argument: "none" or "tanh".
+enum class GeluApproximation : uint8_t { None, Tanh };
+TensorView* gelu(TensorView* x, GeluApproximation approximation = GeluApproximation::None);
+Val* gelu(Operand x, GeluApproximation approximation = GeluApproximation::None);
+
+/// Converts to `dtype` (see evaluateElementwise for rounding). Casting to the same dtype still
+/// creates an op, so a user's explicit cast shows in the IR.
+TensorView* cast(TensorView* x, DataType dtype);
+Val* cast(Operand x, DataType dtype);
+
+// Binary ops. Four overloads each so that tensors, scalars and constants mix freely and a
+// tensor in either position gives a TensorView back.
+#define BRAZE_DECLARE_BINARY_OP(name)            \
+  TensorView* name(TensorView* a, TensorView* b); \
+  TensorView* name(TensorView* a, Operand b);     \
+  TensorView* name(Operand a, TensorView* b);     \
+  Val* name(Operand a, Operand b);
+
+BRAZE_DECLARE_BINARY_OP(add)
+BRAZE_DECLARE_BINARY_OP(sub)
+BRAZE_DECLARE_BINARY_OP(mul)
+/// div: C semantics (integers truncate toward zero; floats divide); truediv always gives a
+/// floating result, as Python's `/`.
+BRAZE_DECLARE_BINARY_OP(div)
+BRAZE_DECLARE_BINARY_OP(truediv)
+/// remainder: Python's `%` (sign of the divisor); fmod: C's fmod (sign of the dividend).
+BRAZE_DECLARE_BINARY_OP(remainder)
+BRAZE_DECLARE_BINARY_OP(fmod)
+/// Integer ceil(a / b), for extent arithmetic; both operands integral.
+BRAZE_DECLARE_BINARY_OP(ceil_div)
+BRAZE_DECLARE_BINARY_OP(pow)
+BRAZE_DECLARE_BINARY_OP(maximum)
+BRAZE_DECLARE_BINARY_OP(minimum)
+BRAZE_DECLARE_BINARY_OP(atan2)
+BRAZE_DECLARE_BINARY_OP(eq)
+BRAZE_DECLARE_BINARY_OP(ne)
+BRAZE_DECLARE_BINARY_OP(lt)
+BRAZE_DECLARE_BINARY_OP(le)
+BRAZE_DECLARE_BINARY_OP(gt)
+BRAZE_DECLARE_BINARY_OP(ge)
+BRAZE_DECLARE_BINARY_OP(logical_and)
+BRAZE_DECLARE_BINARY_OP(logical_or)
+BRAZE_DECLARE_BINARY_OP(logical_xor)
+BRAZE_DECLARE_BINARY_OP(bitwise_and)
+BRAZE_DECLARE_BINARY_OP(bitwise_or)
+BRAZE_DECLARE_BINARY_OP(bitwise_xor)
+BRAZE_DECLARE_BINARY_OP(left_shift)
+BRAZE_DECLARE_BINARY_OP(right_shift)
+#undef BRAZE_DECLARE_BINARY_OP
+
+// Ternary ops. With a tensor first argument the result is a TensorView; otherwise a Val
+// (a TensorView when any argument is one).
+
+/// cond ? a : b, elementwise. `cond` must be bool; a and b are promoted together.
+TensorView* where(TensorView* cond, Operand a, Operand b);
+Val* where(Operand cond, Operand a, Operand b);
+/// min(max(x, lo), hi); nan stays nan. The result keeps x's dtype category rules of
+/// promotion with lo and hi.
+TensorView* clamp(TensorView* x, Operand lo, Operand hi);
+Val* clamp(Operand x, Operand lo, Operand hi);
+/// start + weight * (end - start), computed as torch.lerp does for accuracy near weight 1.
+TensorView* lerp(TensorView* start, Operand end, Operand weight);
+Val* lerp(Operand start, Operand end, Operand weight);
+/// x + value * t1 * t2.
+TensorView* addcmul(TensorView* x, Operand t1, Operand t2, Operand value = 1.0);
+Val* addcmul(Operand x, Operand t1, Operand t2, Operand value = 1.0);
+
+}  // namespace braze

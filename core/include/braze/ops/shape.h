@@ -1,0 +1,78 @@
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "braze/ir/fusion.h"
+#include "braze/ops/operand.h"
+
+namespace braze {
+
+/// Shape and data-movement builders. Dims may be negative (counted from the end) wherever a
+/// dim is taken; sizes may be constants or Index/int scalar Vals. Each builder validates its
+/// arguments and names the op, the argument, the tensor and the dim in its errors.
+
+/// Inserts Broadcast dims: `is_broadcast_dim` has one entry per output dim; false entries take
+/// the input's dims in order (so exactly rank(x) entries must be false).
+TensorView* broadcast(TensorView* x, const std::vector<bool>& is_broadcast_dim);
+/// JAX's broadcast_in_dim: x's dim i becomes output dim broadcast_dims[i] (strictly
+/// increasing); other output dims are broadcasts expanded to `shape`; x's size-1 broadcast dims
+/// may be expanded too.
+TensorView* broadcast_in_dim(TensorView* x, const std::vector<Operand>& shape,
+                             const std::vector<int64_t>& broadcast_dims);
+/// Expands Broadcast dims to `sizes` without copying (-1 keeps a dim); Iteration dims must
+/// keep their size.
+TensorView* expand(TensorView* x, const std::vector<Operand>& sizes);
+/// Same elements, new shape; one entry may be -1 and is inferred. Constant sizes are checked
+/// against a constant element count at definition time, symbolic ones when evaluated.
+TensorView* reshape(TensorView* x, const std::vector<Operand>& shape);
+/// Output dim i is input dim dims[i].
+TensorView* permute(TensorView* x, const std::vector<int64_t>& dims);
+TensorView* transpose(TensorView* x, int64_t dim0, int64_t dim1);
+/// Removes the listed dims, each of which must be a Broadcast dim or have constant size 1.
+TensorView* squeeze(TensorView* x, const std::vector<int64_t>& dims);
+/// Inserts a Broadcast dim at `dim` (in -(rank+1) .. rank).
+TensorView* unsqueeze(TensorView* x, int64_t dim);
+/// Merges dims start_dim..end_dim into one (a reshape).
+TensorView* flatten(TensorView* x, int64_t start_dim = 0, int64_t end_dim = -1);
+
+/// One dim of a slice, with Python semantics: negative start/stop count from the end, both
+/// are clamped to [0, size]; a missing stop means the end. `step` must be a positive
+/// constant.
+struct SliceRange {
+  Operand start = int64_t{0};
+  std::optional<Operand> stop = std::nullopt;
+  Operand step = int64_t{1};
+};
+/// Slices every dim by `ranges` (one entry per dim; shorter lists leave trailing dims whole).
+TensorView* slice(TensorView* x, const std::vector<SliceRange>& ranges);
+/// Slices dim `dim` only.
+TensorView* slice(TensorView* x, int64_t dim, Operand start, std::optional<Operand> stop,
+                  Operand step = int64_t{1});
+
+/// torch.nn.functional.pad with mode "constant": `widths` lists (left, right) pairs starting
+/// from the last dim; negative widths crop. `value` fills the new elements.
+TensorView* pad(TensorView* x, const std::vector<Operand>& widths, Operand value = 0.0);
+/// Concatenates along `dim`; all tensors have the same rank and dtype (after promotion) and
+/// agree on every other dim.
+TensorView* cat(const std::vector<TensorView*>& xs, int64_t dim);
+/// x[..., index, ...] along `dim`; the dim is removed. Negative index counts from the end.
+TensorView* select(TensorView* x, int64_t dim, Operand index);
+/// Rows of x along `dim` picked by a 1-D integer tensor: out.size(dim) = index.size(0).
+TensorView* index_select(TensorView* x, int64_t dim, TensorView* index);
+/// numpy's take_along_axis / torch.gather: index has x's rank; out has index's shape;
+/// out[i][j][k] = x[i][index[i][j][k]][k] for dim 1.
+TensorView* gather(TensorView* x, int64_t dim, TensorView* index);
+
+/// A tensor of `shape` filled with `value`, converted to `dtype`.
+TensorView* full(Fusion& fusion, const std::vector<Operand>& shape, Operand value, DataType dtype);
+TensorView* zeros(Fusion& fusion, const std::vector<Operand>& shape, DataType dtype);
+TensorView* ones(Fusion& fusion, const std::vector<Operand>& shape, DataType dtype);
+/// [start, start + step, ..., start + (length - 1) * step], 1-D.
+TensorView* iota(Fusion& fusion, Operand length, Operand start = int64_t{0},
+                 Operand step = int64_t{1}, DataType dtype = DataType::Int64);
+/// [start, end) by step, as torch.arange; length = ceil((end - start) / step); step != 0.
+TensorView* arange(Fusion& fusion, Operand start, Operand end, Operand step = int64_t{1},
+                   DataType dtype = DataType::Int64);
+
+}  // namespace braze

@@ -1,0 +1,122 @@
+#include "braze/ir/data_type.h"
+
+#include <algorithm>
+
+#include "braze/error.h"
+
+namespace braze {
+
+std::string_view toString(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool: return "bool";
+    case DataType::Int32: return "int32";
+    case DataType::Int64: return "int64";
+    case DataType::Float16: return "float16";
+    case DataType::BFloat16: return "bfloat16";
+    case DataType::Float32: return "float32";
+    case DataType::Float64: return "float64";
+    case DataType::Index: return "index";
+  }
+  return "?";
+}
+
+std::ostream& operator<<(std::ostream& os, DataType dtype) { return os << toString(dtype); }
+
+std::optional<DataType> parseDataType(std::string_view name) {
+  for (DataType dtype : kAllDataTypes) {
+    if (toString(dtype) == name) return dtype;
+  }
+  return std::nullopt;
+}
+
+int64_t sizeInBytes(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool: return 1;
+    case DataType::Float16:
+    case DataType::BFloat16: return 2;
+    case DataType::Int32:
+    case DataType::Float32: return 4;
+    case DataType::Int64:
+    case DataType::Float64:
+    case DataType::Index: return 8;
+  }
+  return 0;
+}
+
+bool isFloatingPoint(DataType dtype) {
+  return dtype == DataType::Float16 || dtype == DataType::BFloat16 || dtype == DataType::Float32 ||
+         dtype == DataType::Float64;
+}
+
+bool isIntegral(DataType dtype) {
+  return dtype == DataType::Int32 || dtype == DataType::Int64 || dtype == DataType::Index;
+}
+
+bool isBoolean(DataType dtype) { return dtype == DataType::Bool; }
+
+bool isReducedPrecision(DataType dtype) {
+  return dtype == DataType::Float16 || dtype == DataType::BFloat16;
+}
+
+int typeCategory(DataType dtype) {
+  if (isBoolean(dtype)) return 0;
+  if (isIntegral(dtype)) return 1;
+  return 2;
+}
+
+namespace {
+
+// Index promotes like int64 but is kept when both sides are Index, so extent arithmetic stays
+// in the index type.
+DataType normalizeIndex(DataType dtype) { return dtype == DataType::Index ? DataType::Int64 : dtype; }
+
+DataType defaultTypeOfCategory(int category) {
+  switch (category) {
+    case 0: return DataType::Bool;
+    case 1: return DataType::Int64;
+    default: return DataType::Float32;
+  }
+}
+
+}  // namespace
+
+DataType promoteTypes(DataType a, DataType b) {
+  if (a == b) return a;
+  const DataType na = normalizeIndex(a);
+  const DataType nb = normalizeIndex(b);
+  if (na == nb) return DataType::Int64;  // Index with Int64
+  const int ca = typeCategory(na);
+  const int cb = typeCategory(nb);
+  if (ca != cb) return ca > cb ? na : nb;
+  if (ca == 2) {
+    // float16 and bfloat16 have no common 16-bit type.
+    if (isReducedPrecision(na) && isReducedPrecision(nb)) return DataType::Float32;
+    return sizeInBytes(na) >= sizeInBytes(nb) ? na : nb;
+  }
+  return sizeInBytes(na) >= sizeInBytes(nb) ? na : nb;
+}
+
+DataType promoteOperands(std::initializer_list<TypedOperand> operands) {
+  BRAZE_INTERNAL_CHECK(operands.size() > 0) << "promoteOperands needs at least one operand";
+  std::optional<DataType> tensors;
+  std::optional<DataType> scalars;
+  for (const TypedOperand& operand : operands) {
+    std::optional<DataType>& slot = operand.kind == OperandKind::Tensor ? tensors : scalars;
+    slot = slot ? promoteTypes(*slot, operand.dtype) : operand.dtype;
+  }
+  if (!tensors) return *scalars;
+  if (!scalars) return *tensors;
+  const int tensor_category = typeCategory(*tensors);
+  const int scalar_category = typeCategory(*scalars);
+  if (scalar_category <= tensor_category) return *tensors;
+  // A Python float with an int tensor gives the default float dtype, not float64; the same
+  // holds for an int scalar with a bool tensor. Symbolic scalars of an explicit dtype (say a
+  // float64 fusion input) follow the same rule, as in PyTorch's 0-dim tensors.
+  return defaultTypeOfCategory(scalar_category);
+}
+
+DataType floatingResultType(DataType dtype) {
+  return isFloatingPoint(dtype) ? dtype : DataType::Float32;
+}
+
+}  // namespace braze

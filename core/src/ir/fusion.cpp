@@ -1,0 +1,183 @@
+#include "braze/ir/fusion.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_set>
+
+namespace braze {
+
+Statement* CloneMap::lookup(const Statement* old) const {
+  auto it = map_.find(old);
+  BRAZE_INTERNAL_CHECK(it != map_.end())
+      << "clone: statement " << old->id() << " referenced before it was cloned";
+  return it->second;
+}
+
+Fusion::~Fusion() = default;
+
+void Fusion::adopt(Statement* statement) {
+  statement->id_ = numStatements();
+  statements_.emplace_back(statement);
+  switch (statement->statementKind()) {
+    case StatementKind::TensorView: static_cast<Val*>(statement)->number_ = num_tensors_++; break;
+    case StatementKind::Scalar: {
+      auto* scalar = static_cast<Scalar*>(statement);
+      // Constants print as their value, so only symbolic scalars take a number.
+      if (!scalar->isConstant()) scalar->number_ = num_scalars_++;
+      break;
+    }
+    case StatementKind::IterDomain:
+      static_cast<Val*>(statement)->number_ = num_iter_domains_++;
+      break;
+    case StatementKind::Expr: break;
+  }
+}
+
+Scalar* Fusion::constant(ScalarValue value, DataType dtype) {
+  return create<Scalar>(dtype, value);
+}
+
+void Fusion::addInput(Val* input) {
+  BRAZE_USER_CHECK(input != nullptr) << "addInput: the value is null";
+  BRAZE_USER_CHECK(&input->fusion() == this) << "addInput: " << input->name()
+                                             << " belongs to another fusion";
+  BRAZE_USER_CHECK(input->definition() == nullptr)
+      << "addInput: " << input->name() << " is computed by " << input->definition()->op()
+      << " inside the fusion and cannot also be an input; make a new input instead";
+  BRAZE_USER_CHECK(!input->isA<IterDomain>()) << "addInput: an IterDomain cannot be an input";
+  BRAZE_USER_CHECK(!(input->isA<Scalar>() && input->as<Scalar>()->isConstant()))
+      << "addInput: " << input->name() << " is a constant; only symbolic scalars can be inputs";
+  BRAZE_USER_CHECK(!isInput(input)) << "addInput: " << input->name() << " is already an input";
+  inputs_.push_back(input);
+}
+
+void Fusion::addOutput(Val* output) {
+  BRAZE_USER_CHECK(output != nullptr) << "addOutput: the value is null";
+  BRAZE_USER_CHECK(&output->fusion() == this) << "addOutput: " << output->name()
+                                              << " belongs to another fusion";
+  BRAZE_USER_CHECK(!output->isA<IterDomain>()) << "addOutput: an IterDomain cannot be an output";
+  outputs_.push_back(output);
+}
+
+bool Fusion::isInput(const Val* val) const { return inputIndex(val) >= 0; }
+
+bool Fusion::isOutput(const Val* val) const {
+  return std::find(outputs_.begin(), outputs_.end(), val) != outputs_.end();
+}
+
+int64_t Fusion::inputIndex(const Val* input) const {
+  auto it = std::find(inputs_.begin(), inputs_.end(), input);
+  return it == inputs_.end() ? -1 : static_cast<int64_t>(it - inputs_.begin());
+}
+
+namespace {
+
+// Post-order DFS over definitions. Iterative, so a long chain of ops cannot overflow the stack.
+std::vector<Expr*> definitionsInTopologicalOrder(const std::vector<Val*>& roots) {
+  std::vector<Expr*> order;
+  std::unordered_set<const Expr*> visited;
+  struct Frame {
+    Expr* expr;
+    size_t next_input;
+  };
+  std::vector<Frame> stack;
+  for (Val* root : roots) {
+    Expr* root_def = root->definition();
+    if (root_def == nullptr || visited.count(root_def)) continue;
+    visited.insert(root_def);
+    stack.push_back({root_def, 0});
+    while (!stack.empty()) {
+      Frame& frame = stack.back();
+      if (frame.next_input < frame.expr->inputs().size()) {
+        Expr* def = frame.expr->inputs()[frame.next_input++]->definition();
+        if (def != nullptr && visited.insert(def).second) stack.push_back({def, 0});
+        continue;
+      }
+      order.push_back(frame.expr);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+std::vector<Expr*> Fusion::exprs() const { return definitionsInTopologicalOrder(outputs_); }
+
+std::vector<Expr*> Fusion::scalarDefinitionChain(const Val* val) {
+  return definitionsInTopologicalOrder({const_cast<Val*>(val)});
+}
+
+std::vector<TensorView*> Fusion::allTensors() const {
+  std::vector<TensorView*> tensors;
+  for (const auto& statement : statements_) {
+    if (auto* tv = statement->dynCast<TensorView>()) tensors.push_back(tv);
+  }
+  return tensors;
+}
+
+std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
+  auto copy = std::make_unique<Fusion>();
+  CloneMap map;
+  // Every statement refers only to statements created before it, except a TensorView's loop
+  // domain (see TensorView::cloneInto), so id order is a valid creation order.
+  for (const auto& statement : statements_) {
+    Statement* twin = statement->cloneInto(*copy, map);
+    BRAZE_INTERNAL_CHECK(twin->id() == statement->id()) << "clone changed statement ids";
+    map.map_.emplace(statement.get(), twin);
+  }
+  for (const auto& statement : statements_) {
+    if (const auto* tv = statement->dynCast<TensorView>()) {
+      std::vector<IterDomain*> loop;
+      loop.reserve(tv->loop().size());
+      for (IterDomain* id : tv->loop()) loop.push_back(map[id]);
+      map[tv]->setLoop(std::move(loop));
+    }
+  }
+  for (Val* input : inputs_) copy->inputs_.push_back(map[input]);
+  for (Val* output : outputs_) copy->outputs_.push_back(map[output]);
+  if (map_out != nullptr) *map_out = std::move(map);
+  return copy;
+}
+
+TensorView* makeInputTensor(Fusion& fusion, const TensorSpec& spec) {
+  std::vector<IterDomain*> logical;
+  logical.reserve(spec.sizes.size());
+  for (size_t i = 0; i < spec.sizes.size(); ++i) {
+    const int64_t size = spec.sizes[i];
+    BRAZE_USER_CHECK(size >= -1)
+        << "makeInputTensor: size " << size << " at dim " << i
+        << " is invalid; use -1 for a size known at run time, 1 for a broadcast dim, or the "
+           "fixed size";
+    if (size == 1) {
+      logical.push_back(fusion.create<IterDomain>(fusion.constantIndex(1), IterType::Broadcast));
+    } else {
+      Scalar* extent =
+          size == -1 ? fusion.create<Scalar>(DataType::Index) : fusion.constantIndex(size);
+      logical.push_back(fusion.create<IterDomain>(extent, IterType::Iteration));
+    }
+  }
+  auto* tv = fusion.create<TensorView>(spec.dtype, std::move(logical));
+  if (!spec.contiguity.empty() || !spec.allocation_order.empty()) {
+    std::vector<int64_t> order = spec.allocation_order;
+    if (order.empty()) order = tv->allocationOrder();
+    std::vector<std::optional<bool>> contiguity = spec.contiguity;
+    if (contiguity.empty()) contiguity = tv->contiguity();
+    tv->setLayout(std::move(order), std::move(contiguity));
+  }
+  fusion.addInput(tv);
+  return tv;
+}
+
+TensorView* makeSymbolicTensor(Fusion& fusion, int64_t rank, DataType dtype) {
+  BRAZE_USER_CHECK(rank >= 0) << "makeSymbolicTensor: rank " << rank << " is negative";
+  return makeInputTensor(fusion, {.dtype = dtype, .sizes = std::vector<int64_t>(rank, -1)});
+}
+
+Scalar* makeInputScalar(Fusion& fusion, DataType dtype) {
+  auto* scalar = fusion.create<Scalar>(dtype);
+  fusion.addInput(scalar);
+  return scalar;
+}
+
+}  // namespace braze
