@@ -23,10 +23,11 @@ std::string_view toString(MemoryType type);
 ///  - The loop domain is how the tensor is computed. It equals the logical domain until
 ///    scheduling splits, merges and reorders it; scheduling never touches the logical domain.
 ///
-/// Fusion inputs also carry a layout: the allocation order (logical dims from outermost to
-/// innermost in memory) and, per dim of that order, whether it is contiguous with the next
-/// inner non-broadcast dim. Lowering may fold contiguous dims; inputs that break the promise
-/// are refused when bound.
+/// Fusion inputs also carry a layout: the allocation order (user-visible dims from outermost
+/// to innermost in memory) and, per user-visible dim, whether its stride equals the extent
+/// times the stride of the next inner non-broadcast dim in allocation order (the innermost
+/// one: stride 1). Lowering may fold contiguous dims; inputs that break the promise are
+/// refused when bound.
 class TensorView : public Val {
  public:
   static bool classof(const Statement* s) {

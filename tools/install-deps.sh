@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what building and testing Braze needs, when it is missing. Safe to run again:
+# nothing is installed twice. Debian packages come from apt-get (as root, or through sudo).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ ccache
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libboost-dev libflatbuffers-dev flatbuffers-compiler libdlpack-dev pybind11-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} > 0)); then
+  echo "braze: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "braze: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo_cmd=(sudo)
+  fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ ! -d /usr/local/cuda && -z "${CUDA_HOME:-}" ]]; then
+  echo "braze: note: no CUDA toolkit at /usr/local/cuda; GPU code generation needs one (NVRTC)." >&2
+fi
