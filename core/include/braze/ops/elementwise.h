@@ -1,5 +1,7 @@
 #pragma once
 
+#include <type_traits>
+
 #include "braze/ir/fusion.h"
 #include "braze/ops/operand.h"
 
@@ -68,13 +70,51 @@ Val* gelu(Operand x, GeluApproximation approximation = GeluApproximation::None);
 TensorView* cast(TensorView* x, DataType dtype);
 Val* cast(Operand x, DataType dtype);
 
+/// A C++ number passed straight to an op builder: bool, any integer, float or double.
+template <typename T>
+concept ArithmeticConstant = std::is_arithmetic_v<T>;
+
+/// The Operand of a C++ number: bool stays bool, integers become int64, floats double.
+template <ArithmeticConstant T>
+Operand constantOperand(T value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return Operand(value);
+  } else if constexpr (std::is_integral_v<T>) {
+    return Operand(static_cast<int64_t>(value));
+  } else {
+    return Operand(static_cast<double>(value));
+  }
+}
+
 // Binary ops. Four overloads each so that tensors, scalars and constants mix freely and a
-// tensor in either position gives a TensorView back.
-#define BRAZE_DECLARE_BINARY_OP(name)            \
-  TensorView* name(TensorView* a, TensorView* b); \
-  TensorView* name(TensorView* a, Operand b);     \
-  TensorView* name(Operand a, TensorView* b);     \
-  Val* name(Operand a, Operand b);
+// tensor in either position gives a TensorView back. The templates take C++ numbers exactly:
+// without them a literal 0 (`add(x, 0)`, `maximum(x, 0)`) is a null pointer constant and would
+// pick the TensorView* overload instead of the constant.
+#define BRAZE_DECLARE_BINARY_OP(name)                    \
+  TensorView* name(TensorView* a, TensorView* b);        \
+  TensorView* name(TensorView* a, Operand b);            \
+  TensorView* name(Operand a, TensorView* b);            \
+  Val* name(Operand a, Operand b);                       \
+  template <ArithmeticConstant B>                        \
+  TensorView* name(TensorView* a, B b) {                 \
+    return name(a, constantOperand(b));                  \
+  }                                                      \
+  template <ArithmeticConstant A>                        \
+  TensorView* name(A a, TensorView* b) {                 \
+    return name(constantOperand(a), b);                  \
+  }                                                      \
+  template <ArithmeticConstant B>                        \
+  Val* name(Operand a, B b) {                            \
+    return name(a, constantOperand(b));                  \
+  }                                                      \
+  template <ArithmeticConstant A>                        \
+  Val* name(A a, Operand b) {                            \
+    return name(constantOperand(a), b);                  \
+  }                                                      \
+  template <ArithmeticConstant A, ArithmeticConstant B>  \
+  Val* name(A a, B b) {                                  \
+    return name(constantOperand(a), constantOperand(b)); \
+  }
 
 BRAZE_DECLARE_BINARY_OP(add)
 BRAZE_DECLARE_BINARY_OP(sub)
