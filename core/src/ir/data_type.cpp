@@ -8,19 +8,29 @@ namespace braze {
 
 std::string_view toString(DataType dtype) {
   switch (dtype) {
-    case DataType::Bool: return "bool";
-    case DataType::Int32: return "int32";
-    case DataType::Int64: return "int64";
-    case DataType::Float16: return "float16";
-    case DataType::BFloat16: return "bfloat16";
-    case DataType::Float32: return "float32";
-    case DataType::Float64: return "float64";
-    case DataType::Index: return "index";
+    case DataType::Bool:
+      return "bool";
+    case DataType::Int32:
+      return "int32";
+    case DataType::Int64:
+      return "int64";
+    case DataType::Float16:
+      return "float16";
+    case DataType::BFloat16:
+      return "bfloat16";
+    case DataType::Float32:
+      return "float32";
+    case DataType::Float64:
+      return "float64";
+    case DataType::Index:
+      return "index";
   }
   return "?";
 }
 
-std::ostream& operator<<(std::ostream& os, DataType dtype) { return os << toString(dtype); }
+std::ostream& operator<<(std::ostream& os, DataType dtype) {
+  return os << toString(dtype);
+}
 
 std::optional<DataType> parseDataType(std::string_view name) {
   for (DataType dtype : kAllDataTypes) {
@@ -31,14 +41,18 @@ std::optional<DataType> parseDataType(std::string_view name) {
 
 int64_t sizeInBytes(DataType dtype) {
   switch (dtype) {
-    case DataType::Bool: return 1;
+    case DataType::Bool:
+      return 1;
     case DataType::Float16:
-    case DataType::BFloat16: return 2;
+    case DataType::BFloat16:
+      return 2;
     case DataType::Int32:
-    case DataType::Float32: return 4;
+    case DataType::Float32:
+      return 4;
     case DataType::Int64:
     case DataType::Float64:
-    case DataType::Index: return 8;
+    case DataType::Index:
+      return 8;
   }
   return 0;
 }
@@ -52,7 +66,9 @@ bool isIntegral(DataType dtype) {
   return dtype == DataType::Int32 || dtype == DataType::Int64 || dtype == DataType::Index;
 }
 
-bool isBoolean(DataType dtype) { return dtype == DataType::Bool; }
+bool isBoolean(DataType dtype) {
+  return dtype == DataType::Bool;
+}
 
 bool isReducedPrecision(DataType dtype) {
   return dtype == DataType::Float16 || dtype == DataType::BFloat16;
@@ -68,14 +84,30 @@ namespace {
 
 // Index promotes like int64 but is kept when both sides are Index, so extent arithmetic stays
 // in the index type.
-DataType normalizeIndex(DataType dtype) { return dtype == DataType::Index ? DataType::Int64 : dtype; }
+DataType normalizeIndex(DataType dtype) {
+  return dtype == DataType::Index ? DataType::Int64 : dtype;
+}
 
 DataType defaultTypeOfCategory(int category) {
   switch (category) {
-    case 0: return DataType::Bool;
-    case 1: return DataType::Int64;
-    default: return DataType::Float32;
+    case 0:
+      return DataType::Bool;
+    case 1:
+      return DataType::Int64;
+    default:
+      return DataType::Float32;
   }
+}
+
+// PyTorch's combine_categories: the higher tier wins unless the lower one brings a higher
+// category (a float into an integer or bool tier, or anything into a bool tier).
+std::optional<DataType> combineTiers(std::optional<DataType> higher,
+                                     std::optional<DataType> lower) {
+  if (!higher) return lower;
+  if (!lower) return higher;
+  if (isFloatingPoint(*higher)) return higher;
+  if (isBoolean(*higher) || isFloatingPoint(*lower)) return promoteTypes(*higher, *lower);
+  return higher;
 }
 
 }  // namespace
@@ -97,22 +129,20 @@ DataType promoteTypes(DataType a, DataType b) {
 }
 
 DataType promoteOperands(std::initializer_list<TypedOperand> operands) {
-  BRAZE_INTERNAL_CHECK(operands.size() > 0) << "promoteOperands needs at least one operand";
-  std::optional<DataType> tensors;
-  std::optional<DataType> scalars;
+  return promoteOperands(std::span<const TypedOperand>(operands.begin(), operands.size()));
+}
+
+DataType promoteOperands(std::span<const TypedOperand> operands) {
+  BRAZE_INTERNAL_CHECK(!operands.empty()) << "promoteOperands needs at least one operand";
+  std::optional<DataType> tiers[3];
   for (const TypedOperand& operand : operands) {
-    std::optional<DataType>& slot = operand.kind == OperandKind::Tensor ? tensors : scalars;
-    slot = slot ? promoteTypes(*slot, operand.dtype) : operand.dtype;
+    const DataType dtype = operand.kind == OperandKind::Literal
+                               ? defaultTypeOfCategory(typeCategory(operand.dtype))
+                               : operand.dtype;
+    std::optional<DataType>& tier = tiers[static_cast<int>(operand.kind)];
+    tier = tier ? promoteTypes(*tier, dtype) : dtype;
   }
-  if (!tensors) return *scalars;
-  if (!scalars) return *tensors;
-  const int tensor_category = typeCategory(*tensors);
-  const int scalar_category = typeCategory(*scalars);
-  if (scalar_category <= tensor_category) return *tensors;
-  // A Python float with an int tensor gives the default float dtype, not float64; the same
-  // holds for an int scalar with a bool tensor. Symbolic scalars of an explicit dtype (say a
-  // float64 fusion input) follow the same rule, as in PyTorch's 0-dim tensors.
-  return defaultTypeOfCategory(scalar_category);
+  return *combineTiers(tiers[0], combineTiers(tiers[1], tiers[2]));
 }
 
 DataType floatingResultType(DataType dtype) {

@@ -19,7 +19,9 @@ void Fusion::adopt(Statement* statement) {
   statement->id_ = numStatements();
   statements_.emplace_back(statement);
   switch (statement->statementKind()) {
-    case StatementKind::TensorView: static_cast<Val*>(statement)->number_ = num_tensors_++; break;
+    case StatementKind::TensorView:
+      static_cast<Val*>(statement)->number_ = num_tensors_++;
+      break;
     case StatementKind::Scalar: {
       auto* scalar = static_cast<Scalar*>(statement);
       // Constants print as their value, so only symbolic scalars take a number.
@@ -29,7 +31,8 @@ void Fusion::adopt(Statement* statement) {
     case StatementKind::IterDomain:
       static_cast<Val*>(statement)->number_ = num_iter_domains_++;
       break;
-    case StatementKind::Expr: break;
+    case StatementKind::Expr:
+      break;
   }
 }
 
@@ -39,8 +42,8 @@ Scalar* Fusion::constant(ScalarValue value, DataType dtype) {
 
 void Fusion::addInput(Val* input) {
   BRAZE_USER_CHECK(input != nullptr) << "addInput: the value is null";
-  BRAZE_USER_CHECK(&input->fusion() == this) << "addInput: " << input->name()
-                                             << " belongs to another fusion";
+  BRAZE_USER_CHECK(&input->fusion() == this)
+      << "addInput: " << input->name() << " belongs to another fusion";
   BRAZE_USER_CHECK(input->definition() == nullptr)
       << "addInput: " << input->name() << " is computed by " << input->definition()->op()
       << " inside the fusion and cannot also be an input; make a new input instead";
@@ -53,13 +56,15 @@ void Fusion::addInput(Val* input) {
 
 void Fusion::addOutput(Val* output) {
   BRAZE_USER_CHECK(output != nullptr) << "addOutput: the value is null";
-  BRAZE_USER_CHECK(&output->fusion() == this) << "addOutput: " << output->name()
-                                              << " belongs to another fusion";
+  BRAZE_USER_CHECK(&output->fusion() == this)
+      << "addOutput: " << output->name() << " belongs to another fusion";
   BRAZE_USER_CHECK(!output->isA<IterDomain>()) << "addOutput: an IterDomain cannot be an output";
   outputs_.push_back(output);
 }
 
-bool Fusion::isInput(const Val* val) const { return inputIndex(val) >= 0; }
+bool Fusion::isInput(const Val* val) const {
+  return inputIndex(val) >= 0;
+}
 
 bool Fusion::isOutput(const Val* val) const {
   return std::find(outputs_.begin(), outputs_.end(), val) != outputs_.end();
@@ -102,7 +107,9 @@ std::vector<Expr*> definitionsInTopologicalOrder(const std::vector<Val*>& roots)
 
 }  // namespace
 
-std::vector<Expr*> Fusion::exprs() const { return definitionsInTopologicalOrder(outputs_); }
+std::vector<Expr*> Fusion::exprs() const {
+  return definitionsInTopologicalOrder(outputs_);
+}
 
 std::vector<Expr*> Fusion::scalarDefinitionChain(const Val* val) {
   return definitionsInTopologicalOrder({const_cast<Val*>(val)});
@@ -130,12 +137,15 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
     if (const auto* tv = statement->dynCast<TensorView>()) {
       std::vector<IterDomain*> loop;
       loop.reserve(tv->loop().size());
-      for (IterDomain* id : tv->loop()) loop.push_back(map[id]);
+      for (IterDomain* id : tv->loop())
+        loop.push_back(map[id]);
       map[tv]->setLoop(std::move(loop));
     }
   }
-  for (Val* input : inputs_) copy->inputs_.push_back(map[input]);
-  for (Val* output : outputs_) copy->outputs_.push_back(map[output]);
+  for (Val* input : inputs_)
+    copy->inputs_.push_back(map[input]);
+  for (Val* output : outputs_)
+    copy->outputs_.push_back(map[output]);
   if (map_out != nullptr) *map_out = std::move(map);
   return copy;
 }

@@ -7,32 +7,50 @@ namespace braze {
 
 std::string_view toString(IterType type) {
   switch (type) {
-    case IterType::Iteration: return "iteration";
-    case IterType::Reduction: return "reduction";
-    case IterType::Broadcast: return "broadcast";
+    case IterType::Iteration:
+      return "iteration";
+    case IterType::Reduction:
+      return "reduction";
+    case IterType::Broadcast:
+      return "broadcast";
   }
   return "?";
 }
 
 std::string_view toString(ParallelType type) {
   switch (type) {
-    case ParallelType::Serial: return "Serial";
-    case ParallelType::BIDx: return "BIDx";
-    case ParallelType::BIDy: return "BIDy";
-    case ParallelType::BIDz: return "BIDz";
-    case ParallelType::TIDx: return "TIDx";
-    case ParallelType::TIDy: return "TIDy";
-    case ParallelType::TIDz: return "TIDz";
-    case ParallelType::Vectorize: return "Vectorize";
-    case ParallelType::Unroll: return "Unroll";
-    case ParallelType::Unswitch: return "Unswitch";
-    case ParallelType::Stream: return "Stream";
+    case ParallelType::Serial:
+      return "Serial";
+    case ParallelType::BIDx:
+      return "BIDx";
+    case ParallelType::BIDy:
+      return "BIDy";
+    case ParallelType::BIDz:
+      return "BIDz";
+    case ParallelType::TIDx:
+      return "TIDx";
+    case ParallelType::TIDy:
+      return "TIDy";
+    case ParallelType::TIDz:
+      return "TIDz";
+    case ParallelType::Vectorize:
+      return "Vectorize";
+    case ParallelType::Unroll:
+      return "Unroll";
+    case ParallelType::Unswitch:
+      return "Unswitch";
+    case ParallelType::Stream:
+      return "Stream";
   }
   return "?";
 }
 
-std::ostream& operator<<(std::ostream& os, IterType type) { return os << toString(type); }
-std::ostream& operator<<(std::ostream& os, ParallelType type) { return os << toString(type); }
+std::ostream& operator<<(std::ostream& os, IterType type) {
+  return os << toString(type);
+}
+std::ostream& operator<<(std::ostream& os, ParallelType type) {
+  return os << toString(type);
+}
 
 IterDomain::IterDomain(Fusion& fusion, Scalar* extent, IterType iter_type, Scalar* expanded_extent)
     : Val(fusion, StatementKind::IterDomain, DataType::Index),

@@ -4,93 +4,177 @@ namespace braze {
 
 std::string_view toString(OpKind op) {
   switch (op) {
-    case OpKind::Neg: return "neg";
-    case OpKind::Abs: return "abs";
-    case OpKind::Exp: return "exp";
-    case OpKind::Exp2: return "exp2";
-    case OpKind::Expm1: return "expm1";
-    case OpKind::Log: return "log";
-    case OpKind::Log2: return "log2";
-    case OpKind::Log1p: return "log1p";
-    case OpKind::Sqrt: return "sqrt";
-    case OpKind::Rsqrt: return "rsqrt";
-    case OpKind::Reciprocal: return "reciprocal";
-    case OpKind::Sin: return "sin";
-    case OpKind::Cos: return "cos";
-    case OpKind::Tan: return "tan";
-    case OpKind::Tanh: return "tanh";
-    case OpKind::Sigmoid: return "sigmoid";
-    case OpKind::Relu: return "relu";
-    case OpKind::Gelu: return "gelu";
-    case OpKind::Silu: return "silu";
-    case OpKind::Erf: return "erf";
-    case OpKind::Erfc: return "erfc";
-    case OpKind::Floor: return "floor";
-    case OpKind::Ceil: return "ceil";
-    case OpKind::Round: return "round";
-    case OpKind::Trunc: return "trunc";
-    case OpKind::Sign: return "sign";
-    case OpKind::IsNan: return "isnan";
-    case OpKind::IsInf: return "isinf";
-    case OpKind::IsFinite: return "isfinite";
-    case OpKind::LogicalNot: return "logical_not";
-    case OpKind::BitwiseNot: return "bitwise_not";
-    case OpKind::Cast: return "cast";
-    case OpKind::Add: return "add";
-    case OpKind::Sub: return "sub";
-    case OpKind::Mul: return "mul";
-    case OpKind::Div: return "div";
-    case OpKind::TrueDiv: return "truediv";
-    case OpKind::Remainder: return "remainder";
-    case OpKind::Fmod: return "fmod";
-    case OpKind::CeilDiv: return "ceil_div";
-    case OpKind::Pow: return "pow";
-    case OpKind::Maximum: return "maximum";
-    case OpKind::Minimum: return "minimum";
-    case OpKind::Atan2: return "atan2";
-    case OpKind::Eq: return "eq";
-    case OpKind::Ne: return "ne";
-    case OpKind::Lt: return "lt";
-    case OpKind::Le: return "le";
-    case OpKind::Gt: return "gt";
-    case OpKind::Ge: return "ge";
-    case OpKind::LogicalAnd: return "logical_and";
-    case OpKind::LogicalOr: return "logical_or";
-    case OpKind::LogicalXor: return "logical_xor";
-    case OpKind::BitwiseAnd: return "bitwise_and";
-    case OpKind::BitwiseOr: return "bitwise_or";
-    case OpKind::BitwiseXor: return "bitwise_xor";
-    case OpKind::LeftShift: return "left_shift";
-    case OpKind::RightShift: return "right_shift";
-    case OpKind::Where: return "where";
-    case OpKind::Clamp: return "clamp";
-    case OpKind::Lerp: return "lerp";
-    case OpKind::Addcmul: return "addcmul";
-    case OpKind::Sum: return "sum";
-    case OpKind::Prod: return "prod";
-    case OpKind::Max: return "max";
-    case OpKind::Min: return "min";
-    case OpKind::Welford: return "welford";
-    case OpKind::Broadcast: return "broadcast";
-    case OpKind::Expand: return "expand";
-    case OpKind::Reshape: return "reshape";
-    case OpKind::Permute: return "permute";
-    case OpKind::Squeeze: return "squeeze";
-    case OpKind::Slice: return "slice";
-    case OpKind::Pad: return "pad";
-    case OpKind::Cat: return "cat";
-    case OpKind::Select: return "select";
-    case OpKind::IndexSelect: return "index_select";
-    case OpKind::Gather: return "gather";
-    case OpKind::Full: return "full";
-    case OpKind::Iota: return "iota";
-    case OpKind::Matmul: return "matmul";
-    case OpKind::Linear: return "linear";
+    case OpKind::Neg:
+      return "neg";
+    case OpKind::Abs:
+      return "abs";
+    case OpKind::Exp:
+      return "exp";
+    case OpKind::Exp2:
+      return "exp2";
+    case OpKind::Expm1:
+      return "expm1";
+    case OpKind::Log:
+      return "log";
+    case OpKind::Log2:
+      return "log2";
+    case OpKind::Log1p:
+      return "log1p";
+    case OpKind::Sqrt:
+      return "sqrt";
+    case OpKind::Rsqrt:
+      return "rsqrt";
+    case OpKind::Reciprocal:
+      return "reciprocal";
+    case OpKind::Sin:
+      return "sin";
+    case OpKind::Cos:
+      return "cos";
+    case OpKind::Tan:
+      return "tan";
+    case OpKind::Tanh:
+      return "tanh";
+    case OpKind::Sigmoid:
+      return "sigmoid";
+    case OpKind::Relu:
+      return "relu";
+    case OpKind::Gelu:
+      return "gelu";
+    case OpKind::Silu:
+      return "silu";
+    case OpKind::Erf:
+      return "erf";
+    case OpKind::Erfc:
+      return "erfc";
+    case OpKind::Floor:
+      return "floor";
+    case OpKind::Ceil:
+      return "ceil";
+    case OpKind::Round:
+      return "round";
+    case OpKind::Trunc:
+      return "trunc";
+    case OpKind::Sign:
+      return "sign";
+    case OpKind::IsNan:
+      return "isnan";
+    case OpKind::IsInf:
+      return "isinf";
+    case OpKind::IsFinite:
+      return "isfinite";
+    case OpKind::LogicalNot:
+      return "logical_not";
+    case OpKind::BitwiseNot:
+      return "bitwise_not";
+    case OpKind::Cast:
+      return "cast";
+    case OpKind::Add:
+      return "add";
+    case OpKind::Sub:
+      return "sub";
+    case OpKind::Mul:
+      return "mul";
+    case OpKind::Div:
+      return "div";
+    case OpKind::TrueDiv:
+      return "truediv";
+    case OpKind::Remainder:
+      return "remainder";
+    case OpKind::Fmod:
+      return "fmod";
+    case OpKind::CeilDiv:
+      return "ceil_div";
+    case OpKind::Pow:
+      return "pow";
+    case OpKind::Maximum:
+      return "maximum";
+    case OpKind::Minimum:
+      return "minimum";
+    case OpKind::Atan2:
+      return "atan2";
+    case OpKind::Eq:
+      return "eq";
+    case OpKind::Ne:
+      return "ne";
+    case OpKind::Lt:
+      return "lt";
+    case OpKind::Le:
+      return "le";
+    case OpKind::Gt:
+      return "gt";
+    case OpKind::Ge:
+      return "ge";
+    case OpKind::LogicalAnd:
+      return "logical_and";
+    case OpKind::LogicalOr:
+      return "logical_or";
+    case OpKind::LogicalXor:
+      return "logical_xor";
+    case OpKind::BitwiseAnd:
+      return "bitwise_and";
+    case OpKind::BitwiseOr:
+      return "bitwise_or";
+    case OpKind::BitwiseXor:
+      return "bitwise_xor";
+    case OpKind::LeftShift:
+      return "left_shift";
+    case OpKind::RightShift:
+      return "right_shift";
+    case OpKind::Where:
+      return "where";
+    case OpKind::Clamp:
+      return "clamp";
+    case OpKind::Lerp:
+      return "lerp";
+    case OpKind::Addcmul:
+      return "addcmul";
+    case OpKind::Sum:
+      return "sum";
+    case OpKind::Prod:
+      return "prod";
+    case OpKind::Max:
+      return "max";
+    case OpKind::Min:
+      return "min";
+    case OpKind::Welford:
+      return "welford";
+    case OpKind::Broadcast:
+      return "broadcast";
+    case OpKind::Expand:
+      return "expand";
+    case OpKind::Reshape:
+      return "reshape";
+    case OpKind::Permute:
+      return "permute";
+    case OpKind::Squeeze:
+      return "squeeze";
+    case OpKind::Slice:
+      return "slice";
+    case OpKind::Pad:
+      return "pad";
+    case OpKind::Cat:
+      return "cat";
+    case OpKind::Select:
+      return "select";
+    case OpKind::IndexSelect:
+      return "index_select";
+    case OpKind::Gather:
+      return "gather";
+    case OpKind::Full:
+      return "full";
+    case OpKind::Iota:
+      return "iota";
+    case OpKind::Matmul:
+      return "matmul";
+    case OpKind::Linear:
+      return "linear";
   }
   return "?";
 }
 
-std::ostream& operator<<(std::ostream& os, OpKind op) { return os << toString(op); }
+std::ostream& operator<<(std::ostream& os, OpKind op) {
+  return os << toString(op);
+}
 
 std::optional<OpKind> parseOpKind(std::string_view name) {
   for (int i = 0; i < kNumOpKinds; ++i) {

@@ -52,7 +52,8 @@ class MathPrinter {
     }
     os_ << ")\n";
     for (Expr* expr : fusion.exprs()) {
-      for (Val* output : expr->outputs()) printExtentDefinitions(output);
+      for (Val* output : expr->outputs())
+        printExtentDefinitions(output);
       printExpr(expr);
     }
   }
@@ -66,7 +67,8 @@ class MathPrinter {
     for (IterDomain* id : tv->logical()) {
       for (Scalar* extent : {id->extent(), id->expandedExtent()}) {
         if (extent == nullptr) continue;
-        for (Expr* def : Fusion::scalarDefinitionChain(extent)) printExpr(def);
+        for (Expr* def : Fusion::scalarDefinitionChain(extent))
+          printExpr(def);
       }
     }
   }
@@ -113,7 +115,9 @@ std::string describe(const Val* val) {
   return os.str();
 }
 
-void printMath(std::ostream& os, const Fusion& fusion) { MathPrinter(os).print(fusion); }
+void printMath(std::ostream& os, const Fusion& fusion) {
+  MathPrinter(os).print(fusion);
+}
 
 std::string printMath(const Fusion& fusion) {
   std::ostringstream os;

@@ -65,8 +65,10 @@ Statement* Expr::cloneInto(Fusion& target, const CloneMap& map) const {
   std::vector<Val*> outputs;
   inputs.reserve(inputs_.size());
   outputs.reserve(outputs_.size());
-  for (Val* input : inputs_) inputs.push_back(map[input]);
-  for (Val* output : outputs_) outputs.push_back(map[output]);
+  for (Val* input : inputs_)
+    inputs.push_back(map[input]);
+  for (Val* output : outputs_)
+    outputs.push_back(map[output]);
   return target.create<Expr>(op_, std::move(inputs), std::move(outputs), attributes_);
 }
 

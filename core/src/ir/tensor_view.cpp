@@ -9,9 +9,12 @@ namespace braze {
 
 std::string_view toString(MemoryType type) {
   switch (type) {
-    case MemoryType::Global: return "global";
-    case MemoryType::Shared: return "shared";
-    case MemoryType::Local: return "local";
+    case MemoryType::Global:
+      return "global";
+    case MemoryType::Shared:
+      return "shared";
+    case MemoryType::Local:
+      return "local";
   }
   return "?";
 }
@@ -74,12 +77,15 @@ void TensorView::setLayout(std::vector<int64_t> allocation_order,
   contiguity_ = std::move(contiguity);
 }
 
-std::string TensorView::name() const { return "T" + std::to_string(number()); }
+std::string TensorView::name() const {
+  return "T" + std::to_string(number());
+}
 
 Statement* TensorView::cloneInto(Fusion& target, const CloneMap& map) const {
   std::vector<IterDomain*> logical;
   logical.reserve(logical_.size());
-  for (IterDomain* id : logical_) logical.push_back(map[id]);
+  for (IterDomain* id : logical_)
+    logical.push_back(map[id]);
   auto* copy = target.create<TensorView>(dtype(), std::move(logical));
   copy->allocation_order_ = allocation_order_;
   copy->contiguity_ = contiguity_;

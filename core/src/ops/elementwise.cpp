@@ -48,38 +48,14 @@ bool isConstantInteger(const Operand& operand, int64_t value) {
 // ---------------------------------------------------------------------------------------------
 // Result dtypes.
 
-DataType defaultDtypeOfCategory(DataType dtype) {
-  switch (typeCategory(dtype)) {
-    case 0:
-      return DataType::Bool;
-    case 1:
-      return DataType::Int64;
-    default:
-      return DataType::Float32;
-  }
-}
-
-/// PyTorch's result_type over three tiers: tensors, then scalar Vals (as 0-d tensors), then
-/// C++ constants (as Python scalars). A lower tier counts only when its category is higher, and
-/// then gives that category's default dtype; so an Index extent plus 1 stays Index, and
-/// where(mask, 1.0, 0.0) is float32 as in PyTorch.
+/// PyTorch's result_type over three tiers: tensors, scalar Vals (as 0-d tensors), C++
+/// constants (as Python scalars); see promoteOperands.
 DataType promoteArguments(const std::vector<Argument>& arguments) {
-  std::optional<DataType> tensors;
-  std::optional<DataType> scalars;
-  std::optional<DataType> constants;
-  for (const Argument& argument : arguments) {
-    const Operand& operand = argument.operand;
-    std::optional<DataType>& slot =
-        operand.isTensor() ? tensors : (operand.isVal() ? scalars : constants);
-    slot = slot ? promoteTypes(*slot, operand.dtype()) : operand.dtype();
-  }
-  std::optional<DataType> values = tensors ? tensors : scalars;
-  if (tensors && scalars) {
-    values = promoteOperands({{*tensors, OperandKind::Tensor}, {*scalars, OperandKind::Scalar}});
-  }
-  if (!constants) return *values;
-  if (!values) return defaultDtypeOfCategory(*constants);
-  return promoteOperands({{*values, OperandKind::Tensor}, {*constants, OperandKind::Scalar}});
+  std::vector<TypedOperand> typed;
+  typed.reserve(arguments.size());
+  for (const Argument& argument : arguments)
+    typed.push_back(argument.operand.typed());
+  return promoteOperands(typed);
 }
 
 void requireIntegralOrBool(OpKind op, const Argument& argument) {

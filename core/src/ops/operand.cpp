@@ -9,6 +9,7 @@ bool Operand::isTensor() const {
 }
 
 TypedOperand Operand::typed() const {
+  if (val_ == nullptr) return {dtype(), OperandKind::Literal};
   return {dtype(), isTensor() ? OperandKind::Tensor : OperandKind::Scalar};
 }
 

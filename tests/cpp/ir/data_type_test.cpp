@@ -109,8 +109,11 @@ TypedOperand tensor(DataType dtype) {
 TypedOperand scalar(DataType dtype) {
   return {dtype, OperandKind::Scalar};
 }
+TypedOperand literal(DataType dtype) {
+  return {dtype, OperandKind::Literal};
+}
 
-// torch.result_type with tensors and Python scalars.
+// torch.result_type with tensors, 0-d tensors (scalar Vals) and Python scalars (literals).
 TEST(DataTypeTest, PromoteOperandsFollowsResultType) {
   // Tensors among themselves.
   EXPECT_EQ(promoteOperands({tensor(I32), tensor(I64)}), I64);
@@ -118,27 +121,35 @@ TEST(DataTypeTest, PromoteOperandsFollowsResultType) {
   EXPECT_EQ(promoteOperands({tensor(F32), tensor(F64)}), F64);
   EXPECT_EQ(promoteOperands({tensor(B), tensor(I32)}), I32);
   EXPECT_EQ(promoteOperands({tensor(I64), tensor(F16)}), F16);
-  // A scalar of the same or a lower category never widens a tensor.
-  EXPECT_EQ(promoteOperands({tensor(I32), scalar(I64)}), I32);  // int32 tensor + 2
-  EXPECT_EQ(promoteOperands({tensor(F16), scalar(F64)}), F16);  // float16 tensor * 2.0
-  EXPECT_EQ(promoteOperands({tensor(BF16), scalar(F64)}), BF16);
-  EXPECT_EQ(promoteOperands({tensor(F32), scalar(I64)}), F32);
-  EXPECT_EQ(promoteOperands({tensor(I64), scalar(B)}), I64);
-  EXPECT_EQ(promoteOperands({tensor(F16), scalar(B)}), F16);
-  // A scalar of a higher category gives that category's default dtype.
-  EXPECT_EQ(promoteOperands({tensor(I32), scalar(F64)}), F32);  // int tensor * 0.5
-  EXPECT_EQ(promoteOperands({tensor(I64), scalar(F64)}), F32);
-  EXPECT_EQ(promoteOperands({tensor(B), scalar(I64)}), I64);  // bool tensor + 1
-  EXPECT_EQ(promoteOperands({tensor(B), scalar(F64)}), F32);
-  EXPECT_EQ(promoteOperands({tensor(B), scalar(B)}), B);
+  // A literal of the same or a lower category never widens a tensor.
+  EXPECT_EQ(promoteOperands({tensor(I32), literal(I64)}), I32);  // int32 tensor + 2
+  EXPECT_EQ(promoteOperands({tensor(F16), literal(F64)}), F16);  // float16 tensor * 2.0
+  EXPECT_EQ(promoteOperands({tensor(BF16), literal(F64)}), BF16);
+  EXPECT_EQ(promoteOperands({tensor(F32), literal(I64)}), F32);
+  EXPECT_EQ(promoteOperands({tensor(I64), literal(B)}), I64);
+  EXPECT_EQ(promoteOperands({tensor(F16), literal(B)}), F16);
+  // A literal of a higher category gives that category's default dtype.
+  EXPECT_EQ(promoteOperands({tensor(I32), literal(F64)}), F32);  // int tensor * 0.5
+  EXPECT_EQ(promoteOperands({tensor(I64), literal(F64)}), F32);
+  EXPECT_EQ(promoteOperands({tensor(B), literal(I64)}), I64);  // bool tensor + 1
+  EXPECT_EQ(promoteOperands({tensor(B), literal(F64)}), F32);
+  EXPECT_EQ(promoteOperands({tensor(B), literal(B)}), B);
+  // A typed scalar of a higher category keeps its own dtype, as a 0-d tensor does.
+  EXPECT_EQ(promoteOperands({tensor(I32), scalar(F64)}), F64);
+  EXPECT_EQ(promoteOperands({tensor(B), scalar(I32)}), I32);
+  EXPECT_EQ(promoteOperands({tensor(F16), scalar(F64)}), F16);
+  EXPECT_EQ(promoteOperands({tensor(I32), scalar(I64)}), I32);
   // Order does not matter, and several of each kind combine.
-  EXPECT_EQ(promoteOperands({scalar(F64), tensor(I32)}), F32);
-  EXPECT_EQ(promoteOperands({tensor(F16), tensor(I32), scalar(F64)}), F16);
-  EXPECT_EQ(promoteOperands({tensor(I32), tensor(I32), scalar(F64), scalar(I64)}), F32);
-  EXPECT_EQ(promoteOperands({tensor(I32), scalar(I64), tensor(I64)}), I64);
-  // With no tensor, scalars promote among themselves.
+  EXPECT_EQ(promoteOperands({literal(F64), tensor(I32)}), F32);
+  EXPECT_EQ(promoteOperands({tensor(F16), tensor(I32), literal(F64)}), F16);
+  EXPECT_EQ(promoteOperands({tensor(I32), tensor(I32), literal(F64), literal(I64)}), F32);
+  EXPECT_EQ(promoteOperands({tensor(I32), literal(I64), tensor(I64)}), I64);
+  // Without tensors, typed scalars win over literals of their category or lower.
   EXPECT_EQ(promoteOperands({scalar(I32), scalar(F64)}), F64);
+  EXPECT_EQ(promoteOperands({scalar(IDX), literal(I64)}), IDX);  // extent + 1
+  EXPECT_EQ(promoteOperands({scalar(I32), literal(F64)}), F32);
   EXPECT_EQ(promoteOperands({scalar(IDX), scalar(IDX)}), IDX);
+  EXPECT_EQ(promoteOperands({literal(F64), literal(I64)}), F32);
   EXPECT_EQ(promoteOperands({scalar(B)}), B);
   EXPECT_EQ(promoteOperands({tensor(F16)}), F16);
 }

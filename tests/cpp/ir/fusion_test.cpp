@@ -87,18 +87,18 @@ TEST(FusionTest, LongChainsDoNotOverflowTheStack) {
   Fusion fusion;
   TensorView* x = makeSymbolicTensor(fusion, 1);
   TensorView* y = x;
-  for (int i = 0; i < 20000; ++i) y = makeUnary(fusion, OpKind::Neg, y);
+  for (int i = 0; i < 20000; ++i)
+    y = makeUnary(fusion, OpKind::Neg, y);
   fusion.addOutput(y);
   EXPECT_EQ(fusion.exprs().size(), 20000u);
 }
 
 TEST(FusionTest, InputSpecDescribesSizesAndLayout) {
   Fusion fusion;
-  TensorView* x = makeInputTensor(
-      fusion, {.dtype = DataType::BFloat16,
-               .sizes = {-1, 1, 8},
-               .contiguity = {false, std::nullopt, true},
-               .allocation_order = {2, 1, 0}});
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::BFloat16,
+                                           .sizes = {-1, 1, 8},
+                                           .contiguity = {false, std::nullopt, true},
+                                           .allocation_order = {2, 1, 0}});
   EXPECT_EQ(x->dtype(), DataType::BFloat16);
   EXPECT_TRUE(x->axis(0)->isIteration());
   EXPECT_FALSE(x->axis(0)->extent()->isConstant());
@@ -122,7 +122,9 @@ TEST(FusionTest, LoopDomainIsSeparateFromLogical) {
 
 TEST(FusionTest, BadInputSpecsAreRefused) {
   Fusion fusion;
-  EXPECT_THAT(errorOf([&] { makeInputTensor(fusion, {.sizes = {2, -3}}); }),
+  EXPECT_THAT(errorOf([&] {
+                makeInputTensor(fusion, {.sizes = {2, -3}});
+              }),
               HasSubstr("size -3 at dim 1 is invalid"));
   EXPECT_THAT(errorOf([&] {
                 makeInputTensor(fusion, {.sizes = {2, 3}, .allocation_order = {0, 0}});
@@ -132,7 +134,9 @@ TEST(FusionTest, BadInputSpecsAreRefused) {
                 makeInputTensor(fusion, {.sizes = {2, 1}, .contiguity = {true, true}});
               }),
               HasSubstr("contiguity of dim 1 must be None exactly when the dim is a broadcast"));
-  EXPECT_THAT(errorOf([&] { makeInputTensor(fusion, {.sizes = {2}, .contiguity = {true, true}}); }),
+  EXPECT_THAT(errorOf([&] {
+                makeInputTensor(fusion, {.sizes = {2}, .contiguity = {true, true}});
+              }),
               HasSubstr("contiguity has 2 entries but the tensor has rank 1"));
 }
 
@@ -169,9 +173,10 @@ TEST(FusionTest, ScalarInputsAndConstants) {
 TEST(FusionTest, AttributesAreTypedAndNamed) {
   Fusion fusion;
   TensorView* x = makeSymbolicTensor(fusion, 2);
-  auto* y = fusion.create<TensorView>(DataType::Float32, std::vector<IterDomain*>{
-      fusion.create<IterDomain>(x->axis(0)->extent(), IterType::Iteration),
-      fusion.create<IterDomain>(x->axis(1)->extent(), IterType::Reduction)});
+  auto* y = fusion.create<TensorView>(
+      DataType::Float32, std::vector<IterDomain*>{
+                             fusion.create<IterDomain>(x->axis(0)->extent(), IterType::Iteration),
+                             fusion.create<IterDomain>(x->axis(1)->extent(), IterType::Reduction)});
   auto* expr = fusion.create<Expr>(OpKind::Sum, std::vector<Val*>{x}, std::vector<Val*>{y},
                                    std::vector<Attribute>{{"axes", std::vector<int64_t>{1}}});
   EXPECT_TRUE(expr->hasAttribute("axes"));

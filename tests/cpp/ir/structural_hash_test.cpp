@@ -3,6 +3,7 @@
 
 #include "braze/ir/structural_hash.h"
 
+#include <cmath>
 #include <functional>
 
 #include <gtest/gtest.h>

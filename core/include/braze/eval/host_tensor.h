@@ -23,9 +23,8 @@ class HostTensor {
   /// A new contiguous tensor with every element equal to `value` (converted to dtype).
   static HostTensor full(DataType dtype, std::vector<int64_t> sizes, ScalarValue value);
   /// A view of existing memory. `owner` is kept alive as long as any view exists.
-  static HostTensor borrow(DataType dtype, std::vector<int64_t> sizes,
-                           std::vector<int64_t> strides, void* data,
-                           std::shared_ptr<void> owner);
+  static HostTensor borrow(DataType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                           void* data, std::shared_ptr<void> owner);
 
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& sizes() const { return sizes_; }

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string_view>
 
 namespace braze {
@@ -47,21 +49,23 @@ bool isReducedPrecision(DataType dtype);
 /// as int64.
 DataType promoteTypes(DataType a, DataType b);
 
-/// Where an operand of an elementwise op comes from. PyTorch lets a tensor's dtype win over a
-/// scalar's of the same category (int32 tensor + 2 stays int32; float16 tensor * 0.5 stays
-/// float16), and a scalar of a higher category than every tensor gives the default dtype of
-/// that category (int tensor * 0.5 is float32).
-enum class OperandKind : uint8_t { Tensor, Scalar };
+/// Where an operand of an elementwise op comes from, for PyTorch's three-tier promotion:
+/// tensors; typed scalar Vals (fusion scalar inputs, extents, scalar results), which promote
+/// like PyTorch's 0-d tensors; and C++ literals, which promote like Python scalars.
+enum class OperandKind : uint8_t { Tensor, Scalar, Literal };
 
 struct TypedOperand {
   DataType dtype;
   OperandKind kind;
 };
 
-/// Result dtype of an elementwise op over the given operands, following PyTorch's
-/// `result_type`: tensors are promoted among themselves; scalars only participate when their
-/// category is higher than every tensor's. With no tensors at all, scalars promote among
-/// themselves.
+/// Result dtype of an elementwise op, following PyTorch's `result_type`: each tier is promoted
+/// within itself (a Literal counts as its category's default dtype: bool, int64, float32), and
+/// a lower tier only matters when its category is higher than the tier above. So an int32
+/// tensor plus 2 stays int32, a float16 tensor times 0.5 stays float16, an int tensor times 0.5
+/// is float32, an int tensor times a float64 scalar Val is float64, and an Index extent plus 1
+/// stays Index.
+DataType promoteOperands(std::span<const TypedOperand> operands);
 DataType promoteOperands(std::initializer_list<TypedOperand> operands);
 
 /// The dtype unary floating ops (exp, sin, ...) compute in: the input's when floating, else

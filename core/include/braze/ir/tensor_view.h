@@ -54,7 +54,8 @@ class TensorView : public Val {
   const std::vector<int64_t>& allocationOrder() const { return allocation_order_; }
   /// Per logicalNoReductions() position: true/false for Iteration dims, nullopt for Broadcast.
   const std::vector<std::optional<bool>>& contiguity() const { return contiguity_; }
-  void setLayout(std::vector<int64_t> allocation_order, std::vector<std::optional<bool>> contiguity);
+  void setLayout(std::vector<int64_t> allocation_order,
+                 std::vector<std::optional<bool>> contiguity);
 
   MemoryType memoryType() const { return memory_type_; }
   void setMemoryType(MemoryType type) { memory_type_ = type; }

@@ -23,7 +23,8 @@ struct ElementwiseAttributes {
 ///
 /// Integer division or remainder by zero throws an Error naming the op.
 ScalarValue evaluateElementwise(OpKind op, std::span<const ScalarValue> inputs,
-                                DataType result_dtype, const ElementwiseAttributes& attributes = {});
+                                DataType result_dtype,
+                                const ElementwiseAttributes& attributes = {});
 
 /// Rounds a double to the nearest value representable in `dtype` (identity for float64 and
 /// non-float types): the effect of storing it to a tensor of that dtype.

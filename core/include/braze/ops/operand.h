@@ -27,7 +27,7 @@ class Operand {
   Val* val() const { return val_; }
   const ScalarValue& constant() const { return constant_; }
   bool isTensor() const;
-  /// Operand kind for type promotion: tensors are Tensor, everything else Scalar.
+  /// Operand kind for type promotion: Tensor, Scalar (a scalar Val) or Literal (a constant).
   TypedOperand typed() const;
   DataType dtype() const;
 

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace braze::driver {
+
+/// The subset of the CUDA driver API Braze calls, resolved at run time from libcuda.so.1 with
+/// cuGetProcAddress. Nothing links against libcuda, so libbraze_core loads (and compiles
+/// kernels with NVRTC) on a machine without a GPU or driver.
+struct DriverApi {
+  decltype(&::cuInit) init;
+  decltype(&::cuDriverGetVersion) driverGetVersion;
+  decltype(&::cuGetErrorName) getErrorName;
+  decltype(&::cuGetErrorString) getErrorString;
+  decltype(&::cuDeviceGetCount) deviceGetCount;
+  decltype(&::cuDeviceGet) deviceGet;
+  decltype(&::cuDeviceGetName) deviceGetName;
+  decltype(&::cuDeviceGetAttribute) deviceGetAttribute;
+  decltype(&::cuDevicePrimaryCtxRetain) devicePrimaryCtxRetain;
+  decltype(&::cuCtxSetCurrent) ctxSetCurrent;
+  decltype(&::cuCtxGetCurrent) ctxGetCurrent;
+  decltype(&::cuCtxSynchronize) ctxSynchronize;
+  decltype(&::cuModuleLoadData) moduleLoadData;
+  decltype(&::cuModuleUnload) moduleUnload;
+  decltype(&::cuModuleGetFunction) moduleGetFunction;
+  decltype(&::cuFuncGetAttribute) funcGetAttribute;
+  decltype(&::cuFuncSetAttribute) funcSetAttribute;
+  decltype(&::cuLaunchKernelEx) launchKernelEx;
+  decltype(&::cuMemAlloc) memAlloc;
+  decltype(&::cuMemFree) memFree;
+  decltype(&::cuMemcpyHtoD) memcpyHtoD;
+  decltype(&::cuMemcpyDtoH) memcpyDtoH;
+  decltype(&::cuMemcpyDtoDAsync) memcpyDtoDAsync;
+  decltype(&::cuMemsetD8Async) memsetD8Async;
+  decltype(&::cuStreamCreate) streamCreate;
+  decltype(&::cuStreamDestroy) streamDestroy;
+  decltype(&::cuStreamSynchronize) streamSynchronize;
+  decltype(&::cuEventCreate) eventCreate;
+  decltype(&::cuEventDestroy) eventDestroy;
+  decltype(&::cuEventRecord) eventRecord;
+  decltype(&::cuEventSynchronize) eventSynchronize;
+  decltype(&::cuEventElapsedTime) eventElapsedTime;
+};
+
+/// True when libcuda.so.1 loads, cuInit succeeds and at least one device exists. When false
+/// and `reason` is given, it says which step failed.
+bool isDriverAvailable(std::string* reason = nullptr);
+
+/// The loaded driver API (loaded and initialized on first use, thread-safely). Throws a
+/// braze::Error starting "no CUDA driver or device: " with the failing step when the driver
+/// cannot be used; call isDriverAvailable() first to decide without an exception.
+const DriverApi& driverApi();
+
+/// Throws a braze::Error naming `call`, the error name and the driver's description when
+/// `result` is not CUDA_SUCCESS.
+void checkDriver(CUresult result, const char* call);
+
+}  // namespace braze::driver
+
+/// Calls a DriverApi member and checks its result: BRAZE_CU(memAlloc, &ptr, bytes).
+#define BRAZE_CU(function, ...) \
+  ::braze::driver::checkDriver(::braze::driver::driverApi().function(__VA_ARGS__), "cu" #function)
