@@ -41,8 +41,7 @@ DemoOptions parseOptions(int argc, char** argv) {
     } else if (flag == "--cols") {
       options.cols = value();
     } else {
-      std::cerr << "braze_demo: unknown flag " << flag
-                << "; use --seed N, --rows M, --cols N\n";
+      std::cerr << "braze_demo: unknown flag " << flag << "; use --seed N, --rows M, --cols N\n";
       std::exit(2);
     }
   }
@@ -125,9 +124,9 @@ int main(int argc, char** argv) {
             {randomTensor(rng, DataType::BFloat16, {m, n}),
              randomTensor(rng, DataType::BFloat16, {n})});
     runDemo("softmax", *defineSoftmax(), {randomTensor(rng, DataType::Float32, {m, n})});
-    runDemo("GELU with bias", *defineGeluBias(),
-            {randomTensor(rng, DataType::Float16, {m, n}),
-             randomTensor(rng, DataType::Float16, {n})});
+    runDemo(
+        "GELU with bias", *defineGeluBias(),
+        {randomTensor(rng, DataType::Float16, {m, n}), randomTensor(rng, DataType::Float16, {n})});
   } catch (const braze::Error& error) {
     std::cerr << "braze_demo: " << error.what() << '\n';
     return 1;

@@ -42,8 +42,8 @@ Scalar* toIndexScalar(Fusion& fusion, const Operand& operand, std::string_view o
   BRAZE_USER_CHECK(val->isA<Scalar>())
       << op << ": " << argument << " must be an integer scalar, got tensor " << val->name();
   BRAZE_USER_CHECK(isIntegral(val->dtype()))
-      << op << ": " << argument << " must be an integer scalar, got " << val->name()
-      << " of dtype " << val->dtype();
+      << op << ": " << argument << " must be an integer scalar, got " << val->name() << " of dtype "
+      << val->dtype();
   return val->as<Scalar>();
 }
 
