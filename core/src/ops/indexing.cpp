@@ -1,0 +1,105 @@
+// select, index_select and gather: reads at positions given by data. Negative positions count
+// from the end; the evaluator normalizes them and reports out-of-range values at run time, and
+// a constant select index is checked here already.
+//
+//   select(T0: float32[i0{s0}, i1{s1}], 0, 2)          T1: float32[i2{s1}] = select(T0, 2, dim=0)
+//   index_select(T0, 1, T2: int64[i3{s3}])             T3: float32[i4{s0}, i5{s3}]
+//   gather(T0, 1, T4: int64[i6{s4}, i7{s5}])           T5: float32[i8{s4}, i9{s5}]
+
+#include "braze/ops/shape.h"
+#include "ops/domain_builder.h"
+#include "ops/extent_arithmetic.h"
+
+namespace braze {
+
+namespace {
+
+using ops_detail::tensorLabel;
+
+void checkIndexTensor(std::string_view op, const TensorView* x, const TensorView* index,
+                      int64_t rank) {
+  BRAZE_USER_CHECK(index != nullptr) << op << ": the index tensor is null";
+  BRAZE_USER_CHECK(&index->fusion() == &x->fusion())
+      << op << ": the index tensor " << index->name() << " belongs to another fusion than "
+      << x->name();
+  BRAZE_USER_CHECK(isIntegral(index->dtype()))
+      << op << " of " << tensorLabel(x) << ": the index tensor " << tensorLabel(index)
+      << " has dtype " << index->dtype() << "; indices must be int32 or int64";
+  BRAZE_USER_CHECK(index->rank() == rank)
+      << op << " of " << tensorLabel(x) << ": the index tensor " << tensorLabel(index)
+      << " has rank " << index->rank() << " but must have rank " << rank
+      << (op == "gather" ? " (the rank of the input)" : "");
+}
+
+}  // namespace
+
+TensorView* select(TensorView* x, int64_t dim, Operand index) {
+  BRAZE_USER_CHECK(x != nullptr) << "select: the input tensor is null";
+  const int64_t d = ops_detail::normalizeDim("select", x, dim, x->rank());
+  Fusion& fusion = x->fusion();
+  Scalar* position = ops_detail::indexScalar(fusion, index, "select", "index");
+  const std::vector<IterDomain*> dims = x->logicalNoReductions();
+  const std::optional<int64_t> value = position->constantInt();
+  const std::optional<int64_t> size = dims[static_cast<size_t>(d)]->logicalExtent()->constantInt();
+  BRAZE_USER_CHECK(!value || !size || (*value >= -*size && *value < *size))
+      << "select on " << tensorLabel(x) << ": index " << *value << " is out of range for dim "
+      << dim << " of size " << *size << "; valid indices are " << -*size << " .. " << *size - 1;
+  std::vector<IterDomain*> domain;
+  for (int64_t i = 0; i < x->rank(); ++i) {
+    if (i != d) domain.push_back(ops_detail::freshIterDomain(dims[static_cast<size_t>(i)]));
+  }
+  auto* y = fusion.create<TensorView>(x->dtype(), std::move(domain));
+  fusion.create<Expr>(OpKind::Select, std::vector<Val*>{x, position}, std::vector<Val*>{y},
+                      std::vector<Attribute>{{"dim", d}});
+  return y;
+}
+
+TensorView* index_select(TensorView* x, int64_t dim, TensorView* index) {
+  BRAZE_USER_CHECK(x != nullptr) << "index_select: the input tensor is null";
+  const int64_t d = ops_detail::normalizeDim("index_select", x, dim, x->rank());
+  checkIndexTensor("index_select", x, index, 1);
+  Fusion& fusion = x->fusion();
+  const std::vector<IterDomain*> dims = x->logicalNoReductions();
+  std::vector<IterDomain*> domain;
+  for (int64_t i = 0; i < x->rank(); ++i) {
+    domain.push_back(i == d ? ops_detail::iterDomainOfExtent(
+                                  fusion, index->logicalNoReductions()[0]->logicalExtent())
+                            : ops_detail::freshIterDomain(dims[static_cast<size_t>(i)]));
+  }
+  auto* y = fusion.create<TensorView>(x->dtype(), std::move(domain));
+  fusion.create<Expr>(OpKind::IndexSelect, std::vector<Val*>{x, index}, std::vector<Val*>{y},
+                      std::vector<Attribute>{{"dim", d}});
+  return y;
+}
+
+TensorView* gather(TensorView* x, int64_t dim, TensorView* index) {
+  BRAZE_USER_CHECK(x != nullptr) << "gather: the input tensor is null";
+  const int64_t d = ops_detail::normalizeDim("gather", x, dim, x->rank());
+  checkIndexTensor("gather", x, index, x->rank());
+  Fusion& fusion = x->fusion();
+  const std::vector<IterDomain*> dims = x->logicalNoReductions();
+  const std::vector<IterDomain*> index_dims = index->logicalNoReductions();
+  std::vector<IterDomain*> domain;
+  for (int64_t i = 0; i < x->rank(); ++i) {
+    Scalar* extent = index_dims[static_cast<size_t>(i)]->logicalExtent();
+    if (i != d) {
+      // As torch.gather: the other dims of index may be shorter than x's, never longer.
+      const std::optional<int64_t> wanted = extent->constantInt();
+      const std::optional<int64_t> size =
+          dims[static_cast<size_t>(i)]->logicalExtent()->constantInt();
+      BRAZE_USER_CHECK(!wanted || !size || *wanted <= *size)
+          << "gather of " << tensorLabel(x) << " along dim " << dim << ": the index tensor "
+          << tensorLabel(index) << " has size " << *wanted << " at dim " << i
+          << " but the input has only " << *size << "; index sizes may not exceed the input's "
+          << "except at the gathered dim";
+    }
+    // The output is computed element by element, so an expanded index dim becomes real data.
+    domain.push_back(ops_detail::iterDomainOfExtent(fusion, extent));
+  }
+  auto* y = fusion.create<TensorView>(x->dtype(), std::move(domain));
+  fusion.create<Expr>(OpKind::Gather, std::vector<Val*>{x, index}, std::vector<Val*>{y},
+                      std::vector<Attribute>{{"dim", d}});
+  return y;
+}
+
+}  // namespace braze

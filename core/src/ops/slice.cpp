@@ -1,0 +1,129 @@
+// slice with Python semantics. Start and stop are normalized here (negative counts from the
+// end, then clamped to [0, size]) so the Slice Expr only carries a start in [0, size] and a
+// positive constant step per dim; the output's extents are the counts:
+//
+//   x[1:, ::2] on T0: float32[i0{s0}, i1{8}]
+//     s1 = minimum(1, s0); s2 = sub(s0, s1)
+//     T1: float32[i2{s2}, i3{4}] = slice(T0, s1, 1, 0, 2)
+//
+// Constant starts, stops and extents fold to constants; otherwise the normalization is a small
+// scalar expression over the extent.
+
+#include <algorithm>
+
+#include "braze/ops/elementwise.h"
+#include "braze/ops/shape.h"
+#include "ops/domain_builder.h"
+#include "ops/extent_arithmetic.h"
+
+namespace braze {
+
+namespace {
+
+using ops_detail::tensorLabel;
+
+// A start or stop normalized into [0, extent].
+Scalar* normalizeBound(Fusion& fusion, Scalar* bound, Scalar* extent) {
+  Scalar* zero = fusion.constantIndex(0);
+  const std::optional<int64_t> value = bound->constantInt();
+  const std::optional<int64_t> size = extent->constantInt();
+  if (value && size) {
+    const int64_t shifted = *value < 0 ? *value + *size : *value;
+    return fusion.constantIndex(std::clamp<int64_t>(shifted, 0, *size));
+  }
+  if (value && *value >= 0) {
+    return *value == 0 ? bound : ops_detail::minExtents(bound, extent);
+  }
+  if (value) {
+    // A negative constant: extent + value never exceeds the extent.
+    return ops_detail::maxExtents(ops_detail::addExtents(extent, bound), zero);
+  }
+  Val* shifted = where(lt(bound, zero), add(bound, extent), bound);
+  return ops_detail::minExtents(ops_detail::maxExtents(shifted->as<Scalar>(), zero), extent);
+}
+
+struct SlicedDim {
+  Scalar* start;
+  Scalar* step;
+  IterDomain* id;
+};
+
+SlicedDim sliceDim(const TensorView* x, int64_t dim, IterDomain* input, const SliceRange& range) {
+  Fusion& fusion = x->fusion();
+  const std::string where_text = " of dim " + std::to_string(dim);
+  Scalar* step = ops_detail::indexScalar(fusion, range.step, "slice", "step" + where_text);
+  const std::optional<int64_t> step_value = step->constantInt();
+  BRAZE_USER_CHECK(step_value && *step_value > 0)
+      << "slice of " << tensorLabel(x) << ": step" << where_text << " is " << step->name()
+      << "; the step must be a positive constant";
+  Scalar* extent = input->logicalExtent();
+  Scalar* start = normalizeBound(
+      fusion, ops_detail::indexScalar(fusion, range.start, "slice", "start" + where_text), extent);
+  const bool whole = start->isConstantEqualTo(0) && !range.stop && *step_value == 1;
+  if (whole) return {start, step, ops_detail::freshIterDomain(input)};
+
+  // start <= extent, so without a stop the difference is never negative.
+  Scalar* length = start->isConstantEqualTo(0) ? extent : ops_detail::subExtents(extent, start);
+  if (range.stop) {
+    Scalar* stop = normalizeBound(
+        fusion, ops_detail::indexScalar(fusion, *range.stop, "slice", "stop" + where_text), extent);
+    const std::optional<int64_t> begin = start->constantInt();
+    const std::optional<int64_t> end = stop->constantInt();
+    if (begin && end) {
+      length = fusion.constantIndex(std::max<int64_t>(*end - *begin, 0));
+    } else if (begin == 0) {
+      length = stop;
+    } else {
+      length = ops_detail::maxExtents(ops_detail::subExtents(stop, start), fusion.constantIndex(0));
+    }
+  }
+  Scalar* count = *step_value == 1 ? length : ops_detail::ceilDivExtents(length, step);
+
+  IterDomain* id = nullptr;
+  if (input->hasExpandedExtent() && !count->isConstantEqualTo(1)) {
+    // A slice of an expanded broadcast is still the same value repeated: keep it storage-free.
+    id = fusion.create<IterDomain>(input->extent(), IterType::Broadcast, count);
+  } else {
+    id = ops_detail::iterDomainOfExtent(fusion, count);
+  }
+  return {start, step, id};
+}
+
+}  // namespace
+
+TensorView* slice(TensorView* x, const std::vector<SliceRange>& ranges) {
+  BRAZE_USER_CHECK(x != nullptr) << "slice: the input tensor is null";
+  BRAZE_USER_CHECK(static_cast<int64_t>(ranges.size()) <= x->rank())
+      << "slice of " << tensorLabel(x) << ": " << ranges.size()
+      << " ranges given for a tensor of rank " << x->rank() << "; give at most one per dim";
+  Fusion& fusion = x->fusion();
+  const std::vector<IterDomain*> dims = x->logicalNoReductions();
+  std::vector<Val*> inputs{x};
+  std::vector<IterDomain*> domain;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i >= ranges.size()) {
+      inputs.push_back(fusion.constantIndex(0));
+      inputs.push_back(fusion.constantIndex(1));
+      domain.push_back(ops_detail::freshIterDomain(dims[i]));
+      continue;
+    }
+    const SlicedDim sliced = sliceDim(x, static_cast<int64_t>(i), dims[i], ranges[i]);
+    inputs.push_back(sliced.start);
+    inputs.push_back(sliced.step);
+    domain.push_back(sliced.id);
+  }
+  auto* y = fusion.create<TensorView>(x->dtype(), std::move(domain));
+  fusion.create<Expr>(OpKind::Slice, std::move(inputs), std::vector<Val*>{y});
+  return y;
+}
+
+TensorView* slice(TensorView* x, int64_t dim, Operand start, std::optional<Operand> stop,
+                  Operand step) {
+  BRAZE_USER_CHECK(x != nullptr) << "slice: the input tensor is null";
+  const int64_t d = ops_detail::normalizeDim("slice", x, dim, x->rank());
+  std::vector<SliceRange> ranges(static_cast<size_t>(d + 1));
+  ranges[static_cast<size_t>(d)] = SliceRange{std::move(start), std::move(stop), std::move(step)};
+  return slice(x, ranges);
+}
+
+}  // namespace braze

@@ -1,0 +1,142 @@
+// select, index_select and gather: output shapes, the index inputs, the "dim" attribute, and
+// every error.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "braze/ops/shape.h"
+#include "domain_text.h"
+#include "support/error_matchers.h"
+
+namespace braze {
+namespace {
+
+using test::definitionOf;
+using test::domainText;
+using test::scalarText;
+using test::throwsError;
+
+TEST(SelectTest, RemovesTheDim) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float16, .sizes = {-1, 4, 1}});
+  TensorView* y = select(x, -2, -1);
+  EXPECT_EQ(y->dtype(), DataType::Float16);
+  EXPECT_EQ(domainText(y), "[s0, b]");
+  const Expr* def = definitionOf(y, OpKind::Select);
+  EXPECT_EQ(def->attribute<int64_t>("dim"), 1);
+  ASSERT_EQ(def->inputs().size(), 2u);
+  EXPECT_EQ(def->input(0), x);
+  // A negative index stays negative: the evaluator counts it from the end.
+  const auto* index = def->input(1)->as<Scalar>();
+  EXPECT_EQ(index->dtype(), DataType::Index);
+  EXPECT_EQ(index->constantInt(), -1);
+  EXPECT_TRUE(test::ownsItsDomains(fusion));
+}
+
+TEST(SelectTest, SymbolicIndexAndSize) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  Scalar* i = makeInputScalar(fusion, DataType::Int32);
+  TensorView* y = select(x, 0, i);
+  EXPECT_EQ(domainText(y), "[s1]");
+  EXPECT_EQ(scalarText(y->definition()->input(1)->as<Scalar>()), "cast(s2, index)");
+  // A constant index on a symbolic size cannot be checked yet.
+  EXPECT_EQ(domainText(select(x, 1, 100)), "[s0]");
+}
+
+TEST(SelectTest, ErrorIndexOutOfRange) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1, 3}});
+  EXPECT_TRUE(throwsError(
+      [&] { select(x, 1, 3); },
+      {"select on T0 (input 0)", "index 3 is out of range for dim 1 of size 3", "-3 .. 2"}));
+  EXPECT_TRUE(throwsError([&] { select(x, -1, -4); }, {"index -4", "dim -1 of size 3"}));
+}
+
+TEST(SelectTest, ErrorBadArguments) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 1);
+  EXPECT_TRUE(throwsError([&] { select(x, 1, 0); }, {"select", "dim 1", "out of range"}));
+  EXPECT_TRUE(throwsError([&] { select(x, 0, 1.0); }, {"select", "index", "must be an integer"}));
+  Scalar* f = makeInputScalar(fusion, DataType::Float64);
+  EXPECT_TRUE(throwsError([&] { select(x, 0, f); }, {"select", "index", "float64"}));
+  EXPECT_TRUE(throwsError([&] { select(nullptr, 0, 0); }, {"select", "null"}));
+}
+
+TEST(IndexSelectTest, TakesTheIndexLength) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1, 6, -1}});
+  TensorView* index = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1}});
+  TensorView* y = index_select(x, -2, index);
+  EXPECT_EQ(y->dtype(), DataType::Float32);
+  EXPECT_EQ(domainText(y), "[s0, s2, s1]");
+  const Expr* def = definitionOf(y, OpKind::IndexSelect);
+  EXPECT_EQ(def->inputs(), (std::vector<Val*>{x, index}));
+  EXPECT_EQ(def->attribute<int64_t>("dim"), 1);
+  EXPECT_TRUE(test::ownsItsDomains(fusion));
+
+  TensorView* one = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {1}});
+  EXPECT_EQ(domainText(index_select(x, 0, one)), "[b, 6, s1]");
+}
+
+TEST(IndexSelectTest, ErrorIndexTensor) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* floats = makeSymbolicTensor(fusion, 1, DataType::Float32);
+  TensorView* matrix = makeSymbolicTensor(fusion, 2, DataType::Int64);
+  TensorView* scalar = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {}});
+  EXPECT_TRUE(throwsError([&] { index_select(x, 0, floats); },
+                          {"index_select of T0 (input 0)", "index tensor T1 (input 1)",
+                           "dtype float32", "int32 or int64"}));
+  EXPECT_TRUE(throwsError([&] { index_select(x, 0, matrix); },
+                          {"index_select of T0", "T2 (input 2)", "rank 2", "must have rank 1"}));
+  EXPECT_TRUE(throwsError([&] { index_select(x, 0, scalar); }, {"rank 0", "must have rank 1"}));
+  EXPECT_TRUE(throwsError([&] { index_select(x, 0, nullptr); }, {"index_select", "null"}));
+  EXPECT_TRUE(throwsError([&] { index_select(x, 2, matrix); }, {"index_select", "dim 2"}));
+  Fusion other;
+  TensorView* foreign = makeSymbolicTensor(other, 1, DataType::Int64);
+  EXPECT_TRUE(
+      throwsError([&] { index_select(x, 0, foreign); }, {"index_select", "another fusion"}));
+}
+
+TEST(GatherTest, TakesTheIndexShape) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {4, -1}});
+  TensorView* index = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {3, 7}});
+  TensorView* y = gather(x, 1, index);
+  EXPECT_EQ(y->dtype(), DataType::Int64);
+  EXPECT_EQ(domainText(y), "[3, 7]");
+  const Expr* def = definitionOf(y, OpKind::Gather);
+  EXPECT_EQ(def->inputs(), (std::vector<Val*>{x, index}));
+  EXPECT_EQ(def->attribute<int64_t>("dim"), 1);
+  EXPECT_TRUE(test::ownsItsDomains(fusion));
+}
+
+TEST(GatherTest, ExpandedIndexDimsBecomeData) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* row = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {1, -1}});
+  TensorView* index = expand(row, {5, -1});
+  EXPECT_EQ(domainText(gather(x, 1, index)), "[5, s2]");
+  EXPECT_EQ(domainText(gather(x, -1, row)), "[b, s2]");
+}
+
+TEST(GatherTest, Errors) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {4, 5}});
+  TensorView* wide = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {6, 2}});
+  TensorView* flat = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1}});
+  TensorView* bools = makeInputTensor(fusion, {.dtype = DataType::Bool, .sizes = {2, 2}});
+  EXPECT_TRUE(throwsError(
+      [&] { gather(x, 1, wide); },
+      {"gather of T0 (input 0) along dim 1", "T1 (input 1) has size 6 at dim 0", "only 4"}));
+  // Along the gathered dim the index may be longer.
+  EXPECT_EQ(domainText(gather(x, 0, wide)), "[6, 2]");
+  EXPECT_TRUE(throwsError([&] { gather(x, 0, flat); },
+                          {"gather of T0", "rank 1", "must have rank 2 (the rank of the input)"}));
+  EXPECT_TRUE(throwsError([&] { gather(x, 0, bools); }, {"gather", "dtype bool"}));
+  EXPECT_TRUE(throwsError([&] { gather(x, 2, wide); }, {"gather", "dim 2", "out of range"}));
+}
+
+}  // namespace
+}  // namespace braze
