@@ -1,0 +1,159 @@
+// Select, IndexSelect and Gather. Indices may be negative (counted from the end); an index out
+// of range is reported with the op, where the index was found and its value.
+
+#include "eval/eval_tensor.h"
+#include "eval/strided_walk.h"
+
+namespace braze::eval_detail {
+
+namespace {
+
+const TensorView& tensorInput(const Expr& expr, size_t i) {
+  return *expr.input(i)->as<TensorView>();
+}
+
+// " (s3)" for a symbolic index, nothing for a constant (whose name is its value).
+std::string indexName(const Val& index) {
+  const auto* scalar = index.dynCast<Scalar>();
+  if (scalar != nullptr && scalar->isConstant()) return "";
+  return " (" + index.name() + ")";
+}
+
+// `index` normalized into [0, size), or nullopt when out of range.
+std::optional<int64_t> normalizeIndex(int64_t index, int64_t size) {
+  const int64_t normalized = index < 0 ? index + size : index;
+  if (normalized < 0 || normalized >= size) return std::nullopt;
+  return normalized;
+}
+
+std::string validRange(int64_t size) {
+  if (size == 0) return "the dim is empty, so no index is valid";
+  return "valid indices are " + std::to_string(-size) + " .. " + std::to_string(size - 1);
+}
+
+// The multi-index of row-major position `position` in `sizes`.
+std::vector<int64_t> unravel(int64_t position, const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (size_t d = sizes.size(); d-- > 0;) {
+    index[d] = position % sizes[d];
+    position /= sizes[d];
+  }
+  return index;
+}
+
+EvalTensor evaluateSelect(const Expr& expr, EvalContext& context) {
+  const EvalTensor& x = context.tensor(expr.input(0));
+  const auto dim = static_cast<size_t>(expr.attribute<int64_t>("dim"));
+  BRAZE_INTERNAL_CHECK(dim < x.sizes.size()) << exprLabel(expr) << ": dim is out of range";
+  const int64_t index = toInt64(context.scalar(expr.input(1), "the index of " + exprLabel(expr)));
+  const std::optional<int64_t> position = normalizeIndex(index, x.sizes[dim]);
+  BRAZE_USER_CHECK(position.has_value())
+      << "select: index " << index << indexName(*expr.input(1)) << " is out of range for dim "
+      << dim << " of " << tensorLabel(tensorInput(expr, 0)) << ", which has size " << x.sizes[dim]
+      << ", in " << exprLabel(expr) << "; " << validRange(x.sizes[dim]);
+  EvalTensor y = x;
+  y.offset += *position * x.strides[dim];
+  y.sizes.erase(y.sizes.begin() + static_cast<std::ptrdiff_t>(dim));
+  y.strides.erase(y.strides.begin() + static_cast<std::ptrdiff_t>(dim));
+  return y;
+}
+
+EvalTensor evaluateIndexSelect(const Expr& expr, EvalContext& context) {
+  const EvalTensor& x = context.tensor(expr.input(0));
+  const EvalTensor index = convertedTo(context.tensor(expr.input(1)), Held::Int);
+  const auto dim = static_cast<size_t>(expr.attribute<int64_t>("dim"));
+  BRAZE_INTERNAL_CHECK(dim < x.sizes.size()) << exprLabel(expr) << ": dim is out of range";
+  BRAZE_USER_CHECK(index.rank() == 1)
+      << "index_select: the index " << tensorLabel(tensorInput(expr, 1)) << " has shape "
+      << formatSizes(index.sizes) << " but must be 1-D, in " << exprLabel(expr);
+  const int64_t size = x.sizes[dim];
+  std::vector<int64_t> sizes = x.sizes;
+  sizes[dim] = index.sizes[0];
+  EvalTensor y = EvalTensor::allocate(x.held, sizes);
+
+  // One slab of x (dim removed) per index entry.
+  auto slab = [dim](EvalTensor view, int64_t position) {
+    view.offset += position * view.strides[dim];
+    view.sizes.erase(view.sizes.begin() + static_cast<std::ptrdiff_t>(dim));
+    view.strides.erase(view.strides.begin() + static_cast<std::ptrdiff_t>(dim));
+    return view;
+  };
+  for (int64_t i = 0; i < index.sizes[0]; ++i) {
+    const int64_t value = index.data<int64_t>()[index.offset + i * index.strides[0]];
+    const std::optional<int64_t> position = normalizeIndex(value, size);
+    BRAZE_USER_CHECK(position.has_value())
+        << "index_select: " << tensorLabel(tensorInput(expr, 1)) << " holds " << value
+        << " at position " << i << ", which is out of range for dim " << dim << " of "
+        << tensorLabel(tensorInput(expr, 0)) << " with size " << size << ", in " << exprLabel(expr)
+        << "; " << validRange(size);
+    copyInto(slab(x, *position), slab(y, i));
+  }
+  return y;
+}
+
+EvalTensor evaluateGather(const Expr& expr, EvalContext& context) {
+  const EvalTensor& x = context.tensor(expr.input(0));
+  const EvalTensor index = convertedTo(context.tensor(expr.input(1)), Held::Int);
+  const auto dim = static_cast<size_t>(expr.attribute<int64_t>("dim"));
+  const size_t rank = x.sizes.size();
+  BRAZE_INTERNAL_CHECK(dim < rank) << exprLabel(expr) << ": dim is out of range";
+  BRAZE_USER_CHECK(index.sizes.size() == rank)
+      << "gather: the index " << tensorLabel(tensorInput(expr, 1)) << " has rank " << index.rank()
+      << " but " << tensorLabel(tensorInput(expr, 0)) << " has rank " << rank << ", in "
+      << exprLabel(expr);
+
+  // Along the other dims, x is read at the index's position; a size-1 dim of x repeats.
+  std::vector<int64_t> x_strides(rank, 0);
+  for (size_t d = 0; d < rank; ++d) {
+    if (d == dim) continue;
+    if (x.sizes[d] == 1) continue;
+    BRAZE_USER_CHECK(index.sizes[d] <= x.sizes[d])
+        << "gather: dim " << d << " of the index " << tensorLabel(tensorInput(expr, 1))
+        << " has size " << index.sizes[d] << " but " << tensorLabel(tensorInput(expr, 0))
+        << " has only " << x.sizes[d] << ", in " << exprLabel(expr);
+    x_strides[d] = x.strides[d];
+  }
+  const int64_t size = x.sizes[dim];
+  const int64_t dim_stride = x.strides[dim];
+  EvalTensor y = EvalTensor::allocate(x.held, index.sizes);
+  StridedOperands<3> walk;
+  walk.sizes = index.sizes;
+  walk.strides = {index.strides, x_strides, y.strides};
+  walk.offsets = {index.offset, x.offset, 0};
+  const int64_t* indices = index.data<int64_t>();
+  visitHeld(x.held, [&](auto tag) {
+    using T = typename decltype(tag)::Type;
+    const T* from = x.data<T>();
+    T* to = y.data<T>();
+    walkStrided(walk, [&](const std::array<int64_t, 3>& at) {
+      const int64_t value = indices[at[0]];
+      const std::optional<int64_t> position = normalizeIndex(value, size);
+      BRAZE_USER_CHECK(position.has_value())
+          << "gather: " << tensorLabel(tensorInput(expr, 1)) << " holds " << value
+          << " at position " << formatSizes(unravel(at[2], y.sizes))
+          << ", which is out of range for dim " << dim << " of "
+          << tensorLabel(tensorInput(expr, 0)) << " with size " << size << ", in "
+          << exprLabel(expr) << "; " << validRange(size);
+      to[at[2]] = from[at[1] + *position * dim_stride];
+    });
+  });
+  return y;
+}
+
+}  // namespace
+
+std::vector<EvalTensor> evaluateIndexingExpr(const Expr& expr, EvalContext& context) {
+  switch (expr.op()) {
+    case OpKind::Select:
+      return {evaluateSelect(expr, context)};
+    case OpKind::IndexSelect:
+      return {evaluateIndexSelect(expr, context)};
+    case OpKind::Gather:
+      return {evaluateGather(expr, context)};
+    default:
+      break;
+  }
+  BRAZE_INTERNAL_CHECK(false) << exprLabel(expr) << " is not an indexing op";
+}
+
+}  // namespace braze::eval_detail

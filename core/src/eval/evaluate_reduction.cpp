@@ -1,0 +1,171 @@
+// Sum, Prod, Max, Min and Welford over the "axes" attribute. Reduced elements are visited in
+// row-major order, accumulating in the output's category (double, int64 wrapping, bool), so
+// the result is a deterministic sequential reduction.
+
+#include <cmath>
+#include <limits>
+
+#include "eval/eval_tensor.h"
+#include "eval/strided_walk.h"
+
+namespace braze::eval_detail {
+
+namespace {
+
+// The input's dims split into kept ones (output order) and reduced ones, as a walk whose
+// reduced dims are innermost: operand 0 is the input, operand 1 the contiguous output (stride
+// 0 along reduced dims).
+struct ReductionWalk {
+  std::vector<int64_t> out_sizes;
+  int64_t reduced_count = 1;
+  StridedOperands<2> walk;
+};
+
+ReductionWalk planReduction(const Expr& expr, const EvalTensor& x) {
+  const auto& axes = expr.attribute<std::vector<int64_t>>("axes");
+  std::vector<bool> reduced(x.sizes.size(), false);
+  for (int64_t axis : axes) {
+    BRAZE_INTERNAL_CHECK(axis >= 0 && axis < x.rank())
+        << exprLabel(expr) << ": axis " << axis << " is out of range for rank " << x.rank();
+    reduced[static_cast<size_t>(axis)] = true;
+  }
+  ReductionWalk plan;
+  std::vector<int64_t> kept_strides;
+  std::vector<int64_t> reduced_sizes;
+  std::vector<int64_t> reduced_strides;
+  for (size_t d = 0; d < x.sizes.size(); ++d) {
+    if (reduced[d]) {
+      reduced_sizes.push_back(x.sizes[d]);
+      reduced_strides.push_back(x.strides[d]);
+      plan.reduced_count *= x.sizes[d];
+    } else {
+      plan.out_sizes.push_back(x.sizes[d]);
+      kept_strides.push_back(x.strides[d]);
+    }
+  }
+  plan.walk.sizes = plan.out_sizes;
+  plan.walk.sizes.insert(plan.walk.sizes.end(), reduced_sizes.begin(), reduced_sizes.end());
+  plan.walk.strides[0] = kept_strides;
+  plan.walk.strides[0].insert(plan.walk.strides[0].end(), reduced_strides.begin(),
+                              reduced_strides.end());
+  plan.walk.strides[1] = contiguousStrides(plan.out_sizes);
+  plan.walk.strides[1].resize(plan.walk.sizes.size(), 0);
+  plan.walk.offsets = {x.offset, 0};
+  return plan;
+}
+
+template <typename T>
+T identityOf(OpKind op, DataType dtype) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return op == OpKind::Prod || op == OpKind::Min;  // and / all
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    const bool narrow = dtype == DataType::Int32;
+    switch (op) {
+      case OpKind::Prod:
+        return 1;
+      case OpKind::Max:
+        return narrow ? std::numeric_limits<int32_t>::lowest() : std::numeric_limits<T>::lowest();
+      case OpKind::Min:
+        return narrow ? std::numeric_limits<int32_t>::max() : std::numeric_limits<T>::max();
+      default:
+        return 0;
+    }
+  } else {
+    switch (op) {
+      case OpKind::Prod:
+        return 1.0;
+      case OpKind::Max:
+        return -INFINITY;
+      case OpKind::Min:
+        return INFINITY;
+      default:
+        return 0.0;
+    }
+  }
+}
+
+template <typename T>
+T combine(OpKind op, T acc, T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return op == OpKind::Sum || op == OpKind::Max ? (acc || v) : (acc && v);
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    // Wrap instead of overflowing into undefined behavior.
+    const auto a = static_cast<uint64_t>(acc);
+    const auto b = static_cast<uint64_t>(v);
+    switch (op) {
+      case OpKind::Sum:
+        return static_cast<int64_t>(a + b);
+      case OpKind::Prod:
+        return static_cast<int64_t>(a * b);
+      case OpKind::Max:
+        return std::max(acc, v);
+      default:
+        return std::min(acc, v);
+    }
+  } else {
+    switch (op) {
+      case OpKind::Sum:
+        return acc + v;
+      case OpKind::Prod:
+        return acc * v;
+      // nan propagates: once the accumulator is nan it stays nan.
+      case OpKind::Max:
+        return std::isnan(v) || v > acc ? v : acc;
+      default:
+        return std::isnan(v) || v < acc ? v : acc;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<EvalTensor> evaluateReductionExpr(const Expr& expr, EvalContext& context) {
+  const DataType out_dtype = expr.output(0)->dtype();
+  const Held held = heldOf(out_dtype);
+  // Accumulate in the output's category (sum of bools or ints into int64, ...).
+  const EvalTensor x = convertedTo(context.tensor(expr.input(0)), held);
+  const ReductionWalk plan = planReduction(expr, x);
+  EvalTensor out = EvalTensor::allocate(held, plan.out_sizes);
+  const OpKind op = expr.op();
+  visitHeld(held, [&](auto tag) {
+    using T = typename decltype(tag)::Type;
+    T* result = out.data<T>();
+    std::fill_n(result, out.numel(), identityOf<T>(op, out_dtype));
+    const T* in = x.data<T>();
+    walkStrided(plan.walk, [&](const std::array<int64_t, 2>& at) {
+      result[at[1]] = combine<T>(op, result[at[1]], in[at[0]]);
+    });
+  });
+  return {std::move(out)};
+}
+
+std::vector<EvalTensor> evaluateWelfordExpr(const Expr& expr, EvalContext& context) {
+  const EvalTensor x = convertedTo(context.tensor(expr.input(0)), Held::Float);
+  const ReductionWalk plan = planReduction(expr, x);
+  EvalTensor avg = EvalTensor::allocate(Held::Float, plan.out_sizes);
+  EvalTensor m2 = EvalTensor::allocate(Held::Float, plan.out_sizes);
+  const int64_t count = plan.reduced_count;
+  EvalTensor n = EvalTensor::filled(Held::Int, plan.out_sizes, count);
+  const int64_t outputs = avg.numel();
+  const double* in = x.data<double>();
+  double* mean = avg.data<double>();
+  double* squares = m2.data<double>();
+  std::fill_n(mean, outputs, 0.0);
+  std::fill_n(squares, outputs, 0.0);
+  // Two passes (mean, then squared deviations from it) instead of Welford's update: the
+  // oracle should be as accurate as double allows, not mimic one accumulation order.
+  walkStrided(plan.walk, [&](const std::array<int64_t, 2>& at) { mean[at[1]] += in[at[0]]; });
+  for (int64_t i = 0; i < outputs; ++i) {
+    // An empty reduction has no mean and no variance: PyTorch gives nan for both, whatever
+    // correction is applied to m2 afterwards.
+    mean[i] = count == 0 ? NAN : mean[i] / static_cast<double>(count);
+    if (count == 0) squares[i] = NAN;
+  }
+  walkStrided(plan.walk, [&](const std::array<int64_t, 2>& at) {
+    const double deviation = in[at[0]] - mean[at[1]];
+    squares[at[1]] += deviation * deviation;
+  });
+  return {std::move(avg), std::move(m2), std::move(n)};
+}
+
+}  // namespace braze::eval_detail
