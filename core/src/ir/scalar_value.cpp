@@ -1,8 +1,8 @@
 #include "braze/ir/scalar_value.h"
 
 #include <bit>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 namespace braze {
 
@@ -49,17 +49,10 @@ std::string toString(const ScalarValue& value) {
   const double d = std::get<double>(value);
   if (std::isnan(d)) return "nan";
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.17g", d);
-  std::string text = buffer;
-  // Shortest form that round-trips, so 0.1 prints as 0.1 and not 0.10000000000000001.
-  for (int precision = 1; precision < 17; ++precision) {
-    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, d);
-    if (std::strtod(buffer, nullptr) == d) {
-      text = buffer;
-      break;
-    }
-  }
+  // Shortest text that reads back as the same double: 0.1 prints as 0.1, 10.0 as 10.
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), d);
+  std::string text(buffer, result.ptr);
   // Keep floats recognizable as floats in printed IR.
   if (text.find_first_of(".eE") == std::string::npos) text += ".0";
   return text;

@@ -257,7 +257,9 @@ TEST(ElementwiseTest, BinaryResultDtypesFollowPyTorch) {
       {"int32 tensor + 2", [&](Fusion& f) { return add(t(f, I32), 2); }, I32},
       {"f32 + f64 tensors", [&](Fusion& f) { return add(t(f, F32), t(f, F64)); }, F64},
       {"f16 tensor + f64 scalar", [&](Fusion& f) { return add(t(f, F16), s(f, F64)); }, F16},
-      {"int32 tensor + f64 scalar", [&](Fusion& f) { return add(t(f, I32), s(f, F64)); }, F32},
+      // A typed scalar Val promotes like a 0-d tensor: its float64 wins over an int tensor.
+      {"int32 tensor + f64 scalar", [&](Fusion& f) { return add(t(f, I32), s(f, F64)); }, F64},
+      {"int32 tensor + 0.5", [&](Fusion& f) { return add(t(f, I32), 0.5); }, F32},
       {"int32 tensor + int64 scalar", [&](Fusion& f) { return add(t(f, I32), s(f, I64)); }, I32},
       {"index + 1", [&](Fusion& f) { return add(s(f, IDX), 1); }, IDX},
       {"index + index", [&](Fusion& f) { return add(s(f, IDX), s(f, IDX)); }, IDX},

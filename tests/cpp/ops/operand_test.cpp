@@ -29,10 +29,10 @@ TEST(OperandTest, ConstantsTakeTheirNaturalDtype) {
   EXPECT_TRUE(identical(Operand(false).constant(), ScalarValue(false)));
 }
 
-TEST(OperandTest, ConstantsAreScalarsForPromotion) {
+TEST(OperandTest, ConstantsAreLiteralsForPromotion) {
   const TypedOperand typed = Operand(2.5).typed();
   EXPECT_EQ(typed.dtype, DataType::Float64);
-  EXPECT_EQ(typed.kind, OperandKind::Scalar);
+  EXPECT_EQ(typed.kind, OperandKind::Literal);
 }
 
 TEST(OperandTest, ValsKeepTheirDtypeAndKind) {
