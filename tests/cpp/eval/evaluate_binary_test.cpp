@@ -608,6 +608,35 @@ TEST(EvaluateBinary, TensorScalarPromotionFollowsPytorch) {
   expectClose(out[5], {DataType::Int32, {3}, {2, -1, 4}});
 }
 
+TEST(EvaluateBinary, ScalarInputsPromoteLikeZeroDimTensors) {
+  // A typed scalar Val only changes the dtype when its category is higher than every
+  // tensor's, and then its own width counts (unlike a literal, which gives the default dtype).
+  Fusion fusion;
+  TensorView* i32 = makeSymbolicTensor(fusion, 1, DataType::Int32);
+  TensorView* f16 = makeSymbolicTensor(fusion, 1, DataType::Float16);
+  TensorView* flags = makeSymbolicTensor(fusion, 1, DataType::Bool);
+  Scalar* f64 = makeInputScalar(fusion, DataType::Float64);
+  Scalar* i64 = makeInputScalar(fusion, DataType::Int64);
+  fusion.addOutput(mul(i32, f64));    // float64
+  fusion.addOutput(add(f16, f64));    // float16
+  fusion.addOutput(add(i32, i64));    // int32
+  fusion.addOutput(add(flags, i64));  // int64
+  fusion.addOutput(mul(i32, 0.5));    // float32: a literal counts as the default dtype
+  const HostTensor ti = tensorOf(DataType::Int32, {3}, {5, -3, 8});
+  const HostTensor th = tensorOf(DataType::Float16, {3}, {1.5, -0.25, 3.0});
+  const HostTensor tb = tensorOf(DataType::Bool, {3}, {1, 0, 1});
+  const std::vector<EvaluatorArgument> out =
+      evaluateFusion(fusion, {ti, th, tb, ScalarValue(0.1), ScalarValue(int64_t{1} << 40)});
+  ASSERT_EQ(out.size(), 5u);
+  expectClose(std::get<HostTensor>(out[0]), {DataType::Float64, {3}, {0.5, -0.3, 0.8}});
+  expectClose(std::get<HostTensor>(out[1]), {DataType::Float16, {3}, {1.6, -0.15, 3.1}});
+  // int32 + 2^40 wraps to the int32 sum: 2^40 is a multiple of 2^32.
+  expectClose(std::get<HostTensor>(out[2]), {DataType::Int32, {3}, {5, -3, 8}});
+  expectClose(std::get<HostTensor>(out[3]),
+              {DataType::Int64, {3}, {1099511627777.0, 1099511627776.0, 1099511627777.0}});
+  expectClose(std::get<HostTensor>(out[4]), {DataType::Float32, {3}, {2.5, -1.5, 4}});
+}
+
 TEST(EvaluateBinary, ResultIsRoundedToTheNarrowDtype) {
   // float16 + float16 is computed wide and rounded once when stored.
   Fusion fusion;
@@ -635,6 +664,28 @@ TEST(EvaluateBinary, BroadcastsOperandsOfDifferentShapes) {
                 test::broadcastValues(valuesOf(tb), {3, 1}, out_sizes),
                 [](double x, double y) { return x - y; });
   expectClose(evaluateFusionTensors(fusion, {ta, tb})[0], {DataType::Float32, out_sizes, expected});
+}
+
+TEST(EvaluateBinary, MismatchedRunTimeSizesNameTheOpAndSizes) {
+  // Symbolic dims of two inputs must agree when bound; a size-1 run-time value is not a
+  // broadcast.
+  Fusion fusion;
+  TensorView* a = makeSymbolicTensor(fusion, 2);
+  TensorView* b = makeSymbolicTensor(fusion, 2);
+  fusion.addOutput(add(a, b));
+  RandomTensors random(20);
+  EXPECT_TRUE(throwsError(
+      [&] {
+        evaluateFusionTensors(fusion, {random.uniform(DataType::Float32, {3, 4}),
+                                       random.uniform(DataType::Float32, {3, 5})});
+      },
+      {"add", "4", "5"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        evaluateFusionTensors(fusion, {random.uniform(DataType::Float32, {3, 4}),
+                                       random.uniform(DataType::Float32, {3, 1})});
+      },
+      {"add", "4", "1"}));
 }
 
 }  // namespace

@@ -199,6 +199,20 @@ TEST(EvaluateShape, ReshapeToScalarInputSizes) {
               {DataType::Float32, {3, 4}, valuesOf(input)});
 }
 
+TEST(EvaluateShape, ReshapeToAnIncompatibleRunTimeShapeNamesTheCounts) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 1);
+  Scalar* rows = makeInputScalar(fusion, DataType::Int64);
+  fusion.addOutput(reshape(x, {rows, -1}));
+  RandomTensors random(78);
+  const HostTensor input = random.uniform(DataType::Float32, {12});
+  EXPECT_TRUE(throwsError(
+      [&] {
+        evaluateFusion(fusion, {input, ScalarValue(int64_t{5})});
+      },
+      {"reshape", "12"}));
+}
+
 TEST(EvaluateShape, FlattenRanges) {
   Fusion fusion;
   TensorView* x = makeSymbolicTensor(fusion, 3);

@@ -66,10 +66,10 @@ TEST(EvaluateTernary, WhereWithConstantsAndBroadcast) {
   ASSERT_EQ(out.size(), 3u);
   expectClose(out[0],
               {DataType::Float32, {4, 7}, mapValues(v, [](double a) { return a > 0 ? a : 0.0; })});
-  // Two float constants promote among themselves: float64, the dtype of Python floats.
-  EXPECT_EQ(out[1].sizes(), (std::vector<int64_t>{4, 7}));
-  EXPECT_TRUE(test::isClose(
-      out[1], {out[1].dtype(), {4, 7}, mapValues(v, [](double a) { return a > 0 ? 1.0 : -1.0; })}));
+  // Two float literals give PyTorch's default float dtype, as torch.where(mask, 1.0, -1.0).
+  expectClose(
+      out[1],
+      {DataType::Float32, {4, 7}, mapValues(v, [](double a) { return a > 0 ? 1.0 : -1.0; })});
   expectClose(out[2],
               {DataType::Float32, {4, 7}, mapValues(v, [](double a) { return a > 0 ? 2.0 : a; })});
 }
