@@ -41,6 +41,9 @@ std::vector<EvalTensor> evaluateTensorExpr(const Expr& expr, EvalContext& contex
     case OpKind::Matmul:
     case OpKind::Linear:
       return eval_detail::evaluateContractionExpr(expr, context);
+    case OpKind::Set:
+      // A copy between memory types; values are immutable here, so the view is shared.
+      return {context.tensor(expr.input(0))};
     default:
       break;
   }

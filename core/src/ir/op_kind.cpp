@@ -168,6 +168,12 @@ std::string_view toString(OpKind op) {
       return "matmul";
     case OpKind::Linear:
       return "linear";
+    case OpKind::Set:
+      return "set";
+    case OpKind::Split:
+      return "split";
+    case OpKind::Merge:
+      return "merge";
   }
   return "?";
 }
@@ -277,6 +283,11 @@ OpFamily familyOf(OpKind op) {
     case OpKind::Matmul:
     case OpKind::Linear:
       return OpFamily::Contraction;
+    case OpKind::Set:
+      return OpFamily::Memory;
+    case OpKind::Split:
+    case OpKind::Merge:
+      return OpFamily::Transform;
   }
   return OpFamily::Unary;
 }

@@ -18,6 +18,7 @@ struct DriverApi {
   decltype(&::cuDeviceGet) deviceGet;
   decltype(&::cuDeviceGetName) deviceGetName;
   decltype(&::cuDeviceGetAttribute) deviceGetAttribute;
+  decltype(&::cuDeviceTotalMem) deviceTotalMem;
   decltype(&::cuDevicePrimaryCtxRetain) devicePrimaryCtxRetain;
   decltype(&::cuCtxSetCurrent) ctxSetCurrent;
   decltype(&::cuCtxGetCurrent) ctxGetCurrent;

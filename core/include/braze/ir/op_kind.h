@@ -54,6 +54,16 @@ namespace braze {
 ///   Iota      | start, step                    | y (1-D)            |
 ///   Matmul    | a, b                           | y                  |
 ///   Linear    | x, weight [, bias]             | y                  |
+///   Set       | x                              | y (same shape and  |
+///             |                                |  dtype; a copy)    |
+///
+/// IterDomain transforms relate a tensor's loop domain to its logical domain. They are Exprs
+/// over IterDomains, reached through IterDomain::definition(), never through Fusion::exprs():
+///
+///   Split     | in, factor (Index scalar)      | outer, inner       | "inner_split": the factor
+///             |                                |                    |   is inner's extent (else
+///             |                                |                    |   outer's)
+///   Merge     | outer, inner                   | out                |
 ///
 /// Extents of tensors are scalar Vals reached through each TensorView's domain, not through
 /// Expr inputs; they may have scalar definitions of their own (for example the extent of a
@@ -148,6 +158,11 @@ enum class OpKind : uint8_t {
   // Contractions
   Matmul,
   Linear,
+  // Memory: a copy between memory types, made by cacheBefore / cacheAfter / cacheFork.
+  Set,
+  // IterDomain transforms (scheduling); they never appear in Fusion::exprs().
+  Split,
+  Merge,
 };
 
 enum class OpFamily : uint8_t {
@@ -160,6 +175,8 @@ enum class OpFamily : uint8_t {
   Shape,
   Factory,
   Contraction,
+  Memory,
+  Transform,
 };
 
 /// The printer's and the user API's spelling: "add", "sum", "index_select", ...
@@ -172,6 +189,6 @@ bool isElementwise(OpKind op);  ///< Unary, Cast, Binary and Ternary families.
 /// Comparisons, logical ops, isnan/isinf/isfinite: results are bool.
 bool producesBool(OpKind op);
 
-inline constexpr int kNumOpKinds = static_cast<int>(OpKind::Linear) + 1;
+inline constexpr int kNumOpKinds = static_cast<int>(OpKind::Merge) + 1;
 
 }  // namespace braze

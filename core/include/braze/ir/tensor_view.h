@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,47 @@ class TensorView : public Val {
   MemoryType memoryType() const { return memory_type_; }
   void setMemoryType(MemoryType type) { memory_type_ = type; }
 
+  // ---- Scheduling primitives (implemented in core/src/sched). They change only the loop
+  // domain, parallel types, memory type and inline position, never the math. Axes index the
+  // loop domain (negative counts from the end). Each returns `this` for chaining unless noted;
+  // an invalid request is refused with an Error naming the tensor and the axis.
+
+  /// Loop IterDomain at `axis` (negative counts from the end).
+  IterDomain* loopAxis(int64_t axis) const;
+  int64_t nLoopDims() const { return static_cast<int64_t>(loop_.size()); }
+
+  /// Replaces loop axis `axis` by (outer, inner) with inner extent `factor` (outer extent
+  /// when !inner_split). A factor that does not divide the extent leaves a remainder that
+  /// lowering predicates.
+  TensorView* split(int64_t axis, int64_t factor, bool inner_split = true);
+  TensorView* split(int64_t axis, Scalar* factor, bool inner_split = true);
+  /// Replaces loop axes `outer` and `inner` by one axis iterating over both (outer-major).
+  TensorView* merge(int64_t outer, int64_t inner);
+  TensorView* merge(int64_t outer) { return merge(outer, outer + 1); }
+  /// Moves loop axes: old_to_new[i] = {old position, new position}; unnamed axes keep their
+  /// relative order.
+  TensorView* reorder(const std::vector<std::pair<int64_t, int64_t>>& old_to_new);
+  TensorView* parallelize(int64_t axis, ParallelType type);
+
+  /// Splits this reduction into two: a new producer that reduces the loop axes `axes` (which
+  /// must be Reduction axes) and this tensor, which reduces the rest of them from the
+  /// producer's partial results. Returns the new producer.
+  TensorView* rFactor(const std::vector<int64_t>& axes);
+  /// Inserts a copy (Set) before this tensor: the copy takes this tensor's definition and
+  /// this tensor becomes a Set of it. Returns the copy (the new producer).
+  TensorView* cacheBefore();
+  /// Inserts a copy after this tensor that all its consumers read instead. Returns the copy.
+  TensorView* cacheAfter();
+  /// For a fusion output that is also read inside the fusion: the consumers keep reading this
+  /// tensor while a copy becomes the fusion output. Returns the copy.
+  TensorView* cacheFork();
+
+  /// This tensor is computed inside the first `inlinePosition()` loops of its consumers.
+  int64_t inlinePosition() const { return inline_position_; }
+  /// Sets the inline position after checking it against consumers (sched/inlining.h);
+  /// scheduling code calls inlineAt() rather than this.
+  void setInlinePosition(int64_t position) { inline_position_ = position; }
+
   /// "T<number>".
   std::string name() const override;
 
@@ -70,6 +112,7 @@ class TensorView : public Val {
   std::vector<int64_t> allocation_order_;
   std::vector<std::optional<bool>> contiguity_;
   MemoryType memory_type_ = MemoryType::Global;
+  int64_t inline_position_ = 0;
 };
 
 }  // namespace braze

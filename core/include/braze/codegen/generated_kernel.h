@@ -1,0 +1,66 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "braze/ir/fusion.h"
+
+namespace braze {
+
+/// One parameter of a generated kernel, in parameter order. Tensor parameters are passed as
+/// `braze::Tensor<T, N, IndexT>` (runtime header: data pointer, then N sizes and N strides in
+/// elements, all IndexT), scalars by value in their dtype (Index as IndexT), workspaces as a
+/// plain pointer.
+struct KernelParameter {
+  enum class Kind : uint8_t {
+    InputTensor,    ///< a fusion input tensor; `fusion_position` is its input index
+    OutputTensor,   ///< a fusion output tensor; `fusion_position` is its output index
+    GlobalBuffer,   ///< an intermediate in global memory the executor allocates per launch
+    InputScalar,    ///< a fusion scalar input; `fusion_position` is its input index
+    Workspace,      ///< zero-initialized scratch (grid reductions, semaphores)
+  };
+  Kind kind;
+  const Val* val = nullptr;  ///< the tensor or scalar in the scheduled fusion (not Workspace)
+  DataType dtype = DataType::Float32;
+  int64_t rank = 0;  ///< tensor rank as passed (user-visible dims of `val`)
+  int64_t fusion_position = -1;
+  /// Workspace only: bytes needed, as an Index scalar of the scheduled fusion (evaluated at
+  /// launch from the bound inputs), or constant.
+  const Val* workspace_bytes = nullptr;
+};
+
+/// The launch geometry as expressions of the scheduled fusion's scalars: grid x/y/z and block
+/// x/y/z. A null entry means 1. The executor evaluates them with the inputs' actual sizes.
+struct LaunchExtents {
+  std::array<const Val*, 3> grid = {nullptr, nullptr, nullptr};
+  std::array<const Val*, 3> block = {nullptr, nullptr, nullptr};
+  /// Dynamic shared memory in bytes (null: none).
+  const Val* dynamic_shared_memory_bytes = nullptr;
+};
+
+/// What code generation hands to execution: the CUDA C++ of one kernel (including Braze's
+/// runtime header text), its entry point, its parameters and how to launch it. The Vals it
+/// refers to belong to the scheduled fusion it was generated from, which must outlive it.
+struct GeneratedKernel {
+  std::string source;
+  std::string kernel_name;  ///< derived from the source's content, not from a counter
+  std::vector<KernelParameter> parameters;
+  LaunchExtents launch;
+  DataType index_type = DataType::Int32;  ///< Int32 or Int64: what IndexT is in the source
+  /// Launch-time checks the schedule relies on but could not prove at compile time (e.g. a
+  /// vectorized access's divisibility), as bool scalar Vals of the scheduled fusion with the
+  /// message to give when one is false.
+  std::vector<std::pair<const Val*, std::string>> launch_checks;
+  /// Tensor parameters accessed with vector loads or stores: the data pointer must be aligned
+  /// to `bytes`.
+  struct Alignment {
+    size_t parameter;
+    int64_t bytes;
+  };
+  std::vector<Alignment> alignments;
+};
+
+}  // namespace braze

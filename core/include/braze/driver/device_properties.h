@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace braze::driver {
+
+/// A GPU architecture as NVRTC names it: sm_90, sm_90a, sm_100a ...
+struct GpuArch {
+  int major = 9;
+  int minor = 0;
+  /// The "a" targets (sm_90a, sm_100a) unlock wgmma, setmaxnreg and TMA multicast, but the
+  /// code then runs only on that exact architecture.
+  bool arch_specific = false;
+
+  bool operator==(const GpuArch&) const = default;
+  /// "sm_90a".
+  std::string toString() const;
+  /// Parses "sm_90", "sm_90a", "90", "9.0"; nullopt when malformed.
+  static std::optional<GpuArch> parse(std::string_view text);
+};
+
+/// What schedulers and the executor need to know of a device; read once per device.
+struct DeviceProperties {
+  int ordinal = 0;
+  std::string name;
+  GpuArch arch;
+  int sm_count = 0;
+  int max_threads_per_block = 1024;
+  int max_threads_per_sm = 2048;
+  int warp_size = 32;
+  int64_t max_shared_memory_per_block = 48 * 1024;        ///< without opting in
+  int64_t max_shared_memory_per_block_optin = 48 * 1024;  ///< with cuFuncSetAttribute
+  int64_t shared_memory_per_sm = 0;
+  int registers_per_sm = 65536;
+  int64_t l2_cache_bytes = 0;
+  int64_t global_memory_bytes = 0;
+  int driver_version = 0;  ///< e.g. 13000
+};
+
+/// Properties of device `ordinal`, cached after the first call. Needs the driver; throws the
+/// driver's "no CUDA driver or device" error without one.
+const DeviceProperties& deviceProperties(int ordinal = 0);
+
+/// Properties an H100 SXM reports, for heuristics and tests on machines without a GPU.
+DeviceProperties h100Properties();
+
+}  // namespace braze::driver

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "braze/driver/device_properties.h"
+
+namespace braze {
+
+/// How to compile a kernel. Without `arch` the architecture of device 0 is used, which needs a
+/// GPU; give it explicitly (sm_90, sm_100) to compile on a machine without one.
+struct CompileOptions {
+  std::optional<driver::GpuArch> arch;
+  int max_registers = 0;  ///< 0: let ptxas decide.
+  bool line_info = false;
+  bool fast_math = false;
+  std::vector<std::string> extra_options;  ///< passed to NVRTC as given
+};
+
+/// Resources ptxas reported for the kernel.
+struct KernelResources {
+  int registers = 0;
+  int64_t stack_frame_bytes = 0;
+  int64_t spill_store_bytes = 0;
+  int64_t spill_load_bytes = 0;
+  int64_t static_shared_memory_bytes = 0;
+  int barriers = 0;
+};
+
+/// The result of compiling one generated kernel: nothing but compilation. It holds the CUDA
+/// source, the exact NVRTC options, the cubin and PTX, the kernel's name, the resources ptxas
+/// reported and the compile log. It knows nothing of fusions or launches (KernelExecutor
+/// does), so it can be cached, serialized and compiled on machines without a GPU.
+class CompiledKernel {
+ public:
+  /// Compiles `source`, whose `extern "C" __global__` entry is `kernel_name`. Throws a
+  /// braze::Error with NVRTC's log and the path of the written source on failure.
+  static CompiledKernel compile(std::string source, std::string kernel_name,
+                                const CompileOptions& options = {});
+
+  const std::string& source() const { return source_; }
+  const std::string& kernelName() const { return kernel_name_; }
+  const driver::GpuArch& arch() const { return arch_; }
+  const std::vector<std::string>& nvrtcOptions() const { return nvrtc_options_; }
+  const std::vector<char>& cubin() const { return cubin_; }
+  const std::string& ptx() const { return ptx_; }
+  const std::string& compileLog() const { return log_; }
+  const KernelResources& resources() const { return resources_; }
+  /// NVRTC's version at compile time, e.g. {13, 0}.
+  std::pair<int, int> nvrtcVersion() const { return nvrtc_version_; }
+
+ private:
+  std::string source_;
+  std::string kernel_name_;
+  driver::GpuArch arch_;
+  std::vector<std::string> nvrtc_options_;
+  std::vector<char> cubin_;
+  std::string ptx_;
+  std::string log_;
+  KernelResources resources_;
+  std::pair<int, int> nvrtc_version_;
+};
+
+/// Reads ptxas' resource report (-Xptxas=-v) for `kernel_name` out of an NVRTC log.
+KernelResources parsePtxasResources(const std::string& log, const std::string& kernel_name);
+
+}  // namespace braze

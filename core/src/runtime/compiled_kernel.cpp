@@ -1,0 +1,81 @@
+#include "braze/runtime/compiled_kernel.h"
+
+#include <regex>
+#include <sstream>
+
+#include "braze/driver/nvrtc_compiler.h"
+#include "braze/error.h"
+
+namespace braze {
+
+namespace {
+
+std::vector<std::string> nvrtcOptionsFor(const driver::GpuArch& arch, const CompileOptions& options) {
+  std::vector<std::string> flags = {
+      "--std=c++17",
+      "--gpu-architecture=" + arch.toString(),
+      // The resource report is how registers and spills are known without a GPU.
+      "-Xptxas=-v",
+      "-default-device",
+  };
+  if (options.max_registers > 0) flags.push_back("--maxrregcount=" + std::to_string(options.max_registers));
+  if (options.line_info) flags.push_back("--generate-line-info");
+  if (options.fast_math) flags.push_back("--use_fast_math");
+  flags.insert(flags.end(), options.extra_options.begin(), options.extra_options.end());
+  return flags;
+}
+
+}  // namespace
+
+KernelResources parsePtxasResources(const std::string& log, const std::string& kernel_name) {
+  KernelResources resources;
+  // ptxas prints a block per entry function:
+  //   ptxas info    : Compiling entry function 'k' for 'sm_90'
+  //   ptxas info    : Function properties for k
+  //   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+  //   ptxas info    : Used 8 registers, used 1 barriers, 256 bytes smem
+  std::istringstream lines(log);
+  std::string line;
+  bool in_kernel = false;
+  const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  const std::regex registers(R"(Used (\d+) registers)");
+  const std::regex barriers(R"(used (\d+) barriers)");
+  const std::regex smem(R"((\d+) bytes smem)");
+  std::smatch match;
+  while (std::getline(lines, line)) {
+    if (line.find("Compiling entry function") != std::string::npos) {
+      in_kernel = line.find("'" + kernel_name + "'") != std::string::npos;
+      continue;
+    }
+    if (!in_kernel) continue;
+    if (std::regex_search(line, match, frame)) {
+      resources.stack_frame_bytes = std::stoll(match[1]);
+      resources.spill_store_bytes = std::stoll(match[2]);
+      resources.spill_load_bytes = std::stoll(match[3]);
+    }
+    if (std::regex_search(line, match, registers)) resources.registers = std::stoi(match[1]);
+    if (std::regex_search(line, match, barriers)) resources.barriers = std::stoi(match[1]);
+    if (std::regex_search(line, match, smem)) resources.static_shared_memory_bytes = std::stoll(match[1]);
+  }
+  return resources;
+}
+
+CompiledKernel CompiledKernel::compile(std::string source, std::string kernel_name,
+                                       const CompileOptions& options) {
+  BRAZE_USER_CHECK(!kernel_name.empty()) << "CompiledKernel::compile: the kernel name is empty";
+  CompiledKernel kernel;
+  kernel.arch_ = options.arch ? *options.arch : driver::deviceProperties().arch;
+  kernel.nvrtc_options_ = nvrtcOptionsFor(kernel.arch_, options);
+  driver::NvrtcOutput output =
+      driver::compileWithNvrtc(source, kernel_name + ".cu", kernel.nvrtc_options_);
+  kernel.source_ = std::move(source);
+  kernel.kernel_name_ = std::move(kernel_name);
+  kernel.cubin_ = std::move(output.cubin);
+  kernel.ptx_ = std::move(output.ptx);
+  kernel.log_ = std::move(output.log);
+  kernel.resources_ = parsePtxasResources(kernel.log_, kernel.kernel_name_);
+  kernel.nvrtc_version_ = driver::nvrtcVersion();
+  return kernel;
+}
+
+}  // namespace braze
