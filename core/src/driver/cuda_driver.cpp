@@ -2,9 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <mutex>
-#include <optional>
-
 #include "braze/error.h"
 
 namespace braze::driver {
@@ -25,7 +22,8 @@ template <typename Fn>
 bool resolve(GetProcAddress get_proc, const char* name, Fn& slot, std::string& failure) {
   void* pointer = nullptr;
   CUdriverProcAddressQueryResult status{};
-  const CUresult result = get_proc(name, &pointer, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+  const CUresult result =
+      get_proc(name, &pointer, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
   if (result != CUDA_SUCCESS || pointer == nullptr || status != CU_GET_PROC_ADDRESS_SUCCESS) {
     failure = std::string("the driver has no ") + name + " for CUDA " +
               std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10) +
@@ -48,44 +46,50 @@ LoadedDriver loadDriver() {
   }
   auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
   if (get_proc == nullptr) {
-    loaded.failure = "libcuda.so.1 has no cuGetProcAddress_v2; a driver for CUDA 12 or newer is needed";
+    loaded.failure =
+        "libcuda.so.1 has no cuGetProcAddress_v2; a driver for CUDA 12 or newer is needed";
     return loaded;
   }
   DriverApi& api = loaded.api;
   std::string& failure = loaded.failure;
-  const bool ok = resolve(get_proc, "cuInit", api.init, failure) &&
-                  resolve(get_proc, "cuDriverGetVersion", api.driverGetVersion, failure) &&
-                  resolve(get_proc, "cuGetErrorName", api.getErrorName, failure) &&
-                  resolve(get_proc, "cuGetErrorString", api.getErrorString, failure) &&
-                  resolve(get_proc, "cuDeviceGetCount", api.deviceGetCount, failure) &&
-                  resolve(get_proc, "cuDeviceGet", api.deviceGet, failure) &&
-                  resolve(get_proc, "cuDeviceGetName", api.deviceGetName, failure) &&
-                  resolve(get_proc, "cuDeviceGetAttribute", api.deviceGetAttribute, failure) &&
-                  resolve(get_proc, "cuDeviceTotalMem", api.deviceTotalMem, failure) &&
-                  resolve(get_proc, "cuDevicePrimaryCtxRetain", api.devicePrimaryCtxRetain, failure) &&
-                  resolve(get_proc, "cuCtxSetCurrent", api.ctxSetCurrent, failure) &&
-                  resolve(get_proc, "cuCtxGetCurrent", api.ctxGetCurrent, failure) &&
-                  resolve(get_proc, "cuCtxSynchronize", api.ctxSynchronize, failure) &&
-                  resolve(get_proc, "cuModuleLoadData", api.moduleLoadData, failure) &&
-                  resolve(get_proc, "cuModuleUnload", api.moduleUnload, failure) &&
-                  resolve(get_proc, "cuModuleGetFunction", api.moduleGetFunction, failure) &&
-                  resolve(get_proc, "cuFuncGetAttribute", api.funcGetAttribute, failure) &&
-                  resolve(get_proc, "cuFuncSetAttribute", api.funcSetAttribute, failure) &&
-                  resolve(get_proc, "cuLaunchKernelEx", api.launchKernelEx, failure) &&
-                  resolve(get_proc, "cuMemAlloc", api.memAlloc, failure) &&
-                  resolve(get_proc, "cuMemFree", api.memFree, failure) &&
-                  resolve(get_proc, "cuMemcpyHtoD", api.memcpyHtoD, failure) &&
-                  resolve(get_proc, "cuMemcpyDtoH", api.memcpyDtoH, failure) &&
-                  resolve(get_proc, "cuMemcpyDtoDAsync", api.memcpyDtoDAsync, failure) &&
-                  resolve(get_proc, "cuMemsetD8Async", api.memsetD8Async, failure) &&
-                  resolve(get_proc, "cuStreamCreate", api.streamCreate, failure) &&
-                  resolve(get_proc, "cuStreamDestroy", api.streamDestroy, failure) &&
-                  resolve(get_proc, "cuStreamSynchronize", api.streamSynchronize, failure) &&
-                  resolve(get_proc, "cuEventCreate", api.eventCreate, failure) &&
-                  resolve(get_proc, "cuEventDestroy", api.eventDestroy, failure) &&
-                  resolve(get_proc, "cuEventRecord", api.eventRecord, failure) &&
-                  resolve(get_proc, "cuEventSynchronize", api.eventSynchronize, failure) &&
-                  resolve(get_proc, "cuEventElapsedTime", api.eventElapsedTime, failure);
+  const bool ok =
+      resolve(get_proc, "cuInit", api.init, failure) &&
+      resolve(get_proc, "cuDriverGetVersion", api.driverGetVersion, failure) &&
+      resolve(get_proc, "cuGetErrorName", api.getErrorName, failure) &&
+      resolve(get_proc, "cuGetErrorString", api.getErrorString, failure) &&
+      resolve(get_proc, "cuDeviceGetCount", api.deviceGetCount, failure) &&
+      resolve(get_proc, "cuDeviceGet", api.deviceGet, failure) &&
+      resolve(get_proc, "cuDeviceGetName", api.deviceGetName, failure) &&
+      resolve(get_proc, "cuDeviceGetAttribute", api.deviceGetAttribute, failure) &&
+      resolve(get_proc, "cuDeviceTotalMem", api.deviceTotalMem, failure) &&
+      resolve(get_proc, "cuDevicePrimaryCtxRetain", api.devicePrimaryCtxRetain, failure) &&
+      resolve(get_proc, "cuCtxSetCurrent", api.ctxSetCurrent, failure) &&
+      resolve(get_proc, "cuCtxGetCurrent", api.ctxGetCurrent, failure) &&
+      resolve(get_proc, "cuCtxSynchronize", api.ctxSynchronize, failure) &&
+      resolve(get_proc, "cuCtxGetDevice", api.ctxGetDevice, failure) &&
+      resolve(get_proc, "cuModuleLoadData", api.moduleLoadData, failure) &&
+      resolve(get_proc, "cuModuleUnload", api.moduleUnload, failure) &&
+      resolve(get_proc, "cuModuleGetFunction", api.moduleGetFunction, failure) &&
+      resolve(get_proc, "cuFuncGetAttribute", api.funcGetAttribute, failure) &&
+      resolve(get_proc, "cuFuncSetAttribute", api.funcSetAttribute, failure) &&
+      resolve(get_proc, "cuLaunchKernelEx", api.launchKernelEx, failure) &&
+      resolve(get_proc, "cuMemAlloc", api.memAlloc, failure) &&
+      resolve(get_proc, "cuMemFree", api.memFree, failure) &&
+      resolve(get_proc, "cuMemAllocAsync", api.memAllocAsync, failure) &&
+      resolve(get_proc, "cuMemFreeAsync", api.memFreeAsync, failure) &&
+      resolve(get_proc, "cuPointerGetAttribute", api.pointerGetAttribute, failure) &&
+      resolve(get_proc, "cuMemcpyHtoD", api.memcpyHtoD, failure) &&
+      resolve(get_proc, "cuMemcpyDtoH", api.memcpyDtoH, failure) &&
+      resolve(get_proc, "cuMemcpyDtoDAsync", api.memcpyDtoDAsync, failure) &&
+      resolve(get_proc, "cuMemsetD8Async", api.memsetD8Async, failure) &&
+      resolve(get_proc, "cuStreamCreate", api.streamCreate, failure) &&
+      resolve(get_proc, "cuStreamDestroy", api.streamDestroy, failure) &&
+      resolve(get_proc, "cuStreamSynchronize", api.streamSynchronize, failure) &&
+      resolve(get_proc, "cuEventCreate", api.eventCreate, failure) &&
+      resolve(get_proc, "cuEventDestroy", api.eventDestroy, failure) &&
+      resolve(get_proc, "cuEventRecord", api.eventRecord, failure) &&
+      resolve(get_proc, "cuEventSynchronize", api.eventSynchronize, failure) &&
+      resolve(get_proc, "cuEventElapsedTime", api.eventElapsedTime, failure);
   if (!ok) return loaded;
 
   if (CUresult result = api.init(0); result != CUDA_SUCCESS) {
@@ -121,7 +125,7 @@ const DriverApi& driverApi() {
   return loaded.api;
 }
 
-void checkDriver(CUresult result, const char* call) {
+void checkDriver(CUresult result, const char* call, std::string_view context) {
   if (result == CUDA_SUCCESS) return;
   const DriverApi& api = driverApi();
   const char* name = nullptr;
@@ -129,7 +133,8 @@ void checkDriver(CUresult result, const char* call) {
   api.getErrorName(result, &name);
   api.getErrorString(result, &description);
   BRAZE_THROW() << call << " failed: " << (name ? name : "unknown error") << " ("
-                << (description ? description : "no description") << ")";
+                << (description ? description : "no description") << ")"
+                << (context.empty() ? "" : " ") << context;
 }
 
 }  // namespace braze::driver

@@ -1,10 +1,10 @@
 #include "braze/driver/device_properties.h"
 
-#include <charconv>
 #include <map>
 #include <mutex>
 
 #include "braze/driver/cuda_driver.h"
+#include "braze/driver/primary_context.h"
 #include "braze/error.h"
 
 namespace braze::driver {
@@ -14,6 +14,16 @@ std::string GpuArch::toString() const {
 }
 
 std::optional<GpuArch> GpuArch::parse(std::string_view text) {
+  // Digits only: from_chars alone would accept "-9", "+9" or "9.0x".
+  const auto number = [](std::string_view digits) -> std::optional<int> {
+    if (digits.empty() || digits.size() > 4) return std::nullopt;
+    int value = 0;
+    for (const char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + (c - '0');
+    }
+    return value;
+  };
   if (text.starts_with("sm_")) text.remove_prefix(3);
   GpuArch arch;
   if (!text.empty() && text.back() == 'a') {
@@ -21,19 +31,18 @@ std::optional<GpuArch> GpuArch::parse(std::string_view text) {
     text.remove_suffix(1);
   }
   if (const size_t dot = text.find('.'); dot != std::string_view::npos) {
-    const std::string_view major = text.substr(0, dot);
-    const std::string_view minor = text.substr(dot + 1);
-    if (std::from_chars(major.data(), major.data() + major.size(), arch.major).ec != std::errc{} ||
-        std::from_chars(minor.data(), minor.data() + minor.size(), arch.minor).ec != std::errc{}) {
-      return std::nullopt;
-    }
+    const std::optional<int> major = number(text.substr(0, dot));
+    const std::optional<int> minor = number(text.substr(dot + 1));
+    if (!major || !minor || *major == 0 || *minor > 9) return std::nullopt;
+    arch.major = *major;
+    arch.minor = *minor;
     return arch;
   }
-  int number = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (error != std::errc{} || end != text.data() + text.size() || number < 10) return std::nullopt;
-  arch.major = number / 10;
-  arch.minor = number % 10;
+  // "90", "100", "120": the last digit is the minor version.
+  const std::optional<int> both = number(text);
+  if (!both || *both < 10) return std::nullopt;
+  arch.major = *both / 10;
+  arch.minor = *both % 10;
   return arch;
 }
 
@@ -46,6 +55,11 @@ int attribute(CUdevice device, CUdevice_attribute which) {
 }
 
 DeviceProperties readProperties(int ordinal) {
+  driverApi();  // without a driver, its own error says why
+  const int count = deviceCount();
+  BRAZE_USER_CHECK(ordinal >= 0 && ordinal < count)
+      << "deviceProperties: CUDA device " << ordinal << " does not exist: the driver sees " << count
+      << " device" << (count == 1 ? "" : "s") << "; check CUDA_VISIBLE_DEVICES";
   CUdevice device = 0;
   BRAZE_CU(deviceGet, &device, ordinal);
   DeviceProperties properties;
@@ -66,7 +80,8 @@ DeviceProperties readProperties(int ordinal) {
       attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   properties.shared_memory_per_sm =
       attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
-  properties.registers_per_sm = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+  properties.registers_per_sm =
+      attribute(device, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
   properties.l2_cache_bytes = attribute(device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   size_t total_memory = 0;
   BRAZE_CU(deviceTotalMem, &total_memory, device);

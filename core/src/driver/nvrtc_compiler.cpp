@@ -52,15 +52,15 @@ NvrtcOutput compileWithNvrtc(std::string_view source, std::string_view file_name
   const std::string source_text(source);
   const std::string name(file_name);
   std::unique_ptr<nvrtcProgram, ProgramDeleter> program(new nvrtcProgram{});
-  checkNvrtc(nvrtcCreateProgram(program.get(), source_text.c_str(), name.c_str(), 0, nullptr,
-                                nullptr),
-             "nvrtcCreateProgram");
+  checkNvrtc(
+      nvrtcCreateProgram(program.get(), source_text.c_str(), name.c_str(), 0, nullptr, nullptr),
+      "nvrtcCreateProgram");
   std::vector<const char*> option_pointers;
   option_pointers.reserve(options.size());
   for (const std::string& option : options) option_pointers.push_back(option.c_str());
 
-  const nvrtcResult result = nvrtcCompileProgram(
-      *program, static_cast<int>(option_pointers.size()), option_pointers.data());
+  const nvrtcResult result = nvrtcCompileProgram(*program, static_cast<int>(option_pointers.size()),
+                                                 option_pointers.data());
   NvrtcOutput output;
   output.log = programLog(*program);
   if (result != NVRTC_SUCCESS) {

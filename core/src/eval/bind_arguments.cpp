@@ -2,9 +2,11 @@
 // go into the ExpressionEvaluator, input tensors are imported. Everything is checked before
 // anything is imported, and every error names the input by position and IR name.
 
+#include <algorithm>
 #include <sstream>
 #include <unordered_map>
 
+#include "braze/eval/argument_binding.h"
 #include "braze/ops/elementwise_semantics.h"
 #include "eval/eval_tensor.h"
 
@@ -16,9 +18,9 @@ std::string inputLabel(size_t position, const Val& input) {
   return "input " + std::to_string(position) + " (" + input.name() + ")";
 }
 
-std::string describeArgument(const EvaluatorArgument& argument) {
-  if (const auto* tensor = std::get_if<HostTensor>(&argument)) {
-    return "a tensor " + tensor->describe();
+std::string describeArgument(const ArgumentInfo& argument) {
+  if (const auto* tensor = std::get_if<TensorArgumentInfo>(&argument)) {
+    return "a tensor " + tensor->description;
   }
   const ScalarValue& value = std::get<ScalarValue>(argument);
   return "the " + std::string(toString(naturalDataType(value))) + " scalar " + toString(value);
@@ -63,35 +65,36 @@ struct Origin {
 
 class ArgumentBinder {
  public:
-  ArgumentBinder(const Fusion& fusion, const std::vector<EvaluatorArgument>& arguments,
-                 ExpressionEvaluator& scalars)
-      : fusion_(fusion), arguments_(arguments), scalars_(scalars) {}
+  ArgumentBinder(const Fusion& fusion, const std::vector<ArgumentInfo>& arguments,
+                 std::string_view caller, ExpressionEvaluator& scalars)
+      : fusion_(fusion), arguments_(arguments), caller_(caller), scalars_(scalars) {}
 
   void checkKinds() {
     const auto& inputs = fusion_.inputs();
     std::ostringstream names;
     for (size_t i = 0; i < inputs.size(); ++i) names << (i ? ", " : "") << inputs[i]->name();
     BRAZE_USER_CHECK(arguments_.size() == inputs.size())
-        << "evaluateFusion: the fusion has " << inputs.size() << " input"
+        << caller_ << ": the fusion has " << inputs.size() << " input"
         << (inputs.size() == 1 ? "" : "s") << (inputs.empty() ? "" : " (" + names.str() + ")")
         << " but " << arguments_.size() << " argument"
         << (arguments_.size() == 1 ? " was" : "s were") << " given";
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Val& input = *inputs[i];
-      const EvaluatorArgument& argument = arguments_[i];
+      const ArgumentInfo& argument = arguments_[i];
       if (const auto* tv = input.dynCast<TensorView>()) {
-        const auto* host = std::get_if<HostTensor>(&argument);
+        const auto* host = std::get_if<TensorArgumentInfo>(&argument);
         BRAZE_USER_CHECK(host != nullptr)
             << inputLabel(i, input) << ": expected a " << tv->dtype() << " tensor of rank "
             << tv->rank() << " but got " << describeArgument(argument);
-        BRAZE_USER_CHECK(host->defined())
-            << inputLabel(i, input) << ": the tensor " << host->describe() << " has no storage";
-        BRAZE_USER_CHECK(dtypeMatches(tv->dtype(), host->dtype()))
+        BRAZE_USER_CHECK(host->has_storage)
+            << inputLabel(i, input) << ": the tensor " << host->description << " has no storage";
+        BRAZE_USER_CHECK(dtypeMatches(tv->dtype(), host->dtype))
             << inputLabel(i, input) << ": expected dtype " << tv->dtype() << " but got "
-            << host->dtype() << " (" << host->describe() << ")";
-        BRAZE_USER_CHECK(host->rank() == tv->rank())
-            << inputLabel(i, input) << ": expected rank " << tv->rank() << " but got rank "
-            << host->rank() << " (" << host->describe() << ")";
+            << host->dtype << " (" << host->description << ")";
+        const auto rank = static_cast<int64_t>(host->sizes.size());
+        BRAZE_USER_CHECK(rank == tv->rank())
+            << inputLabel(i, input) << ": expected rank " << tv->rank() << " but got rank " << rank
+            << " (" << host->description << ")";
       } else {
         const auto* value = std::get_if<ScalarValue>(&argument);
         BRAZE_USER_CHECK(value != nullptr)
@@ -121,15 +124,15 @@ class ArgumentBinder {
     for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
       const auto* tv = fusion_.inputs()[i]->dynCast<TensorView>();
       if (tv == nullptr) continue;
-      const HostTensor& host = std::get<HostTensor>(arguments_[i]);
+      const TensorArgumentInfo& host = std::get<TensorArgumentInfo>(arguments_[i]);
       const std::vector<IterDomain*> dims = tv->logicalNoReductions();
       for (size_t d = 0; d < dims.size(); ++d) {
         const IterDomain& id = *dims[d];
-        const int64_t size = host.sizes()[d];
+        const int64_t size = host.sizes[d];
         if (id.isBroadcast() && !id.hasExpandedExtent()) {
           BRAZE_USER_CHECK(size == 1) << inputLabel(i, *tv) << ": dim " << d
                                       << " is a broadcast dim and must have size 1, but has size "
-                                      << size << " (" << host.describe() << ")";
+                                      << size << " (" << host.description << ")";
           continue;
         }
         const Scalar* extent = id.logicalExtent();
@@ -137,7 +140,7 @@ class ArgumentBinder {
           const int64_t fixed = *extent->constantInt();
           BRAZE_USER_CHECK(size == fixed)
               << inputLabel(i, *tv) << ": dim " << d << " has size " << size
-              << " but the fusion fixes it to " << fixed << " (" << host.describe() << ")";
+              << " but the fusion fixes it to " << fixed << " (" << host.description << ")";
           continue;
         }
         if (extent->definition() != nullptr) {
@@ -159,7 +162,8 @@ class ArgumentBinder {
     for (const auto& [i, d] : derived) {
       const auto& tv = *fusion_.inputs()[i]->as<TensorView>();
       const Scalar* extent = tv.logicalNoReductions()[static_cast<size_t>(d)]->logicalExtent();
-      const int64_t size = std::get<HostTensor>(arguments_[i]).sizes()[static_cast<size_t>(d)];
+      const int64_t size =
+          std::get<TensorArgumentInfo>(arguments_[i]).sizes[static_cast<size_t>(d)];
       if (std::optional<ScalarValue> value = scalars_.evaluate(extent)) {
         BRAZE_USER_CHECK(toInt64(*value) == size)
             << inputLabel(i, tv) << ": dim " << d << " has size " << size << " but its extent "
@@ -173,7 +177,7 @@ class ArgumentBinder {
   void checkLayouts() const {
     for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
       const auto* tv = fusion_.inputs()[i]->dynCast<TensorView>();
-      if (tv != nullptr) checkLayout(i, *tv, std::get<HostTensor>(arguments_[i]));
+      if (tv != nullptr) checkLayout(i, *tv, std::get<TensorArgumentInfo>(arguments_[i]));
     }
   }
 
@@ -196,22 +200,22 @@ class ArgumentBinder {
   // times the stride of the next inner non-broadcast dim in allocation order (1 for the
   // innermost). Size-1 dims are never indexed, so their strides are free and they pass the
   // expected stride on unchanged.
-  static void checkLayout(size_t i, const TensorView& tv, const HostTensor& host) {
-    if (host.numel() == 0) return;
+  static void checkLayout(size_t i, const TensorView& tv, const TensorArgumentInfo& host) {
+    if (std::find(host.sizes.begin(), host.sizes.end(), 0) != host.sizes.end()) return;
     const std::vector<int64_t>& order = tv.allocationOrder();
     const std::vector<std::optional<bool>>& contiguity = tv.contiguity();
     int64_t expected = 1;
     for (size_t p = order.size(); p-- > 0;) {
       const auto d = static_cast<size_t>(order[p]);
       if (!contiguity[d].has_value()) continue;  // broadcast dim: no storage
-      const int64_t size = host.sizes()[d];
-      const int64_t stride = host.strides()[d];
+      const int64_t size = host.sizes[d];
+      const int64_t stride = host.strides[d];
       if (size == 1) continue;
       if (*contiguity[d]) {
         BRAZE_USER_CHECK(stride == expected)
             << inputLabel(i, tv) << ": dim " << d << " has stride " << stride
             << " but the declared layout (" << formatLayout(tv) << ") needs stride " << expected
-            << " (" << host.describe()
+            << " (" << host.description
             << "); pass a tensor with that layout, or declare the dim non-contiguous (and the "
                "allocation order the tensor has) when making the input";
       }
@@ -220,7 +224,8 @@ class ArgumentBinder {
   }
 
   const Fusion& fusion_;
-  const std::vector<EvaluatorArgument>& arguments_;
+  const std::vector<ArgumentInfo>& arguments_;
+  std::string_view caller_;
   ExpressionEvaluator& scalars_;
   std::unordered_map<const Val*, Origin> origins_;
 };
@@ -229,11 +234,16 @@ class ArgumentBinder {
 
 void bindArguments(const Fusion& fusion, const std::vector<EvaluatorArgument>& arguments,
                    EvalContext& context) {
-  ArgumentBinder binder(fusion, arguments, context.scalars());
-  binder.checkKinds();
-  binder.bindScalars();
-  binder.bindSizes();
-  binder.checkLayouts();
+  std::vector<ArgumentInfo> infos;
+  infos.reserve(arguments.size());
+  for (const EvaluatorArgument& argument : arguments) {
+    if (const auto* tensor = std::get_if<HostTensor>(&argument)) {
+      infos.emplace_back(argumentInfoOf(*tensor));
+    } else {
+      infos.emplace_back(std::get<ScalarValue>(argument));
+    }
+  }
+  validateAndBindArguments(fusion, infos, "evaluateFusion", context.scalars());
   for (size_t i = 0; i < fusion.inputs().size(); ++i) {
     const Val* input = fusion.inputs()[i];
     if (input->isA<TensorView>()) {
@@ -243,3 +253,24 @@ void bindArguments(const Fusion& fusion, const std::vector<EvaluatorArgument>& a
 }
 
 }  // namespace braze::eval_detail
+
+namespace braze {
+
+TensorArgumentInfo argumentInfoOf(const HostTensor& tensor) {
+  return {.dtype = tensor.dtype(),
+          .sizes = tensor.sizes(),
+          .strides = tensor.strides(),
+          .has_storage = tensor.defined(),
+          .description = tensor.describe()};
+}
+
+void validateAndBindArguments(const Fusion& fusion, const std::vector<ArgumentInfo>& arguments,
+                              std::string_view caller, ExpressionEvaluator& scalars) {
+  eval_detail::ArgumentBinder binder(fusion, arguments, caller, scalars);
+  binder.checkKinds();
+  binder.bindScalars();
+  binder.bindSizes();
+  binder.checkLayouts();
+}
+
+}  // namespace braze

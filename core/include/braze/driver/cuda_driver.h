@@ -3,6 +3,7 @@
 #include <cuda.h>
 
 #include <string>
+#include <string_view>
 
 namespace braze::driver {
 
@@ -23,6 +24,7 @@ struct DriverApi {
   decltype(&::cuCtxSetCurrent) ctxSetCurrent;
   decltype(&::cuCtxGetCurrent) ctxGetCurrent;
   decltype(&::cuCtxSynchronize) ctxSynchronize;
+  decltype(&::cuCtxGetDevice) ctxGetDevice;
   decltype(&::cuModuleLoadData) moduleLoadData;
   decltype(&::cuModuleUnload) moduleUnload;
   decltype(&::cuModuleGetFunction) moduleGetFunction;
@@ -31,6 +33,9 @@ struct DriverApi {
   decltype(&::cuLaunchKernelEx) launchKernelEx;
   decltype(&::cuMemAlloc) memAlloc;
   decltype(&::cuMemFree) memFree;
+  decltype(&::cuMemAllocAsync) memAllocAsync;
+  decltype(&::cuMemFreeAsync) memFreeAsync;
+  decltype(&::cuPointerGetAttribute) pointerGetAttribute;
   decltype(&::cuMemcpyHtoD) memcpyHtoD;
   decltype(&::cuMemcpyDtoH) memcpyDtoH;
   decltype(&::cuMemcpyDtoDAsync) memcpyDtoDAsync;
@@ -55,8 +60,8 @@ bool isDriverAvailable(std::string* reason = nullptr);
 const DriverApi& driverApi();
 
 /// Throws a braze::Error naming `call`, the error name and the driver's description when
-/// `result` is not CUDA_SUCCESS.
-void checkDriver(CUresult result, const char* call);
+/// `result` is not CUDA_SUCCESS; a non-empty `context` ("while launching kernel k") follows.
+void checkDriver(CUresult result, const char* call, std::string_view context = {});
 
 }  // namespace braze::driver
 

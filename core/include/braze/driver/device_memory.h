@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <memory>
+
+namespace braze::driver {
+
+/// One block of device memory in the primary context of its device, freed when the last
+/// reference to it is gone. Zero bytes allocate nothing (the pointer is 0).
+class DeviceMemory {
+ public:
+  /// Memory usable by any stream once this returns; freeing it waits for the device.
+  static std::shared_ptr<DeviceMemory> allocate(int device, size_t bytes);
+  /// Stream-ordered memory: usable by work enqueued on `stream` from now on, and freed in
+  /// `stream`'s order, so the work enqueued before the last reference goes still sees it.
+  /// `stream` must outlive the allocation. Where the device has no memory pools, falls back to
+  /// allocate() and synchronizes `stream` before freeing.
+  static std::shared_ptr<DeviceMemory> allocateOnStream(int device, size_t bytes, CUstream stream);
+
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  ~DeviceMemory();
+
+  CUdeviceptr pointer() const { return pointer_; }
+  size_t bytes() const { return bytes_; }
+  int device() const { return device_; }
+
+ private:
+  DeviceMemory(int device, size_t bytes) : device_(device), bytes_(bytes) {}
+
+  int device_;
+  size_t bytes_;
+  CUdeviceptr pointer_ = 0;
+  bool stream_ordered_ = false;
+  bool synchronize_before_free_ = false;
+  CUstream stream_ = nullptr;
+};
+
+}  // namespace braze::driver
