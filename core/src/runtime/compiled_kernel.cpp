@@ -1,8 +1,10 @@
 #include "braze/runtime/compiled_kernel.h"
 
+#include <ostream>
 #include <regex>
 #include <sstream>
 
+#include "braze/driver/cuda_driver.h"
 #include "braze/driver/nvrtc_compiler.h"
 #include "braze/error.h"
 
@@ -10,7 +12,8 @@ namespace braze {
 
 namespace {
 
-std::vector<std::string> nvrtcOptionsFor(const driver::GpuArch& arch, const CompileOptions& options) {
+std::vector<std::string> nvrtcOptionsFor(const driver::GpuArch& arch,
+                                         const CompileOptions& options) {
   std::vector<std::string> flags = {
       "--std=c++17",
       "--gpu-architecture=" + arch.toString(),
@@ -18,11 +21,22 @@ std::vector<std::string> nvrtcOptionsFor(const driver::GpuArch& arch, const Comp
       "-Xptxas=-v",
       "-default-device",
   };
-  if (options.max_registers > 0) flags.push_back("--maxrregcount=" + std::to_string(options.max_registers));
+  if (options.max_registers > 0)
+    flags.push_back("--maxrregcount=" + std::to_string(options.max_registers));
   if (options.line_info) flags.push_back("--generate-line-info");
   if (options.fast_math) flags.push_back("--use_fast_math");
   flags.insert(flags.end(), options.extra_options.begin(), options.extra_options.end());
   return flags;
+}
+
+// Without an explicit target, the kernel is compiled for device 0.
+driver::GpuArch deviceArch() {
+  std::string reason;
+  BRAZE_USER_CHECK(driver::isDriverAvailable(&reason))
+      << "CompiledKernel::compile: no target architecture was given and none can be read from a "
+         "device (no CUDA driver or device: "
+      << reason << "); pass CompileOptions{.arch = driver::GpuArch{9, 0}} to compile without a GPU";
+  return driver::deviceProperties().arch;
 }
 
 }  // namespace
@@ -37,7 +51,8 @@ KernelResources parsePtxasResources(const std::string& log, const std::string& k
   std::istringstream lines(log);
   std::string line;
   bool in_kernel = false;
-  const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  const std::regex frame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   const std::regex registers(R"(Used (\d+) registers)");
   const std::regex barriers(R"(used (\d+) barriers)");
   const std::regex smem(R"((\d+) bytes smem)");
@@ -55,7 +70,8 @@ KernelResources parsePtxasResources(const std::string& log, const std::string& k
     }
     if (std::regex_search(line, match, registers)) resources.registers = std::stoi(match[1]);
     if (std::regex_search(line, match, barriers)) resources.barriers = std::stoi(match[1]);
-    if (std::regex_search(line, match, smem)) resources.static_shared_memory_bytes = std::stoll(match[1]);
+    if (std::regex_search(line, match, smem))
+      resources.static_shared_memory_bytes = std::stoll(match[1]);
   }
   return resources;
 }
@@ -64,7 +80,7 @@ CompiledKernel CompiledKernel::compile(std::string source, std::string kernel_na
                                        const CompileOptions& options) {
   BRAZE_USER_CHECK(!kernel_name.empty()) << "CompiledKernel::compile: the kernel name is empty";
   CompiledKernel kernel;
-  kernel.arch_ = options.arch ? *options.arch : driver::deviceProperties().arch;
+  kernel.arch_ = options.arch ? *options.arch : deviceArch();
   kernel.nvrtc_options_ = nvrtcOptionsFor(kernel.arch_, options);
   driver::NvrtcOutput output =
       driver::compileWithNvrtc(source, kernel_name + ".cu", kernel.nvrtc_options_);
@@ -75,6 +91,14 @@ CompiledKernel CompiledKernel::compile(std::string source, std::string kernel_na
   kernel.log_ = std::move(output.log);
   kernel.resources_ = parsePtxasResources(kernel.log_, kernel.kernel_name_);
   kernel.nvrtc_version_ = driver::nvrtcVersion();
+  if (options.dump.compile_log) {
+    options.dump.out() << "=== compile log of " << kernel.kernel_name_ << " ("
+                       << kernel.arch_.toString() << ")\n"
+                       << kernel.log_ << "\n";
+  }
+  if (options.dump.ptx) {
+    options.dump.out() << "=== PTX of " << kernel.kernel_name_ << "\n" << kernel.ptx_ << "\n";
+  }
   return kernel;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "braze/driver/device_properties.h"
+#include "braze/runtime/dump_options.h"
 
 namespace braze {
 
@@ -17,6 +18,8 @@ struct CompileOptions {
   bool line_info = false;
   bool fast_math = false;
   std::vector<std::string> extra_options;  ///< passed to NVRTC as given
+  /// `ptx` and `compile_log` print what NVRTC produced.
+  DumpOptions dump;
 };
 
 /// Resources ptxas reported for the kernel.

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <iosfwd>
+#include <string_view>
+
+namespace braze {
+
+/// Which intermediate results Braze prints, from BRAZE_DUMP (a comma-separated list of the
+/// field names below, e.g. BRAZE_DUMP=cuda_kernel,launch_params). The environment is read
+/// once, at the edge (fromEnvironment), and the struct is passed down; nothing below the edge
+/// reads the environment.
+struct DumpOptions {
+  bool fusion = false;         ///< the fusion as defined
+  bool scheduled = false;      ///< loop domains and transforms after scheduling
+  bool lowering = false;       ///< kernel IR after lowering
+  bool cuda_kernel = false;    ///< the generated CUDA C++
+  bool ptx = false;            ///< the PTX NVRTC produced
+  bool compile_log = false;    ///< NVRTC's log, with ptxas' resource report
+  bool launch_params = false;  ///< grid, block, shared memory and parameters of each launch
+  /// Where dumps go; null means std::cout.
+  std::ostream* stream = nullptr;
+
+  /// Parses a BRAZE_DUMP value. An unknown name is an Error listing the valid names.
+  static DumpOptions parse(std::string_view text);
+  /// Parses the BRAZE_DUMP environment variable (nothing on when unset).
+  static DumpOptions fromEnvironment();
+  /// The stream dumps go to.
+  std::ostream& out() const;
+};
+
+}  // namespace braze

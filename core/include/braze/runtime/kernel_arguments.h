@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "braze/ir/data_type.h"
+#include "braze/ir/scalar_value.h"
+
+namespace braze {
+
+/// The parameters of one kernel launch, each laid out as the generated kernel declares it and
+/// pointed to by the array cuLaunchKernelEx takes (kernelParams). Knows nothing of fusions.
+///
+/// Layouts (IndexT is int32 or int64, the kernel's index type):
+///  - a tensor is `braze::Tensor<T, N, IndexT>` (core/src/codegen/runtime/tensor.cuh): the data
+///    pointer, then N sizes, then N strides in elements (one of each when N = 0), padded to
+///    8 bytes, the struct's alignment;
+///  - a scalar is its dtype's value (bool 1 byte, float16/bfloat16 as their 2-byte bits);
+///    an Index scalar is an IndexT;
+///  - a pointer (workspace) is 8 bytes.
+class KernelArguments {
+ public:
+  /// `index_type` is DataType::Int32 or DataType::Int64.
+  explicit KernelArguments(DataType index_type);
+
+  /// Appends a tensor. Every size, stride and the offset of its last element must fit IndexT;
+  /// otherwise the Error names `what` and says to generate the kernel with int64 indexing.
+  void addTensor(CUdeviceptr data, std::span<const int64_t> sizes, std::span<const int64_t> strides,
+                 std::string_view what);
+  /// Appends a scalar of `dtype`, converted (and, for narrow floats, rounded) to it. An integer
+  /// that does not fit `dtype` (or IndexT) is an Error naming `what`.
+  void addScalar(DataType dtype, const ScalarValue& value, std::string_view what);
+  /// Appends a plain device pointer.
+  void addPointer(CUdeviceptr pointer);
+
+  size_t size() const { return offsets_.size(); }
+  DataType indexType() const { return index_type_; }
+  /// The bytes of parameter `i`.
+  std::span<const std::byte> bytes(size_t i) const;
+  /// The kernelParams array for cuLaunchKernelEx; valid until the next append.
+  void** pointers();
+
+ private:
+  std::byte* append(size_t bytes, size_t alignment);
+
+  DataType index_type_;
+  std::vector<std::byte> storage_;
+  std::vector<size_t> offsets_;
+  std::vector<size_t> sizes_;
+  std::vector<void*> pointers_;
+};
+
+}  // namespace braze

@@ -1,0 +1,117 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <variant>
+#include <vector>
+
+#include "braze/codegen/generated_kernel.h"
+#include "braze/runtime/compiled_kernel.h"
+#include "braze/runtime/device_tensor.h"
+#include "braze/runtime/dump_options.h"
+#include "braze/runtime/kernel_arguments.h"
+#include "braze/runtime/launch_params.h"
+
+namespace braze {
+
+/// One argument of a kernel run: a device tensor for a tensor input, a value for a scalar
+/// input (in the order of the fusion's inputs).
+using ExecutorArgument = std::variant<DeviceTensor, ScalarValue>;
+
+/// How a KernelExecutor runs.
+struct ExecutorOptions {
+  /// The device of launches whose inputs include no tensor (otherwise the inputs' device).
+  int device = 0;
+  /// `launch_params` prints every launch: geometry, index type and each parameter.
+  DumpOptions dump;
+};
+
+/// What one launch needs, computed from the inputs without touching the GPU.
+struct LaunchPlan {
+  int device = 0;
+  LaunchParams launch;
+  /// What the executor passes for each kernel parameter, in parameter order.
+  struct Parameter {
+    /// OutputTensor and GlobalBuffer: the sizes of the contiguous tensor to allocate.
+    std::vector<int64_t> sizes;
+    /// Workspace: the bytes to allocate (zeroed).
+    int64_t workspace_bytes = 0;
+    /// InputScalar: the value passed.
+    ScalarValue scalar = int64_t{0};
+  };
+  std::vector<Parameter> parameters;
+};
+
+/// Runs one generated, compiled kernel: execution only. For each run it validates the inputs
+/// against the scheduled fusion (with the reference evaluator's rules), binds their sizes,
+/// evaluates the launch geometry and the kernel's launch-time checks, allocates outputs
+/// (contiguous), global intermediates and zeroed workspaces, packs the parameters, and launches
+/// with cuLaunchKernelEx on the given stream. The module is loaded once per device, in the
+/// device's primary context.
+///
+/// Every check happens before the launch: a kernel is never launched with arguments it could
+/// read or write out of bounds.
+class KernelExecutor {
+ public:
+  /// `fusion` is the scheduled fusion `kernel` was generated from; it must outlive the
+  /// executor. `compiled` is `kernel.source` compiled. Contradictions between the three (a
+  /// parameter that is not the fusion's, a different kernel name, a fusion output without a
+  /// parameter) are internal errors.
+  KernelExecutor(const Fusion& fusion, GeneratedKernel kernel, CompiledKernel compiled,
+                 ExecutorOptions options = {});
+  ~KernelExecutor();
+  KernelExecutor(const KernelExecutor&) = delete;
+  KernelExecutor& operator=(const KernelExecutor&) = delete;
+
+  /// Launches the kernel on `stream` (asynchronously) and returns the fusion's outputs in order.
+  /// Outputs are allocated unless given in `outputs`: then one contiguous tensor per fusion
+  /// output, with its dtype and sizes, on the launch device. Needs a GPU: without one, throws
+  /// "no CUDA driver or device: ...".
+  std::vector<DeviceTensor> run(const std::vector<ExecutorArgument>& inputs,
+                                CUstream stream = nullptr, std::vector<DeviceTensor> outputs = {});
+
+  /// Validates `inputs` and computes the launch plan, without touching the GPU.
+  LaunchPlan plan(const std::vector<ExecutorArgument>& inputs) const;
+
+  /// Packs the kernel's parameters for `plan`: inputs from `inputs`, outputs from `outputs`
+  /// (one per fusion output), and for each GlobalBuffer or Workspace parameter the pointer at
+  /// its position in `allocations` (one entry per parameter; others ignored). Checks the
+  /// alignment the kernel's vector accesses need. Needs no GPU.
+  KernelArguments packArguments(const LaunchPlan& plan, const std::vector<ExecutorArgument>& inputs,
+                                const std::vector<DeviceTensor>& outputs,
+                                const std::vector<CUdeviceptr>& allocations) const;
+
+  const Fusion& fusion() const { return fusion_; }
+  const GeneratedKernel& generatedKernel() const { return kernel_; }
+  const CompiledKernel& compiledKernel() const { return compiled_; }
+
+ private:
+  struct LoadedFunction {
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+    int max_threads_per_block = 0;
+    int64_t dynamic_shared_memory_limit = 48 * 1024;  ///< what the function allows now
+  };
+
+  /// Checks the generated kernel against the fusion; returns the parameter of each output.
+  std::vector<size_t> checkContract() const;
+  LoadedFunction& load(int device);
+  std::vector<DeviceTensor> checkOrAllocateOutputs(const LaunchPlan& plan,
+                                                   std::vector<DeviceTensor> outputs) const;
+  void dumpLaunch(const LaunchPlan& plan, const std::vector<ExecutorArgument>& inputs,
+                  const std::vector<DeviceTensor>& outputs,
+                  const std::vector<CUdeviceptr>& allocations) const;
+
+  const Fusion& fusion_;
+  GeneratedKernel kernel_;
+  CompiledKernel compiled_;
+  ExecutorOptions options_;
+  std::vector<size_t> output_parameters_;  // kernel parameter of each fusion output
+  std::mutex mutex_;                       // guards loaded_
+  std::map<int, LoadedFunction> loaded_;
+};
+
+}  // namespace braze

@@ -1,0 +1,157 @@
+#include "braze/runtime/device_tensor.h"
+
+#include <cstring>
+#include <numeric>
+#include <sstream>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/device_memory.h"
+#include "braze/driver/primary_context.h"
+#include "braze/error.h"
+
+namespace braze {
+
+namespace {
+
+std::string formatList(const std::vector<int64_t>& values) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << values[i];
+  os << "]";
+  return os.str();
+}
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (size_t d = sizes.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * std::max<int64_t>(sizes[d], 1);
+  return strides;
+}
+
+void checkShape(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                std::string_view what) {
+  BRAZE_USER_CHECK(sizes.size() == strides.size())
+      << what << ": sizes " << formatList(sizes) << " and strides " << formatList(strides)
+      << " differ in length";
+  int64_t numel = 1;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    BRAZE_USER_CHECK(sizes[d] >= 0) << what << ": size " << sizes[d] << " of dim " << d << " in "
+                                    << formatList(sizes) << " is negative";
+    BRAZE_USER_CHECK(strides[d] >= 0)
+        << what << ": stride " << strides[d] << " of dim " << d << " in " << formatList(strides)
+        << " is negative; Braze reads device tensors with non-negative strides only";
+    BRAZE_USER_CHECK(sizes[d] == 0 || numel <= INT64_MAX / sizes[d])
+        << what << ": the element count of " << formatList(sizes) << " overflows int64";
+    numel *= sizes[d];
+  }
+}
+
+// Elements from the first to one past the last reachable one (0 for an empty tensor).
+int64_t spanElements(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  int64_t last = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return 0;
+    last += (sizes[d] - 1) * strides[d];
+  }
+  return last + 1;
+}
+
+}  // namespace
+
+DeviceTensor DeviceTensor::empty(DataType dtype, std::vector<int64_t> sizes, int device) {
+  std::vector<int64_t> strides = contiguousStrides(sizes);
+  checkShape(sizes, strides, "DeviceTensor::empty");
+  const int64_t bytes = spanElements(sizes, strides) * sizeInBytes(dtype);
+  std::shared_ptr<driver::DeviceMemory> memory =
+      driver::DeviceMemory::allocate(device, static_cast<size_t>(bytes));
+  const CUdeviceptr data = memory->pointer();
+  return borrow(dtype, std::move(sizes), std::move(strides), data, device, std::move(memory));
+}
+
+DeviceTensor DeviceTensor::borrow(DataType dtype, std::vector<int64_t> sizes,
+                                  std::vector<int64_t> strides, CUdeviceptr data, int device,
+                                  std::shared_ptr<void> owner) {
+  checkShape(sizes, strides, "DeviceTensor::borrow");
+  BRAZE_USER_CHECK(device >= 0) << "DeviceTensor::borrow: device ordinal " << device
+                                << " is negative";
+  DeviceTensor tensor;
+  tensor.dtype_ = dtype;
+  tensor.sizes_ = std::move(sizes);
+  tensor.strides_ = std::move(strides);
+  tensor.data_ = data;
+  tensor.device_ = device;
+  tensor.owner_ = std::move(owner);
+  return tensor;
+}
+
+DeviceTensor DeviceTensor::fromHost(const HostTensor& host, int device) {
+  BRAZE_USER_CHECK(host.defined())
+      << "DeviceTensor::fromHost: the host tensor " << host.describe() << " has no storage";
+  checkShape(host.sizes(), host.strides(), "DeviceTensor::fromHost");
+  const int64_t bytes = spanElements(host.sizes(), host.strides()) * sizeInBytes(host.dtype());
+  std::shared_ptr<driver::DeviceMemory> memory =
+      driver::DeviceMemory::allocate(device, static_cast<size_t>(bytes));
+  if (bytes > 0) BRAZE_CU(memcpyHtoD, memory->pointer(), host.data(), static_cast<size_t>(bytes));
+  const CUdeviceptr data = memory->pointer();
+  return borrow(host.dtype(), host.sizes(), host.strides(), data, device, std::move(memory));
+}
+
+HostTensor DeviceTensor::toHost() const {
+  BRAZE_USER_CHECK(defined()) << "DeviceTensor::toHost: the tensor " << describe()
+                              << " has no storage";
+  const int64_t bytes = storageBytes();
+  HostTensor buffer =
+      HostTensor::empty(dtype_, {std::max<int64_t>(spanElements(sizes_, strides_), 1)});
+  if (bytes > 0) {
+    driver::makePrimaryContextCurrent(device_);
+    // cuMemcpyDtoH waits for prior work in the legacy default stream only; wait for all of it.
+    BRAZE_CU(ctxSynchronize);
+    BRAZE_CU(memcpyDtoH, buffer.data(), data_, static_cast<size_t>(bytes));
+  }
+  return HostTensor::borrow(dtype_, sizes_, strides_, buffer.data(), buffer.owner());
+}
+
+int64_t DeviceTensor::numel() const {
+  return std::accumulate(sizes_.begin(), sizes_.end(), int64_t{1}, std::multiplies<>());
+}
+
+bool DeviceTensor::isContiguous() const {
+  if (numel() == 0) return true;
+  int64_t expected = 1;
+  for (size_t d = sizes_.size(); d-- > 0;) {
+    if (sizes_[d] == 1) continue;  // the stride of a size-1 dim is never used
+    if (strides_[d] != expected) return false;
+    expected *= sizes_[d];
+  }
+  return true;
+}
+
+int64_t DeviceTensor::storageBytes() const {
+  return spanElements(sizes_, strides_) * sizeInBytes(dtype_);
+}
+
+void DeviceTensor::fillBytes(uint8_t value, CUstream stream) const {
+  const int64_t bytes = storageBytes();
+  if (bytes == 0) return;
+  BRAZE_USER_CHECK(data_ != 0) << "DeviceTensor::fillBytes: the tensor " << describe()
+                               << " has no storage";
+  driver::makePrimaryContextCurrent(device_);
+  BRAZE_CU(memsetD8Async, data_, value, static_cast<size_t>(bytes), stream);
+}
+
+std::string DeviceTensor::describe() const {
+  std::ostringstream os;
+  os << dtype_ << formatList(sizes_) << " strides " << formatList(strides_)
+     << " on cuda:" << device_;
+  return os.str();
+}
+
+TensorArgumentInfo DeviceTensor::argumentInfo() const {
+  return {.dtype = dtype_,
+          .sizes = sizes_,
+          .strides = strides_,
+          .has_storage = defined(),
+          .description = describe()};
+}
+
+}  // namespace braze

@@ -1,0 +1,497 @@
+#include "braze/runtime/kernel_executor.h"
+
+#include <algorithm>
+#include <ostream>
+#include <sstream>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/device_memory.h"
+#include "braze/driver/primary_context.h"
+#include "braze/error.h"
+#include "braze/eval/argument_binding.h"
+
+namespace braze {
+
+namespace {
+
+using Kind = KernelParameter::Kind;
+
+std::string_view kindName(Kind kind) {
+  switch (kind) {
+    case Kind::InputTensor:
+      return "input";
+    case Kind::OutputTensor:
+      return "output";
+    case Kind::GlobalBuffer:
+      return "global buffer";
+    case Kind::InputScalar:
+      return "scalar input";
+    case Kind::Workspace:
+      return "workspace";
+  }
+  return "parameter";
+}
+
+bool isTensorKind(Kind kind) {
+  return kind == Kind::InputTensor || kind == Kind::OutputTensor || kind == Kind::GlobalBuffer;
+}
+
+// "parameter 2 (output 0, T5)": how messages name a kernel parameter.
+std::string parameterLabel(const GeneratedKernel& kernel, size_t i) {
+  const KernelParameter& p = kernel.parameters[i];
+  std::ostringstream os;
+  os << "parameter " << i << " (" << kindName(p.kind);
+  if (p.kind != Kind::GlobalBuffer && p.kind != Kind::Workspace) os << " " << p.fusion_position;
+  if (p.val != nullptr) os << ", " << p.val->name();
+  os << ")";
+  return os.str();
+}
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (size_t d = sizes.size(); d-- > 1;) {
+    strides[d - 1] = strides[d] * std::max<int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
+int64_t product(const std::vector<int64_t>& sizes) {
+  int64_t result = 1;
+  for (const int64_t size : sizes) result *= size;
+  return result;
+}
+
+std::string formatList(const std::vector<int64_t>& values) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << values[i];
+  os << "]";
+  return os.str();
+}
+
+// The user-visible sizes of a tensor the executor allocates, from its extents.
+std::vector<int64_t> evaluateSizes(const TensorView& tv, ExpressionEvaluator& scalars,
+                                   const std::string& label) {
+  std::vector<int64_t> sizes;
+  const std::vector<IterDomain*> dims = tv.logicalNoReductions();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t size = toInt64(scalars.evaluateOrThrow(
+        dims[d]->logicalExtent(), "extent of dim " + std::to_string(d) + " of " + label));
+    BRAZE_USER_CHECK(size >= 0) << label << ": dim " << d << " evaluates to the negative size "
+                                << size;
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+// A cubin for sm_XY runs on devices of the same major version and a minor version >= Y; an
+// arch-specific one (sm_90a) only on exactly that architecture. PTX is compiled by the driver
+// for any newer device, except arch-specific PTX.
+bool canRun(const driver::GpuArch& compiled, const driver::GpuArch& device, bool has_cubin) {
+  if (compiled.arch_specific) {
+    return compiled.major == device.major && compiled.minor == device.minor;
+  }
+  if (has_cubin) return compiled.major == device.major && compiled.minor <= device.minor;
+  return compiled.major < device.major ||
+         (compiled.major == device.major && compiled.minor <= device.minor);
+}
+
+}  // namespace
+
+KernelExecutor::KernelExecutor(const Fusion& fusion, GeneratedKernel kernel,
+                               CompiledKernel compiled, ExecutorOptions options)
+    : fusion_(fusion),
+      kernel_(std::move(kernel)),
+      compiled_(std::move(compiled)),
+      options_(std::move(options)),
+      output_parameters_(checkContract()) {}
+
+KernelExecutor::~KernelExecutor() {
+  // A module is unloaded only once the device is done with it; destructors must not throw,
+  // and at process exit the driver may be gone already.
+  for (auto& [device, loaded] : loaded_) {
+    try {
+      driver::makePrimaryContextCurrent(device);
+      const driver::DriverApi& api = driver::driverApi();
+      api.ctxSynchronize();
+      api.moduleUnload(loaded.module);
+    } catch (const Error&) {
+    }
+  }
+}
+
+std::vector<size_t> KernelExecutor::checkContract() const {
+  const std::string& name = kernel_.kernel_name;
+  BRAZE_INTERNAL_CHECK(name == compiled_.kernelName())
+      << "KernelExecutor: the generated kernel is " << name << " but the compiled one is "
+      << compiled_.kernelName();
+  BRAZE_INTERNAL_CHECK(kernel_.index_type == DataType::Int32 ||
+                       kernel_.index_type == DataType::Int64)
+      << "KernelExecutor: kernel " << name << " has index type " << kernel_.index_type
+      << "; it must be int32 or int64";
+  const auto& inputs = fusion_.inputs();
+  const auto& outputs = fusion_.outputs();
+  std::vector<int> output_seen(outputs.size(), 0);
+  std::vector<size_t> output_parameters(outputs.size(), 0);
+  for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
+    const KernelParameter& p = kernel_.parameters[i];
+    const std::string label = "kernel " + name + ": " + parameterLabel(kernel_, i);
+    if (p.kind == Kind::Workspace) {
+      BRAZE_INTERNAL_CHECK(p.workspace_bytes != nullptr) << label << " has no byte count";
+      continue;
+    }
+    BRAZE_INTERNAL_CHECK(p.val != nullptr) << label << " has no value";
+    BRAZE_INTERNAL_CHECK(&p.val->fusion() == &fusion_)
+        << label << " belongs to another fusion than the executor's";
+    BRAZE_INTERNAL_CHECK(p.dtype == p.val->dtype())
+        << label << " is declared " << p.dtype << " but " << p.val->name() << " is "
+        << p.val->dtype();
+    if (isTensorKind(p.kind)) {
+      const auto* tv = p.val->dynCast<TensorView>();
+      BRAZE_INTERNAL_CHECK(tv != nullptr) << label << " is not a tensor";
+      BRAZE_INTERNAL_CHECK(p.rank == tv->rank())
+          << label << " has rank " << p.rank << " but " << tv->name() << " has rank " << tv->rank();
+    }
+    const auto position = static_cast<size_t>(p.fusion_position);
+    switch (p.kind) {
+      case Kind::InputTensor:
+      case Kind::InputScalar:
+        BRAZE_INTERNAL_CHECK(p.fusion_position >= 0 && position < inputs.size() &&
+                             inputs[position] == p.val)
+            << label << " is not input " << p.fusion_position << " of the fusion";
+        BRAZE_INTERNAL_CHECK(p.kind == Kind::InputTensor || !p.val->isA<TensorView>())
+            << label << " is a tensor";
+        break;
+      case Kind::OutputTensor:
+        BRAZE_INTERNAL_CHECK(p.fusion_position >= 0 && position < outputs.size() &&
+                             outputs[position] == p.val)
+            << label << " is not output " << p.fusion_position << " of the fusion";
+        ++output_seen[position];
+        output_parameters[position] = i;
+        break;
+      case Kind::GlobalBuffer:
+      case Kind::Workspace:
+        break;
+    }
+  }
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    BRAZE_INTERNAL_CHECK(output_seen[j] == 1)
+        << "KernelExecutor: kernel " << name << " has " << output_seen[j]
+        << " parameters for fusion output " << j << " (" << outputs[j]->name()
+        << "); every output needs exactly one";
+  }
+  for (const GeneratedKernel::Alignment& alignment : kernel_.alignments) {
+    BRAZE_INTERNAL_CHECK(alignment.parameter < kernel_.parameters.size() &&
+                         isTensorKind(kernel_.parameters[alignment.parameter].kind))
+        << "KernelExecutor: kernel " << name << " asks for the alignment of parameter "
+        << alignment.parameter << ", which is not a tensor parameter";
+    BRAZE_INTERNAL_CHECK(alignment.bytes > 0 && (alignment.bytes & (alignment.bytes - 1)) == 0)
+        << "KernelExecutor: kernel " << name << " asks for an alignment of " << alignment.bytes
+        << " bytes, which is not a power of two";
+  }
+  for (const auto& [check, message] : kernel_.launch_checks) {
+    BRAZE_INTERNAL_CHECK(check != nullptr && check->isA<Scalar>())
+        << "KernelExecutor: kernel " << name
+        << " has a launch check that is not a scalar: " << message;
+  }
+  return output_parameters;
+}
+
+LaunchPlan KernelExecutor::plan(const std::vector<ExecutorArgument>& inputs) const {
+  std::vector<ArgumentInfo> infos;
+  infos.reserve(inputs.size());
+  for (const ExecutorArgument& input : inputs) {
+    if (const auto* tensor = std::get_if<DeviceTensor>(&input)) {
+      infos.emplace_back(tensor->argumentInfo());
+    } else {
+      infos.emplace_back(std::get<ScalarValue>(input));
+    }
+  }
+  ExpressionEvaluator scalars;
+  validateAndBindArguments(fusion_, infos, "KernelExecutor::run", scalars);
+
+  LaunchPlan plan;
+  plan.device = options_.device;
+  std::optional<size_t> first_tensor;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto* tensor = std::get_if<DeviceTensor>(&inputs[i]);
+    if (tensor == nullptr) continue;
+    if (!first_tensor) {
+      first_tensor = i;
+      plan.device = tensor->device();
+      continue;
+    }
+    BRAZE_USER_CHECK(tensor->device() == plan.device)
+        << "KernelExecutor::run: input " << i << " (" << fusion_.inputs()[i]->name()
+        << ") is on cuda:" << tensor->device() << " but input " << *first_tensor << " ("
+        << fusion_.inputs()[*first_tensor]->name() << ") is on cuda:" << plan.device
+        << "; a kernel runs on one device: copy the inputs to the same device";
+  }
+
+  const std::string& name = kernel_.kernel_name;
+  plan.launch = evaluateLaunchParams(kernel_.launch, scalars, name);
+  for (const auto& [check, message] : kernel_.launch_checks) {
+    const bool holds = toBool(
+        scalars.evaluateOrThrow(check, "launch check of kernel " + name + " (" + message + ")"));
+    BRAZE_USER_CHECK(holds) << "kernel " << name << " cannot run with these inputs: " << message;
+  }
+
+  plan.parameters.resize(kernel_.parameters.size());
+  for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
+    const KernelParameter& p = kernel_.parameters[i];
+    LaunchPlan::Parameter& planned = plan.parameters[i];
+    const std::string label = "kernel " + name + " " + parameterLabel(kernel_, i);
+    switch (p.kind) {
+      case Kind::OutputTensor:
+      case Kind::GlobalBuffer:
+        planned.sizes = evaluateSizes(*p.val->as<TensorView>(), scalars, label);
+        break;
+      case Kind::Workspace:
+        planned.workspace_bytes =
+            toInt64(scalars.evaluateOrThrow(p.workspace_bytes, "bytes of " + label));
+        BRAZE_USER_CHECK(planned.workspace_bytes >= 0)
+            << label << " needs " << planned.workspace_bytes << " bytes, a negative count";
+        break;
+      case Kind::InputScalar:
+        planned.scalar = scalars.evaluateOrThrow(p.val, label);
+        break;
+      case Kind::InputTensor:
+        break;
+    }
+  }
+  return plan;
+}
+
+KernelArguments KernelExecutor::packArguments(const LaunchPlan& plan,
+                                              const std::vector<ExecutorArgument>& inputs,
+                                              const std::vector<DeviceTensor>& outputs,
+                                              const std::vector<CUdeviceptr>& allocations) const {
+  const std::string& name = kernel_.kernel_name;
+  BRAZE_INTERNAL_CHECK(plan.parameters.size() == kernel_.parameters.size() &&
+                       inputs.size() == fusion_.inputs().size() &&
+                       outputs.size() == fusion_.outputs().size() &&
+                       allocations.size() == kernel_.parameters.size())
+      << "KernelExecutor::packArguments: kernel " << name << " has " << kernel_.parameters.size()
+      << " parameters; got a plan for " << plan.parameters.size() << ", " << inputs.size()
+      << " inputs, " << outputs.size() << " outputs and " << allocations.size() << " allocations";
+  KernelArguments arguments(kernel_.index_type);
+  std::vector<CUdeviceptr> data(kernel_.parameters.size(), 0);
+  std::vector<int64_t> numel(kernel_.parameters.size(), 0);
+  for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
+    const KernelParameter& p = kernel_.parameters[i];
+    const std::string label = "kernel " + name + " " + parameterLabel(kernel_, i);
+    const auto position = static_cast<size_t>(p.fusion_position);
+    switch (p.kind) {
+      case Kind::InputTensor:
+      case Kind::OutputTensor: {
+        const DeviceTensor& tensor = p.kind == Kind::InputTensor
+                                         ? std::get<DeviceTensor>(inputs[position])
+                                         : outputs[position];
+        arguments.addTensor(tensor.data(), tensor.sizes(), tensor.strides(), label);
+        data[i] = tensor.data();
+        numel[i] = tensor.numel();
+        break;
+      }
+      case Kind::GlobalBuffer: {
+        const std::vector<int64_t>& sizes = plan.parameters[i].sizes;
+        arguments.addTensor(allocations[i], sizes, contiguousStrides(sizes), label);
+        data[i] = allocations[i];
+        numel[i] = product(sizes);
+        break;
+      }
+      case Kind::InputScalar:
+        arguments.addScalar(p.dtype, plan.parameters[i].scalar, label);
+        break;
+      case Kind::Workspace:
+        arguments.addPointer(allocations[i]);
+        break;
+    }
+  }
+  for (const GeneratedKernel::Alignment& alignment : kernel_.alignments) {
+    const size_t i = alignment.parameter;
+    if (numel[i] == 0) continue;
+    BRAZE_USER_CHECK(data[i] % static_cast<uint64_t>(alignment.bytes) == 0)
+        << "kernel " << name << " accesses " << parameterLabel(kernel_, i) << " with "
+        << alignment.bytes << "-byte vector loads or stores, but its data pointer 0x" << std::hex
+        << data[i] << std::dec << " is not a multiple of " << alignment.bytes
+        << "; pass a tensor whose data starts on a " << alignment.bytes
+        << "-byte boundary (a fresh contiguous copy does), or use a kernel scheduled without "
+           "vectorization";
+  }
+  return arguments;
+}
+
+std::vector<DeviceTensor> KernelExecutor::checkOrAllocateOutputs(
+    const LaunchPlan& plan, std::vector<DeviceTensor> outputs) const {
+  const auto& fusion_outputs = fusion_.outputs();
+  if (outputs.empty()) {
+    for (size_t j = 0; j < fusion_outputs.size(); ++j) {
+      const size_t i = output_parameters_[j];
+      outputs.push_back(
+          DeviceTensor::empty(kernel_.parameters[i].dtype, plan.parameters[i].sizes, plan.device));
+    }
+    return outputs;
+  }
+  BRAZE_USER_CHECK(outputs.size() == fusion_outputs.size())
+      << "KernelExecutor::run: the fusion has " << fusion_outputs.size() << " output"
+      << (fusion_outputs.size() == 1 ? "" : "s") << " but " << outputs.size()
+      << " output tensors were given";
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const KernelParameter& p = kernel_.parameters[output_parameters_[j]];
+    const std::vector<int64_t>& sizes = plan.parameters[output_parameters_[j]].sizes;
+    const DeviceTensor& given = outputs[j];
+    const std::string label =
+        "KernelExecutor::run: output " + std::to_string(j) + " (" + fusion_outputs[j]->name() + ")";
+    BRAZE_USER_CHECK(given.dtype() == p.dtype && given.sizes() == sizes)
+        << label << ": expected a " << p.dtype << formatList(sizes) << " tensor but got "
+        << given.describe();
+    BRAZE_USER_CHECK(given.device() == plan.device)
+        << label << ": the tensor is on cuda:" << given.device()
+        << " but the kernel runs on cuda:" << plan.device;
+    BRAZE_USER_CHECK(given.defined() && given.isContiguous())
+        << label << ": the tensor " << given.describe()
+        << " must be contiguous with storage; outputs are written row-major";
+  }
+  return outputs;
+}
+
+KernelExecutor::LoadedFunction& KernelExecutor::load(int device) {
+  if (auto it = loaded_.find(device); it != loaded_.end()) return it->second;
+  const std::string& name = kernel_.kernel_name;
+  const driver::DeviceProperties& properties = driver::deviceProperties(device);
+  const bool has_cubin = !compiled_.cubin().empty();
+  BRAZE_USER_CHECK(canRun(compiled_.arch(), properties.arch, has_cubin))
+      << "kernel " << name << " was compiled for " << compiled_.arch().toString()
+      << ", which cuda:" << device << " (" << properties.name << ", " << properties.arch.toString()
+      << ") cannot run; compile it with CompileOptions{.arch = driver::GpuArch{"
+      << properties.arch.major << ", " << properties.arch.minor
+      << "}}, or leave the arch unset to use the device's";
+  driver::makePrimaryContextCurrent(device);
+  const driver::DriverApi& api = driver::driverApi();
+  const std::string context = "(kernel " + name + " on cuda:" + std::to_string(device) + ")";
+  LoadedFunction loaded;
+  const void* image = has_cubin ? static_cast<const void*>(compiled_.cubin().data())
+                                : static_cast<const void*>(compiled_.ptx().c_str());
+  driver::checkDriver(api.moduleLoadData(&loaded.module, image), "cuModuleLoadData", context);
+  driver::checkDriver(api.moduleGetFunction(&loaded.function, loaded.module, name.c_str()),
+                      "cuModuleGetFunction", context);
+  driver::checkDriver(
+      api.funcGetAttribute(&loaded.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                           loaded.function),
+      "cuFuncGetAttribute", context);
+  int dynamic_limit = 0;
+  driver::checkDriver(
+      api.funcGetAttribute(&dynamic_limit, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           loaded.function),
+      "cuFuncGetAttribute", context);
+  loaded.dynamic_shared_memory_limit = dynamic_limit;
+  return loaded_.emplace(device, loaded).first->second;
+}
+
+std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument>& inputs,
+                                              CUstream stream, std::vector<DeviceTensor> outputs) {
+  const LaunchPlan plan = this->plan(inputs);
+  const std::string& name = kernel_.kernel_name;
+  driver::makePrimaryContextCurrent(plan.device);
+  const driver::DeviceProperties& properties = driver::deviceProperties(plan.device);
+  checkLaunchLimits(plan.launch, properties, compiled_.resources().static_shared_memory_bytes,
+                    name);
+
+  CUfunction function = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    LoadedFunction& loaded = load(plan.device);
+    BRAZE_USER_CHECK(plan.launch.threadsPerBlock() <= loaded.max_threads_per_block)
+        << "kernel " << name << ": " << plan.launch.threadsPerBlock()
+        << " threads per block, but with " << compiled_.resources().registers
+        << " registers per thread it can run at most " << loaded.max_threads_per_block
+        << " on cuda:" << plan.device << " (" << plan.launch.toString()
+        << "); schedule fewer threads per block or limit registers (CompileOptions::max_registers)";
+    // Above 48 KiB a kernel must opt in to more dynamic shared memory.
+    if (plan.launch.dynamic_shared_memory_bytes > loaded.dynamic_shared_memory_limit) {
+      driver::checkDriver(driver::driverApi().funcSetAttribute(
+                              loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              static_cast<int>(plan.launch.dynamic_shared_memory_bytes)),
+                          "cuFuncSetAttribute", "(kernel " + name + ", dynamic shared memory)");
+      loaded.dynamic_shared_memory_limit = plan.launch.dynamic_shared_memory_bytes;
+    }
+    function = loaded.function;
+  }
+
+  outputs = checkOrAllocateOutputs(plan, std::move(outputs));
+  // Intermediates and workspaces live until the end of this call: they are freed in stream
+  // order, after the launch.
+  std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
+  std::vector<CUdeviceptr> allocations(kernel_.parameters.size(), 0);
+  for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
+    const KernelParameter& p = kernel_.parameters[i];
+    if (p.kind == Kind::GlobalBuffer) {
+      const int64_t bytes = product(plan.parameters[i].sizes) * sizeInBytes(p.dtype);
+      temporaries.push_back(
+          driver::DeviceMemory::allocateOnStream(plan.device, static_cast<size_t>(bytes), stream));
+      allocations[i] = temporaries.back()->pointer();
+    } else if (p.kind == Kind::Workspace) {
+      const auto bytes = static_cast<size_t>(plan.parameters[i].workspace_bytes);
+      temporaries.push_back(driver::DeviceMemory::allocateOnStream(plan.device, bytes, stream));
+      allocations[i] = temporaries.back()->pointer();
+      if (bytes > 0) BRAZE_CU(memsetD8Async, allocations[i], 0, bytes, stream);
+    }
+  }
+  KernelArguments arguments = packArguments(plan, inputs, outputs, allocations);
+  if (options_.dump.launch_params) dumpLaunch(plan, inputs, outputs, allocations);
+  if (plan.launch.isEmpty()) return outputs;
+
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(plan.launch.grid[0]);
+  config.gridDimY = static_cast<unsigned>(plan.launch.grid[1]);
+  config.gridDimZ = static_cast<unsigned>(plan.launch.grid[2]);
+  config.blockDimX = static_cast<unsigned>(plan.launch.block[0]);
+  config.blockDimY = static_cast<unsigned>(plan.launch.block[1]);
+  config.blockDimZ = static_cast<unsigned>(plan.launch.block[2]);
+  config.sharedMemBytes = static_cast<unsigned>(plan.launch.dynamic_shared_memory_bytes);
+  config.hStream = stream;
+  driver::checkDriver(
+      driver::driverApi().launchKernelEx(&config, function, arguments.pointers(), nullptr),
+      "cuLaunchKernelEx",
+      "while launching kernel " + name + " on cuda:" + std::to_string(plan.device) + " with " +
+          plan.launch.toString());
+  return outputs;
+}
+
+void KernelExecutor::dumpLaunch(const LaunchPlan& plan, const std::vector<ExecutorArgument>& inputs,
+                                const std::vector<DeviceTensor>& outputs,
+                                const std::vector<CUdeviceptr>& allocations) const {
+  std::ostream& out = options_.dump.out();
+  out << "=== launch " << kernel_.kernel_name << " on cuda:" << plan.device << ": "
+      << plan.launch.toString() << ", index type " << kernel_.index_type
+      << (plan.launch.isEmpty() ? " (empty: not launched)" : "") << "\n";
+  for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
+    const KernelParameter& p = kernel_.parameters[i];
+    const auto position = static_cast<size_t>(p.fusion_position);
+    out << "  " << parameterLabel(kernel_, i) << ": ";
+    switch (p.kind) {
+      case Kind::InputTensor:
+      case Kind::OutputTensor: {
+        const DeviceTensor& tensor = p.kind == Kind::InputTensor
+                                         ? std::get<DeviceTensor>(inputs[position])
+                                         : outputs[position];
+        out << tensor.describe() << " at 0x" << std::hex << tensor.data() << std::dec;
+        break;
+      }
+      case Kind::GlobalBuffer:
+        out << p.dtype << formatList(plan.parameters[i].sizes) << " at 0x" << std::hex
+            << allocations[i] << std::dec;
+        break;
+      case Kind::InputScalar:
+        out << p.dtype << " " << toString(plan.parameters[i].scalar);
+        break;
+      case Kind::Workspace:
+        out << plan.parameters[i].workspace_bytes << " zeroed bytes at 0x" << std::hex
+            << allocations[i] << std::dec;
+        break;
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace braze

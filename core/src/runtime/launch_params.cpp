@@ -1,0 +1,81 @@
+#include "braze/runtime/launch_params.h"
+
+#include <sstream>
+
+#include "braze/error.h"
+
+namespace braze {
+
+namespace {
+
+constexpr const char* kAxes[] = {"x", "y", "z"};
+
+int64_t evaluateExtent(const Val* extent, ExpressionEvaluator& scalars, std::string_view what,
+                       std::string_view kernel_name, int64_t absent) {
+  if (extent == nullptr) return absent;
+  const std::string description = std::string(what) + " of kernel " + std::string(kernel_name);
+  const int64_t value = toInt64(scalars.evaluateOrThrow(extent, description));
+  BRAZE_USER_CHECK(value >= 0) << description << " evaluates to " << value << " (" << extent->name()
+                               << "); launch extents cannot be negative";
+  return value;
+}
+
+}  // namespace
+
+bool LaunchParams::isEmpty() const {
+  for (size_t i = 0; i < 3; ++i) {
+    if (grid[i] == 0 || block[i] == 0) return true;
+  }
+  return false;
+}
+
+std::string LaunchParams::toString() const {
+  std::ostringstream os;
+  os << "grid (" << grid[0] << ", " << grid[1] << ", " << grid[2] << ") block (" << block[0] << ", "
+     << block[1] << ", " << block[2] << ") dynamic smem " << dynamic_shared_memory_bytes
+     << " bytes";
+  return os.str();
+}
+
+LaunchParams evaluateLaunchParams(const LaunchExtents& extents, ExpressionEvaluator& scalars,
+                                  std::string_view kernel_name) {
+  LaunchParams params;
+  for (size_t i = 0; i < 3; ++i) {
+    params.grid[i] =
+        evaluateExtent(extents.grid[i], scalars, std::string("grid.") + kAxes[i], kernel_name, 1);
+    params.block[i] =
+        evaluateExtent(extents.block[i], scalars, std::string("block.") + kAxes[i], kernel_name, 1);
+  }
+  params.dynamic_shared_memory_bytes = evaluateExtent(extents.dynamic_shared_memory_bytes, scalars,
+                                                      "dynamic shared memory", kernel_name, 0);
+  return params;
+}
+
+void checkLaunchLimits(const LaunchParams& params, const driver::DeviceProperties& device,
+                       int64_t static_shared_memory_bytes, std::string_view kernel_name) {
+  // The limits every GPU since compute capability 3.0 has.
+  constexpr int64_t kMaxGrid[] = {2147483647, 65535, 65535};
+  constexpr int64_t kMaxBlock[] = {1024, 1024, 64};
+  for (size_t i = 0; i < 3; ++i) {
+    BRAZE_USER_CHECK(params.grid[i] <= kMaxGrid[i])
+        << "kernel " << kernel_name << ": grid." << kAxes[i] << " = " << params.grid[i]
+        << " exceeds the limit " << kMaxGrid[i] << " (" << params.toString()
+        << "); the schedule must map more of the work to other grid dims or to loops";
+    BRAZE_USER_CHECK(params.block[i] <= kMaxBlock[i])
+        << "kernel " << kernel_name << ": block." << kAxes[i] << " = " << params.block[i]
+        << " exceeds the limit " << kMaxBlock[i] << " (" << params.toString() << ")";
+  }
+  BRAZE_USER_CHECK(params.threadsPerBlock() <= device.max_threads_per_block)
+      << "kernel " << kernel_name << ": " << params.threadsPerBlock()
+      << " threads per block exceed the limit of " << device.max_threads_per_block << " on "
+      << device.name << " (" << params.toString() << ")";
+  const int64_t shared = params.dynamic_shared_memory_bytes + static_shared_memory_bytes;
+  BRAZE_USER_CHECK(shared <= device.max_shared_memory_per_block_optin)
+      << "kernel " << kernel_name << ": " << params.dynamic_shared_memory_bytes
+      << " bytes of dynamic and " << static_shared_memory_bytes
+      << " bytes of static shared memory exceed the " << device.max_shared_memory_per_block_optin
+      << " bytes a block may use on " << device.name
+      << "; the schedule must keep less in shared memory";
+}
+
+}  // namespace braze

@@ -1,0 +1,87 @@
+#include <gtest/gtest.h>
+
+#include "braze/ops/elementwise.h"
+#include "braze/runtime/launch_params.h"
+#include "support/error_matchers.h"
+
+namespace braze {
+namespace {
+
+TEST(LaunchParamsTest, EvaluatesExtentsFromBoundSizes) {
+  Fusion fusion;
+  Scalar* n = makeInputScalar(fusion, DataType::Index);
+  LaunchExtents extents;
+  extents.grid[0] = ceil_div(n, 128);
+  extents.grid[1] = fusion.constantIndex(3);
+  extents.block[0] = fusion.constantIndex(128);
+  extents.dynamic_shared_memory_bytes = mul(n, 4);
+  ExpressionEvaluator scalars;
+  scalars.bind(n, int64_t{1000});
+  const LaunchParams params = evaluateLaunchParams(extents, scalars, "k");
+  EXPECT_EQ(params.grid, (std::array<int64_t, 3>{8, 3, 1}));
+  EXPECT_EQ(params.block, (std::array<int64_t, 3>{128, 1, 1}));
+  EXPECT_EQ(params.dynamic_shared_memory_bytes, 4000);
+  EXPECT_EQ(params.threadsPerBlock(), 128);
+  EXPECT_FALSE(params.isEmpty());
+  EXPECT_EQ(params.toString(), "grid (8, 3, 1) block (128, 1, 1) dynamic smem 4000 bytes");
+}
+
+TEST(LaunchParamsTest, NullExtentsAreOne) {
+  ExpressionEvaluator scalars;
+  const LaunchParams params = evaluateLaunchParams(LaunchExtents{}, scalars, "k");
+  EXPECT_EQ(params, LaunchParams{});
+}
+
+TEST(LaunchParamsTest, ZeroMeansNothingToLaunch) {
+  Fusion fusion;
+  Scalar* n = makeInputScalar(fusion, DataType::Index);
+  LaunchExtents extents;
+  extents.grid[0] = ceil_div(n, 128);
+  ExpressionEvaluator scalars;
+  scalars.bind(n, int64_t{0});
+  EXPECT_TRUE(evaluateLaunchParams(extents, scalars, "k").isEmpty());
+}
+
+TEST(LaunchParamsTest, UnboundAndNegativeExtentsAreNamed) {
+  Fusion fusion;
+  Scalar* n = makeInputScalar(fusion, DataType::Index);
+  LaunchExtents extents;
+  extents.block[1] = n;
+  ExpressionEvaluator unbound;
+  EXPECT_TRUE(test::throwsError([&] { evaluateLaunchParams(extents, unbound, "kernel_a"); },
+                                {"block.y of kernel kernel_a"}));
+  ExpressionEvaluator negative;
+  negative.bind(n, int64_t{-3});
+  EXPECT_TRUE(test::throwsError([&] { evaluateLaunchParams(extents, negative, "kernel_a"); },
+                                {"block.y of kernel kernel_a evaluates to -3", "negative"}));
+}
+
+TEST(LaunchParamsTest, LimitsOfTheDevice) {
+  const driver::DeviceProperties h100 = driver::h100Properties();
+  LaunchParams fine;
+  fine.grid = {2147483647, 65535, 65535};
+  fine.block = {1024, 1, 1};
+  fine.dynamic_shared_memory_bytes = 200 * 1024;
+  checkLaunchLimits(fine, h100, 4096, "k");
+
+  LaunchParams grid_y = fine;
+  grid_y.grid[1] = 65536;
+  EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(grid_y, h100, 0, "k"); },
+                                {"kernel k: grid.y = 65536 exceeds the limit 65535"}));
+  LaunchParams block_z = fine;
+  block_z.block = {1, 1, 65};
+  EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(block_z, h100, 0, "k"); },
+                                {"block.z = 65 exceeds the limit 64"}));
+  LaunchParams threads = fine;
+  threads.block = {64, 32, 1};
+  EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(threads, h100, 0, "k"); },
+                                {"2048 threads per block exceed the limit of 1024"}));
+  LaunchParams shared = fine;
+  shared.dynamic_shared_memory_bytes = 227 * 1024;
+  EXPECT_TRUE(test::throwsError(
+      [&] { checkLaunchLimits(shared, h100, 16, "k"); },
+      {"232448 bytes of dynamic and 16 bytes of static shared memory exceed the 232448 bytes"}));
+}
+
+}  // namespace
+}  // namespace braze
