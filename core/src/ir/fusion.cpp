@@ -62,6 +62,18 @@ void Fusion::addOutput(Val* output) {
   outputs_.push_back(output);
 }
 
+void Fusion::replaceOutput(Val* old, Val* replacement) {
+  BRAZE_INTERNAL_CHECK(replacement != nullptr && &replacement->fusion() == this)
+      << "replaceOutput: the replacement belongs to another fusion";
+  bool found = false;
+  for (Val*& output : outputs_) {
+    if (output != old) continue;
+    output = replacement;
+    found = true;
+  }
+  BRAZE_INTERNAL_CHECK(found) << "replaceOutput: " << old->name() << " is not an output";
+}
+
 bool Fusion::isInput(const Val* val) const {
   return inputIndex(val) >= 0;
 }
@@ -140,6 +152,7 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
       for (IterDomain* id : tv->loop())
         loop.push_back(map[id]);
       map[tv]->setLoop(std::move(loop));
+      map[tv]->restoreDomains(*tv, map);
     }
   }
   for (Val* input : inputs_)

@@ -1,5 +1,6 @@
 #include "braze/ir/statement.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "braze/ir/fusion.h"
@@ -43,6 +44,35 @@ Val* Expr::output(size_t i) const {
   BRAZE_INTERNAL_CHECK(i < outputs_.size())
       << op_ << " has " << outputs_.size() << " outputs; asked for output " << i;
   return outputs_[i];
+}
+
+void Expr::replaceInput(Val* old, Val* replacement) {
+  BRAZE_INTERNAL_CHECK(replacement != nullptr && &replacement->fusion() == &fusion())
+      << op_ << ": the replacement input belongs to another fusion";
+  bool found = false;
+  for (Val*& input : inputs_) {
+    if (input != old) continue;
+    input = replacement;
+    found = true;
+  }
+  BRAZE_INTERNAL_CHECK(found) << op_ << " does not read " << old->name();
+  std::erase(old->uses_, this);
+  if (std::find(replacement->uses_.begin(), replacement->uses_.end(), this) ==
+      replacement->uses_.end()) {
+    replacement->uses_.push_back(this);
+  }
+}
+
+void Expr::replaceOutput(Val* old, Val* replacement) {
+  BRAZE_INTERNAL_CHECK(replacement != nullptr && &replacement->fusion() == &fusion())
+      << op_ << ": the replacement output belongs to another fusion";
+  BRAZE_INTERNAL_CHECK(replacement->definition_ == nullptr)
+      << op_ << ": " << replacement->name() << " already has a definition";
+  auto it = std::find(outputs_.begin(), outputs_.end(), old);
+  BRAZE_INTERNAL_CHECK(it != outputs_.end()) << op_ << " does not define " << old->name();
+  *it = replacement;
+  old->definition_ = nullptr;
+  replacement->definition_ = this;
 }
 
 bool Expr::hasAttribute(std::string_view name) const {

@@ -77,15 +77,39 @@ void TensorView::setLayout(std::vector<int64_t> allocation_order,
   contiguity_ = std::move(contiguity);
 }
 
+void TensorView::setDomains(std::vector<IterDomain*> root, std::vector<IterDomain*> logical) {
+  const size_t visible_rank = static_cast<size_t>(rank());
+  root_ = std::move(root);
+  logical_ = std::move(logical);
+  BRAZE_INTERNAL_CHECK(static_cast<size_t>(rank()) == visible_rank)
+      << name() << ": a scheduling primitive changed the user-visible rank";
+}
+
+void TensorView::restoreDomains(const TensorView& original, const CloneMap& map) {
+  logical_.clear();
+  for (IterDomain* d : original.logical_)
+    logical_.push_back(map[d]);
+  root_.clear();
+  for (IterDomain* d : original.root_)
+    root_.push_back(map[d]);
+}
+
 std::string TensorView::name() const {
   return "T" + std::to_string(number());
 }
 
 Statement* TensorView::cloneInto(Fusion& target, const CloneMap& map) const {
+  // After rFactor a tensor's root or logical domain may hold IterDomains created after the
+  // tensor; those are not cloned yet, so restoreDomains fills the domains in later.
+  const bool domains_precede = std::all_of(logical_.begin(), logical_.end(),
+                                           [this](IterDomain* d) { return d->id() < id(); }) &&
+                               root_.empty();
   std::vector<IterDomain*> logical;
-  logical.reserve(logical_.size());
-  for (IterDomain* id : logical_)
-    logical.push_back(map[id]);
+  if (domains_precede) {
+    logical.reserve(logical_.size());
+    for (IterDomain* d : logical_)
+      logical.push_back(map[d]);
+  }
   auto* copy = target.create<TensorView>(dtype(), std::move(logical));
   copy->allocation_order_ = allocation_order_;
   copy->contiguity_ = contiguity_;

@@ -57,6 +57,8 @@ class Fusion {
 
   void addInput(Val* input);
   void addOutput(Val* output);
+  /// Puts `replacement` in `old`'s place among the outputs (cacheFork).
+  void replaceOutput(Val* old, Val* replacement);
   const std::vector<Val*>& inputs() const { return inputs_; }
   const std::vector<Val*>& outputs() const { return outputs_; }
   bool isInput(const Val* val) const;

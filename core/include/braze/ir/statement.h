@@ -117,6 +117,13 @@ class Expr : public Statement {
   Val* output(size_t i) const;
   const std::vector<Attribute>& attributes() const { return attributes_; }
 
+  /// Rewires this Expr to read `replacement` wherever it read `old`, keeping the uses of both
+  /// consistent. Only scheduling calls this (cache and rFactor primitives).
+  void replaceInput(Val* old, Val* replacement);
+  /// Makes `replacement` (which has no definition) an output in place of `old`, which is left
+  /// without a definition. Only scheduling calls this (cacheBefore).
+  void replaceOutput(Val* old, Val* replacement);
+
   bool hasAttribute(std::string_view name) const;
   /// The attribute's value; a missing name or wrong type is an internal error.
   template <typename T>

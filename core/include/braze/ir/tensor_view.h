@@ -46,9 +46,21 @@ class TensorView : public Val {
   IterDomain* axis(int64_t logical_position) const;
   bool hasReduction() const;
 
+  /// The domain the defining op's dims refer to. It is the logical domain for every tensor
+  /// except the producer rFactor creates: that tensor's logical domain is derived from its root
+  /// by the Split/Merge exprs of the reduction axes it splits off, so that the partial results
+  /// it keeps become dims of its own (the root maps to the op's input, the logical domain to
+  /// the consumer that finishes the reduction).
+  const std::vector<IterDomain*>& root() const { return root_.empty() ? logical_ : root_; }
+  bool hasRoot() const { return !root_.empty(); }
+
   const std::vector<IterDomain*>& loop() const { return loop_; }
   /// Replaces the loop domain; only the scheduling primitives call this.
   void setLoop(std::vector<IterDomain*> loop) { loop_ = std::move(loop); }
+  /// Replaces the root and logical domains; only the scheduling primitives call this (cacheBefore
+  /// of a reduction, rFactor), which keep the user-visible dims. An empty `root` means "same as
+  /// logical".
+  void setDomains(std::vector<IterDomain*> root, std::vector<IterDomain*> logical);
 
   /// Allocation order over logicalNoReductions() positions, outermost first. Identity unless
   /// set for an input with another memory layout.
@@ -106,8 +118,13 @@ class TensorView : public Val {
   std::string name() const override;
 
  private:
+  friend class Fusion;
   Statement* cloneInto(Fusion& target, const CloneMap& map) const override;
+  /// Called by Fusion::clone once every statement exists: rFactor and cacheBefore can give a
+  /// tensor root or logical IterDomains created after the tensor itself.
+  void restoreDomains(const TensorView& original, const CloneMap& map);
   std::vector<IterDomain*> logical_;
+  std::vector<IterDomain*> root_;  // empty unless it differs from logical_
   std::vector<IterDomain*> loop_;
   std::vector<int64_t> allocation_order_;
   std::vector<std::optional<bool>> contiguity_;
