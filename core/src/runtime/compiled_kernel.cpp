@@ -16,7 +16,8 @@ std::vector<std::string> nvrtcOptionsFor(const driver::GpuArch& arch,
                                          const CompileOptions& options) {
   std::vector<std::string> flags = {
       "--std=c++17",
-      "--gpu-architecture=" + arch.toString(),
+      "--gpu-architecture=" +
+          (options.ptx_only ? "compute_" + arch.toString().substr(3) : arch.toString()),
       // The resource report is how registers and spills are known without a GPU.
       "-Xptxas=-v",
       "-default-device",

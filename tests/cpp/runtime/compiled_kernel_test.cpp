@@ -58,10 +58,13 @@ INSTANTIATE_TEST_SUITE_P(Targets, CompiledKernelArchTest,
                          [](const auto& info) { return info.param.toString(); });
 
 TEST(CompiledKernelTest, OptionsReachNvrtc) {
-  const CompiledKernel kernel = CompiledKernel::compile(
-      kShift, "shift_by_one",
-      {.arch = GpuArch{9, 0}, .max_registers = 32, .line_info = true, .fast_math = true,
-       .extra_options = {"-DBRAZE_TEST_DEFINE=1"}});
+  const CompiledKernel kernel =
+      CompiledKernel::compile(kShift, "shift_by_one",
+                              {.arch = GpuArch{9, 0},
+                               .max_registers = 32,
+                               .line_info = true,
+                               .fast_math = true,
+                               .extra_options = {"-DBRAZE_TEST_DEFINE=1"}});
   const auto& options = kernel.nvrtcOptions();
   const auto has = [&](const std::string& option) {
     return std::find(options.begin(), options.end(), option) != options.end();
@@ -71,6 +74,18 @@ TEST(CompiledKernelTest, OptionsReachNvrtc) {
   EXPECT_TRUE(has("--use_fast_math"));
   EXPECT_TRUE(has("-DBRAZE_TEST_DEFINE=1"));
   EXPECT_LE(kernel.resources().registers, 32);
+}
+
+TEST(CompiledKernelTest, PtxOnlyTargetsTheVirtualArchitecture) {
+  const CompiledKernel kernel = CompiledKernel::compile(
+      kShift, "shift_by_one", {.arch = GpuArch{9, 0, true}, .ptx_only = true});
+  EXPECT_TRUE(kernel.cubin().empty());
+  EXPECT_NE(kernel.ptx().find(".target sm_90a"), std::string::npos);
+  const auto& options = kernel.nvrtcOptions();
+  EXPECT_NE(std::find(options.begin(), options.end(), "--gpu-architecture=compute_90a"),
+            options.end());
+  // ptxas never ran, so there is no resource report.
+  EXPECT_EQ(kernel.resources().registers, 0);
 }
 
 TEST(CompiledKernelTest, RegistersFollowTheKernelsNeeds) {
@@ -91,7 +106,8 @@ extern "C" __global__ void many_sums(float* out, const float* in) {
   out[threadIdx.x] = s;
 }
 )";
-  const CompiledKernel light = CompiledKernel::compile(kShift, "shift_by_one", {.arch = GpuArch{9, 0}});
+  const CompiledKernel light =
+      CompiledKernel::compile(kShift, "shift_by_one", {.arch = GpuArch{9, 0}});
   const CompiledKernel many = CompiledKernel::compile(heavy, "many_sums", {.arch = GpuArch{9, 0}});
   EXPECT_GT(many.resources().registers, light.resources().registers);
   EXPECT_EQ(many.resources().static_shared_memory_bytes, 0);
@@ -101,14 +117,19 @@ extern "C" __global__ void many_sums(float* out, const float* in) {
 TEST(CompiledKernelTest, ACompileErrorShowsTheLogAndTheWrittenSource) {
   const std::string source = "extern \"C\" __global__ void oops(int* x) { x[0] = undefined_name; }";
   EXPECT_TRUE(test::throwsError(
-      [&] { CompiledKernel::compile(source, "oops", {.arch = GpuArch{9, 0}}); },
+      [&] {
+        CompiledKernel::compile(source, "oops", {.arch = GpuArch{9, 0}});
+      },
       {"NVRTC could not compile oops.cu", "undefined_name", "the source is in ", "oops.cu",
        "--gpu-architecture=sm_90"}));
 }
 
 TEST(CompiledKernelTest, AnEmptyKernelNameIsRefused) {
-  EXPECT_TRUE(test::throwsError([] { CompiledKernel::compile(kShift, "", {.arch = GpuArch{9, 0}}); },
-                                {"the kernel name is empty"}));
+  EXPECT_TRUE(test::throwsError(
+      [] {
+        CompiledKernel::compile(kShift, "", {.arch = GpuArch{9, 0}});
+      },
+      {"the kernel name is empty"}));
 }
 
 TEST(CompiledKernelTest, WithoutAnArchOrAGpuTheErrorSaysWhatToPass) {

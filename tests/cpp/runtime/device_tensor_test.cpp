@@ -38,8 +38,8 @@ TEST(DeviceTensorTest, BorrowKeepsMetadataAndOwner) {
 }
 
 TEST(DeviceTensorTest, ContiguityAndSpans) {
-  EXPECT_TRUE(DeviceTensor::borrow(DataType::Float32, {2, 3}, {3, 1}, 0x100, 0, nullptr)
-                  .isContiguous());
+  EXPECT_TRUE(
+      DeviceTensor::borrow(DataType::Float32, {2, 3}, {3, 1}, 0x100, 0, nullptr).isContiguous());
   // A size-1 dim's stride is never used.
   EXPECT_TRUE(DeviceTensor::borrow(DataType::Float32, {2, 1, 3}, {3, 99, 1}, 0x100, 0, nullptr)
                   .isContiguous());
@@ -58,13 +58,19 @@ TEST(DeviceTensorTest, ContiguityAndSpans) {
 
 TEST(DeviceTensorTest, BadShapesAreRefused) {
   EXPECT_TRUE(test::throwsError(
-      [] { DeviceTensor::borrow(DataType::Float32, {2, 3}, {1}, 0x100, 0, nullptr); },
+      [] {
+        DeviceTensor::borrow(DataType::Float32, {2, 3}, {1}, 0x100, 0, nullptr);
+      },
       {"DeviceTensor::borrow", "differ in length"}));
   EXPECT_TRUE(test::throwsError(
-      [] { DeviceTensor::borrow(DataType::Float32, {2, -3}, {3, 1}, 0x100, 0, nullptr); },
+      [] {
+        DeviceTensor::borrow(DataType::Float32, {2, -3}, {3, 1}, 0x100, 0, nullptr);
+      },
       {"size -3 of dim 1", "negative"}));
   EXPECT_TRUE(test::throwsError(
-      [] { DeviceTensor::borrow(DataType::Float32, {2, 3}, {-3, 1}, 0x100, 0, nullptr); },
+      [] {
+        DeviceTensor::borrow(DataType::Float32, {2, 3}, {-3, 1}, 0x100, 0, nullptr);
+      },
       {"stride -3 of dim 0", "non-negative strides only"}));
   EXPECT_TRUE(test::throwsError(
       [] { DeviceTensor::borrow(DataType::Float32, {2}, {1}, 0x100, -1, nullptr); },
@@ -84,9 +90,9 @@ TEST(DeviceTensorTest, WithoutADriverAllocationSaysWhy) {
 TEST(DeviceTensorTest, RoundTripKeepsValuesAndLayout) {
   if (!driver::isDriverAvailable()) GTEST_SKIP() << "no CUDA driver or device";
   test::RandomTensors random(4);
-  for (const DataType dtype : {DataType::Float32, DataType::Float16, DataType::BFloat16,
-                               DataType::Float64, DataType::Int32, DataType::Int64,
-                               DataType::Bool}) {
+  for (const DataType dtype :
+       {DataType::Float32, DataType::Float16, DataType::BFloat16, DataType::Float64,
+        DataType::Int32, DataType::Int64, DataType::Bool}) {
     const HostTensor dense = random.uniform(dtype, {5, 6, 7});
     // A permuted layout and one with gaps whose skipped elements hold sentinels.
     for (const HostTensor& host :

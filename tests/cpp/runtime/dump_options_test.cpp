@@ -32,9 +32,9 @@ TEST(DumpOptionsTest, EverySwitchHasAName) {
 }
 
 TEST(DumpOptionsTest, AnUnknownSwitchListsTheValidOnes) {
-  EXPECT_TRUE(test::throwsError([] { DumpOptions::parse("ptx,kernel"); },
-                                {"BRAZE_DUMP: unknown switch 'kernel'", "cuda_kernel",
-                                 "launch_params", "compile_log"}));
+  EXPECT_TRUE(test::throwsError(
+      [] { DumpOptions::parse("ptx,kernel"); },
+      {"BRAZE_DUMP: unknown switch 'kernel'", "cuda_kernel", "launch_params", "compile_log"}));
 }
 
 TEST(DumpOptionsTest, ReadsTheEnvironmentOnlyWhenAsked) {

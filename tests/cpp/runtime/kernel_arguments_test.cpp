@@ -142,8 +142,8 @@ TEST(KernelArgumentsTest, SizesBeyondInt32AreRefusedWithWhatToDo) {
   KernelArguments arguments(DataType::Int32);
   EXPECT_TRUE(test::throwsError(
       [&] {
-        arguments.addTensor(0x1000, std::vector<int64_t>{int64_t{1} << 31},
-                            std::vector<int64_t>{1}, "input 0 (T0)");
+        arguments.addTensor(0x1000, std::vector<int64_t>{int64_t{1} << 31}, std::vector<int64_t>{1},
+                            "input 0 (T0)");
       },
       {"input 0 (T0)", "dim 0", "2147483648", "int32 index type", "int64 indexing"}));
   // Each size fits, but the last element's offset does not.
@@ -154,8 +154,7 @@ TEST(KernelArgumentsTest, SizesBeyondInt32AreRefusedWithWhatToDo) {
       },
       {"output 0 (T2)", "offset of its last element", "4294967295", "int64 indexing"}));
   // An empty tensor has no last element.
-  arguments.addTensor(0x1000, std::vector<int64_t>{0, 65536}, std::vector<int64_t>{65536, 1},
-                      "T3");
+  arguments.addTensor(0x1000, std::vector<int64_t>{0, 65536}, std::vector<int64_t>{65536, 1}, "T3");
   EXPECT_TRUE(test::throwsError(
       [&] { arguments.addScalar(DataType::Index, int64_t{1} << 32, "scalar input 1 (s4)"); },
       {"scalar input 1 (s4)", "4294967296", "int32 index type"}));

@@ -124,17 +124,24 @@ TEST(KernelExecutorTest, InputsAreValidatedLikeTheReferenceEvaluator) {
   test::HandWrittenKernel add = test::stridedAdd();
   KernelExecutor executor(*add.fusion, add.kernel, compileForH100(add.kernel));
   const DeviceTensor a = fakeDevice(DataType::Float32, {4, 6}, {6, 1});
-  EXPECT_TRUE(throwsError([&] { executor.plan({a}); },
-                          {"KernelExecutor::run: the fusion has 2 inputs (T0, T1)",
-                           "1 argument was given"}));
   EXPECT_TRUE(throwsError(
-      [&] { executor.plan({a, fakeDevice(DataType::Float16, {4, 6}, {6, 1})}); },
+      [&] { executor.plan({a}); },
+      {"KernelExecutor::run: the fusion has 2 inputs (T0, T1)", "1 argument was given"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.plan({a, fakeDevice(DataType::Float16, {4, 6}, {6, 1})});
+      },
       {"input 1 (T1)", "expected dtype float32 but got float16", "on cuda:0"}));
-  EXPECT_TRUE(throwsError([&] { executor.plan({a, fakeDevice(DataType::Float32, {4}, {1})}); },
-                          {"input 1 (T1)", "expected rank 2 but got rank 1"}));
-  EXPECT_TRUE(throwsError([&] { executor.plan({a, ScalarValue{1.0}}); },
-                          {"input 1 (T1)", "expected a float32 tensor of rank 2",
-                           "the float64 scalar 1"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.plan({a, fakeDevice(DataType::Float32, {4}, {1})});
+      },
+      {"input 1 (T1)", "expected rank 2 but got rank 1"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.plan({a, ScalarValue{1.0}});
+      },
+      {"input 1 (T1)", "expected a float32 tensor of rank 2", "the float64 scalar 1"}));
 }
 
 TEST(KernelExecutorTest, SizesSharedBetweenInputsMustAgree) {
@@ -155,20 +162,34 @@ TEST(KernelExecutorTest, SizesSharedBetweenInputsMustAgree) {
   kernel.kernel_name = "k";
   kernel.source = "extern \"C\" __global__ void k() {}";
   kernel.parameters = {
-      {.kind = test::Kind::InputTensor, .val = a, .dtype = DataType::Float32, .rank = 1, .fusion_position = 0},
-      {.kind = test::Kind::InputTensor, .val = b, .dtype = DataType::Float32, .rank = 1, .fusion_position = 1},
-      {.kind = test::Kind::OutputTensor, .val = out, .dtype = DataType::Float32, .rank = 1, .fusion_position = 0},
+      {.kind = test::Kind::InputTensor,
+       .val = a,
+       .dtype = DataType::Float32,
+       .rank = 1,
+       .fusion_position = 0},
+      {.kind = test::Kind::InputTensor,
+       .val = b,
+       .dtype = DataType::Float32,
+       .rank = 1,
+       .fusion_position = 1},
+      {.kind = test::Kind::OutputTensor,
+       .val = out,
+       .dtype = DataType::Float32,
+       .rank = 1,
+       .fusion_position = 0},
   };
   KernelExecutor executor(fusion, kernel, compileForH100(kernel));
   EXPECT_TRUE(throwsError(
       [&] {
-        executor.plan({fakeDevice(DataType::Float32, {5}, {1}), fakeDevice(DataType::Float32, {6}, {1})});
+        executor.plan(
+            {fakeDevice(DataType::Float32, {5}, {1}), fakeDevice(DataType::Float32, {6}, {1})});
       },
       {"input 1 (T1): dim 0 has size 6", "(input 0) dim 0 has size 5"}));
   // A contiguous input given with a stride: refused, since the kernel may fold its indexing.
   EXPECT_TRUE(throwsError(
       [&] {
-        executor.plan({fakeDevice(DataType::Float32, {5}, {2}), fakeDevice(DataType::Float32, {5}, {1})});
+        executor.plan(
+            {fakeDevice(DataType::Float32, {5}, {2}), fakeDevice(DataType::Float32, {5}, {1})});
       },
       {"input 0 (T0): dim 0 has stride 2", "needs stride 1"}));
 }
@@ -211,11 +232,17 @@ TEST(KernelExecutorTest, MisalignedVectorAccessesAreRefused) {
   // Parameter 0 has no alignment requirement, so its odd address is fine.
   executor.packArguments(plan, good, {aligned}, {0, 0, 0});
   const std::vector<ExecutorArgument> bad = {a, misaligned};
-  EXPECT_TRUE(throwsError([&] { executor.packArguments(plan, bad, {aligned}, {0, 0, 0}); },
-                          {"parameter 1 (input 1, T1)", "16-byte vector loads or stores",
-                           "0x2008 is not a multiple of 16", "fresh contiguous copy"}));
-  EXPECT_TRUE(throwsError([&] { executor.packArguments(plan, good, {misaligned}, {0, 0, 0}); },
-                          {"parameter 2 (output 0, T2)", "0x2008"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.packArguments(plan, bad, {aligned}, {0, 0, 0});
+      },
+      {"parameter 1 (input 1, T1)", "16-byte vector loads or stores",
+       "0x2008 is not a multiple of 16", "fresh contiguous copy"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.packArguments(plan, good, {misaligned}, {0, 0, 0});
+      },
+      {"parameter 2 (output 0, T2)", "0x2008"}));
   // An empty tensor is never accessed.
   const std::vector<ExecutorArgument> empty = {fakeDevice(DataType::Float32, {0, 8}, {8, 1}),
                                                fakeDevice(DataType::Float32, {0, 8}, {8, 1}, 0x3)};
@@ -230,8 +257,11 @@ TEST(KernelExecutorTest, IndexTypeOverflowIsRefusedBeforeLaunch) {
   const DeviceTensor a = fakeDevice(DataType::Float32, {big, big}, {big, 1});
   const std::vector<ExecutorArgument> inputs = {a, a};
   const LaunchPlan plan = executor.plan(inputs);
-  EXPECT_TRUE(throwsError([&] { executor.packArguments(plan, inputs, {a}, {0, 0, 0}); },
-                          {"parameter 0 (input 0, T0)", "int32 index type", "int64 indexing"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.packArguments(plan, inputs, {a}, {0, 0, 0});
+      },
+      {"parameter 0 (input 0, T0)", "int32 index type", "int64 indexing"}));
 }
 
 TEST(KernelExecutorTest, ContradictionsBetweenKernelAndFusionAreInternalErrors) {
