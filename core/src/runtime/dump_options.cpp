@@ -64,7 +64,7 @@ DumpOptions DumpOptions::fromEnvironment() {
 }
 
 std::ostream& DumpOptions::out() const {
-  return stream != nullptr ? *stream : std::cout;
+  return stream != nullptr ? *stream : std::cerr;
 }
 
 }  // namespace braze

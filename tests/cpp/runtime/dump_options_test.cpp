@@ -48,7 +48,7 @@ TEST(DumpOptionsTest, ReadsTheEnvironmentOnlyWhenAsked) {
 TEST(DumpOptionsTest, WritesToTheGivenStream) {
   std::ostringstream out;
   DumpOptions options;
-  EXPECT_EQ(&options.out(), &std::cout);
+  EXPECT_EQ(&options.out(), &std::cerr);
   options.stream = &out;
   options.out() << "x";
   EXPECT_EQ(out.str(), "x");

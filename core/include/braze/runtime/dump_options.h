@@ -17,7 +17,7 @@ struct DumpOptions {
   bool ptx = false;            ///< the PTX NVRTC produced
   bool compile_log = false;    ///< NVRTC's log, with ptxas' resource report
   bool launch_params = false;  ///< grid, block, shared memory and parameters of each launch
-  /// Where dumps go; null means std::cout.
+  /// Where dumps go; null means std::cerr.
   std::ostream* stream = nullptr;
 
   /// Parses a BRAZE_DUMP value. An unknown name is an Error listing the valid names.

@@ -1,0 +1,358 @@
+// Memory-bound pointwise kernels against the GPU's own copy bandwidth, in one run:
+//
+//   memcpy_dtod   cuMemcpyDtoDAsync of 256 MiB: the ceiling (bytes read + bytes written)
+//   copy/*        out = a, 256 MiB float32 in and out
+//   add/*         out = a + b, 256 MiB per tensor
+//
+// "hand" kernels are written here (16-byte loads and stores, four per thread) and launched
+// through KernelExecutor; "braze" kernels are generated from hand-scheduled fusions
+// (vectorized by 4, 256 threads per block) when code generation is available. Each reports
+// bytes/s (bytes_per_second) and, as `of_copy`, the fraction of the copy's bandwidth.
+//
+// Timing: CUDA events around kLaunchesPerIteration back-to-back launches on one stream, after
+// an untimed launch that keeps the GPU busy while the host enqueues the first timed one; the
+// first iteration pays for module loading outside the timed region.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/primary_context.h"
+#include "braze/ir/fusion.h"
+#include "braze/ops/elementwise.h"
+#include "braze/runtime/compiled_kernel.h"
+#include "braze/runtime/device_tensor.h"
+#include "braze/runtime/kernel_executor.h"
+
+#if __has_include("braze/codegen/codegen.h")
+#include "braze/codegen/codegen.h"
+#include "braze/sched/inlining.h"
+#define BRAZE_BENCHMARK_GENERATED 1
+#endif
+
+namespace braze {
+// Defined in libbraze_core (core/src/codegen/runtime_headers.h, generated at build time).
+namespace codegen {
+const std::vector<std::pair<std::string_view, std::string_view>>& runtimeHeaders();
+}  // namespace codegen
+
+namespace {
+
+constexpr int64_t kTensorBytes = int64_t{256} << 20;
+constexpr int64_t kElements = kTensorBytes / 4;  // float32
+constexpr int kLaunchesPerIteration = 10;
+
+// The copy's bandwidth in this run, for the `of_copy` counters.
+double copy_bytes_per_second = 0.0;
+
+/// Times `launch` (which enqueues one unit of work on `stream`) with CUDA events.
+class EventTimer {
+ public:
+  explicit EventTimer(CUstream stream) : stream_(stream) {
+    BRAZE_CU(eventCreate, &start_, CU_EVENT_DEFAULT);
+    BRAZE_CU(eventCreate, &stop_, CU_EVENT_DEFAULT);
+  }
+  ~EventTimer() {
+    driver::driverApi().eventDestroy(start_);
+    driver::driverApi().eventDestroy(stop_);
+  }
+
+  /// Seconds per launch.
+  template <typename Launch>
+  double time(Launch&& launch) {
+    launch();  // untimed: keeps the device busy while the timed launches are enqueued
+    BRAZE_CU(eventRecord, start_, stream_);
+    for (int i = 0; i < kLaunchesPerIteration; ++i) launch();
+    BRAZE_CU(eventRecord, stop_, stream_);
+    BRAZE_CU(eventSynchronize, stop_);
+    float milliseconds = 0.0f;
+    BRAZE_CU(eventElapsedTime, &milliseconds, start_, stop_);
+    return milliseconds / 1000.0 / kLaunchesPerIteration;
+  }
+
+ private:
+  CUstream stream_;
+  CUevent start_ = nullptr;
+  CUevent stop_ = nullptr;
+};
+
+/// A stream for the whole program, or a reason why there is no GPU.
+CUstream benchmarkStream(benchmark::State& state) {
+  static CUstream stream = nullptr;
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) {
+    state.SkipWithError(("no CUDA driver or device: " + reason).c_str());
+    return nullptr;
+  }
+  if (stream == nullptr) {
+    driver::makePrimaryContextCurrent(0);
+    BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
+  }
+  return stream;
+}
+
+// Nonzero contents (timing on zeros can flatter a kernel): every float is 0x3C3C3C3C-like.
+DeviceTensor filledTensor(uint8_t pattern) {
+  DeviceTensor tensor = DeviceTensor::empty(DataType::Float32, {kElements});
+  tensor.fillBytes(pattern);
+  return tensor;
+}
+
+/// Runs `body`, turning a braze::Error into a skipped benchmark with its message, so that one
+/// kernel that fails to build or launch does not end the whole run.
+template <typename Body>
+void guarded(benchmark::State& state, Body&& body) {
+  try {
+    body();
+  } catch (const std::exception& error) {
+    state.SkipWithError(error.what());
+  }
+}
+
+void report(benchmark::State& state, int64_t bytes_per_launch, double seconds_per_launch_total,
+            int64_t launches) {
+  state.SetBytesProcessed(bytes_per_launch * launches);
+  const double bandwidth =
+      static_cast<double>(bytes_per_launch) * launches / seconds_per_launch_total;
+  state.counters["GB/s"] = bandwidth / 1e9;
+  if (copy_bytes_per_second > 0.0) state.counters["of_copy"] = bandwidth / copy_bytes_per_second;
+}
+
+void timeMemcpy(benchmark::State& state, CUstream stream) {
+  const DeviceTensor source = filledTensor(0x3C);
+  const DeviceTensor target = filledTensor(0x00);
+  EventTimer timer(stream);
+  double total = 0.0;
+  int64_t launches = 0;
+  for (auto _ : state) {
+    const double seconds = timer.time([&] {
+      BRAZE_CU(memcpyDtoDAsync, target.data(), source.data(), static_cast<size_t>(kTensorBytes),
+               stream);
+    });
+    state.SetIterationTime(seconds);
+    total += seconds;
+    ++launches;
+  }
+  // Read + write, as for the kernels.
+  report(state, 2 * kTensorBytes, total, launches);
+  copy_bytes_per_second = 2.0 * static_cast<double>(kTensorBytes) * launches / total;
+}
+
+void memcpyDtoD(benchmark::State& state) {
+  CUstream stream = benchmarkStream(state);
+  if (stream == nullptr) return;
+  guarded(state, [&] { timeMemcpy(state, stream); });
+}
+
+// ---- hand-written kernels, launched through KernelExecutor
+
+std::string runtimeHeaderText() {
+  std::string text;
+  for (const auto& [name, header] : codegen::runtimeHeaders()) text += std::string(header) + "\n";
+  return text;
+}
+
+// 16-byte accesses, four per thread, each a block-stride apart so a warp's accesses stay
+// coalesced; the launch check guarantees every thread has its four.
+constexpr const char* kHandKernels = R"(
+extern "C" __global__ void __launch_bounds__(256)
+hand_copy(braze::Tensor<float, 1, int> a, braze::Tensor<float, 1, int> out) {
+  const float4* in4 = reinterpret_cast<const float4*>(a.data);
+  float4* out4 = reinterpret_cast<float4*>(out.data);
+  const int base = blockIdx.x * 1024 + threadIdx.x;
+  float4 v[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) v[k] = in4[base + k * 256];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) out4[base + k * 256] = v[k];
+}
+extern "C" __global__ void __launch_bounds__(256)
+hand_add(braze::Tensor<float, 1, int> a, braze::Tensor<float, 1, int> b,
+         braze::Tensor<float, 1, int> out) {
+  const float4* a4 = reinterpret_cast<const float4*>(a.data);
+  const float4* b4 = reinterpret_cast<const float4*>(b.data);
+  float4* out4 = reinterpret_cast<float4*>(out.data);
+  const int base = blockIdx.x * 1024 + threadIdx.x;
+  float4 x[4];
+  float4 y[4];
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    x[k] = a4[base + k * 256];
+    y[k] = b4[base + k * 256];
+  }
+  #pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    out4[base + k * 256] = make_float4(x[k].x + y[k].x, x[k].y + y[k].y, x[k].z + y[k].z,
+                                       x[k].w + y[k].w);
+  }
+}
+)";
+
+/// A contiguous 1-d fusion with its hand-written kernel: `inputs` float32 tensors, one output.
+struct HandKernel {
+  std::unique_ptr<Fusion> fusion = std::make_unique<Fusion>();
+  GeneratedKernel kernel;
+};
+
+HandKernel handKernel(int inputs) {
+  using Kind = KernelParameter::Kind;
+  HandKernel result;
+  Fusion& fusion = *result.fusion;
+  TensorView* a = makeSymbolicTensor(fusion, 1);
+  TensorView* out = nullptr;
+  GeneratedKernel& kernel = result.kernel;
+  kernel.parameters.push_back({.kind = Kind::InputTensor,
+                               .val = a,
+                               .dtype = DataType::Float32,
+                               .rank = 1,
+                               .fusion_position = 0});
+  if (inputs == 1) {
+    out = cast(a, DataType::Float32);
+    kernel.kernel_name = "hand_copy";
+  } else {
+    TensorView* b = makeSymbolicTensor(fusion, 1);
+    out = add(a, b);
+    kernel.kernel_name = "hand_add";
+    kernel.parameters.push_back({.kind = Kind::InputTensor,
+                                 .val = b,
+                                 .dtype = DataType::Float32,
+                                 .rank = 1,
+                                 .fusion_position = 1});
+  }
+  fusion.addOutput(out);
+  kernel.parameters.push_back({.kind = Kind::OutputTensor,
+                               .val = out,
+                               .dtype = DataType::Float32,
+                               .rank = 1,
+                               .fusion_position = 0});
+  kernel.source = runtimeHeaderText() + kHandKernels;
+  Scalar* n = a->axis(0)->extent();
+  kernel.launch.grid[0] = ceil_div(n, 4096);
+  kernel.launch.block[0] = fusion.constantIndex(256);
+  kernel.launch_checks.emplace_back(
+      eq(remainder(n, 4096), 0), "the size must be a multiple of 4096 (256 threads x 4 x float4)");
+  for (size_t i = 0; i < kernel.parameters.size(); ++i) kernel.alignments.push_back({i, 16});
+  return result;
+}
+
+void runExecutor(benchmark::State& state, KernelExecutor& executor, int inputs) {
+  CUstream stream = benchmarkStream(state);
+  if (stream == nullptr) return;
+  std::vector<ExecutorArgument> arguments;
+  std::vector<DeviceTensor> keep;
+  for (int i = 0; i < inputs; ++i) {
+    keep.push_back(filledTensor(static_cast<uint8_t>(0x3C + i)));
+    arguments.emplace_back(keep.back());
+  }
+  std::vector<DeviceTensor> outputs = {filledTensor(0xFF)};
+  EventTimer timer(stream);
+  double total = 0.0;
+  int64_t launches = 0;
+  for (auto _ : state) {
+    const double seconds = timer.time([&] { executor.run(arguments, stream, outputs); });
+    state.SetIterationTime(seconds);
+    total += seconds;
+    ++launches;
+  }
+  report(state, (inputs + 1) * kTensorBytes, total, launches);
+}
+
+void handPointwise(benchmark::State& state, int inputs) {
+  if (benchmarkStream(state) == nullptr) return;
+  guarded(state, [&] {
+    HandKernel hand = handKernel(inputs);
+    KernelExecutor executor(*hand.fusion, hand.kernel,
+                            CompiledKernel::compile(hand.kernel.source, hand.kernel.kernel_name));
+    runExecutor(state, executor, inputs);
+  });
+}
+
+void handCopy(benchmark::State& state) {
+  handPointwise(state, 1);
+}
+void handAdd(benchmark::State& state) {
+  handPointwise(state, 2);
+}
+
+#ifdef BRAZE_BENCHMARK_GENERATED
+// ---- kernels generated from hand-scheduled fusions
+
+// Each tensor computed in the kernel: [n] -> [n/1024 : BIDx, 256 : TIDx, 4 : Vectorize], with
+// the inputs read through register caches so that loads and stores are 16 bytes wide.
+void schedulePointwise(Fusion& fusion, const std::vector<TensorView*>& inputs, TensorView* out) {
+  std::vector<TensorView*> scheduled = {out};
+  for (TensorView* input : inputs) {
+    TensorView* cache = input->cacheAfter();
+    cache->setMemoryType(MemoryType::Local);
+    scheduled.push_back(cache);
+  }
+  for (TensorView* tv : scheduled) {
+    tv->split(0, 4);
+    tv->split(0, 256);
+    tv->parallelize(0, ParallelType::BIDx);
+    tv->parallelize(1, ParallelType::TIDx);
+    tv->parallelize(2, ParallelType::Vectorize);
+  }
+  inlineMost(fusion);
+}
+
+struct GeneratedPointwise {
+  std::unique_ptr<Fusion> fusion = std::make_unique<Fusion>();
+  std::unique_ptr<KernelExecutor> executor;
+};
+
+GeneratedPointwise generatedPointwise(int inputs) {
+  GeneratedPointwise result;
+  Fusion& fusion = *result.fusion;
+  TensorView* a = makeSymbolicTensor(fusion, 1);
+  TensorView* out = nullptr;
+  std::vector<TensorView*> fusion_inputs = {a};
+  if (inputs == 1) {
+    out = cast(a, DataType::Float32);
+  } else {
+    TensorView* b = makeSymbolicTensor(fusion, 1);
+    fusion_inputs.push_back(b);
+    out = add(a, b);
+  }
+  fusion.addOutput(out);
+  schedulePointwise(fusion, fusion_inputs, out);
+  GeneratedKernel kernel = generateCuda(fusion, {});
+  CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name);
+  result.executor =
+      std::make_unique<KernelExecutor>(fusion, std::move(kernel), std::move(compiled));
+  return result;
+}
+
+void generatedPointwiseBenchmark(benchmark::State& state, int inputs) {
+  if (benchmarkStream(state) == nullptr) return;
+  guarded(state, [&] {
+    GeneratedPointwise generated = generatedPointwise(inputs);
+    runExecutor(state, *generated.executor, inputs);
+  });
+}
+
+void generatedCopy(benchmark::State& state) {
+  generatedPointwiseBenchmark(state, 1);
+}
+void generatedAdd(benchmark::State& state) {
+  generatedPointwiseBenchmark(state, 2);
+}
+#endif
+
+// The copy first: the others report their bandwidth as a fraction of it.
+BENCHMARK(memcpyDtoD)->Name("memcpy_dtod/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(handCopy)->Name("copy/hand/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(handAdd)->Name("add/hand/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
+#ifdef BRAZE_BENCHMARK_GENERATED
+BENCHMARK(generatedCopy)->Name("copy/braze/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(generatedAdd)->Name("add/braze/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
+#endif
+
+}  // namespace
+}  // namespace braze
+
+BENCHMARK_MAIN();
