@@ -138,8 +138,9 @@ std::vector<TensorView*> Fusion::allTensors() const {
 std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   auto copy = std::make_unique<Fusion>();
   CloneMap map;
-  // Every statement refers only to statements created before it, except a TensorView's loop
-  // domain (see TensorView::cloneInto), so id order is a valid creation order.
+  // Every statement refers only to statements created before it, except a TensorView's
+  // domains and an Expr's inputs and outputs, which scheduling may rewire to later statements
+  // (see TensorView::cloneInto, Expr::cloneInto): those are connected in a second pass.
   for (const auto& statement : statements_) {
     Statement* twin = statement->cloneInto(*copy, map);
     BRAZE_INTERNAL_CHECK(twin->id() == statement->id()) << "clone changed statement ids";
@@ -153,6 +154,8 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
         loop.push_back(map[id]);
       map[tv]->setLoop(std::move(loop));
       map[tv]->restoreDomains(*tv, map);
+    } else if (const auto* expr = statement->dynCast<Expr>()) {
+      map[expr]->restoreEdges(*expr, map);
     }
   }
   for (Val* input : inputs_)

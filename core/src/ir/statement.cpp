@@ -91,15 +91,22 @@ const AttributeValue& Expr::findAttribute(std::string_view name) const {
 }
 
 Statement* Expr::cloneInto(Fusion& target, const CloneMap& map) const {
-  std::vector<Val*> inputs;
-  std::vector<Val*> outputs;
-  inputs.reserve(inputs_.size());
-  outputs.reserve(outputs_.size());
-  for (Val* input : inputs_)
-    inputs.push_back(map[input]);
-  for (Val* output : outputs_)
-    outputs.push_back(map[output]);
-  return target.create<Expr>(op_, std::move(inputs), std::move(outputs), attributes_);
+  return target.create<Expr>(op_, std::vector<Val*>{}, std::vector<Val*>{}, attributes_);
+}
+
+void Expr::restoreEdges(const Expr& original, const CloneMap& map) {
+  for (Val* output : original.outputs_) {
+    Val* twin = map[output];
+    BRAZE_INTERNAL_CHECK(twin->definition_ == nullptr)
+        << op_ << ": clone found " << twin->name() << " defined twice";
+    twin->definition_ = this;
+    outputs_.push_back(twin);
+  }
+  for (Val* input : original.inputs_) {
+    Val* twin = map[input];
+    if (twin->uses_.empty() || twin->uses_.back() != this) twin->uses_.push_back(this);
+    inputs_.push_back(twin);
+  }
 }
 
 std::string toString(const AttributeValue& value) {

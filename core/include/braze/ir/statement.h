@@ -136,7 +136,12 @@ class Expr : public Statement {
   }
 
  private:
+  friend class Fusion;
+  /// Creates the copy without inputs and outputs: after scheduling rewired an Expr (cache
+  /// primitives), it may refer to Vals created after it, so Fusion::clone connects every copy
+  /// with restoreEdges once all statements exist.
   Statement* cloneInto(Fusion& target, const CloneMap& map) const override;
+  void restoreEdges(const Expr& original, const CloneMap& map);
   const AttributeValue& findAttribute(std::string_view name) const;
 
   OpKind op_;
