@@ -22,7 +22,8 @@ Scalar* product(Scalar* a, Scalar* b) {
 
 }  // namespace
 
-SplitIds splitIterDomain(IterDomain* in, Scalar* factor, bool inner_split) {
+SplitIds splitIterDomain(IterDomain* in, Scalar* factor, bool inner_split,
+                         std::optional<IterType> outer_type, std::optional<IterType> inner_type) {
   Fusion& fusion = in->fusion();
   const IterType type = in->iterType();
   IterDomain* outer = nullptr;
@@ -43,8 +44,8 @@ SplitIds splitIterDomain(IterDomain* in, Scalar* factor, bool inner_split) {
     inner = fusion.create<IterDomain>(one, type, inner_expanded);
   } else {
     Scalar* rest = ceilDiv(in->extent(), factor);
-    outer = fusion.create<IterDomain>(inner_split ? rest : factor, type);
-    inner = fusion.create<IterDomain>(inner_split ? factor : rest, type);
+    outer = fusion.create<IterDomain>(inner_split ? rest : factor, outer_type.value_or(type));
+    inner = fusion.create<IterDomain>(inner_split ? factor : rest, inner_type.value_or(type));
   }
   fusion.create<Expr>(OpKind::Split, std::vector<Val*>{in, factor}, std::vector<Val*>{outer, inner},
                       std::vector<Attribute>{{"inner_split", inner_split}});
@@ -64,7 +65,8 @@ std::optional<std::string> mergeProblem(const IterDomain* outer, const IterDomai
   return std::nullopt;
 }
 
-IterDomain* mergeIterDomains(IterDomain* outer, IterDomain* inner) {
+IterDomain* mergeIterDomains(IterDomain* outer, IterDomain* inner,
+                             std::optional<IterType> type_override) {
   BRAZE_INTERNAL_CHECK(!mergeProblem(outer, inner).has_value())
       << "merge of " << outer->name() << " and " << inner->name() << " was not checked";
   Fusion& fusion = outer->fusion();
@@ -78,8 +80,8 @@ IterDomain* mergeIterDomains(IterDomain* outer, IterDomain* inner) {
   } else {
     // A plain broadcast contributes a factor of 1, so the other extent is reused as it is; an
     // expanded one iterates over the size it stands for.
-    const IterType type =
-        outer->isReduction() || inner->isReduction() ? IterType::Reduction : IterType::Iteration;
+    const IterType type = type_override.value_or(
+        outer->isReduction() || inner->isReduction() ? IterType::Reduction : IterType::Iteration);
     Scalar* extent = nullptr;
     if (outer->isBroadcast() && !outer->hasExpandedExtent()) {
       extent = inner->extent();

@@ -27,13 +27,19 @@ struct SplitIds {
 /// Creates `Split(in, factor) -> (outer, inner)`. With `inner_split` the factor is inner's
 /// extent and outer's is ceil_div(extent, factor); otherwise the other way round. `factor`
 /// must be a positive Index scalar (checked by the caller).
-SplitIds splitIterDomain(IterDomain* in, Scalar* factor, bool inner_split);
+/// `outer_type` / `inner_type` override the outputs' IterType (rFactor turns the reduction
+/// axes it keeps as partial results into Iteration axes).
+SplitIds splitIterDomain(IterDomain* in, Scalar* factor, bool inner_split,
+                         std::optional<IterType> outer_type = std::nullopt,
+                         std::optional<IterType> inner_type = std::nullopt);
 
 /// Why `outer` and `inner` cannot be merged, or nullopt when they can.
 std::optional<std::string> mergeProblem(const IterDomain* outer, const IterDomain* inner);
 
-/// Creates `Merge(outer, inner) -> out`; the caller has checked mergeProblem.
-IterDomain* mergeIterDomains(IterDomain* outer, IterDomain* inner);
+/// Creates `Merge(outer, inner) -> out`; the caller has checked mergeProblem. `type` overrides
+/// the output's IterType.
+IterDomain* mergeIterDomains(IterDomain* outer, IterDomain* inner,
+                             std::optional<IterType> type = std::nullopt);
 
 /// True when two split factors are the same value: one Scalar, or equal constants.
 bool sameScalar(const Scalar* a, const Scalar* b);
