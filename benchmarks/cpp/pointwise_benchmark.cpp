@@ -150,10 +150,12 @@ void memcpyDtoD(benchmark::State& state) {
 
 // ---- hand-written kernels, launched through KernelExecutor
 
+// The runtime header that declares kernel parameters (braze::Tensor).
 std::string runtimeHeaderText() {
-  std::string text;
-  for (const auto& [name, header] : codegen::runtimeHeaders()) text += std::string(header) + "\n";
-  return text;
+  for (const auto& [name, header] : codegen::runtimeHeaders()) {
+    if (name == "tensor.cuh") return std::string(header) + "\n";
+  }
+  return "#error the runtime header tensor.cuh is not embedded\n";
 }
 
 // 16-byte accesses, four per thread, each a block-stride apart so a warp's accesses stay

@@ -188,6 +188,12 @@ std::vector<size_t> KernelExecutor::checkContract() const {
     BRAZE_INTERNAL_CHECK(alignment.bytes > 0 && (alignment.bytes & (alignment.bytes - 1)) == 0)
         << "KernelExecutor: kernel " << name << " asks for an alignment of " << alignment.bytes
         << " bytes, which is not a power of two";
+    for (const int64_t dim : alignment.stride_dims) {
+      BRAZE_INTERNAL_CHECK(dim >= 0 && dim < kernel_.parameters[alignment.parameter].rank)
+          << "KernelExecutor: kernel " << name << " asks for the stride alignment of dim " << dim
+          << " of parameter " << alignment.parameter << ", which has rank "
+          << kernel_.parameters[alignment.parameter].rank;
+    }
   }
   for (const auto& [check, message] : kernel_.launch_checks) {
     BRAZE_INTERNAL_CHECK(check != nullptr && check->isA<Scalar>())
@@ -277,6 +283,8 @@ KernelArguments KernelExecutor::packArguments(const LaunchPlan& plan,
   KernelArguments arguments(kernel_.index_type);
   std::vector<CUdeviceptr> data(kernel_.parameters.size(), 0);
   std::vector<int64_t> numel(kernel_.parameters.size(), 0);
+  std::vector<std::vector<int64_t>> sizes(kernel_.parameters.size());
+  std::vector<std::vector<int64_t>> strides(kernel_.parameters.size());
   for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
     const KernelParameter& p = kernel_.parameters[i];
     const std::string label = "kernel " + name + " " + parameterLabel(kernel_, i);
@@ -290,13 +298,16 @@ KernelArguments KernelExecutor::packArguments(const LaunchPlan& plan,
         arguments.addTensor(tensor.data(), tensor.sizes(), tensor.strides(), label);
         data[i] = tensor.data();
         numel[i] = tensor.numel();
+        sizes[i] = tensor.sizes();
+        strides[i] = tensor.strides();
         break;
       }
       case Kind::GlobalBuffer: {
-        const std::vector<int64_t>& sizes = plan.parameters[i].sizes;
-        arguments.addTensor(allocations[i], sizes, contiguousStrides(sizes), label);
+        sizes[i] = plan.parameters[i].sizes;
+        strides[i] = contiguousStrides(sizes[i]);
+        arguments.addTensor(allocations[i], sizes[i], strides[i], label);
         data[i] = allocations[i];
-        numel[i] = product(sizes);
+        numel[i] = product(sizes[i]);
         break;
       }
       case Kind::InputScalar:
@@ -310,6 +321,20 @@ KernelArguments KernelExecutor::packArguments(const LaunchPlan& plan,
   for (const GeneratedKernel::Alignment& alignment : kernel_.alignments) {
     const size_t i = alignment.parameter;
     if (numel[i] == 0) continue;
+    for (const int64_t dim : alignment.stride_dims) {
+      const KernelParameter& p = kernel_.parameters[i];
+      const auto d = static_cast<size_t>(dim);
+      const int64_t stride = strides[i][d];
+      // A size-1 dim is never stepped over.
+      if (sizes[i][d] == 1) continue;
+      BRAZE_USER_CHECK(stride * sizeInBytes(p.dtype) % alignment.bytes == 0)
+          << "kernel " << name << " accesses " << parameterLabel(kernel_, i) << " with "
+          << alignment.bytes << "-byte vector loads or stores, but the stride of its dim " << dim
+          << " (" << stride << " elements of " << p.dtype << ") is not a multiple of "
+          << alignment.bytes << " bytes; pass a tensor laid out so that it is (a contiguous "
+          << "copy with a suitable innermost size), or use a kernel scheduled without "
+             "vectorization";
+    }
     BRAZE_USER_CHECK(data[i] % static_cast<uint64_t>(alignment.bytes) == 0)
         << "kernel " << name << " accesses " << parameterLabel(kernel_, i) << " with "
         << alignment.bytes << "-byte vector loads or stores, but its data pointer 0x" << std::hex

@@ -250,6 +250,38 @@ TEST(KernelExecutorTest, MisalignedVectorAccessesAreRefused) {
                          {fakeDevice(DataType::Float32, {0, 8}, {8, 1}, 0x5)}, {0, 0, 0});
 }
 
+TEST(KernelExecutorTest, StridesAVectorAccessStepsOverMustBeAligned) {
+  test::HandWrittenKernel add = test::stridedAdd();
+  add.kernel.alignments.push_back({.parameter = 0, .bytes = 16, .stride_dims = {0}});
+  KernelExecutor executor(*add.fusion, add.kernel, compileForH100(add.kernel));
+  const DeviceTensor out = fakeDevice(DataType::Float32, {4, 6}, {6, 1}, 0x3000);
+  // Rows 8 floats apart: 32 bytes, a multiple of 16.
+  const std::vector<ExecutorArgument> good = {fakeDevice(DataType::Float32, {4, 6}, {8, 1}, 0x1000),
+                                              out};
+  executor.packArguments(executor.plan(good), good, {out}, {0, 0, 0});
+  // Rows 6 floats apart: 24 bytes.
+  const std::vector<ExecutorArgument> bad = {fakeDevice(DataType::Float32, {4, 6}, {6, 1}, 0x1000),
+                                             out};
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.packArguments(executor.plan(bad), bad, {out}, {0, 0, 0});
+      },
+      {"parameter 0 (input 0, T0)",
+       "the stride of its dim 0 (6 elements of "
+       "float32) is not a multiple of 16 bytes"}));
+  // A single row is never stepped over.
+  const std::vector<ExecutorArgument> one_row = {
+      fakeDevice(DataType::Float32, {1, 6}, {6, 1}, 0x1000),
+      fakeDevice(DataType::Float32, {1, 6}, {6, 1}, 0x3000)};
+  executor.packArguments(executor.plan(one_row), one_row,
+                         {fakeDevice(DataType::Float32, {1, 6}, {6, 1}, 0x5000)}, {0, 0, 0});
+  test::HandWrittenKernel wrong = test::stridedAdd();
+  wrong.kernel.alignments.push_back({.parameter = 0, .bytes = 16, .stride_dims = {2}});
+  EXPECT_TRUE(throwsError(
+      [&] { KernelExecutor(*wrong.fusion, wrong.kernel, compileForH100(wrong.kernel)); },
+      {"stride alignment of dim 2 of parameter 0, which has rank 2", "please report"}));
+}
+
 TEST(KernelExecutorTest, IndexTypeOverflowIsRefusedBeforeLaunch) {
   test::HandWrittenKernel add = test::stridedAdd(DataType::Int32);
   KernelExecutor executor(*add.fusion, add.kernel, compileForH100(add.kernel));

@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# Runs Braze's tests and benchmarks on a machine with a GPU.
+#
+# The GPU machine may lack build dependencies (dlpack, flatbuffers), so the usual flow is:
+#
+#   here (build machine):  tools/gpu-test.sh pack
+#       builds the test binaries and benchmarks (in $BRAZE_BUILD_DIR, default ./build) and
+#       copies them, stripped, with libbraze_core, the libraries they need that a CUDA machine
+#       may not have (Google Benchmark) and the dlpack header, into $BRAZE_GPU_BUNDLE
+#       (default ./build-gpu-bundle, a few MiB: small enough to carry to the GPU machine).
+#   there (GPU machine):   tools/gpu-test.sh [run]
+#       runs every test binary of the bundle and the benchmarks, then prints a summary table:
+#       tests passed / failed / skipped per binary, and each benchmark's bandwidth and its
+#       fraction of the device-to-device copy measured in the same run.
+#
+# `run` without a bundle uses the build folder, and builds it first when it has no test
+# binaries (with the bundle's dlpack header when the machine has none).
+#
+# Options (after the mode):
+#   --tests-only / --bench-only     run one half
+#   --filter PATTERN                passed to every test binary as --gtest_filter
+# Environment: BRAZE_BUILD_DIR, BRAZE_GPU_BUNDLE; OUT (when set, logs and JSON results are
+# written there; otherwise under the bundle or build folder, in results/).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BRAZE_BUILD_DIR:-$root/build}
+bundle=${BRAZE_GPU_BUNDLE:-$root/build-gpu-bundle}
+
+mode=run
+if [[ $# -gt 0 && ( $1 == pack || $1 == run ) ]]; then
+  mode=$1
+  shift
+fi
+run_tests=1
+run_bench=1
+filter=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --tests-only) run_bench=0 ;;
+    --bench-only) run_tests=0 ;;
+    --filter) filter=$2; shift ;;
+    *) echo "gpu-test.sh: unknown argument '$1'; see the header of $0" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+log() { echo "gpu-test: $*" >&2; }
+
+# ---- building
+
+configure_and_build() {
+  local extra=()
+  # A machine without dlpack's CMake package builds with the header carried in the bundle.
+  if [[ -f $bundle/cmake/dlpack/dlpackConfig.cmake ]] && ! [[ -f /usr/include/dlpack/dlpack.h ]]; then
+    extra+=("-Ddlpack_DIR=$bundle/cmake/dlpack")
+  fi
+  if [[ ! -f $build/build.ninja ]]; then
+    log "configuring $build"
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BRAZE_BUILD_TYPE:-RelWithDebInfo}" \
+      -DBRAZE_BUILD_EXAMPLES=OFF "${extra[@]}" >/dev/null
+  fi
+  local targets
+  # Every test binary and benchmark the build defines.
+  targets=$(ninja -C "$build" -t targets all 2>/dev/null |
+    sed -n 's/^\(braze_[a-z_]*_\(tests\|benchmark\)\): .*/\1/p' | sort -u)
+  log "building: $(echo $targets)"
+  # Keep going past a broken target: the other binaries are still worth running.
+  # shellcheck disable=SC2086
+  if ! ninja -C "$build" -k 0 -j "${BRAZE_BUILD_JOBS:-$(nproc)}" $targets >"$build/gpu-test-build.log" 2>&1; then
+    log "some targets failed to build (see $build/gpu-test-build.log):"
+    grep -E '^FAILED: ' "$build/gpu-test-build.log" | sed 's/^/gpu-test:   /' >&2 || true
+    grep -E 'error' "$build/gpu-test-build.log" | head -10 >&2 || true
+    build_failed=1
+  fi
+}
+build_failed=0
+
+# ---- pack (on the build machine)
+
+pack() {
+  configure_and_build
+  rm -rf "$bundle"
+  mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/cmake/dlpack" "$bundle/include/dlpack"
+  local binary
+  for binary in "$build"/tests/cpp/braze_*_tests "$build"/benchmarks/braze_*_benchmark; do
+    [[ -x $binary && -f $binary ]] || continue
+    strip --strip-debug -o "$bundle/bin/$(basename "$binary")" "$binary"
+  done
+  local core
+  core=$(readlink -f "$build/core/libbraze_core.so")
+  strip --strip-debug -o "$bundle/lib/$(basename "$core")" "$core"
+  ln -sf "$(basename "$core")" "$bundle/lib/libbraze_core.so.0"
+  # Libraries the binaries need that are neither system nor CUDA libraries (Google Benchmark's
+  # Debian build has its own soname).
+  local library
+  for binary in "$bundle"/bin/*; do
+    LD_LIBRARY_PATH=$bundle/lib ldd "$binary" | awk '/=> \// {print $3}' |
+      grep -E 'libbenchmark' || true
+  done | sort -u | while read -r library; do
+    cp -L "$library" "$bundle/lib/"
+  done
+  # The dlpack header and a minimal package, for building on a machine without them.
+  if [[ -f /usr/include/dlpack/dlpack.h ]]; then
+    cp /usr/include/dlpack/dlpack.h "$bundle/include/dlpack/"
+    cat >"$bundle/cmake/dlpack/dlpackConfig.cmake" <<'EOF'
+# Minimal dlpack package: the header carried in the GPU test bundle.
+if(NOT TARGET dlpack::dlpack)
+  add_library(dlpack::dlpack INTERFACE IMPORTED)
+  set_target_properties(dlpack::dlpack PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_LIST_DIR}/../../include")
+endif()
+EOF
+  fi
+  # Tests find their data through the source path compiled in.
+  echo "$root" >"$bundle/SOURCE_ROOT"
+  log "bundle ready: $bundle ($(du -sh "$bundle" | cut -f1)); carry it and run tools/gpu-test.sh there"
+}
+
+# ---- run (on the GPU machine)
+
+run() {
+  local bin lib bench_dir
+  if [[ -d $bundle/bin ]]; then
+    bin=$bundle/bin
+    bench_dir=$bundle/bin
+    lib=$bundle/lib
+    local source_root
+    source_root=$(cat "$bundle/SOURCE_ROOT" 2>/dev/null || echo "$root")
+    # Test data is found through the path the binaries were built in; point it here.
+    if [[ $source_root != "$root" && ! -e $source_root ]]; then
+      mkdir -p "$(dirname "$source_root")" && ln -s "$root" "$source_root" ||
+        log "note: cannot link $source_root to $root; tests reading tests/data may fail"
+    fi
+  else
+    if ! compgen -G "$build/tests/cpp/braze_*_tests" >/dev/null; then configure_and_build; fi
+    bin=$build/tests/cpp
+    bench_dir=$build/benchmarks
+    lib=$build/core
+  fi
+  local cuda_lib
+  cuda_lib=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")/../lib64
+  export LD_LIBRARY_PATH=$lib:$cuda_lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+  local results=${OUT:-$bin/../results}
+  mkdir -p "$results"
+  log "results and logs in $results"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
+    sed 's/^/gpu-test: device: /' >&2 || log "nvidia-smi not available"
+
+  local failed=0
+  local summary=$results/summary.txt
+  : >"$summary"
+  if ((run_tests)); then
+    local binary name rc
+    for binary in "$bin"/braze_*_tests; do
+      [[ -x $binary ]] || continue
+      name=$(basename "$binary")
+      log "running $name"
+      rc=0
+      "$binary" --gtest_output="json:$results/$name.json" ${filter:+--gtest_filter="$filter"} \
+        >"$results/$name.log" 2>&1 || rc=$?
+      # The failing tests, with their messages, right here; the whole log stays in results.
+      if ((rc != 0)); then
+        failed=1
+        grep -E -A12 '^\[  FAILED  \]|Failure$|^.*: Failure' "$results/$name.log" | head -80 >&2 || true
+        tail -5 "$results/$name.log" >&2
+      fi
+      echo "test $name $rc" >>"$summary"
+    done
+  fi
+  if ((run_bench)); then
+    local bench name
+    for bench in "$bench_dir"/braze_*_benchmark; do
+      [[ -x $bench ]] || continue
+      name=$(basename "$bench")
+      log "running $name"
+      "$bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+        --benchmark_out="$results/$name.json" --benchmark_out_format=json \
+        >"$results/$name.log" 2>&1 || { failed=1; tail -20 "$results/$name.log" >&2; }
+      echo "bench $name" >>"$summary"
+    done
+  fi
+  printSummary "$results" "$summary"
+  ((build_failed)) && echo "(some targets failed to build: see above)"
+  return $failed
+}
+
+printSummary() {
+  python3 - "$1" "$2" <<'EOF'
+import json, os, sys
+results, summary = sys.argv[1], sys.argv[2]
+rows, bench_rows = [], []
+for line in open(summary):
+    kind, name, *rest = line.split()
+    path = os.path.join(results, name + ".json")
+    if kind == "test":
+        rc = int(rest[0])
+        try:
+            data = json.load(open(path))
+        except (OSError, ValueError):
+            rows.append((name, "-", "-", "-", f"no results (exit {rc}: crashed?)"))
+            continue
+        passed = failed = skipped = 0
+        failing = []
+        for suite in data.get("testsuites", []):
+            for test in suite.get("testsuite", []):
+                if test.get("failures"):
+                    failed += 1
+                    failing.append(suite["name"] + "." + test["name"])
+                elif test.get("result") == "SKIPPED":
+                    skipped += 1
+                else:
+                    passed += 1
+        note = "" if rc == 0 else f"exit {rc}"
+        if failing:
+            note = (note + " " if note else "") + ", ".join(failing[:3]) + (" ..." if len(failing) > 3 else "")
+        rows.append((name, passed, failed, skipped, note))
+    else:
+        try:
+            data = json.load(open(path))
+        except (OSError, ValueError):
+            bench_rows.append((name, "-", "-", "-", "no results"))
+            continue
+        seen_errors = set()
+        for b in data.get("benchmarks", []):
+            if b.get("error_occurred"):
+                # A failing benchmark reports once per repetition.
+                if b.get("run_name", b["name"]) in seen_errors:
+                    continue
+                seen_errors.add(b.get("run_name", b["name"]))
+                bench_rows.append((b.get("run_name", b["name"]), "-", "-", "-",
+                                   b.get("error_message", "error")[:60]))
+                continue
+            if b.get("aggregate_name", "median") != "median":
+                continue
+            gbs = b.get("GB/s")
+            of_copy = b.get("of_copy")
+            time_us = b.get("real_time")
+            bench_rows.append((b.get("run_name", b["name"]),
+                               f"{time_us:.1f}" if time_us is not None else "-",
+                               f"{gbs:.0f}" if gbs is not None else "-",
+                               f"{100 * of_copy:.1f}%" if of_copy is not None else "-", ""))
+print()
+print("=== summary")
+if rows:
+    print(f"{'test binary':<28} {'passed':>7} {'failed':>7} {'skipped':>8}  note")
+    for name, p, f, s, note in rows:
+        print(f"{name:<28} {p:>7} {f:>7} {s:>8}  {note}")
+if bench_rows:
+    print()
+    print(f"{'benchmark (median of 5)':<36} {'us':>9} {'GB/s':>7} {'of copy':>8}  note")
+    for name, t, g, c, note in bench_rows:
+        print(f"{name:<36} {t:>9} {g:>7} {c:>8}  {note}")
+EOF
+}
+
+case $mode in
+  pack) pack ;;
+  run) run ;;
+esac
