@@ -2,6 +2,7 @@
 // written out by hand from PyTorch's torch.promote_types and torch.result_type.
 
 #include "braze/ir/data_type.h"
+#include "support/dtype_shorthands.h"
 
 #include <sstream>
 
@@ -10,14 +11,7 @@
 namespace braze {
 namespace {
 
-constexpr DataType B = DataType::Bool;
-constexpr DataType I32 = DataType::Int32;
-constexpr DataType I64 = DataType::Int64;
-constexpr DataType F16 = DataType::Float16;
-constexpr DataType BF16 = DataType::BFloat16;
-constexpr DataType F32 = DataType::Float32;
-constexpr DataType F64 = DataType::Float64;
-constexpr DataType IDX = DataType::Index;
+using namespace test::dtypes;
 
 TEST(DataTypeTest, SpellingRoundTrips) {
   EXPECT_EQ(toString(B), "bool");

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/dtype_shorthands.h"
 #include "support/error_matchers.h"
 
 namespace braze {
@@ -22,14 +23,7 @@ namespace {
 
 using test::throwsError;
 
-constexpr DataType B = DataType::Bool;
-constexpr DataType I32 = DataType::Int32;
-constexpr DataType I64 = DataType::Int64;
-constexpr DataType F16 = DataType::Float16;
-constexpr DataType BF16 = DataType::BFloat16;
-constexpr DataType F32 = DataType::Float32;
-constexpr DataType F64 = DataType::Float64;
-constexpr DataType IDX = DataType::Index;
+using namespace test::dtypes;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
@@ -384,8 +378,7 @@ TEST(ElementwiseSemanticsTest, IntegerPow) {
   }
   // Wrapping: multiply 41 times by hand.
   uint64_t expected = 1;
-  for (int i = 0; i < 41; ++i)
-    expected *= 3;
+  for (int i = 0; i < 41; ++i) expected *= 3;
   EXPECT_EQ(runI(OpKind::Pow, {int64_t{3}, int64_t{41}}), static_cast<int64_t>(expected));
   EXPECT_EQ(runI(OpKind::Pow, {int64_t{2}, int64_t{63}}), kMin64);
   EXPECT_EQ(runI(OpKind::Pow, {int64_t{2}, int64_t{64}}), 0);
@@ -629,8 +622,7 @@ TEST(ElementwiseSemanticsTest, Float16RoundingTable) {
       {1000.7, 0x63d1},
       {-0.0, 0x8000},
   };
-  for (const RoundingCase& c : cases)
-    expectRoundsTo(F16, c.value, decodeFloat16(c.bits));
+  for (const RoundingCase& c : cases) expectRoundsTo(F16, c.value, decodeFloat16(c.bits));
   expectRoundsTo(F16, 65520.0, kInf);  // the tie between 65504 and 2^16 overflows
   expectRoundsTo(F16, -65520.0, -kInf);
   expectRoundsTo(F16, 1e300, kInf);
@@ -662,8 +654,7 @@ TEST(ElementwiseSemanticsTest, BFloat16RoundingTable) {
       {1000.7, 0x447a},
       {-0.0, 0x8000},
   };
-  for (const RoundingCase& c : cases)
-    expectRoundsTo(BF16, c.value, decodeBFloat16(c.bits));
+  for (const RoundingCase& c : cases) expectRoundsTo(BF16, c.value, decodeBFloat16(c.bits));
   expectRoundsTo(BF16, 3.3962e38, kInf);
   expectRoundsTo(BF16, -1e39, -kInf);
   expectRoundsTo(BF16, kNan, kNan);

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/dtype_shorthands.h"
 #include "support/error_matchers.h"
 
 namespace braze {
@@ -19,14 +20,7 @@ namespace {
 
 using test::throwsError;
 
-constexpr DataType B = DataType::Bool;
-constexpr DataType I32 = DataType::Int32;
-constexpr DataType I64 = DataType::Int64;
-constexpr DataType F16 = DataType::Float16;
-constexpr DataType BF16 = DataType::BFloat16;
-constexpr DataType F32 = DataType::Float32;
-constexpr DataType F64 = DataType::Float64;
-constexpr DataType IDX = DataType::Index;
+using namespace test::dtypes;
 
 constexpr DataType kTensorDtypes[] = {B, I32, I64, F16, BF16, F32, F64};
 
