@@ -9,6 +9,7 @@
 #include "braze/driver/primary_context.h"
 #include "braze/error.h"
 #include "braze/eval/argument_binding.h"
+#include "runtime/extent_equalities.h"
 
 namespace braze {
 
@@ -104,7 +105,8 @@ KernelExecutor::KernelExecutor(const Fusion& fusion, GeneratedKernel kernel,
       kernel_(std::move(kernel)),
       compiled_(std::move(compiled)),
       options_(std::move(options)),
-      output_parameters_(checkContract()) {}
+      output_parameters_(checkContract()),
+      extent_equalities_(runtime_detail::collectExtentEqualities(fusion)) {}
 
 KernelExecutor::~KernelExecutor() {
   // A module is unloaded only once the device is done with it; destructors must not throw,
@@ -235,6 +237,18 @@ LaunchPlan KernelExecutor::plan(const std::vector<ExecutorArgument>& inputs) con
   }
 
   const std::string& name = kernel_.kernel_name;
+  // The kernel indexes paired dims with one loop; the reference evaluator finds a mismatch
+  // only when it reaches the op, the kernel never would.
+  for (const runtime_detail::ExtentEquality& equality : extent_equalities_) {
+    const int64_t a = toInt64(scalars.evaluateOrThrow(equality.a, equality.where));
+    const int64_t b = toInt64(scalars.evaluateOrThrow(equality.b, equality.where));
+    BRAZE_USER_CHECK(a == b) << "kernel " << name
+                             << " cannot run with these inputs: " << equality.where
+                             << " must have the same size, but they are " << a << " and " << b
+                             << " (" << equality.a->name() << ", " << equality.b->name()
+                             << "); pass inputs whose sizes agree (only dims declared broadcast "
+                                "may have size 1 against a larger one)";
+  }
   plan.launch = evaluateLaunchParams(kernel_.launch, scalars, name);
   for (const auto& [check, message] : kernel_.launch_checks) {
     const bool holds = toBool(

@@ -194,6 +194,84 @@ TEST(KernelExecutorTest, SizesSharedBetweenInputsMustAgree) {
       {"input 0 (T0): dim 0 has stride 2", "needs stride 1"}));
 }
 
+TEST(KernelExecutorTest, DimsAnOpPairsMustHaveEqualSizes) {
+  // Two inputs with their own symbolic sizes: the kernel computes them with one loop.
+  Fusion fusion;
+  TensorView* a = makeSymbolicTensor(fusion, 2);
+  TensorView* b = makeSymbolicTensor(fusion, 2);
+  TensorView* out = add(a, b);
+  fusion.addOutput(out);
+  GeneratedKernel kernel;
+  kernel.kernel_name = "k";
+  kernel.source = "extern \"C\" __global__ void k() {}";
+  kernel.parameters = {
+      {.kind = test::Kind::InputTensor,
+       .val = a,
+       .dtype = DataType::Float32,
+       .rank = 2,
+       .fusion_position = 0},
+      {.kind = test::Kind::InputTensor,
+       .val = b,
+       .dtype = DataType::Float32,
+       .rank = 2,
+       .fusion_position = 1},
+      {.kind = test::Kind::OutputTensor,
+       .val = out,
+       .dtype = DataType::Float32,
+       .rank = 2,
+       .fusion_position = 0},
+  };
+  KernelExecutor executor(fusion, kernel, compileForH100(kernel));
+  executor.plan({fakeDevice(DataType::Float32, {3, 5}, {5, 1}),
+                 fakeDevice(DataType::Float32, {3, 5}, {5, 1})});
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.plan({fakeDevice(DataType::Float32, {3, 5}, {5, 1}),
+                       fakeDevice(DataType::Float32, {3, 6}, {6, 1})});
+      },
+      {"kernel k cannot run with these inputs", "add T2 = f(T0, T1)", "dim 1 of T1", "dim 1 of T2",
+       "same size, but they are 6 and 5"}));
+  // A size-1 dim not declared broadcast is no exception: the kernel would index past it.
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.plan({fakeDevice(DataType::Float32, {3, 5}, {5, 1}),
+                       fakeDevice(DataType::Float32, {1, 5}, {5, 1})});
+      },
+      {"dim 0 of T1", "only dims declared broadcast"}));
+}
+
+TEST(KernelExecutorTest, BroadcastDimsPairWithAnySize) {
+  Fusion fusion;
+  TensorView* a = makeSymbolicTensor(fusion, 2);
+  TensorView* row = makeInputTensor(fusion, {.sizes = {1, -1}});
+  TensorView* out = add(a, row);
+  fusion.addOutput(out);
+  GeneratedKernel kernel;
+  kernel.kernel_name = "k";
+  kernel.source = "extern \"C\" __global__ void k() {}";
+  kernel.parameters = {
+      {.kind = test::Kind::InputTensor,
+       .val = a,
+       .dtype = DataType::Float32,
+       .rank = 2,
+       .fusion_position = 0},
+      {.kind = test::Kind::InputTensor,
+       .val = row,
+       .dtype = DataType::Float32,
+       .rank = 2,
+       .fusion_position = 1},
+      {.kind = test::Kind::OutputTensor,
+       .val = out,
+       .dtype = DataType::Float32,
+       .rank = 2,
+       .fusion_position = 0},
+  };
+  KernelExecutor executor(fusion, kernel, compileForH100(kernel));
+  const LaunchPlan plan = executor.plan({fakeDevice(DataType::Float32, {7, 5}, {5, 1}),
+                                         fakeDevice(DataType::Float32, {1, 5}, {5, 1})});
+  EXPECT_EQ(plan.parameters[2].sizes, (std::vector<int64_t>{7, 5}));
+}
+
 TEST(KernelExecutorTest, InputsOnDifferentDevicesAreRefused) {
   test::HandWrittenKernel add = test::stridedAdd();
   KernelExecutor executor(*add.fusion, add.kernel, compileForH100(add.kernel));

@@ -17,6 +17,10 @@
 
 namespace braze {
 
+namespace runtime_detail {
+struct ExtentEquality;
+}  // namespace runtime_detail
+
 /// One argument of a kernel run: a device tensor for a tensor input, a value for a scalar
 /// input (in the order of the fusion's inputs).
 using ExecutorArgument = std::variant<DeviceTensor, ScalarValue>;
@@ -47,7 +51,9 @@ struct LaunchPlan {
 
 /// Runs one generated, compiled kernel: execution only. For each run it validates the inputs
 /// against the scheduled fusion (with the reference evaluator's rules), binds their sizes,
-/// evaluates the launch geometry and the kernel's launch-time checks, allocates outputs
+/// checks that the dims the fusion's ops pair without broadcasting have equal sizes (the
+/// kernel indexes them with one loop), evaluates the launch geometry and the kernel's
+/// launch-time checks, allocates outputs
 /// (contiguous), global intermediates and zeroed workspaces, packs the parameters, and launches
 /// with cuLaunchKernelEx on the given stream. The module is loaded once per device, in the
 /// device's primary context.
@@ -110,7 +116,8 @@ class KernelExecutor {
   CompiledKernel compiled_;
   ExecutorOptions options_;
   std::vector<size_t> output_parameters_;  // kernel parameter of each fusion output
-  std::mutex mutex_;                       // guards loaded_
+  std::vector<runtime_detail::ExtentEquality> extent_equalities_;
+  std::mutex mutex_;  // guards loaded_
   std::map<int, LoadedFunction> loaded_;
 };
 

@@ -1,0 +1,64 @@
+#include "runtime/extent_equalities.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "braze/sched/logical_map.h"
+
+namespace braze::runtime_detail {
+
+namespace {
+
+std::string describeOp(const Expr& expr) {
+  std::ostringstream os;
+  os << expr.op() << " ";
+  for (size_t i = 0; i < expr.outputs().size(); ++i)
+    os << (i ? ", " : "") << expr.outputs()[i]->name();
+  os << " = f(";
+  for (size_t i = 0; i < expr.inputs().size(); ++i)
+    os << (i ? ", " : "") << expr.inputs()[i]->name();
+  os << ")";
+  return os.str();
+}
+
+int64_t positionOf(const TensorView& tv, const IterDomain* id) {
+  for (size_t d = 0; d < tv.logical().size(); ++d) {
+    if (tv.logical()[d] == id) return static_cast<int64_t>(d);
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::vector<ExtentEquality> collectExtentEqualities(const Fusion& fusion) {
+  std::vector<ExtentEquality> equalities;
+  std::set<std::pair<const Val*, const Val*>> seen;
+  for (const Expr* expr : fusion.exprs()) {
+    for (const Val* output : expr->outputs()) {
+      const auto* consumer = output->dynCast<TensorView>();
+      if (consumer == nullptr) continue;
+      for (const TensorView* producer : producersOf(consumer)) {
+        for (const LogicalPair& pair : logicalMap(producer, consumer)) {
+          // A broadcast dim repeats one value: any size pairs with it.
+          if (pair.producer->isBroadcast() || pair.consumer->isBroadcast()) continue;
+          const Scalar* a = pair.producer->logicalExtent();
+          const Scalar* b = pair.consumer->logicalExtent();
+          if (a == b) continue;
+          if (a->isConstant() && b->isConstant() && a->constantInt() == b->constantInt()) continue;
+          const auto key = std::minmax<const Val*>(a, b);
+          if (!seen.insert(key).second) continue;
+          std::ostringstream where;
+          where << describeOp(*expr) << ": dim " << positionOf(*producer, pair.producer) << " of "
+                << producer->name() << " and dim " << positionOf(*consumer, pair.consumer) << " of "
+                << consumer->name();
+          equalities.push_back({a, b, where.str()});
+        }
+      }
+    }
+  }
+  return equalities;
+}
+
+}  // namespace braze::runtime_detail
