@@ -140,6 +140,18 @@ run() {
   local cuda_lib
   cuda_lib=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")/../lib64
   export LD_LIBRARY_PATH=$lib:$cuda_lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # NVRTC may live elsewhere (a pip wheel of the CUDA toolkit, say).
+  if ! LD_LIBRARY_PATH=$LD_LIBRARY_PATH ldd "$lib/libbraze_core.so.0" 2>/dev/null | grep -q 'libnvrtc.*=> /'; then
+    local nvrtc soname
+    soname=$(ldd "$lib/libbraze_core.so.0" 2>/dev/null | awk '/libnvrtc/ {print $1; exit}')
+    nvrtc=$(find /usr/local /opt /usr/lib -name "${soname:-libnvrtc.so.13}" -print -quit 2>/dev/null || true)
+    if [[ -n $nvrtc ]]; then
+      export LD_LIBRARY_PATH=$(dirname "$nvrtc"):$LD_LIBRARY_PATH
+      log "using NVRTC from $(dirname "$nvrtc")"
+    else
+      log "warning: libnvrtc not found; the binaries will not start"
+    fi
+  fi
 
   local results=${OUT:-$bin/../results}
   mkdir -p "$results"

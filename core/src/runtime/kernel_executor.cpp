@@ -478,7 +478,18 @@ std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument
   }
   KernelArguments arguments = packArguments(plan, inputs, outputs, allocations);
   if (options_.dump.launch_params) dumpLaunch(plan, inputs, outputs, allocations);
-  if (plan.launch.isEmpty()) return outputs;
+  if (plan.launch.isEmpty()) {
+    // No thread runs, so nothing is written: right only when every output is empty too.
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      BRAZE_USER_CHECK(outputs[j].numel() == 0)
+          << "kernel " << name << " launches no threads for these inputs ("
+          << plan.launch.toString() << ") but output " << j << " ("
+          << fusion_.outputs()[j]->name() << ") has " << outputs[j].numel()
+          << " elements it would leave unwritten; inputs with zero-size dims need another "
+             "schedule for this fusion";
+    }
+    return outputs;
+  }
 
   CUlaunchConfig config{};
   config.gridDimX = static_cast<unsigned>(plan.launch.grid[0]);

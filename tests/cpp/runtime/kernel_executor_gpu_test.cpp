@@ -196,6 +196,17 @@ TEST_F(KernelExecutorGpuTest, ZeroSizeInputsLaunchNothing) {
   EXPECT_NE(dump.str().find("(empty: not launched)"), std::string::npos) << dump.str();
 }
 
+TEST_F(KernelExecutorGpuTest, AnEmptyLaunchWithOutputsToWriteIsRefused) {
+  test::HandWrittenKernel add = test::stridedAdd();
+  add.kernel.launch.grid[0] = add.fusion->constantIndex(0);
+  KernelExecutor executor(*add.fusion, add.kernel,
+                          CompiledKernel::compile(add.kernel.source, add.kernel.kernel_name));
+  const DeviceTensor a = DeviceTensor::empty(DataType::Float32, {4, 6});
+  EXPECT_TRUE(throwsError([&] { executor.run({a, a}); },
+                          {"launches no threads for these inputs (grid (0, 1, 1)",
+                           "output 0 (T2) has 24 elements it would leave unwritten"}));
+}
+
 TEST_F(KernelExecutorGpuTest, LaunchParamsDumpNamesEveryParameter) {
   test::HandWrittenKernel scale = test::scaleThroughWorkspace();
   std::ostringstream dump;
