@@ -20,9 +20,9 @@ struct CompileOptions {
   /// Compile for the virtual architecture (compute_90 rather than sm_90): PTX only, no cubin;
   /// the driver compiles the PTX when the kernel is loaded, also for newer GPUs.
   bool ptx_only = false;
-  std::vector<std::string> extra_options;  ///< passed to NVRTC as given
+  std::vector<std::string> extra_options = {};  ///< passed to NVRTC as given
   /// `ptx` and `compile_log` print what NVRTC produced.
-  DumpOptions dump;
+  DumpOptions dump = {};
 };
 
 /// Resources ptxas reported for the kernel.

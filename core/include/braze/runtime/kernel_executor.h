@@ -30,7 +30,7 @@ struct ExecutorOptions {
   /// The device of launches whose inputs include no tensor (otherwise the inputs' device).
   int device = 0;
   /// `launch_params` prints every launch: geometry, index type and each parameter.
-  DumpOptions dump;
+  DumpOptions dump = {};
 };
 
 /// What one launch needs, computed from the inputs without touching the GPU.
