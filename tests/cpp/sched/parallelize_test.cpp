@@ -128,6 +128,26 @@ TEST(VectorizeTest, OuterPartOfASplitIsRefused) {
                           {"outer part of a split", "strided"}));
 }
 
+TEST(VectorizeTest, SplitInsideAMergeIsRefused) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* y = neg(x);
+  fusion.addOutput(y);
+  y->split(1, 2)->merge(1, 2)->split(1, 4);
+  EXPECT_TRUE(
+      throwsError([&] { y->parallelize(2, ParallelType::Vectorize); }, {"split inside a merge"}));
+}
+
+TEST(VectorizeTest, ExpandedBroadcastIsRefused) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.sizes = {1}});
+  TensorView* y = expand(x, {int64_t{8}});
+  fusion.addOutput(y);
+  y->split(0, 4);
+  EXPECT_TRUE(throwsError([&] { y->parallelize(1, ParallelType::Vectorize); },
+                          {"expanded broadcast", "no storage"}));
+}
+
 TEST(VectorizeTest, NonContiguousInputIsRefused) {
   Fusion fusion;
   TensorView* x = makeInputTensor(

@@ -260,6 +260,17 @@ TEST(RFactorTest, Errors) {
   EXPECT_TRUE(throwsError([&] { s->rFactor({1, 2}); }, {"every reduction axis", "leave at least"}));
   TensorView* partial = s->rFactor({1});
   EXPECT_TRUE(throwsError([&] { partial->rFactor({1}); }, {"already the partial result"}));
+  EXPECT_TRUE(throwsError([&] { partial->cacheBefore(); },
+                          {"cacheBefore()", "partial result", "cache its consumer"}));
+}
+
+TEST(RFactorTest, ReductionAxisHoldingABroadcastIsRefused) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.sizes = {-1, 1, -1}});
+  TensorView* y = sum(x, {2});  // [i0, b1, r2]
+  fusion.addOutput(y);
+  y->merge(1, 2)->split(1, 4);
+  EXPECT_TRUE(throwsError([&] { y->rFactor({1}); }, {"loop axis 1", "broadcast dim"}));
 }
 
 }  // namespace

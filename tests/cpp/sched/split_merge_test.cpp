@@ -205,6 +205,14 @@ TEST(MergeTest, ReductionWithIterationIsRefused) {
   EXPECT_TRUE(throwsError([&] { y->merge(1); }, {"merge(1, 2)", "out of range"}));
 }
 
+TEST(MergeTest, ReductionWithExpandedBroadcastIsRefused) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.sizes = {-1, 1, -1}});
+  TensorView* y = sum(expand(x, {int64_t{-1}, int64_t{6}, int64_t{-1}}), {2});  // [i, b ex 6, r]
+  fusion.addOutput(y);
+  EXPECT_TRUE(throwsError([&] { y->merge(1, 2); }, {"merge(1, 2)", "expanded Broadcast"}));
+}
+
 TEST(ReorderTest, MovesNamedAxesAndKeepsTheOthersInOrder) {
   Fusion fusion;
   TensorView* x = makeSymbolicTensor(fusion, 4);
