@@ -14,13 +14,19 @@ namespace braze {
 /// `braze::Tensor<T, N, IndexT>` (runtime header: data pointer, then N sizes and N strides in
 /// elements, all IndexT), scalars by value in their dtype (Index as IndexT), workspaces as a
 /// plain pointer.
+///
+/// Tensor elements of dtype Index are stored as 64-bit integers (sizeInBytes(Index)), whatever
+/// IndexT is. Output tensors and global buffers must be allocated contiguous in row-major
+/// order (expanded dims materialized): generated kernels index them from their sizes and do
+/// not read their strides. Input tensors are indexed through their strides, except along dims
+/// the fusion declares contiguous.
 struct KernelParameter {
   enum class Kind : uint8_t {
-    InputTensor,    ///< a fusion input tensor; `fusion_position` is its input index
-    OutputTensor,   ///< a fusion output tensor; `fusion_position` is its output index
-    GlobalBuffer,   ///< an intermediate in global memory the executor allocates per launch
-    InputScalar,    ///< a fusion scalar input; `fusion_position` is its input index
-    Workspace,      ///< zero-initialized scratch (grid reductions, semaphores)
+    InputTensor,   ///< a fusion input tensor; `fusion_position` is its input index
+    OutputTensor,  ///< a fusion output tensor; `fusion_position` is its output index
+    GlobalBuffer,  ///< an intermediate in global memory the executor allocates per launch
+    InputScalar,   ///< a fusion scalar input; `fusion_position` is its input index
+    Workspace,     ///< zero-initialized scratch (grid reductions, semaphores)
   };
   Kind kind;
   const Val* val = nullptr;  ///< the tensor or scalar in the scheduled fusion (not Workspace)
@@ -59,6 +65,9 @@ struct GeneratedKernel {
   struct Alignment {
     size_t parameter;
     int64_t bytes;
+    /// User-visible dims whose stride (in elements, times the element size) must also be a
+    /// multiple of `bytes`: strides only known at launch that a vector access steps over.
+    std::vector<int64_t> stride_dims = {};
   };
   std::vector<Alignment> alignments;
 };

@@ -1,0 +1,212 @@
+// Braze runtime header: the elementwise functions generated kernels call, with the semantics
+// of Braze's reference evaluator (NaN-propagating maximum/minimum, Python's remainder,
+// round-half-even, integer ceil division), overloaded for every compute type.
+#pragma once
+
+namespace braze {
+
+// ---- index arithmetic ----
+template <typename A, typename B>
+__device__ __forceinline__ auto ceilDiv(A a, B b) -> decltype(a / b) {
+  return (a + b - 1) / b;
+}
+template <typename A, typename B>
+__device__ __forceinline__ auto min(A a, B b) -> decltype(a + b) {
+  return a < b ? a : b;
+}
+template <typename A, typename B>
+__device__ __forceinline__ auto max(A a, B b) -> decltype(a + b) {
+  return a > b ? a : b;
+}
+
+// ---- limits (identities of max/min reductions) ----
+template <typename T>
+__device__ __forceinline__ T lowestValue();
+template <typename T>
+__device__ __forceinline__ T highestValue();
+template <>
+__device__ __forceinline__ float lowestValue<float>() { return __int_as_float(0xff800000); }
+template <>
+__device__ __forceinline__ float highestValue<float>() { return __int_as_float(0x7f800000); }
+template <>
+__device__ __forceinline__ double lowestValue<double>() { return __longlong_as_double(0xfff0000000000000ULL); }
+template <>
+__device__ __forceinline__ double highestValue<double>() { return __longlong_as_double(0x7ff0000000000000ULL); }
+template <>
+__device__ __forceinline__ int lowestValue<int>() { return -2147483647 - 1; }
+template <>
+__device__ __forceinline__ int highestValue<int>() { return 2147483647; }
+template <>
+__device__ __forceinline__ long long lowestValue<long long>() { return -9223372036854775807LL - 1; }
+template <>
+__device__ __forceinline__ long long highestValue<long long>() { return 9223372036854775807LL; }
+template <>
+__device__ __forceinline__ bool lowestValue<bool>() { return false; }
+template <>
+__device__ __forceinline__ bool highestValue<bool>() { return true; }
+
+// ---- float functions, float and double ----
+#define BRAZE_FLOAT_FUNCTION(name, float_call, double_call)                      \
+  __device__ __forceinline__ float name(float x) { return float_call(x); }       \
+  __device__ __forceinline__ double name(double x) { return double_call(x); }
+
+BRAZE_FLOAT_FUNCTION(exp, expf, ::exp)
+BRAZE_FLOAT_FUNCTION(exp2, exp2f, ::exp2)
+BRAZE_FLOAT_FUNCTION(expm1, expm1f, ::expm1)
+BRAZE_FLOAT_FUNCTION(log, logf, ::log)
+BRAZE_FLOAT_FUNCTION(log2, log2f, ::log2)
+BRAZE_FLOAT_FUNCTION(log1p, log1pf, ::log1p)
+BRAZE_FLOAT_FUNCTION(sqrt, sqrtf, ::sqrt)
+BRAZE_FLOAT_FUNCTION(rsqrt, rsqrtf, ::rsqrt)
+BRAZE_FLOAT_FUNCTION(sin, sinf, ::sin)
+BRAZE_FLOAT_FUNCTION(cos, cosf, ::cos)
+BRAZE_FLOAT_FUNCTION(tan, tanf, ::tan)
+BRAZE_FLOAT_FUNCTION(tanh, tanhf, ::tanh)
+BRAZE_FLOAT_FUNCTION(erf, erff, ::erf)
+BRAZE_FLOAT_FUNCTION(erfc, erfcf, ::erfc)
+BRAZE_FLOAT_FUNCTION(floor, floorf, ::floor)
+BRAZE_FLOAT_FUNCTION(ceil, ceilf, ::ceil)
+BRAZE_FLOAT_FUNCTION(round, rintf, ::rint)  // half to even, as torch.round
+BRAZE_FLOAT_FUNCTION(trunc, truncf, ::trunc)
+BRAZE_FLOAT_FUNCTION(abs, fabsf, ::fabs)
+#undef BRAZE_FLOAT_FUNCTION
+
+__device__ __forceinline__ int abs(int x) { return x < 0 ? -x : x; }
+__device__ __forceinline__ long long abs(long long x) { return x < 0 ? -x : x; }
+template <typename T>
+__device__ __forceinline__ T floor(T x) { return x; }
+template <typename T>
+__device__ __forceinline__ T ceil(T x) { return x; }
+template <typename T>
+__device__ __forceinline__ T round(T x) { return x; }
+template <typename T>
+__device__ __forceinline__ T trunc(T x) { return x; }
+
+template <typename T>
+__device__ __forceinline__ T reciprocal(T x) { return T(1) / x; }
+template <typename T>
+__device__ __forceinline__ T sigmoid(T x) { return T(1) / (T(1) + braze::exp(-x)); }
+template <typename T>
+__device__ __forceinline__ T silu(T x) { return x / (T(1) + braze::exp(-x)); }
+template <typename T>
+__device__ __forceinline__ T gelu(T x) { return x * T(0.5) * (T(1) + braze::erf(x * T(0.70710678118654752440))); }
+template <typename T>
+__device__ __forceinline__ T geluTanh(T x) {
+  const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
+  return T(0.5) * x * (T(1) + braze::tanh(inner));
+}
+
+__device__ __forceinline__ bool isnan(float x) { return x != x; }
+__device__ __forceinline__ bool isnan(double x) { return x != x; }
+template <typename T>
+__device__ __forceinline__ bool isnan(T) { return false; }
+__device__ __forceinline__ bool isinf(float x) {
+  return x == highestValue<float>() || x == lowestValue<float>();
+}
+__device__ __forceinline__ bool isinf(double x) {
+  return x == highestValue<double>() || x == lowestValue<double>();
+}
+template <typename T>
+__device__ __forceinline__ bool isinf(T) { return false; }
+template <typename T>
+__device__ __forceinline__ bool isfinite(T x) { return !braze::isnan(x) && !braze::isinf(x); }
+
+template <typename T>
+__device__ __forceinline__ T relu(T x) { return braze::isnan(x) || x > T(0) ? x : T(0); }
+template <typename T>
+__device__ __forceinline__ T sign(T x) {
+  if (braze::isnan(x)) return x;
+  return static_cast<T>((x > T(0)) - (x < T(0)));
+}
+
+// NaN wins, as in torch.maximum / torch.minimum.
+template <typename T>
+__device__ __forceinline__ T maximum(T a, T b) {
+  if (braze::isnan(a)) return a;
+  if (braze::isnan(b)) return b;
+  return a > b ? a : b;
+}
+template <typename T>
+__device__ __forceinline__ T minimum(T a, T b) {
+  if (braze::isnan(a)) return a;
+  if (braze::isnan(b)) return b;
+  return a < b ? a : b;
+}
+template <typename T>
+__device__ __forceinline__ T clamp(T x, T lo, T hi) {
+  if (braze::isnan(x)) return x;
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+// Python's %: the result takes the divisor's sign.
+__device__ __forceinline__ float remainder(float a, float b) {
+  float r = fmodf(a, b);
+  if (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) r += b;
+  return r;
+}
+__device__ __forceinline__ double remainder(double a, double b) {
+  double r = ::fmod(a, b);
+  if (r != 0.0 && ((r < 0.0) != (b < 0.0))) r += b;
+  return r;
+}
+template <typename T>
+__device__ __forceinline__ T remainder(T a, T b) {
+  T r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+__device__ __forceinline__ float fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double fmod(double a, double b) { return ::fmod(a, b); }
+template <typename T>
+__device__ __forceinline__ T fmod(T a, T b) { return a % b; }
+
+__device__ __forceinline__ float pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double pow(double a, double b) { return ::pow(a, b); }
+template <typename T>
+__device__ __forceinline__ T pow(T base, T exponent) {
+  if (exponent < 0) return base == 1 ? 1 : (base == -1 ? (exponent % 2 != 0 ? -1 : 1) : 0);
+  T result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) result *= base;
+    base *= base;
+    exponent >>= 1;
+  }
+  return result;
+}
+__device__ __forceinline__ float atan2(float a, float b) { return atan2f(a, b); }
+__device__ __forceinline__ double atan2(double a, double b) { return ::atan2(a, b); }
+
+template <typename T>
+__device__ __forceinline__ T lerp(T start, T end, T weight) {
+  // torch.lerp: exact at weight 1.
+  return weight < T(0.5) ? start + weight * (end - start) : end - (end - start) * (T(1) - weight);
+}
+
+template <typename T>
+__device__ __forceinline__ T leftShift(T a, T b) {
+  return (b < 0 || b >= static_cast<T>(sizeof(T) * 8)) ? T(0) : a << b;
+}
+template <typename T>
+__device__ __forceinline__ T rightShift(T a, T b) {
+  return (b < 0 || b >= static_cast<T>(sizeof(T) * 8)) ? (a < 0 ? T(-1) : T(0)) : a >> b;
+}
+
+// ---- reduction operators ----
+struct SumOp {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct ProdOp {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
+};
+struct MaxOp {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return braze::maximum(a, b); }
+};
+struct MinOp {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return braze::minimum(a, b); }
+};
+
+}  // namespace braze

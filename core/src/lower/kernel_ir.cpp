@@ -1,0 +1,67 @@
+#include "braze/lower/kernel_ir.h"
+
+namespace braze::kir {
+
+Scope cloneScope(const Scope& scope) {
+  Scope copy;
+  copy.reserve(scope.size());
+  for (const StmtPtr& stmt : scope) copy.push_back(stmt->clone());
+  return copy;
+}
+
+ForLoop::ForLoop(const ForLoop& other)
+    : StmtBase(other),
+      index(other.index),
+      extent(other.extent),
+      parallel_type(other.parallel_type),
+      id(other.id),
+      unroll(other.unroll),
+      body(cloneScope(other.body)) {}
+
+IfThenElse::IfThenElse(const IfThenElse& other)
+    : StmtBase(other),
+      predicate(other.predicate),
+      predicate_kind(other.predicate_kind),
+      then_body(cloneScope(other.then_body)),
+      else_body(cloneScope(other.else_body)) {}
+
+int launchSlot(ParallelType type) {
+  switch (type) {
+    case ParallelType::BIDx:
+      return 0;
+    case ParallelType::BIDy:
+      return 1;
+    case ParallelType::BIDz:
+      return 2;
+    case ParallelType::TIDx:
+      return 3;
+    case ParallelType::TIDy:
+      return 4;
+    case ParallelType::TIDz:
+      return 5;
+    default:
+      return -1;
+  }
+}
+
+bool isThreadDim(ParallelType type) {
+  return type == ParallelType::TIDx || type == ParallelType::TIDy || type == ParallelType::TIDz;
+}
+
+bool isBlockDim(ParallelType type) {
+  return type == ParallelType::BIDx || type == ParallelType::BIDy || type == ParallelType::BIDz;
+}
+
+void forEachStmt(const Scope& scope, const std::function<void(const Stmt&)>& visit) {
+  for (const StmtPtr& stmt : scope) {
+    visit(*stmt);
+    if (const auto* loop = stmt->dynCast<ForLoop>()) {
+      forEachStmt(loop->body, visit);
+    } else if (const auto* branch = stmt->dynCast<IfThenElse>()) {
+      forEachStmt(branch->then_body, visit);
+      forEachStmt(branch->else_body, visit);
+    }
+  }
+}
+
+}  // namespace braze::kir

@@ -1,0 +1,87 @@
+// The lowering pipeline: the passes from a scheduled fusion to kernel IR, in order, with the
+// reason for each position. lowerFusion() runs this table; options can print the IR after a
+// pass or skip one.
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "braze/lower/lower.h"
+#include "lower/passes.h"
+
+namespace braze {
+
+namespace {
+
+using lower::LowerContext;
+
+struct PassEntry {
+  std::string_view name;
+  kir::Kernel (*run)(kir::Kernel, const LowerContext&);
+  std::string_view why;
+};
+
+constexpr PassEntry kPipeline[] = {
+    {"build-loop-nests", lower::buildLoopNests, "first: every later pass works on the loop nests"},
+    {"allocate", lower::allocate, "needs the loops a tensor's inline position places it in"},
+    {"index-accesses", lower::indexAccesses, "needs the loops and allocation layouts"},
+    {"insert-predicates", lower::insertPredicates, "needs each statement's final loop nest"},
+    {"vectorize-accesses", lower::vectorizeAccesses,
+     "after predicates: folds a vector loop's predicate into one check"},
+    {"unswitch", lower::unswitch, "after predicates and vectorization: hoists what is left"},
+    {"insert-syncs", lower::insertSyncs, "late: sees the final statements and their order"},
+    {"record-launch-checks", lower::recordLaunchChecks, "last: the parameters are final"},
+};
+
+bool listed(const std::vector<std::string>& names, std::string_view name) {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return n == name || n == "all"; });
+}
+
+}  // namespace
+
+std::vector<std::string_view> pipelinePassNames() {
+  std::vector<std::string_view> names;
+  for (const PassEntry& entry : kPipeline) names.push_back(entry.name);
+  return names;
+}
+
+std::string printPipeline() {
+  std::ostringstream os;
+  for (const PassEntry& entry : kPipeline) os << entry.name << "  // " << entry.why << "\n";
+  return os.str();
+}
+
+kir::Kernel lowerFusion(const Fusion& scheduled, const LowerOptions& options) {
+  for (const std::string& name : options.skip_passes) {
+    const std::vector<std::string_view> names = pipelinePassNames();
+    BRAZE_USER_CHECK(std::find(names.begin(), names.end(), name) != names.end())
+        << "lowering: there is no pass named '" << name << "' to skip; the passes are:\n"
+        << printPipeline();
+  }
+  // Lowering adds only scalar Vals (launch sizes and checks) to the fusion; the schedule and
+  // the math stay as they are.
+  Fusion& mutable_fusion = const_cast<Fusion&>(scheduled);
+  const LowerContext ctx(scheduled, mutable_fusion, options);
+  std::ostream& dump = options.dump_stream != nullptr ? *options.dump_stream : std::cerr;
+
+  kir::Kernel kernel;
+  kernel.fusion = &scheduled;
+  kernel.parameters = ctx.parameters();
+  kernel.launch = ctx.launch();
+  kernel.index_type = options.index_type;
+  kernel.scalar_names = ctx.scalarNames();
+  for (const PassEntry& entry : kPipeline) {
+    if (std::find(options.skip_passes.begin(), options.skip_passes.end(), entry.name) !=
+        options.skip_passes.end())
+      continue;
+    kernel = entry.run(std::move(kernel), ctx);
+    if (listed(options.print_after, entry.name)) {
+      dump << "=== kernel IR after " << entry.name << " ===\n" << printKernelIr(kernel);
+    }
+  }
+  if (options.dump_lowering) dump << "=== kernel IR ===\n" << printKernelIr(kernel);
+  return kernel;
+}
+
+}  // namespace braze

@@ -1,0 +1,470 @@
+#include "support/scheduled_suite.h"
+
+#include <gtest/gtest.h>
+
+#include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
+#include "braze/ops/shape.h"
+#include "braze/sched/inlining.h"
+#include "braze/sched/parallel_propagation.h"
+#include "braze/sched/transform_propagation.h"
+#include "support/random_tensor.h"
+
+namespace braze::test {
+
+namespace {
+
+using FusionPtr = std::unique_ptr<Fusion>;
+
+// Every intermediate in registers, as schedulers leave them unless they choose shared memory.
+void keepIntermediatesInRegisters(Fusion& fusion) {
+  for (TensorView* tv : fusion.allTensors()) {
+    if (fusion.isInput(tv) || fusion.isOutput(tv)) continue;
+    if (tv->memoryType() == MemoryType::Global) tv->setMemoryType(MemoryType::Local);
+  }
+}
+
+// The common pointwise shape: all dims of `reference` merged into one, split by `threads`
+// (and by `vector` first, innermost), blocks on BIDx and threads on TIDx, propagated to every
+// tensor, then inlined as far as possible.
+void schedulePointwise(Fusion& fusion, TensorView* reference, int64_t threads, int64_t vector = 1) {
+  while (reference->nLoopDims() > 1) reference->merge(0, 1);
+  if (vector > 1) reference->split(0, vector);
+  reference->split(0, threads);
+  propagateTransforms(reference);
+  reference->parallelize(0, ParallelType::BIDx);
+  reference->parallelize(1, ParallelType::TIDx);
+  propagateParallelTypes(reference);
+  keepIntermediatesInRegisters(fusion);
+}
+
+SuiteInput tensorInput(std::vector<int64_t> sizes, DataType dtype = DataType::Float32) {
+  SuiteInput input;
+  input.dtype = dtype;
+  input.sizes = std::move(sizes);
+  return input;
+}
+
+// ---- pointwise ----------------------------------------------------------------------------
+
+FusionPtr pointwiseBroadcast() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* bias = makeSymbolicTensor(*fusion, 1);
+  TensorView* y = relu(add(x, broadcast(bias, {true, false})));
+  fusion->addOutput(y);
+  schedulePointwise(*fusion, y, 128);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// Cached loads and stores as 16-byte vectors; the math runs on registers in between.
+FusionPtr vectorizedFloat(DataType dtype, int64_t vector) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* a = makeInputTensor(*fusion, {.dtype = dtype, .sizes = {-1, -1}});
+  TensorView* b = makeInputTensor(*fusion, {.dtype = dtype, .sizes = {-1, -1}});
+  TensorView* y = add(mul(a, 2.0), b);
+  fusion->addOutput(y);
+  TensorView* a_cache = a->cacheAfter();
+  TensorView* b_cache = b->cacheAfter();
+  y->cacheBefore();
+  schedulePointwise(*fusion, y, 128, vector);
+  y->parallelize(2, ParallelType::Vectorize);
+  a_cache->parallelize(2, ParallelType::Vectorize);
+  b_cache->parallelize(2, ParallelType::Vectorize);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// [blocks, unswitch 1, unroll 4, threads 128]: the bounds of all four unrolled iterations are
+// checked once, in front of the nest.
+FusionPtr unrollUnswitchHalf() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float16, .sizes = {-1, -1}});
+  TensorView* y = makeInputTensor(*fusion, {.dtype = DataType::Float16, .sizes = {-1, -1}});
+  TensorView* out = mul(add(x, y), 0.5);
+  fusion->addOutput(out);
+  out->merge(0, 1);
+  out->split(0, 128);
+  out->split(0, 4);
+  out->split(0, 1);
+  propagateTransforms(out);
+  out->parallelize(0, ParallelType::BIDx);
+  out->parallelize(1, ParallelType::Unswitch);
+  out->parallelize(2, ParallelType::Unroll);
+  out->parallelize(3, ParallelType::TIDx);
+  propagateParallelTypes(out);
+  keepIntermediatesInRegisters(*fusion);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+FusionPtr castChain() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float16, .sizes = {-1}});
+  TensorView* t = mul(cast(x, DataType::Float32), 3.0);
+  t = cast(cast(t, DataType::BFloat16), DataType::Float32);
+  t = cast(add(t, 1.0), DataType::Float64);
+  t = sqrt(abs(t));
+  TensorView* out = cast(t, DataType::Float16);
+  fusion->addOutput(out);
+  schedulePointwise(*fusion, out, 128);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// Two splits where the inner one does not divide: [N/128, 43, 3] covers 129 > 128 elements per
+// block, so both the block's range and the whole extent need a predicate.
+FusionPtr nonDivisibleNested() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 1);
+  TensorView* out = mul(x, 2.0);
+  fusion->addOutput(out);
+  out->split(0, 128);
+  out->split(1, 3);
+  out->parallelize(0, ParallelType::BIDx);
+  out->parallelize(1, ParallelType::TIDx);
+  return fusion;
+}
+
+// A row-padded input (rows further apart than their length) and a column-major one.
+FusionPtr nonContiguousInputs() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* padded = makeInputTensor(
+      *fusion, {.dtype = DataType::Float32, .sizes = {-1, -1}, .contiguity = {false, true}});
+  TensorView* column_major = makeInputTensor(
+      *fusion, {.dtype = DataType::Float32, .sizes = {-1, -1}, .allocation_order = {1, 0}});
+  TensorView* out = sub(padded, column_major);
+  fusion->addOutput(out);
+  schedulePointwise(*fusion, out, 128);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// A 32x32 tile of the input goes through shared memory, read and written along TIDx so that
+// both global accesses are coalesced.
+FusionPtr transposeShared() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = transpose(x, 0, 1);
+  fusion->addOutput(out);
+  TensorView* tile = x->cacheAfter();
+  tile->setMemoryType(MemoryType::Shared);
+  out->split(0, 32);
+  out->split(2, 32);
+  out->reorder({{1, 2}, {2, 1}});
+  out->merge(0, 1);
+  propagateTransforms(out);
+  out->parallelize(0, ParallelType::BIDx);
+  out->parallelize(1, ParallelType::TIDy);
+  out->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(out);
+  // The tile is read from global memory along the input's rows.
+  tile->reorder({{1, 2}, {2, 1}});
+  tile->parallelize(1, ParallelType::Serial);
+  tile->parallelize(2, ParallelType::Serial);
+  tile->parallelize(1, ParallelType::TIDy);
+  tile->parallelize(2, ParallelType::TIDx);
+  inlineAt(tile, 1);
+  return fusion;
+}
+
+// A naive transpose: each thread reads one strided element.
+FusionPtr transposePointwise() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 3);
+  TensorView* out = permute(exp(x), {2, 0, 1});
+  fusion->addOutput(out);
+  schedulePointwise(*fusion, out, 128);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// ---- reductions ---------------------------------------------------------------------------
+
+// One thread per row, reducing it serially in a register.
+FusionPtr innerReductionSerial() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {1});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(0, 128);
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(1, ParallelType::TIDx);
+  propagateParallelTypes(partial);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// One block per row: a serial loop over chunks of 128 and a block reduction across TIDx.
+FusionPtr innerReductionBlock() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {1});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 128);
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(partial);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// Columns across threads, rows reduced serially by each thread (coalesced reads).
+FusionPtr outerReduction() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = max(x, {0});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 128);
+  partial->reorder({{0, 2}});
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(1, ParallelType::TIDx);
+  propagateParallelTypes(partial);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// Everything into one number: a block reduction per block, then a grid reduction.
+FusionPtr gridReduction() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 1);
+  TensorView* out = sum(x, {0});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(0, 128);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(1, ParallelType::TIDx);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// Column sums where each column's rows are spread over blocks of BIDy: a grid reduction per
+// column, columns on BIDx/TIDx.
+FusionPtr gridReductionColumns() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {0});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 32);                               // [r0, i1/32, 32]
+  partial->split(0, 8);                                // [r0/8, 8, i1/32, 32]
+  partial->reorder({{2, 0}, {3, 1}, {0, 2}, {1, 3}});  // [i1/32, 32, r0/8, 8]
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(1, ParallelType::TIDx);
+  partial->parallelize(2, ParallelType::BIDy);
+  partial->parallelize(3, ParallelType::TIDy);
+  propagateParallelTypes(partial);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+FusionPtr welfordBlock() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  VarMeanResult r = var_mean(x, {1});
+  fusion->addOutput(r.var);
+  fusion->addOutput(r.mean);
+  // The Welford writes a register copy of the mean; the output is a plain copy of it.
+  TensorView* avg = r.mean->cacheBefore();
+  avg->split(1, 128);
+  propagateTransforms(avg);
+  avg->parallelize(0, ParallelType::BIDx);
+  avg->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(avg);
+  keepIntermediatesInRegisters(*fusion);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// Row-wise normalizations with a fixed row length of 512: one block of 128 threads per row,
+// each thread keeping its 4 elements of the row in registers between the reductions.
+FusionPtr softmax() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {-1, 512}});
+  TensorView* e = exp(sub(x, max(x, {1}, true)));
+  TensorView* y = div(e, sum(e, {1}, true));
+  fusion->addOutput(y);
+  y->split(1, 128);
+  propagateTransforms(y);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(y);
+  keepIntermediatesInRegisters(*fusion);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+FusionPtr layerNorm() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {-1, 512}});
+  TensorView* weight = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {512}});
+  TensorView* bias = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {512}});
+  VarMeanResult stats = var_mean(x, {1}, /*correction=*/0, /*keepdim=*/true);
+  TensorView* normalized = mul(sub(x, stats.mean), rsqrt(add(stats.var, 1e-5)));
+  TensorView* y =
+      add(mul(normalized, broadcast(weight, {true, false})), broadcast(bias, {true, false}));
+  fusion->addOutput(y);
+  y->split(1, 128);
+  propagateTransforms(y);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(y);
+  keepIntermediatesInRegisters(*fusion);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+std::vector<ScheduledCase> makeSuite() {
+  std::vector<ScheduledCase> suite;
+  suite.push_back({"pointwise_broadcast",
+                   "relu(x + bias[None, :]): dims merged, split by 128 onto blocks and threads; "
+                   "the size is not a multiple of 128",
+                   pointwiseBroadcast,
+                   {tensorInput({37, 129}), tensorInput({129})}});
+  suite.push_back({"pointwise_vectorize",
+                   "a * 2 + b with cached loads and stores as float4 vectors",
+                   [] { return vectorizedFloat(DataType::Float32, 4); },
+                   {tensorInput({64, 256}), tensorInput({64, 256})},
+                   std::nullopt,
+                   {"braze::vectorCopy<float, 4>"}});
+  suite.push_back(
+      {"pointwise_vectorize_half",
+       "a * 2 + b in float16 with 16-byte vectors of 8 halves",
+       [] { return vectorizedFloat(DataType::Float16, 8); },
+       {tensorInput({32, 1024}, DataType::Float16), tensorInput({32, 1024}, DataType::Float16)},
+       std::nullopt,
+       {"braze::vectorCopy<braze::Half, 8>"}});
+  suite.push_back(
+      {"pointwise_unroll_unswitch",
+       "(x + y) * 0.5 in float16, four unrolled iterations per thread under one "
+       "hoisted bounds check",
+       unrollUnswitchHalf,
+       {tensorInput({33, 100}, DataType::Float16), tensorInput({33, 100}, DataType::Float16)},
+       std::nullopt,
+       {"#pragma unroll", "} else {"}});
+  suite.push_back({"cast_chain",
+                   "float16 -> float32 -> bfloat16 -> float32 -> float64 -> float16",
+                   castChain,
+                   {tensorInput({1000}, DataType::Float16)},
+                   Tolerance{1e-2, 1e-2}});
+  suite.push_back({"non_divisible_nested",
+                   "split by 128 then by 3: both splits leave remainders",
+                   nonDivisibleNested,
+                   {tensorInput({1000})}});
+  {
+    SuiteInput padded = tensorInput({45, 70});
+    padded.gap_dim = 0;
+    padded.gap_step = 2;
+    SuiteInput column_major = tensorInput({45, 70});
+    column_major.allocation_order = {1, 0};
+    suite.push_back({"noncontiguous_inputs",
+                     "a row-padded input minus a column-major one",
+                     nonContiguousInputs,
+                     {padded, column_major},
+                     std::nullopt,
+                     {"T0.stride[0]"}});
+  }
+  suite.push_back({"transpose_shared",
+                   "transpose through a 32x32 shared-memory tile, both sides coalesced",
+                   transposeShared,
+                   {tensorInput({100, 70})},
+                   std::nullopt,
+                   {"__shared__", "__syncthreads();"}});
+  suite.push_back({"transpose_pointwise",
+                   "exp(x).permute(2, 0, 1) as a plain pointwise kernel",
+                   transposePointwise,
+                   {tensorInput({5, 17, 9})}});
+  suite.push_back({"inner_reduction_serial",
+                   "row sums, one thread per row accumulating in a register",
+                   innerReductionSerial,
+                   {tensorInput({130, 77})}});
+  suite.push_back({"inner_reduction_block",
+                   "row sums, one block per row: serial chunks of 128, then a block reduction",
+                   innerReductionBlock,
+                   {tensorInput({67, 300})},
+                   std::nullopt,
+                   {"braze::blockReduce<true, false, false>", "__shfl_xor_sync"}});
+  suite.push_back({"outer_reduction",
+                   "column maxima, columns across threads, rows serial in each thread",
+                   outerReduction,
+                   {tensorInput({50, 300})}});
+  suite.push_back({"grid_reduction",
+                   "the sum of a vector: block reductions, then a grid reduction",
+                   gridReduction,
+                   {tensorInput({10000})},
+                   Tolerance{1e-4, 1e-4},
+                   {"braze::gridReduce<true, false, false>"}});
+  suite.push_back(
+      {"grid_reduction_columns",
+       "column sums with rows spread over BIDy and TIDy",
+       gridReductionColumns,
+       {tensorInput({1000, 100})},
+       Tolerance{1e-4, 1e-4},
+       {"braze::gridReduce<false, true, false>", "braze::blockReduce<false, true, false>"}});
+  suite.push_back({"welford_block",
+                   "var_mean over rows with a block Welford reduction",
+                   welfordBlock,
+                   {tensorInput({40, 333})},
+                   Tolerance{1e-4, 1e-4},
+                   {"braze::WelfordTriplet<float>"}});
+  suite.push_back({"softmax",
+                   "softmax over rows of 512, one block per row, registers between reductions",
+                   softmax,
+                   {tensorInput({30, 512})},
+                   std::nullopt,
+                   {"braze::MaxOp{}", "braze::SumOp{}"}});
+  suite.push_back({"layer_norm",
+                   "layer norm over rows of 512 with weight and bias",
+                   layerNorm,
+                   {tensorInput({30, 512}), tensorInput({512}), tensorInput({512})},
+                   Tolerance{1e-4, 1e-4}});
+  return suite;
+}
+
+}  // namespace
+
+void PrintTo(const ScheduledCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+const std::vector<ScheduledCase>& scheduledSuite() {
+  static const std::vector<ScheduledCase> suite = makeSuite();
+  return suite;
+}
+
+const ScheduledCase& findScheduledCase(std::string_view name) {
+  for (const ScheduledCase& c : scheduledSuite()) {
+    if (c.name == name) return c;
+  }
+  ADD_FAILURE() << "no scheduled case named " << name;
+  return scheduledSuite().front();
+}
+
+std::vector<EvaluatorArgument> makeSuiteArguments(const ScheduledCase& c, uint64_t seed) {
+  RandomTensors random(seed);
+  std::vector<EvaluatorArgument> arguments;
+  for (const SuiteInput& input : c.inputs) {
+    if (input.scalar) {
+      arguments.emplace_back(*input.scalar);
+      continue;
+    }
+    HostTensor tensor = random.uniform(input.dtype, input.sizes, input.low, input.high);
+    if (input.gap_dim >= 0) {
+      tensor = withGaps(tensor, input.gap_dim, input.gap_step, input.allocation_order);
+    } else if (!input.allocation_order.empty()) {
+      tensor = withAllocationOrder(tensor, input.allocation_order);
+    }
+    arguments.emplace_back(std::move(tensor));
+  }
+  return arguments;
+}
+
+}  // namespace braze::test
