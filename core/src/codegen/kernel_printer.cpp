@@ -290,8 +290,8 @@ class KernelPrinter {
     const Expr& expr = *op.expr;
     const bool welford = expr.op() == OpKind::Welford;
     const DataType acc = computeDtype(op.outputs[0].tv->dtype());
-    const std::string x = convert(render(op.input), acc);
     if (!op.block.any() && !op.grid.any()) {
+      const std::string x = convert(render(op.input), acc);
       indent(depth);
       if (welford) {
         os_ << "braze::welfordUpdate(" << accessText(op.outputs[0]) << ", "
@@ -310,7 +310,16 @@ class KernelPrinter {
     const std::string zero = literal(int64_t{0}, acc);
     const std::string identity =
         welford ? type + "{" + zero + ", " + zero + ", 0}" : identityText(expr, 0);
-    const std::string contribution = welford ? type + "{" + x + ", " + zero + ", 1}" : x;
+    std::string contribution;
+    if (op.finish) {
+      contribution = welford
+                         ? type + "{" + accessText(op.outputs[0]) + ", " +
+                               accessText(op.outputs[1]) + ", " + accessText(op.outputs[2]) + "}"
+                         : accumulator(op);
+    } else {
+      const std::string x = convert(render(op.input), acc);
+      contribution = welford ? type + "{" + x + ", " + zero + ", 1}" : x;
+    }
     indent(depth);
     os_ << "{\n";
     indent(depth + 1);
@@ -335,12 +344,24 @@ class KernelPrinter {
     indent(depth + 1);
     const bool guarded = op.write_predicate.defined() && !op.write_predicate.isTrue();
     if (guarded) os_ << "if (" << op.write_predicate.toString() << ") ";
-    if (welford) {
+    if (welford && op.finish) {
+      os_ << "{\n";
+      const char* fields[] = {"avg", "m2", "n"};
+      for (size_t k = 0; k < 3; ++k) {
+        indent(depth + 2);
+        os_ << accessText(op.outputs[k]) << " = braze_value." << fields[k] << ";\n";
+      }
+      indent(depth + 1);
+      os_ << "}\n";
+    } else if (welford) {
       os_ << "braze::welfordMerge(" << accessText(op.outputs[0]) << ", "
           << accessText(op.outputs[1]) << ", " << accessText(op.outputs[2]) << ", braze_value);\n";
     } else {
       const std::string out = accessText(op.outputs[0]);
-      os_ << out << " = " << combine(expr, accumulator(op), "braze_value") << ";\n";
+      os_ << out << " = "
+          << (op.finish ? std::string("braze_value")
+                        : combine(expr, accumulator(op), "braze_value"))
+          << ";\n";
     }
     indent(depth);
     os_ << "}\n";

@@ -338,7 +338,9 @@ class NestBuilder {
       kernel_.reduction_smem_bytes_per_thread =
           std::max(kernel_.reduction_smem_bytes_per_thread, std::max<int64_t>(bytes, 8));
     }
-    if (op->grid.any()) addWorkspace(*op);
+    if (op->grid.any()) {
+      addWorkspace(*op);
+    }
     currentScope().push_back(std::move(op));
   }
 

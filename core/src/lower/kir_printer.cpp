@@ -136,8 +136,12 @@ class KirPrinter {
         const auto& op = *stmt.as<kir::ReductionOp>();
         for (size_t i = 0; i < op.outputs.size(); ++i)
           os_ << (i > 0 ? ", " : "") << access(op.outputs[i]);
-        os_ << " = " << op.expr->op() << "(" << operand(op.input) << ")" << mask("block", op.block)
-            << mask("grid", op.grid);
+        if (op.finish) {
+          os_ << " = finish " << op.expr->op();
+        } else {
+          os_ << " = " << op.expr->op() << "(" << operand(op.input) << ")";
+        }
+        os_ << mask("block", op.block) << mask("grid", op.grid);
         if (op.input_predicate.defined() && !op.input_predicate.isTrue())
           os_ << " input if (" << op.input_predicate.toString() << ")";
         if (op.write_predicate.defined() && !op.write_predicate.isTrue())

@@ -832,6 +832,7 @@ std::string wrap(const Value& v, int min_precedence) {
 }
 
 std::string printTerm(int64_t coef, const std::vector<Value>& factors) {
+  if (factors.size() == 1 && coef == 1) return wrap(factors[0], 6);
   std::string text;
   for (size_t i = 0; i < factors.size(); ++i) {
     if (i > 0) text += " * ";

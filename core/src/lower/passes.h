@@ -12,6 +12,7 @@ kir::Kernel buildLoopNests(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel allocate(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel indexAccesses(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel insertPredicates(kir::Kernel kernel, const LowerContext& ctx);
+kir::Kernel hoistParallelReductions(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel vectorizeAccesses(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel unswitch(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel insertSyncs(kir::Kernel kernel, const LowerContext& ctx);

@@ -26,6 +26,8 @@ constexpr PassEntry kPipeline[] = {
     {"allocate", lower::allocate, "needs the loops a tensor's inline position places it in"},
     {"index-accesses", lower::indexAccesses, "needs the loops and allocation layouts"},
     {"insert-predicates", lower::insertPredicates, "needs each statement's final loop nest"},
+    {"hoist-parallel-reductions", lower::hoistParallelReductions,
+     "after predicates: moves them onto the serial part it splits off"},
     {"vectorize-accesses", lower::vectorizeAccesses,
      "after predicates: folds a vector loop's predicate into one check"},
     {"unswitch", lower::unswitch, "after predicates and vectorization: hoists what is left"},

@@ -214,6 +214,25 @@ FusionPtr innerReductionBlock() {
   return fusion;
 }
 
+// As innerReductionBlock, but the serial part is split off with rFactor: each thread sums its
+// chunk of the row in a register, then one block reduction combines the 128 partial sums.
+FusionPtr innerReductionRFactor() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {1});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 128);
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(partial);
+  TensorView* per_thread = partial->rFactor({1});
+  per_thread->setMemoryType(MemoryType::Local);
+  inlineMost(*fusion);
+  return fusion;
+}
+
 // Columns across threads, rows reduced serially by each thread (coalesced reads).
 FusionPtr outerReduction() {
   auto fusion = std::make_unique<Fusion>();
@@ -392,6 +411,12 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({67, 300})},
                    std::nullopt,
                    {"braze::blockReduce<true, false, false>", "__shfl_xor_sync"}});
+  suite.push_back({"inner_reduction_rfactor",
+                   "row sums: per-thread serial partial sums (rFactor), then one block reduction",
+                   innerReductionRFactor,
+                   {tensorInput({67, 1000})},
+                   Tolerance{1e-5, 1e-5},
+                   {"braze::blockReduce<true, false, false>"}});
   suite.push_back({"outer_reduction",
                    "column maxima, columns across threads, rows serial in each thread",
                    outerReduction,

@@ -209,6 +209,10 @@ class ReductionOp : public StmtBase<ReductionOp, StmtKind::ReductionOp> {
   ParallelMask grid;
   int64_t workspace = -1;
   std::string grid_flag;
+  /// The finishing step of a block/grid reduction whose serial part ran first: each thread's
+  /// partial result is already in `outputs`; they are reduced across the masks and the result
+  /// stored back (`input` is unused).
+  bool finish = false;
   std::vector<NestPosition> nest;
 };
 

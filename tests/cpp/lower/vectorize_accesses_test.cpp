@@ -1,0 +1,86 @@
+// Vectorized copies become one access, with what the launch must guarantee recorded; the
+// schedules whose vectors cannot be one access are refused naming the axis.
+
+#include <gtest/gtest.h>
+
+#include "braze/codegen/codegen.h"
+#include "braze/lower/lower.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/shape.h"
+#include "braze/sched/inlining.h"
+#include "support/error_matchers.h"
+#include "support/scheduled_suite.h"
+
+namespace braze {
+namespace {
+
+using test::throwsError;
+
+TEST(VectorizeAccessesTest, CopiesBecomeOneVectorAccessCheckedAtTheLastLane) {
+  auto fusion = test::findScheduledCase("pointwise_vectorize").build();
+  const std::string ir = printKernelIr(lowerFusion(*fusion));
+  EXPECT_NE(ir.find("if bidx * 512 + tidx * 4 + 3 < T0.size[0] * T0.size[1]:\n"
+                    "    vector<4> T4[0] = T0[bidx * 512 + tidx * 4]"),
+            std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("vector<4> T3[bidx * 512 + tidx * 4] = T6[0]"), std::string::npos) << ir;
+}
+
+TEST(VectorizeAccessesTest, RecordsAlignmentAndDivisibilityForTheLaunch) {
+  auto fusion = test::findScheduledCase("pointwise_vectorize").build();
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  ASSERT_EQ(kernel.alignments.size(), 3u);
+  for (const GeneratedKernel::Alignment& a : kernel.alignments) {
+    EXPECT_EQ(a.bytes, 16);
+    EXPECT_TRUE(a.stride_dims.empty());
+  }
+  bool divisibility = false;
+  for (const auto& [check, message] : kernel.launch_checks) {
+    if (message.find("must be a multiple of 4 for vectorized accesses") != std::string::npos)
+      divisibility = true;
+  }
+  EXPECT_TRUE(divisibility);
+}
+
+TEST(VectorizeAccessesTest, HalfVectorsAreSixteenBytes) {
+  auto fusion = test::findScheduledCase("pointwise_vectorize_half").build();
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  EXPECT_NE(kernel.source.find("braze::vectorCopy<braze::Half, 8>(&T4[0], &T0.data["),
+            std::string::npos);
+  ASSERT_FALSE(kernel.alignments.empty());
+  EXPECT_EQ(kernel.alignments[0].bytes, 16);
+}
+
+// out = neg(x) for x [64, 64] read through a register cache whose innermost axis, of
+// `width` elements, is vectorized: split from dim 1 (consecutive), or from dim 0 (64 apart).
+std::unique_ptr<Fusion> vectorizedCopy(bool along_rows, int64_t width, DataType dtype) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.dtype = dtype, .sizes = {64, 64}});
+  fusion->addOutput(neg(x));
+  TensorView* cache = x->cacheAfter();
+  if (along_rows) {
+    cache->split(0, width);
+    cache->reorder({{1, 2}});
+  } else {
+    cache->split(1, width);
+  }
+  // Bypasses parallelize()'s validation: lowering must refuse on its own.
+  cache->loopAxis(2)->parallelize(ParallelType::Vectorize);
+  return fusion;
+}
+
+TEST(VectorizeAccessesTest, NonConsecutiveLanesAreRefused) {
+  auto fusion = vectorizedCopy(/*along_rows=*/true, 4, DataType::Float32);
+  EXPECT_TRUE(throwsError(
+      [&] { lowerFusion(*fusion); },
+      {"vectorized axis", "does not walk consecutive elements of T0", "innermost contiguous dim"}));
+}
+
+TEST(VectorizeAccessesTest, VectorsWiderThanSixteenBytesAreRefused) {
+  auto fusion = vectorizedCopy(/*along_rows=*/false, 8, DataType::Float32);
+  EXPECT_TRUE(throwsError([&] { lowerFusion(*fusion); },
+                          {"vectorizing T2", "by 8 float32 elements is a 32-byte access"}));
+}
+
+}  // namespace
+}  // namespace braze
