@@ -19,8 +19,9 @@
 # Options (after the mode):
 #   --tests-only / --bench-only     run one half
 #   --filter PATTERN                passed to every test binary as --gtest_filter
-# Environment: BRAZE_BUILD_DIR, BRAZE_GPU_BUNDLE; OUT (when set, logs and JSON results are
-# written there; otherwise under the bundle or build folder, in results/).
+# Environment: BRAZE_BUILD_DIR, BRAZE_GPU_BUNDLE, BRAZE_DUMP (passed on). Logs and JSON results
+# go to results/ beside the binaries' folder; when OUT is set (the device tool's output folder),
+# they are also packed into $OUT/gpu-test-results.tar.gz, with the table in $OUT/summary.txt.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BRAZE_BUILD_DIR:-$root/build}
@@ -153,9 +154,10 @@ run() {
     fi
   fi
 
-  local results=${OUT:-$bin/../results}
+  local results=$bin/../results
+  rm -rf "$results"
   mkdir -p "$results"
-  log "results and logs in $results"
+  log "results and logs in $results${OUT:+ (packed into \$OUT at the end)}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
     sed 's/^/gpu-test: device: /' >&2 || log "nvidia-smi not available"
 
@@ -192,8 +194,13 @@ run() {
       echo "bench $name" >>"$summary"
     done
   fi
-  printSummary "$results" "$summary"
-  ((build_failed)) && echo "(some targets failed to build: see above)"
+  printSummary "$results" "$summary" | tee "$results/summary-table.txt"
+  if ((build_failed)); then echo "(some targets failed to build: see above)"; fi
+  # The device tool brings back only a few files from $OUT: one archive and the table.
+  if [[ -n ${OUT:-} ]]; then
+    tar czf "$OUT/gpu-test-results.tar.gz" -C "$results" .
+    cp "$results/summary-table.txt" "$OUT/summary.txt"
+  fi
   return $failed
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "braze/codegen/codegen.h"
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/primary_context.h"
 #include "braze/ir/fusion.h"
@@ -27,12 +28,7 @@
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/kernel_executor.h"
-
-#if __has_include("braze/codegen/codegen.h")
-#include "braze/codegen/codegen.h"
 #include "braze/sched/inlining.h"
-#define BRAZE_BENCHMARK_GENERATED 1
-#endif
 
 namespace braze {
 // Defined in libbraze_core (core/src/codegen/runtime_headers.h, generated at build time).
@@ -48,6 +44,12 @@ constexpr int kLaunchesPerIteration = 10;
 
 // The copy's bandwidth in this run, for the `of_copy` counters.
 double copy_bytes_per_second = 0.0;
+
+// BRAZE_DUMP, read once: this program is the edge.
+const DumpOptions& dumpOptions() {
+  static const DumpOptions dump = DumpOptions::fromEnvironment();
+  return dump;
+}
 
 /// Times `launch` (which enqueues one unit of work on `stream`) with CUDA events.
 class EventTimer {
@@ -267,8 +269,12 @@ void handPointwise(benchmark::State& state, int inputs) {
   if (benchmarkStream(state) == nullptr) return;
   guarded(state, [&] {
     HandKernel hand = handKernel(inputs);
-    KernelExecutor executor(*hand.fusion, hand.kernel,
-                            CompiledKernel::compile(hand.kernel.source, hand.kernel.kernel_name));
+    CompileOptions options;
+    options.dump = dumpOptions();
+    KernelExecutor executor(
+        *hand.fusion, hand.kernel,
+        CompiledKernel::compile(hand.kernel.source, hand.kernel.kernel_name, options),
+        ExecutorOptions{.dump = dumpOptions()});
     runExecutor(state, executor, inputs);
   });
 }
@@ -280,7 +286,6 @@ void handAdd(benchmark::State& state) {
   handPointwise(state, 2);
 }
 
-#ifdef BRAZE_BENCHMARK_GENERATED
 // ---- kernels generated from hand-scheduled fusions
 
 // Inputs are read into register caches and the output written from one, so that every load
@@ -325,10 +330,15 @@ GeneratedPointwise generatedPointwise(int inputs) {
   }
   fusion.addOutput(out);
   schedulePointwise(fusion, fusion_inputs, out);
-  GeneratedKernel kernel = generateCuda(fusion, {});
-  CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name);
-  result.executor =
-      std::make_unique<KernelExecutor>(fusion, std::move(kernel), std::move(compiled));
+  LowerOptions lower_options;
+  lower_options.dump_lowering = dumpOptions().lowering;
+  GeneratedKernel kernel = generateCuda(fusion, lower_options);
+  if (dumpOptions().cuda_kernel) dumpOptions().out() << kernel.source << "\n";
+  CompileOptions options;
+  options.dump = dumpOptions();
+  CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name, options);
+  result.executor = std::make_unique<KernelExecutor>(fusion, std::move(kernel), std::move(compiled),
+                                                     ExecutorOptions{.dump = dumpOptions()});
   return result;
 }
 
@@ -346,16 +356,13 @@ void generatedCopy(benchmark::State& state) {
 void generatedAdd(benchmark::State& state) {
   generatedPointwiseBenchmark(state, 2);
 }
-#endif
 
 // The copy first: the others report their bandwidth as a fraction of it.
 BENCHMARK(memcpyDtoD)->Name("memcpy_dtod/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(handCopy)->Name("copy/hand/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(handAdd)->Name("add/hand/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
-#ifdef BRAZE_BENCHMARK_GENERATED
 BENCHMARK(generatedCopy)->Name("copy/braze/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(generatedAdd)->Name("add/braze/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
-#endif
 
 }  // namespace
 }  // namespace braze
