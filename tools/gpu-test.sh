@@ -13,10 +13,11 @@
 #       tests passed / failed / skipped per binary, and each benchmark's bandwidth and its
 #       fraction of the device-to-device copy measured in the same run.
 #
-# `run` without a bundle uses the build folder, and builds it first when it has no test
-# binaries (with the bundle's dlpack header when the machine has none).
+# `run --build` (or `run` without a bundle) uses the build folder instead, building what is out
+# of date first: with the bundle's dlpack header, or PyTorch's, when the machine has none.
 #
 # Options (after the mode):
+#   --build                         build here and run from the build folder, not the bundle
 #   --tests-only / --bench-only     run one half
 #   --filter PATTERN                passed to every test binary as --gtest_filter
 # Environment: BRAZE_BUILD_DIR, BRAZE_GPU_BUNDLE, BRAZE_DUMP (passed on). Logs and JSON results
@@ -34,9 +35,11 @@ if [[ $# -gt 0 && ( $1 == pack || $1 == run ) ]]; then
 fi
 run_tests=1
 run_bench=1
+use_build=0
 filter=
 while [[ $# -gt 0 ]]; do
   case $1 in
+    --build) use_build=1 ;;
     --tests-only) run_bench=0 ;;
     --bench-only) run_tests=0 ;;
     --filter) filter=$2; shift ;;
@@ -49,11 +52,37 @@ log() { echo "gpu-test: $*" >&2; }
 
 # ---- building
 
+# Writes a minimal dlpack CMake package for the header $2 into folder $1.
+write_dlpack_package() {
+  local folder=$1 header=$2
+  mkdir -p "$folder/include/dlpack" "$folder/cmake/dlpack"
+  cp "$header" "$folder/include/dlpack/dlpack.h"
+  cat >"$folder/cmake/dlpack/dlpackConfig.cmake" <<'EOF'
+# Minimal dlpack package: one header, carried or found beside another framework.
+if(NOT TARGET dlpack::dlpack)
+  add_library(dlpack::dlpack INTERFACE IMPORTED)
+  set_target_properties(dlpack::dlpack PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_LIST_DIR}/../../include")
+endif()
+EOF
+}
+
 configure_and_build() {
   local extra=()
-  # A machine without dlpack's CMake package builds with the header carried in the bundle.
-  if [[ -f $bundle/cmake/dlpack/dlpackConfig.cmake ]] && ! [[ -f /usr/include/dlpack/dlpack.h ]]; then
-    extra+=("-Ddlpack_DIR=$bundle/cmake/dlpack")
+  # A machine without dlpack's package (the GPU machine) builds with the header carried in the
+  # bundle, or else with the copy PyTorch ships.
+  if ! [[ -f /usr/include/dlpack/dlpack.h || -f /usr/local/include/dlpack/dlpack.h ]]; then
+    if [[ -f $bundle/cmake/dlpack/dlpackConfig.cmake ]]; then
+      extra+=("-Ddlpack_DIR=$bundle/cmake/dlpack")
+    else
+      local header
+      header=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "include", "ATen", "dlpack.h"))' 2>/dev/null || true)
+      if [[ -n $header && -f $header ]]; then
+        log "using PyTorch's dlpack header $header"
+        write_dlpack_package "$build/dlpack-package" "$header"
+        extra+=("-Ddlpack_DIR=$build/dlpack-package/cmake/dlpack")
+      fi
+    fi
   fi
   if [[ ! -f $build/build.ninja ]]; then
     log "configuring $build"
@@ -81,7 +110,7 @@ build_failed=0
 pack() {
   configure_and_build
   rm -rf "$bundle"
-  mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/cmake/dlpack" "$bundle/include/dlpack"
+  mkdir -p "$bundle/bin" "$bundle/lib"
   local binary
   for binary in "$build"/tests/cpp/braze_*_tests "$build"/benchmarks/braze_*_benchmark; do
     [[ -x $binary && -f $binary ]] || continue
@@ -102,15 +131,7 @@ pack() {
   done
   # The dlpack header and a minimal package, for building on a machine without them.
   if [[ -f /usr/include/dlpack/dlpack.h ]]; then
-    cp /usr/include/dlpack/dlpack.h "$bundle/include/dlpack/"
-    cat >"$bundle/cmake/dlpack/dlpackConfig.cmake" <<'EOF'
-# Minimal dlpack package: the header carried in the GPU test bundle.
-if(NOT TARGET dlpack::dlpack)
-  add_library(dlpack::dlpack INTERFACE IMPORTED)
-  set_target_properties(dlpack::dlpack PROPERTIES
-    INTERFACE_INCLUDE_DIRECTORIES "${CMAKE_CURRENT_LIST_DIR}/../../include")
-endif()
-EOF
+    write_dlpack_package "$bundle" /usr/include/dlpack/dlpack.h
   fi
   # Tests find their data through the source path compiled in.
   echo "$root" >"$bundle/SOURCE_ROOT"
@@ -121,7 +142,7 @@ EOF
 
 run() {
   local bin lib bench_dir
-  if [[ -d $bundle/bin ]]; then
+  if ((!use_build)) && [[ -d $bundle/bin ]]; then
     bin=$bundle/bin
     bench_dir=$bundle/bin
     lib=$bundle/lib
@@ -133,7 +154,7 @@ run() {
         log "note: cannot link $source_root to $root; tests reading tests/data may fail"
     fi
   else
-    if ! compgen -G "$build/tests/cpp/braze_*_tests" >/dev/null; then configure_and_build; fi
+    configure_and_build
     bin=$build/tests/cpp
     bench_dir=$build/benchmarks
     lib=$build/core
