@@ -41,7 +41,10 @@ std::string writeSourceForInspection(std::string_view source, std::string_view f
   const std::filesystem::path folder = std::filesystem::path(tmp ? tmp : "/tmp") / "braze";
   std::filesystem::create_directories(folder, error);
   const std::filesystem::path path = folder / std::filesystem::path(file_name).filename();
-  std::ofstream(path) << source;
+  std::ofstream file(path);
+  file << source;
+  if (!file)
+    return "(nowhere: writing " + path.string() + " failed; set TMPDIR to a writable folder)";
   return path.string();
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -33,7 +34,8 @@ TEST(NvrtcCompilerTest, CompilesToCubinAndPtx) {
 }
 
 TEST(NvrtcCompilerTest, AVirtualArchitectureGivesPtxOnly) {
-  const NvrtcOutput output = compileWithNvrtc(kScale, "scale.cu", {"--gpu-architecture=compute_90"});
+  const NvrtcOutput output =
+      compileWithNvrtc(kScale, "scale.cu", {"--gpu-architecture=compute_90"});
   EXPECT_TRUE(output.cubin.empty());
   EXPECT_NE(output.ptx.find(".entry scale"), std::string::npos);
 }
@@ -42,7 +44,8 @@ TEST(NvrtcCompilerTest, AnErrorShowsTheLogTheOptionsAndWhereTheSourceIs) {
   const std::string source = "extern \"C\" __global__ void broken(float* x) { x[0] = y; }\n";
   std::string message;
   try {
-    compileWithNvrtc(source, "broken_kernel_for_test.cu", {"--gpu-architecture=sm_90", "-lineinfo"});
+    compileWithNvrtc(source, "broken_kernel_for_test.cu",
+                     {"--gpu-architecture=sm_90", "-lineinfo"});
     FAIL() << "the source should not compile";
   } catch (const Error& error) {
     message = error.what();
@@ -63,6 +66,28 @@ TEST(NvrtcCompilerTest, AnErrorShowsTheLogTheOptionsAndWhereTheSourceIs) {
   std::stringstream written;
   written << file.rdbuf();
   EXPECT_EQ(written.str(), source);
+}
+
+TEST(NvrtcCompilerTest, AnUnwritableTmpdirIsNamed) {
+  const char* previous = std::getenv("TMPDIR");
+  const std::string saved = previous ? previous : "";
+  // Nothing can be created under /proc, not even by root.
+  ::setenv("TMPDIR", "/proc", 1);
+  std::string message;
+  try {
+    compileWithNvrtc("extern \"C\" __global__ void k() { undefined(); }", "k.cu",
+                     {"--gpu-architecture=sm_90"});
+  } catch (const Error& error) {
+    message = error.what();
+  }
+  if (previous) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  EXPECT_NE(message.find("the source is in (nowhere: writing /proc/braze/k.cu failed; set TMPDIR"),
+            std::string::npos)
+      << message;
 }
 
 TEST(NvrtcCompilerTest, AnUnknownOptionIsAnError) {
