@@ -588,6 +588,7 @@ Value le(const Value& a, const Value& b) {
   if (auto ac = a.constantValue(), bc = b.constantValue(); ac && bc) return boolean(*ac <= *bc);
   if (a == b) return boolean(true);
   if (provablyLess(a, b)) return boolean(true);
+  if (a.node().hi && b.node().lo && *a.node().hi <= *b.node().lo) return boolean(true);
   if (a.node().lo && b.node().hi && *a.node().lo > *b.node().hi) return boolean(false);
   return boolNode(ValueKind::Le, {a, b}, "<=");
 }

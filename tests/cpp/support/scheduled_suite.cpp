@@ -180,6 +180,36 @@ FusionPtr transposePointwise() {
   return fusion;
 }
 
+// Scalar inputs of the fusion as kernel parameters, and an iota over a tensor's extent.
+FusionPtr scalarInputs() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 1);
+  Scalar* scale = makeInputScalar(*fusion, DataType::Float32);
+  Scalar* offset = makeInputScalar(*fusion, DataType::Int64);
+  TensorView* positions = iota(*fusion, x->axis(0)->extent(), offset, int64_t{2});
+  TensorView* scaled = mul(x, scale);
+  TensorView* out =
+      add(where(gt(x, scale), scaled, neg(scaled)), cast(positions, DataType::Float32));
+  fusion->addOutput(out);
+  schedulePointwise(*fusion, out, 128);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// Shape ops whose indices are shifted or guarded (slice, pad, cat, select), unscheduled: one
+// serial loop nest per tensor, intermediates in global memory.
+FusionPtr shapeOpsSerial() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = makeSymbolicTensor(*fusion, 2);
+  TensorView* sliced = slice(x, 1, int64_t{1}, std::nullopt, int64_t{2});
+  TensorView* padded = pad(sliced, {int64_t{2}, int64_t{1}}, 0.5);
+  TensorView* joined = cat({padded, y}, 0);
+  fusion->addOutput(exp(joined));
+  fusion->addOutput(select(x, 0, int64_t{-1}));
+  return fusion;
+}
+
 // ---- reductions ---------------------------------------------------------------------------
 
 // One thread per row, reducing it serially in a register.
@@ -229,6 +259,43 @@ FusionPtr innerReductionRFactor() {
   propagateParallelTypes(partial);
   TensorView* per_thread = partial->rFactor({1});
   per_thread->setMemoryType(MemoryType::Local);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// A whole row on TIDx: the block size is the (symbolic) row length, not a multiple of 32, so
+// the block reduction takes its shared-memory tree and the shared memory is sized at launch.
+FusionPtr innerReductionRowThreads() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {1});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(1, ParallelType::TIDx);
+  propagateParallelTypes(partial);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// The variance of a whole vector: serial, block and grid Welford steps.
+FusionPtr welfordGrid() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 1);
+  fusion->addOutput(var(x, {0}));
+  TensorView* avg = nullptr;
+  for (TensorView* tv : fusion->allTensors()) {
+    if (tv->definition() != nullptr && tv->definition()->op() == OpKind::Welford &&
+        tv == tv->definition()->output(0))
+      avg = tv;
+  }
+  avg->split(0, 128);
+  avg->split(0, 4);
+  propagateTransforms(avg);
+  avg->parallelize(0, ParallelType::BIDx);
+  avg->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(avg);
+  keepIntermediatesInRegisters(*fusion);
   inlineMost(*fusion);
   return fusion;
 }
@@ -374,6 +441,21 @@ std::vector<ScheduledCase> makeSuite() {
                    castChain,
                    {tensorInput({1000}, DataType::Float16)},
                    Tolerance{1e-2, 1e-2}});
+  {
+    SuiteInput scale;
+    scale.scalar = ScalarValue(0.75);
+    SuiteInput offset;
+    offset.scalar = ScalarValue(int64_t{-3});
+    suite.push_back({"scalar_inputs",
+                     "float and integer scalar inputs, where, iota over a tensor's extent",
+                     scalarInputs,
+                     {tensorInput({333}), scale, offset}});
+  }
+  suite.push_back({"shape_ops_serial",
+                   "slice with a step, pad, cat and select, unscheduled (serial, global "
+                   "intermediates)",
+                   shapeOpsSerial,
+                   {tensorInput({5, 9}), tensorInput({3, 7})}});
   suite.push_back({"non_divisible_nested",
                    "split by 128 then by 3: both splits leave remainders",
                    nonDivisibleNested,
@@ -417,6 +499,19 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({67, 1000})},
                    Tolerance{1e-5, 1e-5},
                    {"braze::blockReduce<true, false, false>"}});
+  suite.push_back({"inner_reduction_row_threads",
+                   "row sums with the whole (symbolic) row on TIDx: a block size that is not a "
+                   "multiple of 32 and shared memory sized at launch",
+                   innerReductionRowThreads,
+                   {tensorInput({20, 300})},
+                   Tolerance{1e-5, 1e-5},
+                   {"extern __shared__"}});
+  suite.push_back({"welford_grid",
+                   "the variance of a vector: serial, block and grid Welford steps",
+                   welfordGrid,
+                   {tensorInput({5000})},
+                   Tolerance{1e-4, 1e-4},
+                   {"braze::gridReduce<true, false, false>(braze_value, braze::WelfordOp{}"}});
   suite.push_back({"outer_reduction",
                    "column maxima, columns across threads, rows serial in each thread",
                    outerReduction,
