@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
+
 #include "braze/error.h"
 
 namespace braze::driver {
@@ -135,6 +137,14 @@ void checkDriver(CUresult result, const char* call, std::string_view context) {
   BRAZE_THROW() << call << " failed: " << (name ? name : "unknown error") << " ("
                 << (description ? description : "no description") << ")"
                 << (context.empty() ? "" : " ") << context;
+}
+
+void checkDriverMember(CUresult result, const char* member) {
+  if (result == CUDA_SUCCESS) return;
+  std::string call = std::string("cu") + member;
+  if (call.size() > 2)
+    call[2] = static_cast<char>(std::toupper(static_cast<unsigned char>(call[2])));
+  checkDriver(result, call.c_str());
 }
 
 }  // namespace braze::driver

@@ -155,7 +155,8 @@ TEST(CompiledKernelTest, DumpsPtxAndCompileLogWhenAsked) {
   const std::string text = out.str();
   EXPECT_NE(text.find("=== compile log of shift_by_one (sm_90)"), std::string::npos) << text;
   EXPECT_NE(text.find("Used " + std::to_string(kernel.resources().registers) + " registers"),
-            std::string::npos);
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("=== PTX of shift_by_one"), std::string::npos);
   EXPECT_NE(text.find(".entry shift_by_one"), std::string::npos);
 

@@ -62,9 +62,12 @@ const DriverApi& driverApi();
 /// Throws a braze::Error naming `call`, the error name and the driver's description when
 /// `result` is not CUDA_SUCCESS; a non-empty `context` ("while launching kernel k") follows.
 void checkDriver(CUresult result, const char* call, std::string_view context = {});
+/// As checkDriver, for a DriverApi member name ("deviceGet"), reported as the driver function
+/// it stands for ("cuDeviceGet"); the name is only formatted on failure.
+void checkDriverMember(CUresult result, const char* member);
 
 }  // namespace braze::driver
 
 /// Calls a DriverApi member and checks its result: BRAZE_CU(memAlloc, &ptr, bytes).
 #define BRAZE_CU(function, ...) \
-  ::braze::driver::checkDriver(::braze::driver::driverApi().function(__VA_ARGS__), "cu" #function)
+  ::braze::driver::checkDriverMember(::braze::driver::driverApi().function(__VA_ARGS__), #function)
