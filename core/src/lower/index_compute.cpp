@@ -194,6 +194,12 @@ IndexMap::ProducerIndex IndexMap::producerLogical(const Expr& expr, size_t input
       case OpKind::IndexSelect:
       case OpKind::Gather: {
         if (input != 0) cannot(d);
+        // take_along_axis: the other dims of x are read at the output's own position.
+        if (expr.op() == OpKind::Gather &&
+            static_cast<int64_t>(d) != expr.attribute<int64_t>("dim")) {
+          result.logical.push_back(c_vis[d]);
+          break;
+        }
         const auto* index_tv = expr.input(1)->as<TensorView>();
         const ProducerIndex at = producerLogical(expr, 1);
         const kir::Value element =

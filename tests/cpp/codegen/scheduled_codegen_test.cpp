@@ -39,3 +39,48 @@ INSTANTIATE_TEST_SUITE_P(Suite, ScheduledCodegenTest, ::testing::ValuesIn(test::
 
 }  // namespace
 }  // namespace braze
+
+namespace braze {
+namespace {
+
+std::string ptxOf(const std::string& case_name) {
+  const GeneratedKernel generated = generateCuda(*test::findScheduledCase(case_name).build());
+  return CompiledKernel::compile(generated.source, generated.kernel_name,
+                                 {.arch = driver::GpuArch{9, 0, false}})
+      .ptx();
+}
+
+TEST(ScheduledPtxTest, VectorizedCopiesAreSixteenByteAccesses) {
+  const std::string ptx = ptxOf("pointwise_vectorize");
+  EXPECT_NE(ptx.find("ld.global.v4.f32"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("st.global.v4.f32"), std::string::npos) << ptx;
+  const std::string half = ptxOf("pointwise_vectorize_half");
+  EXPECT_TRUE(half.find("ld.global.v4.u32") != std::string::npos ||
+              half.find("ld.global.v4.b32") != std::string::npos)
+      << half;
+}
+
+TEST(ScheduledPtxTest, BlockReductionsUseWarpShuffles) {
+  EXPECT_NE(ptxOf("inner_reduction_block").find("shfl.sync.bfly"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace braze
+
+namespace braze {
+namespace {
+
+TEST(ScheduledPtxTest, Int64IndexingCompiles) {
+  for (const char* name :
+       {"pointwise_vectorize", "softmax", "grid_reduction", "transpose_shared"}) {
+    const GeneratedKernel generated =
+        generateCuda(*test::findScheduledCase(name).build(), {.index_type = DataType::Int64});
+    EXPECT_NE(generated.source.find("using IndexT = long long;"), std::string::npos);
+    const CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name,
+                                                            {.arch = driver::GpuArch{9, 0, false}});
+    EXPECT_FALSE(compiled.cubin().empty()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace braze

@@ -76,6 +76,23 @@ FusionPtr vectorizedFloat(DataType dtype, int64_t vector) {
   return fusion;
 }
 
+// x + bias[None, :] with vector loads of x and of bias: the broadcast tensor is computed in
+// the consumer's vector loop, along a merge of its broadcast dim with the row.
+FusionPtr broadcastVectorize() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* bias = makeSymbolicTensor(*fusion, 1);
+  TensorView* y = add(x, broadcast(bias, {true, false}));
+  fusion->addOutput(y);
+  TensorView* x_cache = x->cacheAfter();
+  y->cacheBefore();
+  schedulePointwise(*fusion, y, 128, 4);
+  y->parallelize(2, ParallelType::Vectorize);
+  x_cache->parallelize(2, ParallelType::Vectorize);
+  inlineMost(*fusion);
+  return fusion;
+}
+
 // [blocks, unswitch 1, unroll 4, threads 128]: the bounds of all four unrolled iterations are
 // checked once, in front of the nest.
 FusionPtr unrollUnswitchHalf() {
@@ -207,6 +224,22 @@ FusionPtr shapeOpsSerial() {
   TensorView* joined = cat({padded, y}, 0);
   fusion->addOutput(exp(joined));
   fusion->addOutput(select(x, 0, int64_t{-1}));
+  return fusion;
+}
+
+// Indexing and data-movement ops, unscheduled: index_select and gather with negative indices,
+// reshape, expand of a broadcast into a materialized output, squeeze, full.
+FusionPtr indexingOpsSerial() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {6, 4}});
+  TensorView* rows = makeInputTensor(*fusion, {.dtype = DataType::Int64, .sizes = {5}});
+  TensorView* cols = makeInputTensor(*fusion, {.dtype = DataType::Int64, .sizes = {6, 3}});
+  TensorView* column = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {6, 1}});
+  fusion->addOutput(index_select(x, 0, rows));
+  fusion->addOutput(gather(x, 1, cols));
+  fusion->addOutput(reshape(add(x, 1.0), {int64_t{3}, int64_t{8}}));
+  fusion->addOutput(expand(column, {int64_t{-1}, int64_t{5}}));
+  fusion->addOutput(add(squeeze(column, {1}), full(*fusion, {int64_t{6}}, 2.5, DataType::Float32)));
   return fusion;
 }
 
@@ -428,6 +461,13 @@ std::vector<ScheduledCase> makeSuite() {
        {tensorInput({32, 1024}, DataType::Float16), tensorInput({32, 1024}, DataType::Float16)},
        std::nullopt,
        {"braze::vectorCopy<braze::Half, 8>"}});
+  suite.push_back({"pointwise_broadcast_vectorize",
+                   "x + bias[None, :] with float4 loads and stores; the broadcast is recomputed "
+                   "in the vector loop",
+                   broadcastVectorize,
+                   {tensorInput({16, 64}), tensorInput({64})},
+                   std::nullopt,
+                   {"braze::vectorCopy<float, 4>"}});
   suite.push_back(
       {"pointwise_unroll_unswitch",
        "(x + y) * 0.5 in float16, four unrolled iterations per thread under one "
@@ -456,6 +496,19 @@ std::vector<ScheduledCase> makeSuite() {
                    "intermediates)",
                    shapeOpsSerial,
                    {tensorInput({5, 9}), tensorInput({3, 7})}});
+  {
+    SuiteInput rows = tensorInput({5}, DataType::Int64);
+    rows.low = -6;
+    rows.high = 5;
+    SuiteInput cols = tensorInput({6, 3}, DataType::Int64);
+    cols.low = -4;
+    cols.high = 3;
+    suite.push_back({"indexing_ops_serial",
+                     "index_select and gather with negative indices, reshape, expand into an "
+                     "output, squeeze, full; unscheduled",
+                     indexingOpsSerial,
+                     {tensorInput({6, 4}), rows, cols, tensorInput({6, 1})}});
+  }
   suite.push_back({"non_divisible_nested",
                    "split by 128 then by 3: both splits leave remainders",
                    nonDivisibleNested,
