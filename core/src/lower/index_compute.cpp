@@ -115,7 +115,7 @@ std::vector<kir::Value> IndexMap::indicesOf(const TensorView* out,
     const IterDomain* id = domain[d];
     if (auto index = find(id)) {
       indices.push_back(*index);
-    } else if (id->isBroadcast()) {
+    } else if (id->isBroadcast() || id->logicalExtent()->isConstantEqualTo(1)) {
       indices.push_back(kir::constant(0));
     } else {
       BRAZE_USER_CHECK(false) << "lowering: cannot tell which element of " << out->name()
@@ -154,7 +154,8 @@ IndexMap::ProducerIndex IndexMap::producerLogical(const Expr& expr, size_t input
       result.logical.push_back(*known);
       continue;
     }
-    if (p_dims[d]->isBroadcast()) {
+    // A broadcast (or a dim of constant extent 1) has only index 0.
+    if (p_dims[d]->isBroadcast() || p_dims[d]->logicalExtent()->isConstantEqualTo(1)) {
       result.logical.push_back(kir::constant(0));
       continue;
     }

@@ -4,12 +4,17 @@ namespace braze::lower {
 
 namespace {
 
+// A dim of constant extent 1 broadcasts like a Broadcast dim (as the evaluator treats it).
+bool actsAsBroadcast(const IterDomain* id) {
+  return id->isBroadcast() || id->logicalExtent()->isConstantEqualTo(1);
+}
+
 bool isExactPair(const IterDomain* producer, const IterDomain* consumer) {
   // A Broadcast dim stands for index 0 of storage, so it only iterates like the consumer when
   // the consumer's dim is a broadcast too (and neither is expanded).
-  if (producer->isBroadcast() || consumer->isBroadcast()) {
-    return producer->isBroadcast() && consumer->isBroadcast() && !producer->hasExpandedExtent() &&
-           !consumer->hasExpandedExtent();
+  if (actsAsBroadcast(producer) || actsAsBroadcast(consumer)) {
+    return actsAsBroadcast(producer) && actsAsBroadcast(consumer) &&
+           !producer->hasExpandedExtent() && !consumer->hasExpandedExtent();
   }
   return true;
 }
