@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "braze/sched/loop_map.h"
 #include "lower/op_dim_map.h"
 
 namespace braze::lower {
@@ -81,7 +82,6 @@ IdGraph::IdGraph(const std::vector<const Expr*>& exprs) {
         if (std::find(consumers.begin(), consumers.end(), out) == consumers.end())
           consumers.push_back(out);
         for (const DimPair& pair : mapProducerToConsumer(*expr, i, o)) {
-          permissive_.join(pair.producer, pair.consumer);
           if (pair.exact) exact_.join(pair.producer, pair.consumer);
         }
       }
@@ -90,13 +90,11 @@ IdGraph::IdGraph(const std::vector<const Expr*>& exprs) {
         const auto* first = expr->output(0)->as<TensorView>();
         for (size_t d = 0; d < first->root().size() && d < out->root().size(); ++d) {
           exact_.join(first->root()[d], out->root()[d]);
-          permissive_.join(first->root()[d], out->root()[d]);
         }
       }
     }
   }
   mapThroughTransforms(exact_);
-  mapThroughTransforms(permissive_);
   checkSelfMapping();
   buildLoopGroups(exprs);
 }
@@ -202,10 +200,12 @@ void IdGraph::buildLoopGroups(const std::vector<const Expr*>& exprs) {
             << "lowering: " << producer->name() << " is inlined at position " << k << " but it has "
             << producer->nLoopDims() << " loop axes and its consumer " << out->name() << " has "
             << out->nLoopDims();
+        // The scheduling primitives' own loop map decides which loops a producer shares.
+        const std::vector<IterDomain*> shared = mapLoopDomains(producer, out);
         for (int64_t j = 0; j < k; ++j) {
           const IterDomain* p = producer->loopAxis(j);
           const IterDomain* c = out->loopAxis(j);
-          BRAZE_USER_CHECK(permissive_.same(p, c))
+          BRAZE_USER_CHECK(shared[static_cast<size_t>(j)] == c)
               << "lowering: " << producer->name() << " is inlined at position " << k << " into "
               << out->name() << ", but loop axis " << j << " of " << producer->name() << " ("
               << describeId(p) << ") is not the same iteration as axis " << j << " of "

@@ -6,11 +6,10 @@
 //    the consumer dim an op maps it to, and the outputs of identical splits and merges of
 //    those). Indices found for one member hold for all, which is how a loop index reaches
 //    every tensor of a loop nest.
-//  - permissive groups: as exact, but a Broadcast dim also joins the dim it is broadcast to.
-//    Inlining is checked against these (a producer's broadcast loop may share its consumer's).
 //  - loop groups: loop IterDomains that are one loop in the kernel, because a producer is
-//    inlined into its consumers there. Each group has a promoted IterDomain: the one of the
-//    tensor that owns the loop (is not inlined further), whose extent the loop has.
+//    inlined into its consumers there (as the scheduling primitives' loop map relates them:
+//    a producer's broadcast loop may share its consumer's). Each group has a promoted IterDomain:
+//    the one of the tensor that owns the loop (is not inlined further), whose extent the loop has.
 
 #include <unordered_map>
 #include <vector>
@@ -40,7 +39,6 @@ class IdGraph {
 
   int64_t exactGroup(const IterDomain* id) const { return exact_.find(id); }
   bool exactMapped(const IterDomain* a, const IterDomain* b) const { return exact_.same(a, b); }
-  int64_t permissiveGroup(const IterDomain* id) const { return permissive_.find(id); }
   int64_t loopGroup(const IterDomain* id) const { return loop_.find(id); }
   /// The IterDomain whose extent and parallel type the loop of `loop_id`'s group has.
   const IterDomain* promoted(const IterDomain* loop_id) const;
@@ -73,7 +71,6 @@ class IdGraph {
   std::vector<const Expr*> all_transforms_;
   std::unordered_map<const IterDomain*, const TensorView*> owner_;
   IdSets exact_;
-  IdSets permissive_;
   IdSets loop_;
   std::unordered_map<int64_t, const IterDomain*> promoted_;
 };

@@ -118,10 +118,13 @@ std::vector<kir::Value> IndexMap::indicesOf(const TensorView* out,
     } else if (id->isBroadcast() || id->logicalExtent()->isConstantEqualTo(1)) {
       indices.push_back(kir::constant(0));
     } else {
-      BRAZE_USER_CHECK(false) << "lowering: cannot tell which element of " << out->name()
-                              << " (logical dim " << d << ", " << id->name()
-                              << ") the loops around it compute; its loop domain must be made "
-                                 "of splits and merges of its logical domain";
+      BRAZE_USER_CHECK(false)
+          << "lowering: cannot tell which element of " << out->name() << " (logical dim " << d
+          << ", " << id->name()
+          << ") the loops around it compute: its loop axes after its inline position do not "
+             "follow from the loops it shares with its consumer (typically a tensor inlined into "
+             "a loop that merges a broadcast dim it does not have, with axes of its own left "
+             "over). Inline it at every axis, or not at all";
     }
   }
   return indices;
