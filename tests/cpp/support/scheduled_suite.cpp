@@ -76,8 +76,8 @@ FusionPtr vectorizedFloat(DataType dtype, int64_t vector) {
   return fusion;
 }
 
-// x + bias[None, :] with vector loads of x and of bias: the broadcast tensor is computed in
-// the consumer's vector loop, along a merge of its broadcast dim with the row.
+// x + bias[None, :] with vector loads of x: the broadcast (and bias's cache) are computed in
+// the consumer's vector loop, along a merge of the broadcast dim with the row.
 FusionPtr broadcastVectorize() {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*fusion, 2);
@@ -85,6 +85,9 @@ FusionPtr broadcastVectorize() {
   TensorView* y = add(x, broadcast(bias, {true, false}));
   fusion->addOutput(y);
   TensorView* x_cache = x->cacheAfter();
+  // bias is cached too, but read element by element: its elements are not consecutive along
+  // the merged loop (a row boundary may fall inside a vector).
+  bias->cacheAfter();
   y->cacheBefore();
   schedulePointwise(*fusion, y, 128, 4);
   y->parallelize(2, ParallelType::Vectorize);
