@@ -8,6 +8,7 @@
 
 #include "braze/lower/lower.h"
 #include "lower/passes.h"
+#include "lower/verify_kernel.h"
 
 namespace braze {
 
@@ -73,11 +74,20 @@ kir::Kernel lowerFusion(const Fusion& scheduled, const LowerOptions& options) {
   kernel.launch = ctx.launch();
   kernel.index_type = options.index_type;
   kernel.scalar_names = ctx.scalarNames();
+#ifdef NDEBUG
+  const bool verify = options.verify;
+#else
+  const bool verify = true;
+#endif
+  bool indexed = false;
   for (const PassEntry& entry : kPipeline) {
+    // From its position on, every access must have an offset, even if the pass was skipped.
+    indexed = indexed || entry.name == "index-accesses";
     if (std::find(options.skip_passes.begin(), options.skip_passes.end(), entry.name) !=
         options.skip_passes.end())
       continue;
     kernel = entry.run(std::move(kernel), ctx);
+    if (verify) lower::verifyKernel(kernel, ctx, entry.name, indexed);
     if (listed(options.print_after, entry.name)) {
       dump << "=== kernel IR after " << entry.name << " ===\n" << printKernelIr(kernel);
     }

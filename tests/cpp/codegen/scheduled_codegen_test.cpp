@@ -17,7 +17,7 @@ class ScheduledCodegenTest : public ::testing::TestWithParam<ScheduledCase> {};
 TEST_P(ScheduledCodegenTest, CompilesForSm90) {
   const ScheduledCase& c = GetParam();
   std::unique_ptr<Fusion> fusion = c.build();
-  const GeneratedKernel generated = generateCuda(*fusion);
+  const GeneratedKernel generated = generateCuda(*fusion, {.verify = true});
   for (const std::string& snippet : c.expected_snippets) {
     EXPECT_NE(generated.source.find(snippet), std::string::npos)
         << c.name << ": the kernel lacks \"" << snippet << "\"\n"

@@ -125,3 +125,20 @@ TEST(PipelineTest, IndexTypeMustBeAnInteger) {
 
 }  // namespace
 }  // namespace braze
+
+namespace braze {
+namespace {
+
+TEST(PipelineTest, VerifierNamesThePassThatBrokeAnInvariant) {
+  // Without indexing, accesses reach later passes with no offsets.
+  auto fusion = splitPointwise();
+  LowerOptions options;
+  options.verify = true;
+  options.skip_passes = {"index-accesses"};
+  EXPECT_TRUE(test::throwsError(
+      [&] { lowerFusion(*fusion, options); },
+      {"kernel IR after insert-predicates", "is accessed without an offset", "please report"}));
+}
+
+}  // namespace
+}  // namespace braze

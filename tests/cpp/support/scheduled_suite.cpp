@@ -299,6 +299,30 @@ FusionPtr innerReductionRFactor() {
   return fusion;
 }
 
+// The reduction scheduler's inner shape: rows on blocks; each row read as float4 vectors by
+// 128 threads, [r/512 serial, 128 TIDx, 4 unrolled]; the serial and unrolled parts are summed
+// per thread (rFactor), then one block reduction.
+FusionPtr innerReductionVectorized() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {1});
+  fusion->addOutput(out);
+  TensorView* x_cache = x->cacheAfter();
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 4);
+  partial->split(1, 128);
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(2, ParallelType::TIDx);
+  partial->parallelize(3, ParallelType::Unroll);
+  propagateParallelTypes(partial);
+  TensorView* per_thread = partial->rFactor({1, 3});
+  per_thread->setMemoryType(MemoryType::Local);
+  x_cache->parallelize(3, ParallelType::Vectorize);
+  inlineMost(*fusion);
+  return fusion;
+}
+
 // A whole row on TIDx: the block size is the (symbolic) row length, not a multiple of 32, so
 // the block reduction takes its shared-memory tree and the shared memory is sized at launch.
 FusionPtr innerReductionRowThreads() {
@@ -555,6 +579,13 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({67, 1000})},
                    Tolerance{1e-5, 1e-5},
                    {"braze::blockReduce<true, false, false>"}});
+  suite.push_back({"inner_reduction_vectorized",
+                   "row sums read as float4 vectors: serial and unrolled partial sums per thread "
+                   "(rFactor of two axes), then one block reduction",
+                   innerReductionVectorized,
+                   {tensorInput({33, 2048})},
+                   Tolerance{1e-5, 1e-5},
+                   {"braze::vectorCopy<float, 4>", "braze::blockReduce<true, false, false>"}});
   suite.push_back({"inner_reduction_row_threads",
                    "row sums with the whole (symbolic) row on TIDx: a block size that is not a "
                    "multiple of 32 and shared memory sized at launch",

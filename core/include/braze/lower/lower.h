@@ -21,6 +21,8 @@ struct LowerOptions {
   std::vector<std::string> print_after;
   /// Passes to leave out, by name. For debugging lowering itself: the kernel may be wrong.
   std::vector<std::string> skip_passes;
+  /// Check kernel IR invariants after every pass (always done in debug builds).
+  bool verify = false;
   /// BRAZE_DUMP=lowering: print the final kernel IR to `dump_stream`.
   bool dump_lowering = false;
   /// Where dumps go; null means std::cerr.
