@@ -21,11 +21,12 @@ struct LoadedDriver {
 // Resolves one entry point for the CUDA version Braze was built against, so that versioned
 // symbols (cuMemAlloc -> cuMemAlloc_v2) match the prototypes in cuda.h.
 template <typename Fn>
-bool resolve(GetProcAddress get_proc, const char* name, Fn& slot, std::string& failure) {
+bool resolve(GetProcAddress get_proc, const char* name, Fn& slot, std::string& failure,
+             int cuda_version = CUDA_VERSION) {
   void* pointer = nullptr;
   CUdriverProcAddressQueryResult status{};
   const CUresult result =
-      get_proc(name, &pointer, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+      get_proc(name, &pointer, cuda_version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
   if (result != CUDA_SUCCESS || pointer == nullptr || status != CU_GET_PROC_ADDRESS_SUCCESS) {
     failure = std::string("the driver has no ") + name + " for CUDA " +
               std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10) +
@@ -67,8 +68,11 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuDevicePrimaryCtxRetain", api.devicePrimaryCtxRetain, failure) &&
       resolve(get_proc, "cuCtxSetCurrent", api.ctxSetCurrent, failure) &&
       resolve(get_proc, "cuCtxGetCurrent", api.ctxGetCurrent, failure) &&
-      resolve(get_proc, "cuCtxSynchronize", api.ctxSynchronize, failure) &&
-      resolve(get_proc, "cuCtxGetDevice", api.ctxGetDevice, failure) &&
+      // CUDA 13 gave these two a second version under the same name that takes a context
+      // (cuCtxSynchronize_v2(CUcontext)); cuda.h's unversioned prototypes are the CUDA 2.0
+      // ones, so ask for those. Every other entry's prototype is its newest version.
+      resolve(get_proc, "cuCtxSynchronize", api.ctxSynchronize, failure, 2000) &&
+      resolve(get_proc, "cuCtxGetDevice", api.ctxGetDevice, failure, 2000) &&
       resolve(get_proc, "cuModuleLoadData", api.moduleLoadData, failure) &&
       resolve(get_proc, "cuModuleUnload", api.moduleUnload, failure) &&
       resolve(get_proc, "cuModuleGetFunction", api.moduleGetFunction, failure) &&

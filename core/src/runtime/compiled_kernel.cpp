@@ -61,6 +61,7 @@ KernelResources parsePtxasResources(const std::string& log, const std::string& k
   while (std::getline(lines, line)) {
     if (line.find("Compiling entry function") != std::string::npos) {
       in_kernel = line.find("'" + kernel_name + "'") != std::string::npos;
+      resources.reported = resources.reported || in_kernel;
       continue;
     }
     if (!in_kernel) continue;

@@ -35,17 +35,22 @@ TEST_P(CompiledKernelArchTest, CompilesWithoutAGpu) {
   EXPECT_FALSE(kernel.cubin().empty());
   EXPECT_NE(kernel.ptx().find(".entry shift_by_one"), std::string::npos);
   EXPECT_NE(kernel.ptx().find(".target " + arch.toString()), std::string::npos) << kernel.ptx();
-  EXPECT_NE(kernel.compileLog().find("Compiling entry function 'shift_by_one' for '" +
-                                     arch.toString() + "'"),
-            std::string::npos)
-      << kernel.compileLog();
   const KernelResources& resources = kernel.resources();
-  EXPECT_GT(resources.registers, 0);
-  EXPECT_LE(resources.registers, 255);
-  EXPECT_EQ(resources.static_shared_memory_bytes, 128 * 4);
-  EXPECT_EQ(resources.barriers, 1);
-  EXPECT_EQ(resources.spill_store_bytes, 0);
-  EXPECT_EQ(resources.stack_frame_bytes, 0);
+  // Without a GPU (CI) NVRTC always reports; on a GPU machine NVRTC 13.0 was seen to return an
+  // empty log for the device's own arch, and `reported` then says the numbers are unknown.
+  if (!driver::isDriverAvailable()) EXPECT_TRUE(resources.reported) << kernel.compileLog();
+  if (resources.reported) {
+    EXPECT_NE(kernel.compileLog().find("Compiling entry function 'shift_by_one' for '" +
+                                       arch.toString() + "'"),
+              std::string::npos)
+        << kernel.compileLog();
+    EXPECT_GT(resources.registers, 0);
+    EXPECT_LE(resources.registers, 255);
+    EXPECT_EQ(resources.static_shared_memory_bytes, 128 * 4);
+    EXPECT_EQ(resources.barriers, 1);
+    EXPECT_EQ(resources.spill_store_bytes, 0);
+    EXPECT_EQ(resources.stack_frame_bytes, 0);
+  }
   const auto& options = kernel.nvrtcOptions();
   EXPECT_NE(std::find(options.begin(), options.end(), "--gpu-architecture=" + arch.toString()),
             options.end());
@@ -154,9 +159,13 @@ TEST(CompiledKernelTest, DumpsPtxAndCompileLogWhenAsked) {
   const CompiledKernel kernel = CompiledKernel::compile(kShift, "shift_by_one", options);
   const std::string text = out.str();
   EXPECT_NE(text.find("=== compile log of shift_by_one (sm_90)"), std::string::npos) << text;
-  EXPECT_NE(text.find("Used " + std::to_string(kernel.resources().registers) + " registers"),
-            std::string::npos)
-      << text;
+  // Some NVRTC installations (seen on a GPU machine with the same NVRTC 13.0) return an empty
+  // log even with -Xptxas=-v; the resource report is then simply absent.
+  if (!kernel.compileLog().empty()) {
+    EXPECT_NE(text.find("Used " + std::to_string(kernel.resources().registers) + " registers"),
+              std::string::npos)
+        << text;
+  }
   EXPECT_NE(text.find("=== PTX of shift_by_one"), std::string::npos);
   EXPECT_NE(text.find(".entry shift_by_one"), std::string::npos);
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "braze/driver/cuda_driver.h"
+#include "braze/driver/primary_context.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/kernel_executor.h"
 #include "runtime/hand_written_kernels.h"
@@ -107,6 +108,8 @@ TEST_F(KernelExecutorGpuTest, RunsOnTheGivenStream) {
   KernelExecutor executor(*add.fusion, add.kernel,
                           CompiledKernel::compile(add.kernel.source, add.kernel.kernel_name));
   CUstream stream = nullptr;
+  // A stream belongs to the current context: make the one the executor uses current first.
+  driver::makePrimaryContextCurrent(0);
   BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
   test::RandomTensors random(14);
   const HostTensor a = random.uniform(DataType::Float32, {64, 64});
@@ -202,9 +205,12 @@ TEST_F(KernelExecutorGpuTest, AnEmptyLaunchWithOutputsToWriteIsRefused) {
   KernelExecutor executor(*add.fusion, add.kernel,
                           CompiledKernel::compile(add.kernel.source, add.kernel.kernel_name));
   const DeviceTensor a = DeviceTensor::empty(DataType::Float32, {4, 6});
-  EXPECT_TRUE(throwsError([&] { executor.run({a, a}); },
-                          {"launches no threads for these inputs (grid (0, 1, 1)",
-                           "output 0 (T2) has 24 elements it would leave unwritten"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.run({a, a});
+      },
+      {"launches no threads for these inputs (grid (0, 1, 1)",
+       "output 0 (T2) has 24 elements it would leave unwritten"}));
 }
 
 TEST_F(KernelExecutorGpuTest, LaunchParamsDumpNamesEveryParameter) {

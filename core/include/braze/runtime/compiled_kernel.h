@@ -27,6 +27,10 @@ struct CompileOptions {
 
 /// Resources ptxas reported for the kernel.
 struct KernelResources {
+  /// False when NVRTC's log held no ptxas report for the kernel (seen with NVRTC 13.0 on a
+  /// machine whose GPU matches the target); the numbers below are then unknown (0), and the
+  /// executor reads them from the loaded function instead.
+  bool reported = false;
   int registers = 0;
   int64_t stack_frame_bytes = 0;
   int64_t spill_store_bytes = 0;
