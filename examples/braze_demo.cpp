@@ -1,9 +1,13 @@
 // Braze's main example: defines three fusions a transformer layer is made of (RMS norm,
-// softmax, GELU with a bias), prints their IR, and runs them with the CPU reference evaluator
-// on random inputs.
+// softmax, GELU with a bias), prints their IR, evaluates them with the CPU reference evaluator
+// on random inputs, then schedules each by hand, generates and compiles its CUDA kernel, and —
+// when a GPU is present — runs it and compares with the reference. Without a GPU the kernels
+// are compiled for sm_90 and only the CPU results are shown.
 //
 //   braze_demo [--seed N] [--rows M] [--cols N]
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -14,6 +18,14 @@
 #include <string_view>
 
 #include "braze/braze.h"
+#include "braze/codegen/codegen.h"
+#include "braze/driver/cuda_driver.h"
+#include "braze/runtime/compiled_kernel.h"
+#include "braze/runtime/device_tensor.h"
+#include "braze/runtime/kernel_executor.h"
+#include "braze/sched/inlining.h"
+#include "braze/sched/parallel_propagation.h"
+#include "braze/sched/transform_propagation.h"
 
 namespace {
 
@@ -60,24 +72,27 @@ braze::HostTensor randomTensor(std::mt19937_64& rng, braze::DataType dtype,
   return tensor;
 }
 
-// y = x * rsqrt(mean(x^2) + eps) * weight, computed in float32 for bfloat16 data.
-std::unique_ptr<braze::Fusion> defineRmsNorm() {
+// y = x * rsqrt(mean(x^2) + eps) * weight, computed in float32 for bfloat16 data. The row
+// length is part of the definition (a model's hidden size), so each thread keeps its share of
+// a row in registers between the reduction and the normalization.
+std::unique_ptr<braze::Fusion> defineRmsNorm(int64_t n) {
   using namespace braze;
   auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::BFloat16, .sizes = {-1, -1}});
-  TensorView* weight = makeInputTensor(*fusion, {.dtype = DataType::BFloat16, .sizes = {-1}});
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::BFloat16, .sizes = {-1, n}});
+  TensorView* weight = makeInputTensor(*fusion, {.dtype = DataType::BFloat16, .sizes = {n}});
   TensorView* xf = cast(x, DataType::Float32);
   TensorView* mean_square = mean(mul(xf, xf), {-1}, /*keepdim=*/true);
   TensorView* normalized = mul(xf, rsqrt(add(mean_square, 1e-6)));
-  fusion->addOutput(cast(mul(normalized, cast(weight, DataType::Float32)), DataType::BFloat16));
+  TensorView* scale = cast(broadcast(weight, {true, false}), DataType::Float32);
+  fusion->addOutput(cast(mul(normalized, scale), DataType::BFloat16));
   return fusion;
 }
 
-// Numerically stable softmax over the last dim.
-std::unique_ptr<braze::Fusion> defineSoftmax() {
+// Numerically stable softmax over rows of length n.
+std::unique_ptr<braze::Fusion> defineSoftmax(int64_t n) {
   using namespace braze;
   auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::Float32);
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {-1, n}});
   TensorView* e = exp(sub(x, amax(x, {-1}, /*keepdim=*/true)));
   fusion->addOutput(div(e, sum(e, {-1}, /*keepdim=*/true)));
   return fusion;
@@ -89,8 +104,43 @@ std::unique_ptr<braze::Fusion> defineGeluBias() {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float16, .sizes = {-1, -1}});
   TensorView* bias = makeInputTensor(*fusion, {.dtype = DataType::Float16, .sizes = {-1}});
-  fusion->addOutput(gelu(add(x, bias), GeluApproximation::Tanh));
+  fusion->addOutput(gelu(add(x, broadcast(bias, {true, false})), GeluApproximation::Tanh));
   return fusion;
+}
+
+// Intermediates live in registers; fusion inputs and outputs stay in global memory.
+void keepIntermediatesInRegisters(braze::Fusion& fusion) {
+  for (braze::TensorView* tv : fusion.allTensors()) {
+    if (!fusion.isInput(tv) && !fusion.isOutput(tv)) tv->setMemoryType(braze::MemoryType::Local);
+  }
+}
+
+// One block per row, 128 threads striding over the row: the reductions become block
+// reductions and every intermediate stays in registers.
+void scheduleRowPerBlock(braze::Fusion& fusion) {
+  using namespace braze;
+  auto* y = fusion.outputs()[0]->as<TensorView>();
+  y->split(1, 128);
+  propagateTransforms(y);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(y);
+  keepIntermediatesInRegisters(fusion);
+  inlineMost(fusion);
+}
+
+// Every element independent: flatten, then blocks of 128 threads.
+void schedulePointwise(braze::Fusion& fusion) {
+  using namespace braze;
+  auto* y = fusion.outputs()[0]->as<TensorView>();
+  y->merge(0);
+  y->split(0, 128);
+  propagateTransforms(y);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(1, ParallelType::TIDx);
+  propagateParallelTypes(y);
+  keepIntermediatesInRegisters(fusion);
+  inlineMost(fusion);
 }
 
 void printValues(const braze::HostTensor& tensor, int64_t count) {
@@ -101,12 +151,51 @@ void printValues(const braze::HostTensor& tensor, int64_t count) {
   std::cout << '\n';
 }
 
-void runDemo(const std::string& title, const braze::Fusion& fusion,
+double maxAbsDifference(const braze::HostTensor& a, const braze::HostTensor& b) {
+  double worst = 0.0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    worst = std::max(worst, std::abs(braze::toDouble(a.atFlat(i)) - braze::toDouble(b.atFlat(i))));
+  }
+  return worst;
+}
+
+void runDemo(const std::string& title,
+             const std::function<std::unique_ptr<braze::Fusion>()>& define,
+             const std::function<void(braze::Fusion&)>& schedule,
              const std::vector<braze::HostTensor>& inputs) {
-  std::cout << "== " << title << " ==\n" << braze::printMath(fusion);
+  using namespace braze;
+  const std::unique_ptr<Fusion> fusion = define();
+  std::cout << "== " << title << " ==\n" << printMath(*fusion);
   std::cout << "evaluated on the CPU reference evaluator:\n";
-  for (const braze::HostTensor& output : braze::evaluateFusionTensors(fusion, inputs)) {
-    printValues(output, 6);
+  const std::vector<HostTensor> expected = evaluateFusionTensors(*fusion, inputs);
+  for (const HostTensor& output : expected) printValues(output, 6);
+
+  std::unique_ptr<Fusion> scheduled = define();
+  schedule(*scheduled);
+  GeneratedKernel kernel = generateCuda(*scheduled);
+  std::string no_gpu;
+  const bool has_gpu = driver::isDriverAvailable(&no_gpu);
+  CompileOptions options;
+  if (!has_gpu) options.arch = driver::GpuArch{9, 0, false};
+  CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name, options);
+  std::cout << "generated " << kernel.kernel_name << ", compiled for "
+            << compiled.arch().toString();
+  if (compiled.resources().reported)
+    std::cout << " (" << compiled.resources().registers << " registers)";
+  std::cout << '\n';
+  if (!has_gpu) {
+    std::cout << "no GPU (" << no_gpu << "): shown are the CPU results\n\n";
+    return;
+  }
+  KernelExecutor executor(*scheduled, std::move(kernel), std::move(compiled));
+  std::vector<ExecutorArgument> device_inputs;
+  for (const HostTensor& input : inputs) device_inputs.push_back(DeviceTensor::fromHost(input));
+  const std::vector<DeviceTensor> outputs = executor.run(device_inputs);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const HostTensor actual = outputs[i].toHost();
+    std::cout << "ran on the GPU:\n";
+    printValues(actual, 6);
+    std::cout << "  max |GPU - CPU reference| = " << maxAbsDifference(actual, expected[i]) << '\n';
   }
   std::cout << '\n';
 }
@@ -120,12 +209,13 @@ int main(int argc, char** argv) {
   const int64_t n = options.cols;
   try {
     using braze::DataType;
-    runDemo("RMS norm", *defineRmsNorm(),
+    runDemo("RMS norm", [n] { return defineRmsNorm(n); }, scheduleRowPerBlock,
             {randomTensor(rng, DataType::BFloat16, {m, n}),
              randomTensor(rng, DataType::BFloat16, {n})});
-    runDemo("softmax", *defineSoftmax(), {randomTensor(rng, DataType::Float32, {m, n})});
+    runDemo("softmax", [n] { return defineSoftmax(n); }, scheduleRowPerBlock,
+            {randomTensor(rng, DataType::Float32, {m, n})});
     runDemo(
-        "GELU with bias", *defineGeluBias(),
+        "GELU with bias", defineGeluBias, schedulePointwise,
         {randomTensor(rng, DataType::Float16, {m, n}), randomTensor(rng, DataType::Float16, {n})});
   } catch (const braze::Error& error) {
     std::cerr << "braze_demo: " << error.what() << '\n';
