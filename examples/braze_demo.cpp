@@ -22,9 +22,11 @@
 #include "braze/driver/cuda_driver.h"
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/device_tensor.h"
+#include "braze/runtime/dump_options.h"
 #include "braze/runtime/kernel_executor.h"
 #include "braze/sched/inlining.h"
 #include "braze/sched/parallel_propagation.h"
+#include "braze/sched/schedule_printer.h"
 #include "braze/sched/transform_propagation.h"
 
 namespace {
@@ -159,41 +161,54 @@ double maxAbsDifference(const braze::HostTensor& a, const braze::HostTensor& b) 
   return worst;
 }
 
+// BRAZE_DUMP (fusion, scheduled, lowering, cuda_kernel, ptx, compile_log, launch_params) is
+// read once here, at the program's edge, and passed down.
 void runDemo(const std::string& title,
              const std::function<std::unique_ptr<braze::Fusion>()>& define,
              const std::function<void(braze::Fusion&)>& schedule,
-             const std::vector<braze::HostTensor>& inputs) {
+             const std::vector<braze::HostTensor>& inputs, const braze::DumpOptions& dump) {
   using namespace braze;
   const std::unique_ptr<Fusion> fusion = define();
   std::cout << "== " << title << " ==\n" << printMath(*fusion);
+  if (dump.fusion) dump.out() << "=== fusion " << title << "\n" << printMath(*fusion);
   std::cout << "evaluated on the CPU reference evaluator:\n";
   const std::vector<HostTensor> expected = evaluateFusionTensors(*fusion, inputs);
   for (const HostTensor& output : expected) printValues(output, 6);
 
   std::unique_ptr<Fusion> scheduled = define();
   schedule(*scheduled);
-  GeneratedKernel kernel = generateCuda(*scheduled);
+  if (dump.scheduled)
+    dump.out() << "=== schedule of " << title << "\n" << printSchedule(*scheduled);
+  LowerOptions lower_options;
+  lower_options.dump_lowering = dump.lowering;
+  lower_options.dump_stream = dump.stream;
+  GeneratedKernel kernel = generateCuda(*scheduled, lower_options);
+  if (dump.cuda_kernel) dump.out() << "=== CUDA of " << title << "\n" << kernel.source << "\n";
   std::string no_gpu;
   const bool has_gpu = driver::isDriverAvailable(&no_gpu);
   CompileOptions options;
+  options.dump = dump;
   if (!has_gpu) options.arch = driver::GpuArch{9, 0, false};
   CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name, options);
   std::cout << "generated " << kernel.kernel_name << ", compiled for "
             << compiled.arch().toString();
-  if (compiled.resources().reported)
+  if (compiled.resources().reported) {
     std::cout << " (" << compiled.resources().registers << " registers)";
+  }
   std::cout << '\n';
   if (!has_gpu) {
-    std::cout << "no GPU (" << no_gpu << "): shown are the CPU results\n\n";
+    std::cout << "no GPU here, so only the CPU results are shown (" << no_gpu << ")\n\n";
     return;
   }
-  KernelExecutor executor(*scheduled, std::move(kernel), std::move(compiled));
+  ExecutorOptions executor_options;
+  executor_options.dump = dump;
+  KernelExecutor executor(*scheduled, std::move(kernel), std::move(compiled), executor_options);
   std::vector<ExecutorArgument> device_inputs;
   for (const HostTensor& input : inputs) device_inputs.push_back(DeviceTensor::fromHost(input));
   const std::vector<DeviceTensor> outputs = executor.run(device_inputs);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const HostTensor actual = outputs[i].toHost();
-    std::cout << "ran on the GPU:\n";
+    std::cout << "ran on the GPU (" << driver::deviceProperties().name << "):\n";
     printValues(actual, 6);
     std::cout << "  max |GPU - CPU reference| = " << maxAbsDifference(actual, expected[i]) << '\n';
   }
@@ -209,14 +224,18 @@ int main(int argc, char** argv) {
   const int64_t n = options.cols;
   try {
     using braze::DataType;
-    runDemo("RMS norm", [n] { return defineRmsNorm(n); }, scheduleRowPerBlock,
-            {randomTensor(rng, DataType::BFloat16, {m, n}),
-             randomTensor(rng, DataType::BFloat16, {n})});
-    runDemo("softmax", [n] { return defineSoftmax(n); }, scheduleRowPerBlock,
-            {randomTensor(rng, DataType::Float32, {m, n})});
+    const braze::DumpOptions dump = braze::DumpOptions::fromEnvironment();
+    runDemo(
+        "RMS norm", [n] { return defineRmsNorm(n); }, scheduleRowPerBlock,
+        {randomTensor(rng, DataType::BFloat16, {m, n}), randomTensor(rng, DataType::BFloat16, {n})},
+        dump);
+    runDemo(
+        "softmax", [n] { return defineSoftmax(n); }, scheduleRowPerBlock,
+        {randomTensor(rng, DataType::Float32, {m, n})}, dump);
     runDemo(
         "GELU with bias", defineGeluBias, schedulePointwise,
-        {randomTensor(rng, DataType::Float16, {m, n}), randomTensor(rng, DataType::Float16, {n})});
+        {randomTensor(rng, DataType::Float16, {m, n}), randomTensor(rng, DataType::Float16, {n})},
+        dump);
   } catch (const braze::Error& error) {
     std::cerr << "braze_demo: " << error.what() << '\n';
     return 1;
