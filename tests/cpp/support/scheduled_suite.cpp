@@ -246,6 +246,72 @@ FusionPtr indexingOpsSerial() {
   return fusion;
 }
 
+// Every elementwise op of every family, on floats, halves, integers and bools, as one
+// pointwise kernel with many outputs.
+FusionPtr elementwiseOps() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 1);
+  TensorView* y = makeSymbolicTensor(*fusion, 1);
+  TensorView* h = makeInputTensor(*fusion, {.dtype = DataType::Float16, .sizes = {-1}});
+  TensorView* a = makeInputTensor(*fusion, {.dtype = DataType::Int32, .sizes = {-1}});
+  TensorView* b = makeInputTensor(*fusion, {.dtype = DataType::Int64, .sizes = {-1}});
+  std::vector<TensorView*> outs;
+  using Unary = TensorView* (*)(TensorView*);
+  using Binary = TensorView* (*)(TensorView*, TensorView*);
+  for (Unary op : std::initializer_list<Unary>{
+           neg, abs,  exp,     exp2, expm1, log, log2, log1p, sqrt, rsqrt, reciprocal, sin, cos,
+           tan, tanh, sigmoid, relu, silu,  erf, erfc, floor, ceil, round, trunc,      sign}) {
+    outs.push_back(op(x));
+  }
+  outs.push_back(gelu(x));
+  outs.push_back(gelu(h, GeluApproximation::Tanh));
+  outs.push_back(exp(h));
+  for (Unary op : std::initializer_list<Unary>{isnan, isinf, isfinite})
+    outs.push_back(op(log(sub(x, 0.5))));
+  for (Binary op : std::initializer_list<Binary>{add, sub, mul, div, truediv, remainder, fmod, pow,
+                                                 maximum, minimum, atan2}) {
+    outs.push_back(op(x, y));
+  }
+  for (Binary op : std::initializer_list<Binary>{eq, ne, lt, le, gt, ge}) outs.push_back(op(x, y));
+  outs.push_back(lt(a, 0));
+  for (Binary op : std::initializer_list<Binary>{add, sub, mul, div, remainder, fmod, maximum,
+                                                 minimum, bitwise_and, bitwise_or, bitwise_xor}) {
+    outs.push_back(op(a, b));
+  }
+  outs.push_back(pow(b, 3));
+  outs.push_back(left_shift(a, 3));
+  outs.push_back(right_shift(b, 2));
+  outs.push_back(truediv(a, 4));
+  outs.push_back(abs(a));
+  outs.push_back(neg(b));
+  outs.push_back(bitwise_not(a));
+  TensorView* p = gt(x, 0.8);
+  TensorView* q = lt(y, 0.4);
+  for (Binary op : std::initializer_list<Binary>{logical_and, logical_or, logical_xor})
+    outs.push_back(op(p, q));
+  outs.push_back(logical_not(p));
+  outs.push_back(bitwise_not(p));
+  outs.push_back(where(p, x, y));
+  outs.push_back(clamp(x, 0.3, 0.9));
+  outs.push_back(lerp(x, y, 0.25));
+  outs.push_back(addcmul(x, y, h, 0.5));
+  outs.push_back(cast(a, DataType::Float64));
+  outs.push_back(cast(x, DataType::Int32));
+  outs.push_back(cast(h, DataType::BFloat16));
+  outs.push_back(cast(p, DataType::Float32));
+  outs.push_back(add(h, h));
+  for (TensorView* out : outs) fusion->addOutput(out);
+  TensorView* reference = outs.front();
+  reference->split(0, 128);
+  propagateTransforms(reference);
+  reference->parallelize(0, ParallelType::BIDx);
+  reference->parallelize(1, ParallelType::TIDx);
+  propagateParallelTypes(reference);
+  keepIntermediatesInRegisters(*fusion);
+  inlineMost(*fusion);
+  return fusion;
+}
+
 // ---- reductions ---------------------------------------------------------------------------
 
 // One thread per row, reducing it serially in a register.
@@ -535,6 +601,25 @@ std::vector<ScheduledCase> makeSuite() {
                      "output, squeeze, full; unscheduled",
                      indexingOpsSerial,
                      {tensorInput({6, 4}), rows, cols, tensorInput({6, 1})}});
+  }
+  {
+    std::vector<SuiteInput> inputs = {
+        tensorInput({300}), tensorInput({300}), tensorInput({300}, DataType::Float16),
+        tensorInput({300}, DataType::Int32), tensorInput({300}, DataType::Int64)};
+    inputs[0].low = 0.05;
+    inputs[0].high = 1.5;
+    inputs[1].low = 0.05;
+    inputs[1].high = 1.5;
+    inputs[2].low = -1.0;
+    inputs[2].high = 1.0;
+    inputs[3].low = -50;
+    inputs[3].high = 50;
+    inputs[4].low = 1;
+    inputs[4].high = 20;
+    suite.push_back({"elementwise_ops",
+                     "every unary, binary and ternary op and cast, on float32, float16, int32, "
+                     "int64 and bool, as one pointwise kernel with many outputs",
+                     elementwiseOps, inputs, Tolerance{1e-4, 1e-4}});
   }
   suite.push_back({"non_divisible_nested",
                    "split by 128 then by 3: both splits leave remainders",
