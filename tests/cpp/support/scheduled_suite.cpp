@@ -96,6 +96,32 @@ FusionPtr broadcastVectorize() {
   return fusion;
 }
 
+// nvFuser's pointwise shape: [blocks, unswitch 1, threads 128, vector 4]: every vector access
+// of a thread under one hoisted bounds check.
+FusionPtr unswitchVectorize() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* a = makeSymbolicTensor(*fusion, 2);
+  TensorView* b = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = sub(a, b);
+  fusion->addOutput(y);
+  TensorView* a_cache = a->cacheAfter();
+  TensorView* b_cache = b->cacheAfter();
+  y->cacheBefore();
+  y->merge(0, 1);
+  y->split(0, 4);
+  y->split(0, 128);
+  y->split(0, 1);
+  propagateTransforms(y);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(1, ParallelType::Unswitch);
+  y->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(y);
+  keepIntermediatesInRegisters(*fusion);
+  for (TensorView* tv : {y, a_cache, b_cache}) tv->parallelize(3, ParallelType::Vectorize);
+  inlineMost(*fusion);
+  return fusion;
+}
+
 // [blocks, unswitch 1, unroll 4, threads 128]: the bounds of all four unrolled iterations are
 // checked once, in front of the nest.
 FusionPtr unrollUnswitchHalf() {
@@ -561,6 +587,13 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({16, 64}), tensorInput({64})},
                    std::nullopt,
                    {"braze::vectorCopy<float, 4>"}});
+  suite.push_back({"pointwise_unswitch_vectorize",
+                   "a - b as [blocks, unswitch, threads, float4]: one hoisted check for all "
+                   "vector accesses of a thread",
+                   unswitchVectorize,
+                   {tensorInput({31, 68}), tensorInput({31, 68})},
+                   std::nullopt,
+                   {"braze::vectorCopy<float, 4>", "} else {"}});
   suite.push_back(
       {"pointwise_unroll_unswitch",
        "(x + y) * 0.5 in float16, four unrolled iterations per thread under one "
