@@ -93,14 +93,12 @@ class Indexer {
     }
   }
 
-  // A global intermediate is visible to every block, but nothing orders one block's writes
-  // before another block's reads: each block must read what it wrote itself.
+  // A global tensor the kernel writes (an intermediate, or an output it also reads) is visible
+  // to every block, but nothing orders one block's writes before another block's reads: each
+  // block must read what it wrote itself.
   void checkGlobalBuffer(const IndexMap& map, const TensorView* producer,
                          const TensorView* consumer) {
-    const int64_t param = ctx_.parameterOf(producer);
-    if (param < 0 ||
-        ctx_.parameters()[static_cast<size_t>(param)].kind != kir::Parameter::Kind::GlobalBuffer)
-      return;
+    if (ctx_.fusion().isInput(producer)) return;
     for (ParallelType type : {ParallelType::BIDx, ParallelType::BIDy, ParallelType::BIDz}) {
       if (!ctx_.launchDim(type).used) continue;
       bool same_block = false;
@@ -111,8 +109,8 @@ class Indexer {
         same_block = index && *index == ctx_.parallelIndex(type);
       }
       BRAZE_USER_CHECK(same_block)
-          << "lowering: " << producer->name() << " is an intermediate in global memory that "
-          << consumer->name() << " reads from other blocks than the one that wrote it (along "
+          << "lowering: " << producer->name() << " is written to global memory by this kernel and "
+          << consumer->name() << " reads it from other blocks than the one that wrote it (along "
           << type
           << "); that needs a grid-wide synchronization, which generated kernels do not "
              "have. Parallelize both tensors' matching axes with "

@@ -32,16 +32,14 @@ class SyncInserter {
   void run(kir::Scope& scope) { visit(scope); }
 
  private:
-  // Shared memory, and global intermediates when several threads of a block exist to
-  // exchange them.
+  // Shared memory, and global tensors the kernel writes (intermediates, and outputs it also
+  // reads) when several threads of a block exist to exchange them.
   bool tracked(const TensorView* tv) const {
     if (ctx_.memoryOf(tv) == MemoryType::Shared) return true;
-    const int64_t param = ctx_.parameterOf(tv);
     const bool threads = ctx_.launchDim(ParallelType::TIDx).used ||
                          ctx_.launchDim(ParallelType::TIDy).used ||
                          ctx_.launchDim(ParallelType::TIDz).used;
-    return threads && param >= 0 &&
-           ctx_.parameters()[static_cast<size_t>(param)].kind == kir::Parameter::Kind::GlobalBuffer;
+    return threads && ctx_.memoryOf(tv) == MemoryType::Global && !ctx_.fusion().isInput(tv);
   }
 
   void collect(const kir::Stmt& stmt, Accesses& a) const {

@@ -89,7 +89,7 @@ void survey(const kir::Scope& scope, const LowerContext& ctx, Survey& s) {
     auto check = [&](const TensorView* tv) {
       if (tv != nullptr && (ctx.memoryOf(tv) == MemoryType::Shared ||
                             (ctx.memoryOf(tv) == MemoryType::Global && !ctx.fusion().isInput(tv) &&
-                             !ctx.fusion().isOutput(tv))))
+                             !ctx.graph().consumersOf(tv).empty())))
         s.blocked = true;
     };
     if (const auto* op = stmt->dynCast<kir::TensorOp>()) {

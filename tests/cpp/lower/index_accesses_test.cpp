@@ -82,8 +82,9 @@ TEST(IndexAccessesTest, GlobalIntermediatesReadByOtherBlocksAreRefused) {
   out->split(0, 128);
   out->parallelize(0, ParallelType::BIDx);
   out->parallelize(1, ParallelType::TIDx);
-  EXPECT_TRUE(throwsError([&] { lowerFusion(fusion); }, {"T1 is an intermediate in global memory",
-                                                         "T2 reads from other blocks", "BIDx"}));
+  EXPECT_TRUE(throwsError(
+      [&] { lowerFusion(fusion); },
+      {"T1 is written to global memory by this kernel", "T2 reads it from other blocks", "BIDx"}));
 }
 
 }  // namespace
