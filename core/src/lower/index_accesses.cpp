@@ -62,6 +62,24 @@ class Indexer {
     operand.access.offset = map.offsetOf(operand.access.tv, at.logical);
     operand.guard = at.guard;
     checkThreadMapping(map, operand.access.tv, at.logical, consumer);
+    operand.cross_thread = readsAcrossThreads(map, operand.access.tv);
+  }
+
+  // Whether a thread may read an element another thread of its block wrote: unless the
+  // producer has an axis on every thread dim of the launch, read at this thread's own index.
+  bool readsAcrossThreads(const IndexMap& map, const TensorView* producer) const {
+    if (ctx_.memoryOf(producer) == MemoryType::Local) return false;
+    for (ParallelType type : {ParallelType::TIDx, ParallelType::TIDy, ParallelType::TIDz}) {
+      if (!ctx_.launchDim(type).used) continue;
+      bool own = false;
+      for (const IterDomain* id : producer->loop()) {
+        if (id->parallelType() != type || id->isReduction()) continue;
+        auto index = map.find(id);
+        own = index && *index == ctx_.parallelIndex(type);
+      }
+      if (!own) return true;
+    }
+    return false;
   }
 
   // A register tensor read by another thread (or a shared one by another block) would read

@@ -52,13 +52,13 @@ class SyncInserter {
     if (const auto* op = stmt.dynCast<kir::TensorOp>()) {
       write(op->output.tv);
       for (const kir::Operand& o : op->inputs)
-        if (o.kind == kir::Operand::Kind::Tensor) read(o.access.tv);
+        if (o.kind == kir::Operand::Kind::Tensor && o.cross_thread) read(o.access.tv);
     } else if (const auto* init = stmt.dynCast<kir::InitOp>()) {
       write(init->output.tv);
     } else if (const auto* red = stmt.dynCast<kir::ReductionOp>()) {
       // The accumulator is read and written by the thread that owns it.
       for (const kir::TensorAccess& out : red->outputs) write(out.tv);
-      read(red->input.access.tv);
+      if (!red->finish && red->input.cross_thread) read(red->input.access.tv);
       if (red->block.any() || red->grid.any()) a.barrier = true;
     } else if (const auto* copy = stmt.dynCast<kir::VectorCopy>()) {
       write(copy->dst.tv);

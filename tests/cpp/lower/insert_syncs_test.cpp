@@ -60,3 +60,40 @@ TEST(InsertSyncsTest, RegistersNeedNoBarrier) {
 
 }  // namespace
 }  // namespace braze
+
+namespace braze {
+namespace {
+
+TEST(InsertSyncsTest, AnOutputReadBackByTheThreadThatWroteItNeedsNoBarrier) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 1);
+  TensorView* y = exp(x);
+  TensorView* z = neg(y);
+  fusion.addOutput(y);
+  fusion.addOutput(z);
+  for (TensorView* tv : {y, z}) {
+    tv->split(0, 128);
+    tv->parallelize(0, ParallelType::BIDx);
+    tv->parallelize(1, ParallelType::TIDx);
+  }
+  const std::string ir = printKernelIr(lowerFusion(fusion));
+  EXPECT_EQ(ir.find("__syncthreads()"), std::string::npos) << ir;
+}
+
+TEST(InsertSyncsTest, AnOutputReadBackByOtherThreadsIsSynchronized) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {32, 32}});
+  TensorView* y = exp(x);
+  TensorView* z = transpose(y, 0, 1);
+  fusion.addOutput(y);
+  fusion.addOutput(z);
+  for (TensorView* tv : {y, z}) {
+    tv->parallelize(0, ParallelType::TIDy);
+    tv->parallelize(1, ParallelType::TIDx);
+  }
+  const std::string ir = printKernelIr(lowerFusion(fusion));
+  EXPECT_NE(ir.find("__syncthreads()  // read after write"), std::string::npos) << ir;
+}
+
+}  // namespace
+}  // namespace braze

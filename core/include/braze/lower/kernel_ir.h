@@ -115,6 +115,9 @@ struct Operand {
   Value index;
   /// When defined, the operand is only read where `guard` holds (pad, cat).
   Value guard;
+  /// Tensor: the element may have been written by another thread of the block (set by
+  /// index-accesses; barriers are needed only for such reads).
+  bool cross_thread = true;
 };
 
 /// `for (IndexT index = 0; index < extent; ++index) body`. Thread- and block-parallel
