@@ -46,23 +46,6 @@ std::string describeDLDataType(DLDataType dtype) {
   return os.str();
 }
 
-std::string describeDevice(DLDevice device) {
-  switch (device.device_type) {
-    case kDLCPU:
-      return "cpu";
-    case kDLCUDA:
-      return "cuda:" + std::to_string(device.device_id);
-    case kDLCUDAHost:
-      return "cuda_host";
-    case kDLCUDAManaged:
-      return "cuda_managed:" + std::to_string(device.device_id);
-    case kDLROCM:
-      return "rocm:" + std::to_string(device.device_id);
-    default:
-      return "device type " + std::to_string(static_cast<int>(device.device_type));
-  }
-}
-
 // What an exported DLManagedTensor owns: the shape and strides arrays it points to, and a
 // reference to the tensor's storage.
 struct ExportContext {
@@ -121,8 +104,27 @@ std::optional<DataType> fromDLDataType(DLDataType dtype) {
   return std::nullopt;
 }
 
-HostTensor fromDLPack(DLManagedTensor* managed) {
-  BRAZE_USER_CHECK(managed != nullptr) << "fromDLPack: the DLManagedTensor is null";
+std::string describeDLDevice(DLDevice device) {
+  switch (device.device_type) {
+    case kDLCPU:
+      return "cpu";
+    case kDLCUDA:
+      return "cuda:" + std::to_string(device.device_id);
+    case kDLCUDAHost:
+      return "cuda_host (pinned host memory)";
+    case kDLCUDAManaged:
+      return "cuda_managed:" + std::to_string(device.device_id);
+    case kDLROCM:
+      return "rocm:" + std::to_string(device.device_id);
+    default:
+      return "device type " + std::to_string(static_cast<int>(device.device_type));
+  }
+}
+
+ImportedDLPack importDLPack(DLManagedTensor* managed, std::string_view caller,
+                            std::initializer_list<DLDeviceType> accepted_devices,
+                            std::string_view what_to_do) {
+  BRAZE_USER_CHECK(managed != nullptr) << caller << ": the DLManagedTensor is null";
   // Take ownership first, so that every refusal below still releases the producer's tensor,
   // exactly once.
   std::shared_ptr<void> owner(managed, [](void* p) {
@@ -130,50 +132,65 @@ HostTensor fromDLPack(DLManagedTensor* managed) {
     if (tensor->deleter != nullptr) tensor->deleter(tensor);
   });
   const DLTensor& dl = managed->dl_tensor;
-
-  BRAZE_USER_CHECK(dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost)
-      << "fromDLPack: the tensor lives on " << describeDevice(dl.device)
-      << "; the host evaluator reads only CPU (or CUDA pinned host) memory; copy it to the "
-         "CPU first";
+  bool accepted = false;
+  for (DLDeviceType type : accepted_devices) accepted = accepted || dl.device.device_type == type;
+  BRAZE_USER_CHECK(accepted) << caller << ": the tensor lives on " << describeDLDevice(dl.device)
+                             << "; " << what_to_do;
   const std::optional<DataType> dtype = fromDLDataType(dl.dtype);
   BRAZE_USER_CHECK(dtype.has_value())
-      << "fromDLPack: dtype " << describeDLDataType(dl.dtype)
+      << caller << ": dtype " << describeDLDataType(dl.dtype)
       << " is not supported; Braze reads bool, int32, int64, float16, bfloat16, float32 and "
          "float64 with one lane";
-  BRAZE_USER_CHECK(dl.ndim >= 0) << "fromDLPack: ndim " << dl.ndim << " is negative";
+  BRAZE_USER_CHECK(dl.ndim >= 0) << caller << ": ndim " << dl.ndim << " is negative";
   BRAZE_USER_CHECK(dl.ndim == 0 || dl.shape != nullptr)
-      << "fromDLPack: the shape of a " << dl.ndim << "-d tensor is null";
+      << caller << ": the shape of a " << dl.ndim << "-d tensor is null";
 
   const auto rank = static_cast<size_t>(dl.ndim);
   std::vector<int64_t> sizes(dl.shape, dl.shape + rank);
   for (size_t d = 0; d < rank; ++d) {
-    BRAZE_USER_CHECK(sizes[d] >= 0) << "fromDLPack: dim " << d << " has negative size " << sizes[d];
+    BRAZE_USER_CHECK(sizes[d] >= 0) << caller << ": dim " << d << " has negative size " << sizes[d];
   }
   // DLPack allows null strides for a compact row-major tensor.
   std::vector<int64_t> strides = dl.strides != nullptr
                                      ? std::vector<int64_t>(dl.strides, dl.strides + rank)
                                      : eval_detail::contiguousStrides(sizes);
   void* data = dl.data == nullptr ? nullptr : static_cast<char*>(dl.data) + dl.byte_offset;
-  return HostTensor::borrow(*dtype, std::move(sizes), std::move(strides), data, std::move(owner));
+  return {*dtype, std::move(sizes), std::move(strides), data, dl.device, std::move(owner)};
 }
 
-DLManagedTensor* toDLPack(const HostTensor& tensor) {
-  BRAZE_USER_CHECK(tensor.defined()) << "toDLPack: the tensor has no storage";
+DLManagedTensor* exportDLPack(void* data, DLDevice device, DataType dtype,
+                              const std::vector<int64_t>& sizes,
+                              const std::vector<int64_t>& strides, std::shared_ptr<void> owner) {
   auto context = std::make_unique<ExportContext>();
-  context->shape = tensor.sizes();
-  context->strides = tensor.strides();
-  context->owner = tensor.owner();
+  context->shape = sizes;
+  context->strides = strides;
+  context->owner = std::move(owner);
   DLManagedTensor& managed = context->managed;
-  managed.dl_tensor.data = tensor.data();
-  managed.dl_tensor.device = {kDLCPU, 0};
-  managed.dl_tensor.ndim = static_cast<int>(tensor.rank());
-  managed.dl_tensor.dtype = toDLDataType(tensor.dtype());
+  managed.dl_tensor.data = data;
+  managed.dl_tensor.device = device;
+  managed.dl_tensor.ndim = static_cast<int>(sizes.size());
+  managed.dl_tensor.dtype = toDLDataType(dtype);
   managed.dl_tensor.shape = context->shape.data();
   managed.dl_tensor.strides = context->strides.data();
   managed.dl_tensor.byte_offset = 0;
   managed.manager_ctx = context.get();
   managed.deleter = &deleteExport;
   return &context.release()->managed;
+}
+
+HostTensor fromDLPack(DLManagedTensor* managed) {
+  ImportedDLPack imported =
+      importDLPack(managed, "fromDLPack", {kDLCPU, kDLCUDAHost},
+                   "the host evaluator reads only CPU (or CUDA pinned host) memory; copy it to "
+                   "the CPU first");
+  return HostTensor::borrow(imported.dtype, std::move(imported.sizes), std::move(imported.strides),
+                            imported.data, std::move(imported.owner));
+}
+
+DLManagedTensor* toDLPack(const HostTensor& tensor) {
+  BRAZE_USER_CHECK(tensor.defined()) << "toDLPack: the tensor has no storage";
+  return exportDLPack(tensor.data(), {kDLCPU, 0}, tensor.dtype(), tensor.sizes(), tensor.strides(),
+                      tensor.owner());
 }
 
 }  // namespace braze

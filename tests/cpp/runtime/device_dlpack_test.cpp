@@ -88,7 +88,7 @@ TEST(DeviceDLPackTest, RefusesOtherDevicesAndDtypesAndReleasesThem) {
         deviceTensorFromDLPack(
             produce({kDLCUDA, 0}, {kDLFloat, 32, 4}, {3}, {}, nullptr, 0, &deletions));
       },
-      {"4 lanes) is not supported"}));
+      {"float32x4 is not supported"}));
   EXPECT_EQ(deletions, 3);
   EXPECT_TRUE(test::throwsError(
       [&] {
