@@ -1,0 +1,219 @@
+#pragma once
+
+// The C++ side of the plugin SDK: subclass braze::sdk::SchedulerPlugin, give the class its
+// identity as static members, and export the C table with BRAZE_DEFINE_PLUGIN:
+//
+//   class MyPointwise : public braze::sdk::SchedulerPlugin {
+//    public:
+//     static constexpr const char* kId = "acme::pointwise";
+//     static constexpr const char* kVersion = "1.2.0";
+//     static constexpr int kRank = 100;
+//     static constexpr const char* kDescription = "Elementwise fusions, 1D or 2D tiles";
+//     ... overrides ...
+//   };
+//   BRAZE_DEFINE_PLUGIN("1.2.0", MyPointwise)
+//
+// Every exception thrown by the class is caught at the boundary and returned as a status with
+// its message; nothing C++ crosses the C table except the fusion and runtime info pointers.
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "braze/ir/fusion.h"
+#include "braze/plugin/scheduler_runtime_info.h"
+#include "braze/sdk/plugin_abi.h"
+
+namespace braze::sdk {
+
+/// Encoded heuristic parameters, as the host hands them back to the plugin.
+using ParamBytes = std::span<const uint8_t>;
+
+/// Base class of a scheduler. One instance is created per use through the C table; it need
+/// not be thread-safe. Declining a fusion is not an error: return the reason.
+class SchedulerPlugin {
+ public:
+  virtual ~SchedulerPlugin() = default;
+
+  /// Structural check: nullopt to accept, otherwise why not (shown to users).
+  virtual std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) = 0;
+  /// Sizes, alignment, device: nullopt to accept, otherwise why not.
+  virtual std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
+                                                        const SchedulerRuntimeInfo& info) {
+    return std::nullopt;
+  }
+  /// Heuristics only (no IR changes); the parameters encoded as bytes this class decodes.
+  virtual std::vector<uint8_t> computeHeuristics(const Fusion& fusion,
+                                                 const SchedulerRuntimeInfo& info) = 0;
+  /// A printable one-line summary of encoded parameters.
+  virtual std::string describeParams(ParamBytes params) = 0;
+  /// Applies scheduling primitives to `fusion` according to `params`.
+  virtual void schedule(Fusion& fusion, ParamBytes params) = 0;
+};
+
+namespace detail {
+
+/// One live scheduler behind a BrazeSchedulerHandle, with the buffers its answers point into.
+struct Instance {
+  std::unique_ptr<SchedulerPlugin> scheduler;
+  std::string message;
+  std::vector<uint8_t> params;
+  std::string summary;
+};
+
+inline Instance* instanceOf(BrazeSchedulerHandle handle) {
+  return reinterpret_cast<Instance*>(handle);
+}
+
+inline void setStatus(BrazeStatus* status, BrazeStatusCode code, const char* message) {
+  status->code = code;
+  status->message = message;
+}
+
+/// Runs `body` and turns any exception into an ERROR status whose message lives in `storage`.
+template <typename Body>
+void guarded(std::string& storage, BrazeStatus* status, Body&& body) noexcept {
+  try {
+    setStatus(status, BRAZE_STATUS_OK, nullptr);
+    body();
+    return;
+  } catch (const std::exception& e) {
+    try {
+      storage = e.what();
+    } catch (...) {
+      storage.clear();
+    }
+  } catch (...) {
+    try {
+      storage = "unknown exception (not derived from std::exception)";
+    } catch (...) {
+      storage.clear();
+    }
+  }
+  setStatus(status, BRAZE_STATUS_ERROR, storage.c_str());
+}
+
+inline void answer(Instance& instance, BrazeStatus* status,
+                   const std::optional<std::string>& refusal) {
+  if (!refusal) return;
+  instance.message = *refusal;
+  setStatus(status, BRAZE_STATUS_DECLINED, instance.message.c_str());
+}
+
+inline ParamBytes bytesOf(BrazeBytes bytes) {
+  return ParamBytes(bytes.data, bytes.size);
+}
+
+/// The C functions of scheduler class T.
+template <typename T>
+struct Adapter {
+  static BrazeSchedulerHandle create(BrazeStatus* status) noexcept {
+    thread_local std::string create_message;
+    Instance* instance = nullptr;
+    guarded(create_message, status, [&] {
+      auto owned = std::make_unique<Instance>();
+      owned->scheduler = std::make_unique<T>();
+      instance = owned.release();
+    });
+    return reinterpret_cast<BrazeSchedulerHandle>(instance);
+  }
+  static void destroy(BrazeSchedulerHandle handle) noexcept {
+    try {
+      delete instanceOf(handle);
+    } catch (...) {
+      // A destructor that throws cannot be reported; the instance is gone either way.
+    }
+  }
+  static void canScheduleCompileTime(BrazeSchedulerHandle handle, const void* fusion,
+                                     BrazeStatus* status) noexcept {
+    Instance& instance = *instanceOf(handle);
+    guarded(instance.message, status, [&] {
+      answer(instance, status,
+             instance.scheduler->canScheduleCompileTime(*static_cast<const Fusion*>(fusion)));
+    });
+  }
+  static void canScheduleRunTime(BrazeSchedulerHandle handle, const void* fusion, const void* info,
+                                 BrazeStatus* status) noexcept {
+    Instance& instance = *instanceOf(handle);
+    guarded(instance.message, status, [&] {
+      answer(
+          instance, status,
+          instance.scheduler->canScheduleRunTime(*static_cast<const Fusion*>(fusion),
+                                                 *static_cast<const SchedulerRuntimeInfo*>(info)));
+    });
+  }
+  static void computeHeuristics(BrazeSchedulerHandle handle, const void* fusion, const void* info,
+                                BrazeBytes* params, BrazeStatus* status) noexcept {
+    Instance& instance = *instanceOf(handle);
+    *params = BrazeBytes{nullptr, 0};
+    guarded(instance.message, status, [&] {
+      instance.params = instance.scheduler->computeHeuristics(
+          *static_cast<const Fusion*>(fusion), *static_cast<const SchedulerRuntimeInfo*>(info));
+      *params = BrazeBytes{instance.params.data(), instance.params.size()};
+    });
+  }
+  static void describeParams(BrazeSchedulerHandle handle, BrazeBytes params, BrazeString* summary,
+                             BrazeStatus* status) noexcept {
+    Instance& instance = *instanceOf(handle);
+    *summary = BrazeString{"", 0};
+    guarded(instance.message, status, [&] {
+      instance.summary = instance.scheduler->describeParams(bytesOf(params));
+      *summary = BrazeString{instance.summary.c_str(), instance.summary.size()};
+    });
+  }
+  static void schedule(BrazeSchedulerHandle handle, void* fusion, BrazeBytes params,
+                       BrazeStatus* status) noexcept {
+    Instance& instance = *instanceOf(handle);
+    guarded(instance.message, status,
+            [&] { instance.scheduler->schedule(*static_cast<Fusion*>(fusion), bytesOf(params)); });
+  }
+};
+
+}  // namespace detail
+
+/// The C descriptor of scheduler class T, built from T::kId, kVersion, kRank, kDescription.
+template <typename T>
+const BrazeSchedulerInfo* schedulerInfo() {
+  static const BrazeSchedulerInfo info{
+      .struct_size = sizeof(BrazeSchedulerInfo),
+      .id = T::kId,
+      .version = T::kVersion,
+      .default_rank = T::kRank,
+      .description = T::kDescription,
+      .create = &detail::Adapter<T>::create,
+      .destroy = &detail::Adapter<T>::destroy,
+      .can_schedule_compile_time = &detail::Adapter<T>::canScheduleCompileTime,
+      .can_schedule_run_time = &detail::Adapter<T>::canScheduleRunTime,
+      .compute_heuristics = &detail::Adapter<T>::computeHeuristics,
+      .describe_params = &detail::Adapter<T>::describeParams,
+      .schedule = &detail::Adapter<T>::schedule,
+  };
+  return &info;
+}
+
+/// The plugin descriptor listing scheduler classes Ts, for `braze_plugin_info` to return.
+template <typename... Ts>
+const BrazePluginInfo* pluginInfo(const char* package_version) {
+  static const BrazeSchedulerInfo* const schedulers[] = {schedulerInfo<Ts>()...};
+  static const BrazePluginInfo info{
+      .struct_size = sizeof(BrazePluginInfo),
+      .abi = {BRAZE_PLUGIN_ABI_MAJOR, BRAZE_PLUGIN_ABI_MINOR},
+      .build_tag = BRAZE_BUILD_TAG,
+      .package_version = package_version,
+      .scheduler_count = sizeof...(Ts),
+      .schedulers = schedulers,
+  };
+  return &info;
+}
+
+}  // namespace braze::sdk
+
+/// Defines the plugin's entry point, listing its package version and scheduler classes.
+#define BRAZE_DEFINE_PLUGIN(PACKAGE_VERSION, ...)                             \
+  extern "C" BRAZE_PLUGIN_EXPORT const BrazePluginInfo* braze_plugin_info() { \
+    return ::braze::sdk::pluginInfo<__VA_ARGS__>(PACKAGE_VERSION);            \
+  }
