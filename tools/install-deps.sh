@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libflatbuffers-dev flatbuffers-compiler libdlpack-dev pybind11-dev
+  nlohmann-json3-dev
 )
 
 missing=()
