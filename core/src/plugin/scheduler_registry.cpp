@@ -1,0 +1,382 @@
+// Discovery, probing, filtering and ordering of scheduler plugins, and choosing one for a
+// fusion with failures reported rather than fatal.
+
+#include "braze/plugin/scheduler_registry.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "braze/plugin/plugin_probe.h"
+
+namespace braze {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> environment(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+fs::path homeFolder(const char* xdg_variable, const char* fallback) {
+  if (auto xdg = environment(xdg_variable)) return fs::path(*xdg) / "braze";
+  if (auto home = environment("HOME")) return fs::path(*home) / fallback / "braze";
+  return fs::temp_directory_path() / "braze";
+}
+
+/// The folder libbraze_core was loaded from: the install prefix's libdir once installed.
+fs::path coreLibraryFolder() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&coreLibraryFolder), &info) == 0 || !info.dli_fname) {
+    return {};
+  }
+  std::error_code error;
+  return fs::weakly_canonical(fs::path(info.dli_fname), error).parent_path();
+}
+
+SemanticVersion versionOf(const std::string& text) {
+  return SemanticVersion::parse(text).value_or(SemanticVersion{});
+}
+
+/// Orders by rank, then id, then version, highest version first.
+bool entryBefore(const SchedulerEntry& a, const SchedulerEntry& b) {
+  if (a.rank != b.rank) return a.rank < b.rank;
+  if (a.id != b.id) return a.id < b.id;
+  return versionOf(a.version) > versionOf(b.version);
+}
+
+std::string display(const SchedulerEntry& entry) {
+  return entry.id + "@" + entry.version;
+}
+
+/// Owns one scheduler instance for the duration of a choice.
+class Instance {
+ public:
+  Instance(const SchedulerEntry& entry, BrazeStatus& status)
+      : table_(entry.table), handle_(entry.table->create(&status)) {}
+  ~Instance() {
+    if (handle_ != nullptr) table_->destroy(handle_);
+  }
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+  BrazeSchedulerHandle handle() const { return handle_; }
+
+ private:
+  const BrazeSchedulerInfo* table_;
+  BrazeSchedulerHandle handle_;
+};
+
+std::string messageOf(const BrazeStatus& status) {
+  return status.message != nullptr ? std::string(status.message) : std::string("(no message)");
+}
+
+}  // namespace
+
+SchedulerRegistry::SchedulerRegistry(RegistryOptions options) : options_(std::move(options)) {
+  bool safe_mode = options_.safe_mode;
+  std::string schedulers;
+  std::vector<fs::path> environment_paths;
+  if (options_.use_environment) {
+    if (auto value = environment("BRAZE_PLUGIN_SAFE_MODE")) safe_mode = safe_mode || *value == "1";
+    if (auto value = environment("BRAZE_SCHEDULERS")) schedulers = *value;
+    if (auto value = environment("BRAZE_PLUGIN_PATH")) {
+      std::stringstream stream(*value);
+      std::string item;
+      while (std::getline(stream, item, ':')) {
+        if (!item.empty()) environment_paths.emplace_back(item);
+      }
+    }
+  }
+  if (!options_.schedulers.empty()) {
+    schedulers += (schedulers.empty() ? "" : ",") + options_.schedulers;
+  }
+  filter_ = SchedulerFilter::parse(schedulers);
+  options_.safe_mode = safe_mode;
+
+  if (!options_.user_dir)
+    options_.user_dir = homeFolder("XDG_DATA_HOME", ".local/share") / "plugins";
+  if (!options_.install_dir) options_.install_dir = coreLibraryFolder() / "braze" / "plugins";
+#ifdef BRAZE_BUILD_PLUGIN_DIR
+  if (!options_.build_dir) options_.build_dir = fs::path(BRAZE_BUILD_PLUGIN_DIR);
+#endif
+  if (!options_.scanner) {
+    if (auto value = environment("BRAZE_PLUGIN_SCANNER")) {
+      options_.scanner = fs::path(*value);
+    } else {
+      std::vector<fs::path> choices = {coreLibraryFolder() / ".." / "libexec" /
+                                       "braze-plugin-scanner"};
+#ifdef BRAZE_BUILD_SCANNER
+      choices.insert(choices.begin(), fs::path(BRAZE_BUILD_SCANNER));
+#endif
+      std::error_code error;
+      for (const fs::path& choice : choices) {
+        if (fs::exists(choice, error)) {
+          options_.scanner = choice;
+          break;
+        }
+      }
+    }
+  }
+  if (!options_.cache_file) {
+    options_.cache_file = homeFolder("XDG_CACHE_HOME", ".cache") / "plugin-probe-cache.json";
+  }
+
+  if (!safe_mode) {
+    for (const fs::path& path : options_.explicit_paths) addPath(path, false);
+    for (const fs::path& path : environment_paths) addPath(path, false);
+    addPath(*options_.user_dir, false);
+  }
+  addPath(*options_.install_dir, true);
+  if (options_.build_dir) addPath(*options_.build_dir, true);
+  finish();
+}
+
+void SchedulerRegistry::addPath(const fs::path& path, bool shipped) {
+  if (path.empty()) return;
+  search_path_.push_back(path);
+  std::error_code error;
+  if (!fs::is_directory(path, error)) {
+    if (fs::exists(path, error)) addLibrary(pluginLibraryPath(path));
+    return;
+  }
+  // Folders hold manifests; the build tree nests each plugin in its own folder.
+  std::vector<fs::path> manifests;
+  auto collect = [&](const fs::directory_entry& entry) {
+    if (entry.is_regular_file(error) && isManifestPath(entry.path())) {
+      manifests.push_back(entry.path());
+    }
+  };
+  if (shipped && options_.build_dir && path == *options_.build_dir) {
+    for (const auto& entry : fs::recursive_directory_iterator(path, error)) collect(entry);
+  } else {
+    for (const auto& entry : fs::directory_iterator(path, error)) collect(entry);
+  }
+  std::sort(manifests.begin(), manifests.end());
+  for (const fs::path& manifest : manifests) {
+    fs::path library;
+    try {
+      library = pluginLibraryPath(manifest);
+    } catch (const PluginError& e) {
+      failures_.emplace_back(manifest, e.what());
+      continue;
+    }
+    addLibrary(library);
+  }
+}
+
+void SchedulerRegistry::addLibrary(const fs::path& given) {
+  std::error_code error;
+  fs::path library = fs::weakly_canonical(fs::absolute(given, error), error);
+  if (std::find(seen_.begin(), seen_.end(), library) != seen_.end()) return;
+  seen_.push_back(library);
+
+  // Entries from the manifest first, so that a plugin refused later is still listed.
+  std::vector<SchedulerEntry> entries;
+  auto refuse = [&](const std::string& reason) {
+    if (entries.empty()) failures_.emplace_back(library, reason);
+    for (SchedulerEntry& entry : entries) {
+      entry.status = "refused";
+      entry.reason = reason;
+      entries_.push_back(entry);
+    }
+  };
+  PluginManifest manifest;
+  try {
+    manifest = readManifest(manifestPathFor(library));
+    for (const ManifestScheduler& scheduler : manifest.schedulers) {
+      entries.push_back({scheduler.id, scheduler.version, scheduler.rank, scheduler.description,
+                         library, "", "", nullptr, nullptr});
+    }
+    checkPluginWithoutLoading(library);
+  } catch (const std::exception& e) {
+    refuse(e.what());
+    return;
+  }
+
+  // Schedulers nobody wants are never loaded: deny must keep a bad plugin's code out.
+  bool any_allowed = false;
+  for (SchedulerEntry& entry : entries) {
+    if (auto refusal = filter_.refusal(entry.id, entry.version)) {
+      entry.status = "disabled";
+      entry.reason = *refusal;
+    } else {
+      any_allowed = true;
+    }
+  }
+  if (!any_allowed) {
+    for (SchedulerEntry& entry : entries) entries_.push_back(entry);
+    return;
+  }
+
+  if (options_.probe && options_.scanner) {
+    PluginFileKey key = pluginFileKey(library);
+    PluginProbeCache cache(*options_.cache_file);
+    std::optional<ProbeResult> result = cache.find(key);
+    if (!result) {
+      result = probePlugin(*options_.scanner, library, options_.probe_timeout);
+      cache.store(key, *result);
+    }
+    if (!result->ok) {
+      refuse(PluginError(library, PluginStage::Probe, "loading in a child process to succeed",
+                         result->reason,
+                         "The plugin is skipped until its file changes; fix or remove it.")
+                 .what());
+      return;
+    }
+  }
+
+  std::shared_ptr<const LoadedPlugin> plugin;
+  try {
+    plugin = loadPlugin(library);
+  } catch (const std::exception& e) {
+    refuse(e.what());
+    return;
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    SchedulerEntry& entry = entries[i];
+    entry.plugin = plugin;
+    entry.table = plugin->info->schedulers[i];
+    if (!entry.status.empty()) {
+      entries_.push_back(entry);
+      continue;
+    }
+    auto duplicate = std::find_if(entries_.begin(), entries_.end(), [&](const SchedulerEntry& e) {
+      return e.id == entry.id && e.version == entry.version && e.status != "refused";
+    });
+    if (duplicate != entries_.end()) {
+      entry.status = "refused";
+      entry.reason =
+          PluginError(library, PluginStage::Duplicate, "one plugin providing " + display(entry),
+                      "another at '" + duplicate->path.string() + "', found first",
+                      "Remove one of the two; the one earlier in the search order "
+                      "is used.")
+              .what();
+    } else {
+      entry.status = "available";
+    }
+    entries_.push_back(entry);
+  }
+}
+
+void SchedulerRegistry::finish() {
+  std::stable_sort(entries_.begin(), entries_.end(), entryBefore);
+  // Several versions side by side: the highest allowed one of each id is used.
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (!entries_[i].available()) continue;
+    for (size_t j = 0; j < entries_.size(); ++j) {
+      if (j == i || !entries_[j].available() || entries_[j].id != entries_[i].id) continue;
+      if (versionOf(entries_[j].version) > versionOf(entries_[i].version)) {
+        entries_[i].status = "superseded";
+        entries_[i].reason = "version " + entries_[j].version + " is used; pin with " +
+                             entries_[i].id + "@" + entries_[i].version + " to use this one";
+        break;
+      }
+    }
+  }
+}
+
+std::vector<const SchedulerEntry*> SchedulerRegistry::candidates() const {
+  std::vector<const SchedulerEntry*> result;
+  for (const SchedulerEntry& entry : entries_) {
+    if (entry.available()) result.push_back(&entry);
+  }
+  auto preference = [&](const SchedulerEntry* entry) {
+    return filter_.preference(entry->id).value_or(SIZE_MAX);
+  };
+  std::stable_sort(result.begin(), result.end(),
+                   [&](const auto* a, const auto* b) { return preference(a) < preference(b); });
+  return result;
+}
+
+const SchedulerEntry& SchedulerRegistry::find(const std::string& name) const {
+  SchedulerFilter wanted = SchedulerFilter::parse(name + ",-*");
+  const SchedulerEntry* best = nullptr;
+  for (const SchedulerEntry& entry : entries_) {
+    if (entry.status != "available" && entry.status != "superseded") continue;
+    if (wanted.refusal(entry.id, entry.version)) continue;
+    if (best == nullptr || versionOf(entry.version) > versionOf(best->version)) best = &entry;
+  }
+  if (best == nullptr) {
+    std::string available;
+    for (const SchedulerEntry& entry : entries_) {
+      available += "\n  " + display(entry) + " (" + entry.status + ")";
+    }
+    BRAZE_USER_CHECK(false) << "scheduler '" << name << "': no usable scheduler has this name. "
+                            << "Known schedulers:" << (available.empty() ? " none" : available)
+                            << "\nInstall the plugin, or check BRAZE_PLUGIN_PATH.";
+  }
+  return *best;
+}
+
+ScheduledFusion SchedulerRegistry::schedule(const Fusion& fusion, const SchedulerRuntimeInfo& info,
+                                            const std::string& name) const {
+  std::vector<const SchedulerEntry*> order =
+      name.empty() ? candidates() : std::vector<const SchedulerEntry*>{&find(name)};
+  ScheduledFusion result;
+  for (const SchedulerEntry* entry : order) {
+    auto report = [&](const char* stage, const BrazeStatus& status) {
+      result.attempts.push_back({display(*entry), entry->path, stage,
+                                 status.code != BRAZE_STATUS_DECLINED, messageOf(status)});
+    };
+    BrazeStatus status{BRAZE_STATUS_OK, nullptr};
+    Instance instance(*entry, status);
+    if (instance.handle() == nullptr || status.code != BRAZE_STATUS_OK) {
+      if (status.code == BRAZE_STATUS_OK) status = {BRAZE_STATUS_ERROR, "create returned null"};
+      report("create", status);
+      continue;
+    }
+    const BrazeSchedulerInfo& table = *entry->table;
+    table.can_schedule_compile_time(instance.handle(), &fusion, &status);
+    if (status.code != BRAZE_STATUS_OK) {
+      report("canScheduleCompileTime", status);
+      continue;
+    }
+    table.can_schedule_run_time(instance.handle(), &fusion, &info, &status);
+    if (status.code != BRAZE_STATUS_OK) {
+      report("canScheduleRunTime", status);
+      continue;
+    }
+    BrazeBytes params{nullptr, 0};
+    table.compute_heuristics(instance.handle(), &fusion, &info, &params, &status);
+    if (status.code != BRAZE_STATUS_OK) {
+      report("computeHeuristics", status);
+      continue;
+    }
+    std::vector<uint8_t> bytes(params.data, params.data + params.size);
+    BrazeString summary{nullptr, 0};
+    table.describe_params(instance.handle(), BrazeBytes{bytes.data(), bytes.size()}, &summary,
+                          &status);
+    if (status.code != BRAZE_STATUS_OK) {
+      report("describeParams", status);
+      continue;
+    }
+    std::string summary_text(summary.data ? summary.data : "", summary.size);
+    // A scheduler that fails halfway leaves a half-scheduled fusion: work on a copy.
+    std::unique_ptr<Fusion> copy = fusion.clone();
+    table.schedule(instance.handle(), copy.get(), BrazeBytes{bytes.data(), bytes.size()}, &status);
+    if (status.code != BRAZE_STATUS_OK) {
+      report("schedule", status);
+      continue;
+    }
+    result.fusion = std::move(copy);
+    result.scheduler = entry;
+    result.params = std::move(bytes);
+    result.summary = std::move(summary_text);
+    return result;
+  }
+  std::string attempts;
+  for (const SchedulerAttempt& attempt : result.attempts) {
+    attempts += "\n  " + attempt.scheduler + " (" + attempt.path.string() + ") " + attempt.stage +
+                (attempt.error ? " failed: " : " declined: ") + attempt.message;
+  }
+  BRAZE_USER_CHECK(false) << "schedule: no scheduler accepted the fusion (" << order.size()
+                          << " tried)." << (attempts.empty() ? "" : attempts)
+                          << "\nInstall a scheduler for it, or check BRAZE_SCHEDULERS.";
+  return result;
+}
+
+}  // namespace braze
