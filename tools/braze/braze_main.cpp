@@ -1,20 +1,27 @@
 // The `braze` command:
 //   braze plugins list            every scheduler found, with status and reasons
 //   braze plugins inspect FILE    a plugin's manifest, exports and checks, passed or failed
+//   braze plugins manifest LIBRARY  writes the manifest beside LIBRARY from its descriptor
+//                                   (build time: this runs the plugin's code)
+
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <string>
 
 #include "braze/plugin/plugin_loader.h"
 #include "braze/plugin/scheduler_registry.h"
+#include "braze/plugin/sha256.h"
 
 namespace {
 
 int usage() {
   std::cerr << "usage: braze plugins list\n"
-               "       braze plugins inspect FILE [--no-load]\n";
+               "       braze plugins inspect FILE [--no-load]\n"
+               "       braze plugins manifest LIBRARY\n";
   return 2;
 }
 
@@ -68,6 +75,38 @@ int inspectPlugin(const std::string& file, bool load) {
   return all_passed ? 0 : 1;
 }
 
+/// Reads the descriptor of a freshly built plugin and writes the manifest that describes it.
+int writeManifest(const std::string& file) {
+  std::filesystem::path library = file;
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    std::cerr << "braze: cannot load '" << file << "': " << ::dlerror() << "\n";
+    return 1;
+  }
+  auto entry = reinterpret_cast<BrazePluginEntry>(::dlsym(handle, BRAZE_PLUGIN_ENTRY_SYMBOL));
+  const BrazePluginInfo* info = entry != nullptr ? entry() : nullptr;
+  if (info == nullptr) {
+    std::cerr << "braze: '" << file << "' does not export " << BRAZE_PLUGIN_ENTRY_SYMBOL
+              << "; define it with BRAZE_DEFINE_PLUGIN.\n";
+    return 1;
+  }
+  braze::PluginManifest manifest;
+  manifest.library = library.filename().string();
+  manifest.sha256 = braze::sha256OfFile(library);
+  manifest.abi_major = info->abi.major;
+  manifest.abi_minor = info->abi.minor;
+  manifest.build_tag = info->build_tag;
+  manifest.package_version = info->package_version;
+  for (uint32_t i = 0; i < info->scheduler_count; ++i) {
+    const BrazeSchedulerInfo* scheduler = info->schedulers[i];
+    manifest.schedulers.push_back(
+        {scheduler->id, scheduler->version, scheduler->default_rank, scheduler->description});
+  }
+  std::ofstream(braze::manifestPathFor(library)) << braze::manifestToJson(manifest);
+  std::cout << "wrote " << braze::manifestPathFor(library).string() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,6 +118,7 @@ int main(int argc, char** argv) {
         bool load = !(argc == 5 && std::string(argv[4]) == "--no-load");
         return inspectPlugin(argv[3], load);
       }
+      if (command == "manifest" && argc == 4) return writeManifest(argv[3]);
     }
     return usage();
   } catch (const std::exception& e) {
