@@ -13,6 +13,7 @@
 #define FIXTURE_CRASH_ON_LOAD 2
 #define FIXTURE_THROWS_IN_SCHEDULE 3
 #define FIXTURE_HANGS_ON_LOAD 4
+#define FIXTURE_UNRESOLVED_SYMBOL 5
 
 namespace {
 
@@ -27,6 +28,12 @@ const int kHang = [] {
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
   return 0;
 }();
+#elif FIXTURE_MODE == FIXTURE_UNRESOLVED_SYMBOL
+}  // namespace
+/// Defined nowhere: dlopen with RTLD_NOW must fail.
+extern "C" int braze_fixture_symbol_defined_nowhere();
+namespace {
+const int kUnresolved = braze_fixture_symbol_defined_nowhere();
 #endif
 
 /// Accepts every fusion; params are one byte holding the version's major.

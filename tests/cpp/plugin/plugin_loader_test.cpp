@@ -161,6 +161,15 @@ TEST(PluginLoader, MissingEntryPoint) {
   EXPECT_THAT(error.what(), HasSubstr("expected an exported symbol braze_plugin_info"));
 }
 
+TEST(PluginLoader, DlopenFails) {
+  TempPluginDir dir;
+  auto library = dir.install("fixture_unresolved", "test::unresolved", "1.0.0");
+  PluginError error = expectPluginError([&] { loadPlugin(library); });
+  EXPECT_EQ(error.stage(), PluginStage::Open);
+  EXPECT_THAT(error.what(), HasSubstr("failed the open check: expected dlopen(RTLD_NOW"));
+  EXPECT_THAT(error.what(), HasSubstr("braze_fixture_symbol_defined_nowhere"));
+}
+
 TEST(PluginLoader, IdentityDiffersFromManifest) {
   TempPluginDir dir;
   auto library = dir.install(
