@@ -1,0 +1,490 @@
+#include "pointwise_scheduler.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+#include <unordered_map>
+
+#include "braze/error.h"
+#include "braze/eval/argument_binding.h"
+#include "braze/eval/expression_evaluator.h"
+#include "braze/ir/tensor_view.h"
+#include "braze/sched/inlining.h"
+#include "braze/sched/logical_map.h"
+#include "braze/sched/parallel_propagation.h"
+#include "braze/sched/transform_propagation.h"
+#include "braze/sched/vectorization.h"
+
+namespace braze::pointwise {
+
+namespace {
+
+constexpr int64_t kMaxVectorBytes = 16;
+constexpr int64_t kDefaultThreads = 128;
+constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxGridY = 65535;
+
+// Per tensor, per user-visible dim: the reference dim it indexes, or -1.
+using DimMap = std::unordered_map<const TensorView*, std::vector<int64_t>>;
+
+int64_t positionOf(const TensorView* tv, const IterDomain* id) {
+  const std::vector<IterDomain*> dims = tv->logicalNoReductions();
+  const auto it = std::find(dims.begin(), dims.end(), id);
+  return it == dims.end() ? -1 : static_cast<int64_t>(it - dims.begin());
+}
+
+int64_t broadcastDims(const TensorView* tv) {
+  int64_t n = 0;
+  for (const IterDomain* id : tv->logicalNoReductions()) n += id->isBroadcast() ? 1 : 0;
+  return n;
+}
+
+// The output with the fewest broadcast dims: its loop covers every element any output has.
+int64_t referenceIndex(const Fusion& fusion) {
+  int64_t best = 0;
+  for (size_t i = 1; i < fusion.outputs().size(); ++i) {
+    if (broadcastDims(fusion.outputs()[i]->as<TensorView>()) <
+        broadcastDims(fusion.outputs()[best]->as<TensorView>()))
+      best = static_cast<int64_t>(i);
+  }
+  return best;
+}
+
+// Carries the reference's dims through every op, both ways, until nothing changes.
+DimMap mapToReference(const Fusion& fusion, const TensorView* reference) {
+  DimMap map;
+  for (const TensorView* tv : fusion.allTensors()) map[tv].assign(tv->rank(), -1);
+  std::iota(map[reference].begin(), map[reference].end(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const TensorView* consumer : fusion.allTensors()) {
+      if (consumer->definition() == nullptr) continue;
+      for (const TensorView* producer : producersOf(consumer)) {
+        for (const LogicalPair& pair : logicalMap(producer, consumer)) {
+          const int64_t p = positionOf(producer, pair.producer);
+          const int64_t c = positionOf(consumer, pair.consumer);
+          if (p < 0 || c < 0) continue;
+          int64_t& pd = map[producer][p];
+          int64_t& cd = map[consumer][c];
+          if (pd < 0 && cd >= 0) {
+            pd = cd;
+            changed = true;
+          } else if (cd < 0 && pd >= 0) {
+            cd = pd;
+            changed = true;
+          }
+        }
+      }
+    }
+  }
+  return map;
+}
+
+// The reference dims where `tv` holds real (not broadcast) data.
+std::vector<bool> presentDims(const TensorView* tv, const DimMap& map, int64_t rank) {
+  std::vector<bool> present(rank, false);
+  const std::vector<IterDomain*> dims = tv->logicalNoReductions();
+  const std::vector<int64_t>& to_ref = map.at(tv);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (!dims[i]->isBroadcast() && to_ref[i] >= 0) present[to_ref[i]] = true;
+  }
+  return present;
+}
+
+// The reference dims the vector walks: the non-broadcast dims of [first, rank).
+std::vector<int64_t> vectorSide(const TensorView* reference, int64_t first) {
+  std::vector<int64_t> side;
+  const std::vector<IterDomain*> dims = reference->logicalNoReductions();
+  for (int64_t d = first; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (!dims[d]->isBroadcast()) side.push_back(d);
+  }
+  return side;
+}
+
+// True when `tv` holds every dim of the vectorized side and those dims are its innermost in
+// memory, in the reference's order: then consecutive loop iterations are consecutive
+// addresses of `tv`.
+bool followsReference(const TensorView* tv, const DimMap& map, const TensorView* reference,
+                      int64_t break_point) {
+  const std::vector<int64_t> side = vectorSide(reference, break_point);
+  if (side.empty()) return false;
+  const std::vector<IterDomain*> dims = tv->logicalNoReductions();
+  const std::vector<int64_t>& to_ref = map.at(tv);
+  std::vector<int64_t> memory_order;  // reference dims of tv's real dims, outermost first
+  for (const int64_t position : tv->allocationOrder()) {
+    if (to_ref[position] < 0) return false;  // a dim the loop does not walk (squeezed away)
+    if (dims[position]->isBroadcast()) continue;
+    memory_order.push_back(to_ref[position]);
+  }
+  if (memory_order.size() < side.size()) return false;
+  return std::equal(side.begin(), side.end(), memory_order.end() - side.size());
+}
+
+// Break points b where every input holds either all or none of each side's real dims, and
+// some input holds none of one side (so 2D saves its index arithmetic).
+std::optional<int64_t> chooseBreakPoint(const Fusion& fusion, const TensorView* reference,
+                                        const DimMap& map) {
+  const int64_t rank = reference->rank();
+  for (int64_t b = 1; b < rank; ++b) {
+    const std::vector<int64_t> outer = [&] {
+      std::vector<int64_t> all = vectorSide(reference, 0), result;
+      for (int64_t d : all)
+        if (d < b) result.push_back(d);
+      return result;
+    }();
+    const std::vector<int64_t> inner = vectorSide(reference, b);
+    if (outer.empty() || inner.empty()) continue;
+    bool valid = true;
+    bool useful = false;
+    for (const Val* input : fusion.inputs()) {
+      const auto* tv = input->dynCast<TensorView>();
+      if (tv == nullptr) continue;
+      const std::vector<bool> present = presentDims(tv, map, rank);
+      for (const std::vector<int64_t>* side : {&outer, &inner}) {
+        const auto held =
+            std::count_if(side->begin(), side->end(), [&](int64_t d) { return present[d]; });
+        if (held != 0 && held != static_cast<int64_t>(side->size())) valid = false;
+        if (held == 0) useful = true;
+      }
+    }
+    if (valid && useful) return b;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> refusedOp(OpKind op) {
+  if (isElementwise(op)) return std::nullopt;
+  switch (op) {
+    case OpKind::Broadcast:
+    case OpKind::Expand:
+    case OpKind::Permute:
+    case OpKind::Squeeze:
+    case OpKind::Set:
+      return std::nullopt;
+    case OpKind::Sum:
+    case OpKind::Prod:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Welford:
+      return "reductions need a cross-thread combine; use the reduction scheduler";
+    case OpKind::Matmul:
+    case OpKind::Linear:
+      return "matmul and linear need a tiled contraction; use a matmul scheduler";
+    case OpKind::Reshape:
+      return "reshape regroups dims, so the reference's loop cannot be mapped onto its input";
+    case OpKind::Slice:
+    case OpKind::Pad:
+    case OpKind::Cat:
+    case OpKind::Select:
+      return "its indices are shifted or guarded per tensor, which this scheduler does not "
+             "handle yet";
+    case OpKind::Gather:
+    case OpKind::IndexSelect:
+      return "it reads indices from a tensor, so its input is not accessed along the loop";
+    case OpKind::Full:
+    case OpKind::Iota:
+      return "factories are not scheduled by the pointwise scheduler yet";
+    default:
+      return "this op is not pointwise";
+  }
+}
+
+// The reference's extents for these arguments, after the core's validation of them (counts,
+// dtypes, ranks, fixed and shared sizes, broadcast dims, layouts), which throws on a mismatch.
+std::vector<std::optional<int64_t>> referenceSizes(const Fusion& fusion,
+                                                   const TensorView* reference,
+                                                   const PointwiseRuntimeInfo& info) {
+  std::vector<ArgumentInfo> arguments;
+  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
+    const PointwiseInput& actual = info.inputs[i];
+    if (const auto* tv = fusion.inputs()[i]->dynCast<TensorView>()) {
+      TensorArgumentInfo tensor;
+      tensor.dtype = tv->dtype();
+      tensor.sizes = actual.sizes;
+      tensor.strides = actual.strides;
+      arguments.emplace_back(std::move(tensor));
+    } else {
+      arguments.emplace_back(actual.scalar.value_or(ScalarValue(int64_t{0})));
+    }
+  }
+  ExpressionEvaluator evaluator;
+  validateAndBindArguments(fusion, arguments, "pointwise scheduler", evaluator);
+  std::vector<std::optional<int64_t>> sizes;
+  for (const IterDomain* id : reference->logicalNoReductions()) {
+    const std::optional<ScalarValue> value = evaluator.evaluate(id->logicalExtent());
+    sizes.push_back(value ? std::optional<int64_t>(toInt64(*value)) : std::nullopt);
+  }
+  return sizes;
+}
+
+int64_t product(const std::vector<std::optional<int64_t>>& sizes, int64_t first, int64_t last) {
+  int64_t n = 1;
+  for (int64_t d = first; d < last; ++d) n *= sizes[d].value_or(1);
+  return n;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// The vectorized tensors: inputs and outputs that follow the reference along the vector side.
+struct VectorPlan {
+  std::vector<TensorView*> inputs;
+  std::vector<TensorView*> outputs;
+};
+
+VectorPlan vectorPlan(const Fusion& fusion, const TensorView* reference, const DimMap& map,
+                      int64_t break_point) {
+  VectorPlan plan;
+  for (Val* input : fusion.inputs()) {
+    auto* tv = input->dynCast<TensorView>();
+    if (tv != nullptr && !consumersOf(tv).empty() &&
+        followsReference(tv, map, reference, break_point))
+      plan.inputs.push_back(tv);
+  }
+  for (Val* output : fusion.outputs()) {
+    auto* tv = output->as<TensorView>();
+    if (!fusion.isInput(tv) && followsReference(tv, map, reference, break_point))
+      plan.outputs.push_back(tv);
+  }
+  return plan;
+}
+
+// The widest width every vectorized tensor allows for these arguments.
+int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& map,
+                    int64_t break_point, const PointwiseRuntimeInfo& info, int64_t inner_elements) {
+  std::vector<TensorView*> tensors = plan.inputs;
+  tensors.insert(tensors.end(), plan.outputs.begin(), plan.outputs.end());
+  if (tensors.empty()) return 1;
+  int64_t width = commonVectorWidth(tensors, kMaxVectorBytes);
+  const auto fits = [&](int64_t w) {
+    if (inner_elements % w != 0) return false;
+    for (TensorView* tv : plan.inputs) {
+      const PointwiseInput& actual = info.inputs[fusion.inputIndex(tv)];
+      if (actual.data_alignment % (w * sizeInBytes(tv->dtype())) != 0) return false;
+      // The vectorized dims are merged into one loop: a gap between them (padded rows, an
+      // inner stride) would put a vector across it.
+      const std::vector<IterDomain*> dims = tv->logicalNoReductions();
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d]->isBroadcast() || map.at(tv)[d] < break_point) continue;
+        if (!tv->contiguity()[d].value_or(true)) return false;
+      }
+      const VectorizationLimit limit = vectorizationLimit(tv, kMaxVectorBytes);
+      int64_t run = 1;
+      for (const IterDomain* id : limit.dims) run *= actual.sizes[positionOf(tv, id)];
+      if (run % w != 0) return false;
+      for (const IterDomain* id : limit.strides_to_check) {
+        if (actual.strides[positionOf(tv, id)] % w != 0) return false;
+      }
+    }
+    return true;
+  };
+  while (width > 1 && !fits(width)) width /= 2;
+  return width;
+}
+
+// Intermediates stay in registers: each is produced and consumed by the same thread.
+void keepIntermediatesInRegisters(Fusion& fusion) {
+  for (TensorView* tv : fusion.allTensors()) {
+    if (fusion.isInput(tv) || fusion.isOutput(tv)) continue;
+    tv->setMemoryType(MemoryType::Local);
+  }
+}
+
+}  // namespace
+
+PointwiseRuntimeInfo PointwiseRuntimeInfo::contiguous(
+    const Fusion& fusion, const std::vector<std::vector<int64_t>>& tensor_sizes,
+    const std::vector<ScalarValue>& scalars) {
+  PointwiseRuntimeInfo info;
+  size_t tensor = 0;
+  size_t scalar = 0;
+  for (const Val* input : fusion.inputs()) {
+    PointwiseInput actual;
+    if (input->isA<TensorView>()) {
+      BRAZE_USER_CHECK(tensor < tensor_sizes.size())
+          << "PointwiseRuntimeInfo::contiguous: expected sizes for every tensor input, found "
+          << tensor_sizes.size();
+      actual.sizes = tensor_sizes[tensor++];
+      actual.strides.assign(actual.sizes.size(), 1);
+      for (size_t d = actual.sizes.size(); d-- > 1;)
+        actual.strides[d - 1] = actual.strides[d] * std::max<int64_t>(actual.sizes[d], 1);
+    } else if (scalar < scalars.size()) {
+      actual.scalar = scalars[scalar++];
+    }
+    info.inputs.push_back(std::move(actual));
+  }
+  return info;
+}
+
+std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
+  if (fusion.outputs().empty()) return "the fusion has no outputs";
+  for (const Val* output : fusion.outputs()) {
+    if (!output->isA<TensorView>())
+      return "output " + output->name() + " is a scalar, not a tensor";
+    if (fusion.isInput(output))
+      return "output " + output->name() + " is also an input: there is nothing to compute";
+  }
+  for (const Expr* expr : fusion.exprs()) {
+    if (std::optional<std::string> reason = refusedOp(expr->op())) {
+      std::ostringstream os;
+      os << expr->op() << " is not supported: " << *reason;
+      return os.str();
+    }
+  }
+  const auto* reference = fusion.outputs()[referenceIndex(fusion)]->as<TensorView>();
+  const DimMap map = mapToReference(fusion, reference);
+  for (const Val* output : fusion.outputs()) {
+    const auto* tv = output->as<TensorView>();
+    if (tv->rank() != reference->rank()) {
+      return "outputs " + reference->name() + " and " + tv->name() +
+             " have different ranks; one loop cannot cover both";
+    }
+    const std::vector<int64_t>& to_ref = map.at(tv);
+    const std::vector<IterDomain*> dims = tv->logicalNoReductions();
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!dims[d]->isBroadcast() && to_ref[d] < 0) {
+        return "dim " + std::to_string(d) + " of output " + tv->name() +
+               " does not map to a dim of the reference output " + reference->name();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
+                                              const PointwiseRuntimeInfo& info) {
+  if (info.inputs.size() != fusion.inputs().size()) {
+    return "expected arguments for " + std::to_string(fusion.inputs().size()) + " inputs, found " +
+           std::to_string(info.inputs.size());
+  }
+  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
+    const auto* tv = fusion.inputs()[i]->dynCast<TensorView>();
+    const PointwiseInput& actual = info.inputs[i];
+    if (tv == nullptr) {
+      if (!actual.scalar) return "scalar input " + std::to_string(i) + " has no value";
+      continue;
+    }
+    if (static_cast<int64_t>(actual.sizes.size()) != tv->rank() ||
+        actual.strides.size() != actual.sizes.size()) {
+      return "input " + std::to_string(i) + " (" + tv->name() + ") has rank " +
+             std::to_string(tv->rank()) + " but its argument has " +
+             std::to_string(actual.sizes.size()) + " sizes and " +
+             std::to_string(actual.strides.size()) + " strides";
+    }
+    const std::vector<IterDomain*> dims = tv->logicalNoReductions();
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d]->isBroadcast() && actual.sizes[d] != 1) {
+        return "dim " + std::to_string(d) + " of input " + std::to_string(i) + " (" + tv->name() +
+               ") is declared broadcast (size 1) but its argument has size " +
+               std::to_string(actual.sizes[d]);
+      }
+    }
+  }
+  const auto* reference = fusion.outputs()[referenceIndex(fusion)]->as<TensorView>();
+  try {
+    for (const std::optional<int64_t>& size : referenceSizes(fusion, reference, info)) {
+      if (!size)
+        return "an extent of the reference output " + reference->name() +
+               " depends on a scalar input whose value was not given";
+    }
+  } catch (const Error& error) {
+    return std::string("the arguments' sizes contradict the fusion: ") + error.what();
+  }
+  return std::nullopt;
+}
+
+PointwiseParams computeHeuristics(const Fusion& fusion, const PointwiseRuntimeInfo& info) {
+  PointwiseParams params;
+  params.reference_output = referenceIndex(fusion);
+  const auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
+  const int64_t rank = reference->rank();
+  const DimMap map = mapToReference(fusion, reference);
+  const std::vector<std::optional<int64_t>> sizes = referenceSizes(fusion, reference, info);
+
+  if (const std::optional<int64_t> b = chooseBreakPoint(fusion, reference, map)) {
+    if (product(sizes, 0, *b) <= kMaxGridY) params.break_point = *b;
+  }
+  const int64_t inner = product(sizes, params.break_point, rank);
+  const int64_t outer = product(sizes, 0, params.break_point);
+
+  const VectorPlan plan = vectorPlan(fusion, reference, map, params.break_point);
+  params.vector_width = vectorWidth(fusion, plan, map, params.break_point, info, inner);
+
+  // Small problems get narrower blocks so that more SMs share the work.
+  const int64_t vectors_per_row = ceilDiv(inner, params.vector_width);
+  params.threads_per_block = kDefaultThreads;
+  while (params.threads_per_block > info.device.warp_size &&
+         params.threads_per_block / 2 >= vectors_per_row)
+    params.threads_per_block /= 2;
+
+  // Unroll only while the grid still fills the device once: more bytes in flight per thread
+  // at no loss of parallelism.
+  const int64_t resident_blocks = static_cast<int64_t>(info.device.sm_count) *
+                                  (info.device.max_threads_per_sm / params.threads_per_block);
+  for (const int64_t unroll : {4, 2}) {
+    if (outer * ceilDiv(vectors_per_row, params.threads_per_block * unroll) >= resident_blocks) {
+      params.unroll = unroll;
+      break;
+    }
+  }
+  params.blocks =
+      std::max<int64_t>(1, ceilDiv(vectors_per_row, params.threads_per_block * params.unroll));
+  if (params.break_point == 0 && params.blocks > kMaxGridX) {
+    params.grid_stride = true;
+    params.blocks = resident_blocks;
+  }
+  return params;
+}
+
+void schedule(Fusion& fusion, const PointwiseParams& params) {
+  BRAZE_USER_CHECK(params.reference_output >= 0 &&
+                   params.reference_output < static_cast<int64_t>(fusion.outputs().size()))
+      << "pointwise schedule: reference_output " << params.reference_output
+      << " is not an output position (the fusion has " << fusion.outputs().size()
+      << " outputs); compute the params for this fusion";
+  auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
+  const int64_t rank = reference->rank();
+  BRAZE_USER_CHECK(params.break_point >= 0 && params.break_point < std::max<int64_t>(rank, 1))
+      << "pointwise schedule: break_point " << params.break_point << " is outside [0, " << rank
+      << ") for reference " << reference->name() << "; compute the params for this fusion";
+  const DimMap map = mapToReference(fusion, reference);
+  const VectorPlan plan = vectorPlan(fusion, reference, map, params.break_point);
+
+  // Vectors move between global memory and registers through cached copies.
+  std::vector<TensorView*> vectorized;
+  if (params.vector_width > 1) {
+    for (TensorView* input : plan.inputs) vectorized.push_back(input->cacheAfter());
+    for (TensorView* output : plan.outputs) {
+      output->cacheBefore();
+      vectorized.push_back(output);
+    }
+  }
+
+  // [outer?, inner] -> [outer?, blocks, unroll, threads, vector]
+  if (rank == 0) return;
+  const int64_t b = params.break_point;
+  for (int64_t i = 1; i < b; ++i) reference->merge(0, 1);
+  while (reference->nLoopDims() > (b > 0 ? 2 : 1)) reference->merge(b > 0 ? 1 : 0);
+  int64_t axis = b > 0 ? 1 : 0;
+  if (params.vector_width > 1) reference->split(axis, params.vector_width);
+  reference->split(axis, params.threads_per_block);
+  if (params.unroll > 1) reference->split(axis, params.unroll);
+  if (params.grid_stride) {
+    reference->split(axis, params.blocks);
+    ++axis;  // the serial loop stays outside the blocks
+  }
+  propagateTransforms(reference);
+
+  if (b > 0) reference->parallelize(0, ParallelType::BIDy);
+  reference->parallelize(axis, ParallelType::BIDx);
+  if (params.unroll > 1) reference->parallelize(axis + 1, ParallelType::Unroll);
+  const int64_t threads_axis = axis + (params.unroll > 1 ? 2 : 1);
+  reference->parallelize(threads_axis, ParallelType::TIDx);
+  propagateParallelTypes(reference);
+  keepIntermediatesInRegisters(fusion);
+  for (TensorView* tv : vectorized) tv->parallelize(-1, ParallelType::Vectorize);
+  inlineMost(fusion);
+}
+
+}  // namespace braze::pointwise

@@ -1,0 +1,270 @@
+#pragma once
+
+// Fusions for the pointwise scheduler's tests, unscheduled, with the arguments a run binds and
+// the decisions the heuristics are expected to make for them.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "braze/driver/device_properties.h"
+#include "braze/eval/host_tensor.h"
+#include "braze/ir/fusion.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/shape.h"
+#include "pointwise_scheduler.h"
+#include "support/scheduled_suite.h"
+
+namespace braze::test {
+
+struct PointwiseCase {
+  std::string name;
+  std::function<std::unique_ptr<Fusion>()> build;
+  std::vector<SuiteInput> inputs;
+  int64_t break_point = 0;
+  int64_t vector_width = 1;
+  int64_t unroll = 1;
+  /// Alignment in bytes of every input's data pointer as the heuristics see it.
+  int64_t data_alignment = 16;
+  /// Streaming multiprocessors of the device the heuristics assume (H100 otherwise).
+  int sm_count = 0;
+};
+
+inline void PrintTo(const PointwiseCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+inline SuiteInput input(std::vector<int64_t> sizes, DataType dtype = DataType::Float32) {
+  SuiteInput in;
+  in.dtype = dtype;
+  in.sizes = std::move(sizes);
+  return in;
+}
+
+inline SuiteInput scalarInput(double value) {
+  SuiteInput in;
+  in.scalar = ScalarValue(value);
+  return in;
+}
+
+template <typename Body>
+std::function<std::unique_ptr<Fusion>()> fusionOf(Body body) {
+  return [body] {
+    auto fusion = std::make_unique<Fusion>();
+    body(*fusion);
+    return fusion;
+  };
+}
+
+inline TensorView* symbolic(Fusion& f, int64_t rank, DataType dtype = DataType::Float32) {
+  return makeSymbolicTensor(f, rank, dtype);
+}
+
+inline const std::vector<PointwiseCase>& pointwiseCases() {
+  using DT = DataType;
+  static const std::vector<PointwiseCase> cases = [] {
+    std::vector<PointwiseCase> c;
+    c.push_back({"add_1d",
+                 fusionOf([](Fusion& f) { f.addOutput(add(symbolic(f, 1), symbolic(f, 1))); }),
+                 {input({4100}), input({4100})},
+                 0,
+                 4});
+    c.push_back({"add_odd_size",
+                 fusionOf([](Fusion& f) { f.addOutput(add(symbolic(f, 1), symbolic(f, 1))); }),
+                 {input({1001}), input({1001})},
+                 0,
+                 1});
+    c.push_back({"add_2d_width_2",
+                 fusionOf([](Fusion& f) { f.addOutput(sub(symbolic(f, 2), symbolic(f, 2))); }),
+                 {input({67, 130}), input({67, 130})},
+                 0,
+                 2});
+    c.push_back({"gelu_bias",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   TensorView* bias = symbolic(f, 1);
+                   f.addOutput(gelu(add(x, broadcast(bias, {true, false}))));
+                 }),
+                 {input({96, 256}), input({256})},
+                 1,
+                 4});
+    c.push_back({"gelu_bias_half",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2, DT::Float16);
+                   TensorView* bias = symbolic(f, 1, DT::Float16);
+                   TensorView* y = gelu(
+                       add(cast(x, DT::Float32), broadcast(cast(bias, DT::Float32), {true, false})),
+                       GeluApproximation::Tanh);
+                   f.addOutput(cast(y, DT::Float16));
+                 }),
+                 {input({40, 136}, DT::Float16), input({136}, DT::Float16)},
+                 1,
+                 8});
+    c.push_back({"cast_chain",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 1, DT::BFloat16);
+                   TensorView* t = mul(cast(x, DT::Float32), 3.0);
+                   f.addOutput(cast(t, DT::Float16));
+                 }),
+                 {input({8192}, DT::BFloat16)},
+                 0,
+                 8});
+    c.push_back({"where_scalars",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   Scalar* s = makeInputScalar(f, DT::Float32);
+                   f.addOutput(where(gt(x, s), x, 0.5));
+                 }),
+                 {input({33, 64}), scalarInput(0.25)},
+                 0,
+                 4});
+    c.push_back({"column_major_input",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = makeInputTensor(
+                       f, {.dtype = DT::Float32, .sizes = {-1, -1}, .allocation_order = {1, 0}});
+                   f.addOutput(add(symbolic(f, 2), x));
+                 }),
+                 {[] {
+                    SuiteInput in = input({48, 80});
+                    in.allocation_order = {1, 0};
+                    return in;
+                  }(),
+                  input({48, 80})},
+                 0,
+                 4});
+    c.push_back({"permute_3d",
+                 fusionOf([](Fusion& f) {
+                   f.addOutput(permute(exp(symbolic(f, 3)), {2, 0, 1}));
+                 }),
+                 {input({8, 12, 20})},
+                 0,
+                 4});
+    c.push_back(
+        {"expand_column",
+         fusionOf([](Fusion& f) {
+           TensorView* column = makeInputTensor(f, {.dtype = DT::Float32, .sizes = {-1, 1}});
+           TensorView* x = symbolic(f, 2);
+           f.addOutput(mul(expand(column, {int64_t{-1}, int64_t{96}}), x));
+         }),
+         {input({64, 1}), input({64, 96})},
+         1,
+         4});
+    c.push_back({"odd_3d",
+                 fusionOf([](Fusion& f) { f.addOutput(mul(symbolic(f, 3), symbolic(f, 3))); }),
+                 {input({5, 6, 7}), input({5, 6, 7})},
+                 0,
+                 1});
+    c.push_back({"bias_3d",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 3);
+                   TensorView* bias = symbolic(f, 1);
+                   f.addOutput(relu(add(x, broadcast(bias, {true, true, false}))));
+                 }),
+                 {input({4, 6, 32}), input({32})},
+                 2,
+                 4});
+    c.push_back({"padded_rows",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = makeInputTensor(
+                       f, {.dtype = DT::Float32, .sizes = {-1, -1}, .contiguity = {false, true}});
+                   f.addOutput(neg(x));
+                 }),
+                 {[] {
+                   SuiteInput in = input({24, 64});
+                   in.gap_dim = 0;
+                   in.gap_step = 2;
+                   return in;
+                 }()},
+                 0,
+                 1});
+    c.push_back({"strided_inner",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = makeInputTensor(
+                       f, {.dtype = DT::Float32, .sizes = {-1, -1}, .contiguity = {true, false}});
+                   f.addOutput(add(x, symbolic(f, 2)));
+                 }),
+                 {[] {
+                    SuiteInput in = input({24, 64});
+                    in.gap_dim = 1;
+                    in.gap_step = 3;
+                    return in;
+                  }(),
+                  input({24, 64})},
+                 0,
+                 1});
+    c.push_back({"misaligned",
+                 fusionOf([](Fusion& f) { f.addOutput(add(symbolic(f, 1), symbolic(f, 1))); }),
+                 {input({4096}), input({4096})},
+                 0,
+                 1,
+                 1,
+                 /*data_alignment=*/4});
+    c.push_back({"squeeze",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = makeInputTensor(f, {.dtype = DT::Float32, .sizes = {-1, 1}});
+                   f.addOutput(add(squeeze(x, {1}), symbolic(f, 1)));
+                 }),
+                 {input({256, 1}), input({256})},
+                 0,
+                 4});
+    c.push_back({"two_outputs",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   TensorView* y = symbolic(f, 2);
+                   f.addOutput(add(x, y));
+                   f.addOutput(mul(x, y));
+                 }),
+                 {input({20, 52}), input({20, 52})},
+                 0,
+                 4});
+    c.push_back({"unrolled_small_device",
+                 fusionOf([](Fusion& f) { f.addOutput(add(symbolic(f, 1), symbolic(f, 1))); }),
+                 {input({65536}), input({65536})},
+                 0,
+                 4,
+                 4,
+                 16,
+                 /*sm_count=*/2});
+    return c;
+  }();
+  return cases;
+}
+
+inline const PointwiseCase& findPointwiseCase(const std::string& name) {
+  for (const PointwiseCase& c : pointwiseCases())
+    if (c.name == name) return c;
+  throw std::runtime_error("no pointwise case named " + name);
+}
+
+inline std::vector<std::string> pointwiseCaseNames() {
+  std::vector<std::string> names;
+  for (const PointwiseCase& c : pointwiseCases()) names.push_back(c.name);
+  return names;
+}
+
+/// The case as a ScheduledCase (for makeSuiteArguments).
+inline ScheduledCase asSuiteCase(const PointwiseCase& c) {
+  return ScheduledCase{.name = c.name, .description = c.name, .build = c.build, .inputs = c.inputs};
+}
+
+/// What the heuristics see for these host arguments.
+inline pointwise::PointwiseRuntimeInfo runtimeInfoOf(const PointwiseCase& c,
+                                                     const std::vector<EvaluatorArgument>& args) {
+  pointwise::PointwiseRuntimeInfo info;
+  if (c.sm_count > 0) info.device.sm_count = c.sm_count;
+  for (const EvaluatorArgument& argument : args) {
+    pointwise::PointwiseInput in;
+    if (const auto* tensor = std::get_if<HostTensor>(&argument)) {
+      in.sizes = tensor->sizes();
+      in.strides = tensor->strides();
+      in.data_alignment = c.data_alignment;
+    } else {
+      in.scalar = std::get<ScalarValue>(argument);
+    }
+    info.inputs.push_back(std::move(in));
+  }
+  return info;
+}
+
+}  // namespace braze::test

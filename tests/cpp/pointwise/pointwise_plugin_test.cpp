@@ -1,0 +1,100 @@
+// The pointwise scheduler through its C entry point, as the plugin host calls it.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "braze/eval/argument_binding.h"
+#include "braze/ops/reduction.h"
+#include "braze/plugin/scheduler_runtime_info.h"
+#include "braze/sdk/plugin_abi.h"
+#include "pointwise/pointwise_cases.h"
+#include "pointwise_params.h"
+
+extern "C" const BrazePluginInfo* braze_plugin_info();
+
+namespace braze {
+namespace {
+
+using ::testing::HasSubstr;
+
+const BrazeSchedulerInfo& pointwiseTable() {
+  const BrazePluginInfo* info = braze_plugin_info();
+  EXPECT_EQ(info->struct_size, sizeof(BrazePluginInfo));
+  EXPECT_EQ(info->abi.major, uint32_t{BRAZE_PLUGIN_ABI_MAJOR});
+  EXPECT_STREQ(info->build_tag, BRAZE_BUILD_TAG);
+  EXPECT_EQ(info->scheduler_count, 1u);
+  return *info->schedulers[0];
+}
+
+SchedulerRuntimeInfo runtimeInfo(const std::vector<std::vector<int64_t>>& sizes) {
+  SchedulerRuntimeInfo info;
+  info.device = driver::h100Properties();
+  for (const std::vector<int64_t>& s : sizes) {
+    TensorArgumentInfo tensor;
+    tensor.sizes = s;
+    tensor.strides.assign(s.size(), 1);
+    for (size_t d = s.size(); d-- > 1;) tensor.strides[d - 1] = tensor.strides[d] * s[d];
+    info.arguments.emplace_back(std::move(tensor));
+    info.data_alignments.push_back(16);
+  }
+  return info;
+}
+
+TEST(PointwisePluginTest, DescribesItself) {
+  const BrazeSchedulerInfo& table = pointwiseTable();
+  EXPECT_STREQ(table.id, "braze::pointwise");
+  EXPECT_STREQ(table.version, "1.0.0");
+  EXPECT_EQ(table.struct_size, sizeof(BrazeSchedulerInfo));
+}
+
+TEST(PointwisePluginTest, SchedulesThroughTheCTable) {
+  const BrazeSchedulerInfo& table = pointwiseTable();
+  BrazeStatus status{};
+  BrazeSchedulerHandle handle = table.create(&status);
+  ASSERT_EQ(status.code, BRAZE_STATUS_OK);
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* bias = makeSymbolicTensor(fusion, 1);
+  fusion.addOutput(gelu(add(x, broadcast(bias, {true, false}))));
+  const SchedulerRuntimeInfo info = runtimeInfo({{64, 512}, {512}});
+  table.can_schedule_compile_time(handle, &fusion, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_OK);
+  table.can_schedule_run_time(handle, &fusion, &info, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_OK);
+  BrazeBytes params{};
+  table.compute_heuristics(handle, &fusion, &info, &params, &status);
+  ASSERT_EQ(status.code, BRAZE_STATUS_OK);
+  const pointwise::PointwiseParams decoded =
+      pointwise::decodeParams(std::span<const uint8_t>(params.data, params.size));
+  EXPECT_EQ(decoded.break_point, 1);
+  EXPECT_EQ(decoded.vector_width, 4);
+  BrazeString summary{};
+  table.describe_params(handle, params, &summary, &status);
+  EXPECT_EQ(std::string(summary.data, summary.size), pointwise::toString(decoded));
+  table.schedule(handle, &fusion, params, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_OK) << (status.message ? status.message : "");
+  table.destroy(handle);
+}
+
+TEST(PointwisePluginTest, DeclinesWithAReasonAndReportsErrors) {
+  const BrazeSchedulerInfo& table = pointwiseTable();
+  BrazeStatus status{};
+  BrazeSchedulerHandle handle = table.create(&status);
+  Fusion fusion;
+  fusion.addOutput(sum(makeSymbolicTensor(fusion, 2), {1}));
+  table.can_schedule_compile_time(handle, &fusion, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_DECLINED);
+  EXPECT_THAT(status.message, HasSubstr("reduction scheduler"));
+  // Bytes of another scheduler: an ERROR status with the decoder's message, no exception.
+  const uint8_t foreign[] = {1, 2, 3};
+  BrazeString summary{};
+  table.describe_params(handle, BrazeBytes{foreign, sizeof(foreign)}, &summary, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_ERROR);
+  EXPECT_THAT(status.message, HasSubstr("belong to another scheduler"));
+  table.destroy(handle);
+}
+
+}  // namespace
+}  // namespace braze

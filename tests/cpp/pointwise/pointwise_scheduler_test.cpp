@@ -1,0 +1,210 @@
+// The pointwise scheduler on the CPU tier: its decisions for many fusions, the params' byte
+// format, its refusals, and every scheduled fusion generated and compiled with NVRTC for sm_90.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "braze/codegen/codegen.h"
+#include "braze/ops/contraction.h"
+#include "braze/ops/reduction.h"
+#include "braze/runtime/compiled_kernel.h"
+#include "pointwise/pointwise_cases.h"
+#include "support/error_matchers.h"
+
+namespace braze {
+namespace {
+
+using pointwise::PointwiseParams;
+using ::testing::HasSubstr;
+
+class PointwiseCaseTest : public ::testing::TestWithParam<std::string> {};
+
+PointwiseParams heuristicsFor(const test::PointwiseCase& c, const Fusion& fusion) {
+  const std::vector<EvaluatorArgument> args = test::makeSuiteArguments(test::asSuiteCase(c), 1);
+  const pointwise::PointwiseRuntimeInfo info = test::runtimeInfoOf(c, args);
+  EXPECT_EQ(pointwise::canScheduleCompileTime(fusion), std::nullopt);
+  EXPECT_EQ(pointwise::canScheduleRunTime(fusion, info), std::nullopt);
+  return pointwise::computeHeuristics(fusion, info);
+}
+
+TEST_P(PointwiseCaseTest, DecisionsAreAsExpected) {
+  const test::PointwiseCase& c = test::findPointwiseCase(GetParam());
+  const std::unique_ptr<Fusion> fusion = c.build();
+  const PointwiseParams params = heuristicsFor(c, *fusion);
+  EXPECT_EQ(params.break_point, c.break_point) << params;
+  EXPECT_EQ(params.vector_width, c.vector_width) << params;
+  EXPECT_EQ(params.unroll, c.unroll) << params;
+  EXPECT_GE(params.threads_per_block, 32) << params;
+  EXPECT_LE(params.threads_per_block, 128) << params;
+  EXPECT_GE(params.blocks, 1) << params;
+  EXPECT_FALSE(params.grid_stride) << params;
+}
+
+TEST_P(PointwiseCaseTest, ParamsRoundTripThroughBytes) {
+  const test::PointwiseCase& c = test::findPointwiseCase(GetParam());
+  const std::unique_ptr<Fusion> fusion = c.build();
+  const PointwiseParams params = heuristicsFor(c, *fusion);
+  const std::vector<uint8_t> bytes = pointwise::encodeParams(params);
+  EXPECT_EQ(pointwise::decodeParams(bytes), params);
+  EXPECT_EQ(pointwise::hashParams(pointwise::decodeParams(bytes)), pointwise::hashParams(params));
+}
+
+TEST_P(PointwiseCaseTest, ScheduledFusionCompilesForSm90) {
+  const test::PointwiseCase& c = test::findPointwiseCase(GetParam());
+  const std::unique_ptr<Fusion> fusion = c.build();
+  const PointwiseParams params = heuristicsFor(c, *fusion);
+  pointwise::schedule(*fusion, params);
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  if (params.vector_width > 1) {
+    EXPECT_THAT(kernel.source, HasSubstr("braze::vectorCopy<")) << kernel.source;
+  }
+  const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                          {.arch = driver::GpuArch{9, 0, false}});
+  EXPECT_FALSE(compiled.cubin().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, PointwiseCaseTest, ::testing::ValuesIn(test::pointwiseCaseNames()),
+                         [](const auto& info) { return info.param; });
+
+TEST(PointwiseParamsTest, PrintsEveryField) {
+  PointwiseParams params;
+  params.break_point = 1;
+  params.vector_width = 4;
+  params.grid_stride = true;
+  EXPECT_EQ(pointwise::toString(params),
+            "pointwise{reference_output=0, break_point=1, vector_width=4, unroll=1, "
+            "threads_per_block=128, blocks=1, grid_stride=true}");
+}
+
+TEST(PointwiseParamsTest, DifferentParamsHashDifferently) {
+  PointwiseParams a;
+  PointwiseParams b;
+  b.unroll = 2;
+  EXPECT_NE(a, b);
+  EXPECT_NE(pointwise::hashParams(a), pointwise::hashParams(b));
+}
+
+TEST(PointwiseParamsTest, DecodeRefusesForeignBytes) {
+  const std::vector<uint8_t> foreign = {'X', 'Y', 'Z', 'W', 1};
+  EXPECT_THAT([&] { pointwise::decodeParams(foreign); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("belong to another scheduler")));
+  std::vector<uint8_t> bytes = pointwise::encodeParams({});
+  bytes[4] = 99;
+  EXPECT_THAT([&] { pointwise::decodeParams(bytes); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 1, found 99")));
+  bytes = pointwise::encodeParams({});
+  bytes.pop_back();
+  EXPECT_THAT([&] { pointwise::decodeParams(bytes); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("truncated or padded")));
+}
+
+std::optional<std::string> refusal(const std::function<void(Fusion&)>& body) {
+  Fusion fusion;
+  body(fusion);
+  return pointwise::canScheduleCompileTime(fusion);
+}
+
+TEST(PointwiseRefusalTest, EachRefusedOpHasItsReason) {
+  EXPECT_THAT(refusal([](Fusion& f) { f.addOutput(sum(makeSymbolicTensor(f, 2), {1})); }).value(),
+              HasSubstr("reduction scheduler"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                f.addOutput(matmul(makeSymbolicTensor(f, 2), makeSymbolicTensor(f, 2)));
+              }).value(),
+              HasSubstr("matmul and linear need a tiled contraction"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                f.addOutput(reshape(makeInputTensor(f, {.sizes = {4, 6}}), {int64_t{24}}));
+              }).value(),
+              HasSubstr("reshape regroups dims"));
+  EXPECT_THAT(
+      refusal([](Fusion& f) {
+        f.addOutput(slice(makeSymbolicTensor(f, 1), 0, int64_t{1}, std::nullopt, int64_t{1}));
+      }).value(),
+      HasSubstr("shifted or guarded"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                f.addOutput(pad(makeSymbolicTensor(f, 1), {int64_t{1}, int64_t{1}}, 0.0));
+              }).value(),
+              HasSubstr("shifted or guarded"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                f.addOutput(cat({makeSymbolicTensor(f, 1), makeSymbolicTensor(f, 1)}, 0));
+              }).value(),
+              HasSubstr("shifted or guarded"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* x = makeSymbolicTensor(f, 2);
+                TensorView* index = makeInputTensor(f, {.dtype = DataType::Int64, .sizes = {-1}});
+                f.addOutput(index_select(x, 0, index));
+              }).value(),
+              HasSubstr("reads indices from a tensor"));
+  EXPECT_THAT(
+      refusal([](Fusion& f) {
+        TensorView* x = makeSymbolicTensor(f, 2);
+        TensorView* index = makeInputTensor(f, {.dtype = DataType::Int64, .sizes = {-1, -1}});
+        f.addOutput(gather(x, 1, index));
+      }).value(),
+      HasSubstr("reads indices from a tensor"));
+}
+
+TEST(PointwiseRefusalTest, ShapesThatOneLoopCannotCover) {
+  EXPECT_THAT(refusal([](Fusion&) {}).value(), HasSubstr("no outputs"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* x = makeSymbolicTensor(f, 2);
+                f.addOutput(exp(x));
+                f.addOutput(neg(makeSymbolicTensor(f, 1)));
+              }).value(),
+              HasSubstr("different ranks"));
+  EXPECT_THAT(refusal([](Fusion& f) { f.addOutput(makeSymbolicTensor(f, 1)); }).value(),
+              HasSubstr("is also an input"));
+}
+
+TEST(PointwiseRefusalTest, RunTimeReasons) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* bias = makeInputTensor(fusion, {.sizes = {1, -1}});
+  fusion.addOutput(add(x, bias));
+  pointwise::PointwiseRuntimeInfo info;
+  EXPECT_THAT(pointwise::canScheduleRunTime(fusion, info).value(),
+              HasSubstr("expected arguments for 2 inputs, found 0"));
+  info = pointwise::PointwiseRuntimeInfo::contiguous(fusion, {{4, 8}, {8}});
+  EXPECT_THAT(pointwise::canScheduleRunTime(fusion, info).value(),
+              HasSubstr("has rank 2 but its argument has 1 sizes"));
+  info = pointwise::PointwiseRuntimeInfo::contiguous(fusion, {{4, 8}, {3, 8}});
+  EXPECT_THAT(pointwise::canScheduleRunTime(fusion, info).value(),
+              HasSubstr("declared broadcast (size 1) but its argument has size 3"));
+  Fusion fixed;
+  fixed.addOutput(neg(makeInputTensor(fixed, {.sizes = {4, 8}})));
+  info = pointwise::PointwiseRuntimeInfo::contiguous(fixed, {{4, 9}});
+  EXPECT_THAT(pointwise::canScheduleRunTime(fixed, info).value(),
+              HasSubstr("contradict the fusion"));
+  Fusion scaled;
+  TensorView* y = makeSymbolicTensor(scaled, 1);
+  scaled.addOutput(mul(y, makeInputScalar(scaled, DataType::Float32)));
+  info = pointwise::PointwiseRuntimeInfo::contiguous(scaled, {{8}});
+  EXPECT_THAT(pointwise::canScheduleRunTime(scaled, info).value(),
+              HasSubstr("scalar input 1 has no value"));
+  info = pointwise::PointwiseRuntimeInfo::contiguous(fusion, {{4, 8}, {1, 8}});
+  EXPECT_EQ(pointwise::canScheduleRunTime(fusion, info), std::nullopt);
+}
+
+TEST(PointwiseScheduleTest, GridStrideCompiles) {
+  Fusion fusion;
+  fusion.addOutput(mul(makeSymbolicTensor(fusion, 1), 2.0));
+  PointwiseParams params;
+  params.grid_stride = true;
+  params.blocks = 7;
+  params.vector_width = 4;
+  pointwise::schedule(fusion, params);
+  const GeneratedKernel kernel = generateCuda(fusion);
+  EXPECT_NO_THROW(CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                          {.arch = driver::GpuArch{9, 0, false}}));
+}
+
+TEST(PointwiseScheduleTest, RefusesParamsOfAnotherFusion) {
+  Fusion fusion;
+  fusion.addOutput(mul(makeSymbolicTensor(fusion, 1), 2.0));
+  PointwiseParams params;
+  params.reference_output = 3;
+  EXPECT_THAT([&] { pointwise::schedule(fusion, params); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("reference_output 3 is not an output")));
+}
+
+}  // namespace
+}  // namespace braze
