@@ -103,6 +103,22 @@ TEST(SchedulerRegistry, SearchOrderAndDuplicates) {
   EXPECT_THAT(refused.reason, HasSubstr("found first"));
 }
 
+TEST(SchedulerRegistry, BuildTreeIsSearchedInNestedFolders) {
+  IsolatedOptions isolated;
+  TempPluginDir build_tree;
+  TempPluginDir nested_source;
+  auto library = nested_source.install("fixture_other", "test::other", "1.0.0", 5);
+  std::filesystem::create_directories(build_tree.path() / "plugins" / "other");
+  for (const auto& file : {library, manifestPathFor(library)}) {
+    std::filesystem::copy_file(file, build_tree.path() / "plugins" / "other" / file.filename());
+  }
+  isolated.options.build_dir = build_tree.path();
+  SchedulerRegistry registry(isolated.options);
+  ASSERT_EQ(registry.candidates().size(), 1u);
+  EXPECT_EQ(registry.candidates()[0]->path.parent_path().filename(), "other");
+  EXPECT_EQ(registry.searchPath().back(), build_tree.path());
+}
+
 TEST(SchedulerRegistry, TwoVersionsSideBySideAndPinning) {
   IsolatedOptions isolated;
   isolated.install.install("fixture_good", "test::good", "1.0.0");
