@@ -1,6 +1,8 @@
 // Braze's main example: defines three fusions a transformer layer is made of (RMS norm,
 // softmax, GELU with a bias), prints their IR, evaluates them with the CPU reference evaluator
-// on random inputs, then schedules each by hand, generates and compiles its CUDA kernel, and —
+// on random inputs, then schedules each (the pointwise GELU through the pointwise scheduler
+// plugin, the two row reductions by hand until their plugins exist), generates and compiles
+// its CUDA kernel, and —
 // when a GPU is present — runs it and compares with the reference. Without a GPU the kernels
 // are compiled for sm_90 and only the CPU results are shown.
 //
@@ -20,6 +22,8 @@
 #include "braze/braze.h"
 #include "braze/codegen/codegen.h"
 #include "braze/driver/cuda_driver.h"
+#include "braze/eval/argument_binding.h"
+#include "braze/plugin/scheduler_registry.h"
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/dump_options.h"
@@ -131,20 +135,6 @@ void scheduleRowPerBlock(braze::Fusion& fusion) {
   inlineMost(fusion);
 }
 
-// Every element independent: flatten, then blocks of 128 threads.
-void schedulePointwise(braze::Fusion& fusion) {
-  using namespace braze;
-  auto* y = fusion.outputs()[0]->as<TensorView>();
-  y->merge(0);
-  y->split(0, 128);
-  propagateTransforms(y);
-  y->parallelize(0, ParallelType::BIDx);
-  y->parallelize(1, ParallelType::TIDx);
-  propagateParallelTypes(y);
-  keepIntermediatesInRegisters(fusion);
-  inlineMost(fusion);
-}
-
 void printValues(const braze::HostTensor& tensor, int64_t count) {
   std::cout << "  " << tensor.describe() << ", first values:";
   for (int64_t i = 0; i < std::min(count, tensor.numel()); ++i) {
@@ -163,10 +153,44 @@ double maxAbsDifference(const braze::HostTensor& a, const braze::HostTensor& b) 
 
 // BRAZE_DUMP (fusion, scheduled, lowering, cuda_kernel, ptx, compile_log, launch_params) is
 // read once here, at the program's edge, and passed down.
+// Turns a fusion definition into a scheduled copy for these inputs.
+using Scheduler = std::function<std::unique_ptr<braze::Fusion>(
+    const std::function<std::unique_ptr<braze::Fusion>()>& define,
+    const std::vector<braze::HostTensor>& inputs)>;
+
+Scheduler byHand(void (*schedule)(braze::Fusion&)) {
+  return [schedule](const auto& define, const auto& /*inputs*/) {
+    std::unique_ptr<braze::Fusion> fusion = define();
+    schedule(*fusion);
+    std::cout << "scheduled by hand\n";
+    return fusion;
+  };
+}
+
+// Asks the scheduler registry (plugins in BRAZE_PLUGIN_PATH, the user's and the install
+// prefix's plugin folders, the build tree) for the scheduler `name`, with the inputs' sizes,
+// strides and alignment.
+Scheduler byPlugin(const braze::SchedulerRegistry& registry, std::string name) {
+  return [&registry, name](const auto& define, const auto& inputs) {
+    using namespace braze;
+    SchedulerRuntimeInfo info;
+    info.device =
+        driver::isDriverAvailable() ? driver::deviceProperties() : driver::h100Properties();
+    for (const HostTensor& input : inputs) {
+      info.arguments.emplace_back(argumentInfoOf(input));
+      info.data_alignments.push_back(16);  // fresh device allocations are 256-byte aligned
+    }
+    ScheduledFusion scheduled = registry.schedule(*define(), info, name);
+    std::cout << "scheduled by the plugin " << scheduled.scheduler->id << "@"
+              << scheduled.scheduler->version << ": " << scheduled.summary << '\n';
+    return std::move(scheduled.fusion);
+  };
+}
+
 void runDemo(const std::string& title,
              const std::function<std::unique_ptr<braze::Fusion>()>& define,
-             const std::function<void(braze::Fusion&)>& schedule,
-             const std::vector<braze::HostTensor>& inputs, const braze::DumpOptions& dump) {
+             const Scheduler& scheduler, const std::vector<braze::HostTensor>& inputs,
+             const braze::DumpOptions& dump) {
   using namespace braze;
   const std::unique_ptr<Fusion> fusion = define();
   std::cout << "== " << title << " ==\n" << printMath(*fusion);
@@ -175,8 +199,7 @@ void runDemo(const std::string& title,
   const std::vector<HostTensor> expected = evaluateFusionTensors(*fusion, inputs);
   for (const HostTensor& output : expected) printValues(output, 6);
 
-  std::unique_ptr<Fusion> scheduled = define();
-  schedule(*scheduled);
+  std::unique_ptr<Fusion> scheduled = scheduler(define, inputs);
   if (dump.scheduled)
     dump.out() << "=== schedule of " << title << "\n" << printSchedule(*scheduled);
   LowerOptions lower_options;
@@ -225,15 +248,16 @@ int main(int argc, char** argv) {
   try {
     using braze::DataType;
     const braze::DumpOptions dump = braze::DumpOptions::fromEnvironment();
+    const braze::SchedulerRegistry registry;
     runDemo(
-        "RMS norm", [n] { return defineRmsNorm(n); }, scheduleRowPerBlock,
+        "RMS norm", [n] { return defineRmsNorm(n); }, byHand(scheduleRowPerBlock),
         {randomTensor(rng, DataType::BFloat16, {m, n}), randomTensor(rng, DataType::BFloat16, {n})},
         dump);
     runDemo(
-        "softmax", [n] { return defineSoftmax(n); }, scheduleRowPerBlock,
+        "softmax", [n] { return defineSoftmax(n); }, byHand(scheduleRowPerBlock),
         {randomTensor(rng, DataType::Float32, {m, n})}, dump);
     runDemo(
-        "GELU with bias", defineGeluBias, schedulePointwise,
+        "GELU with bias", defineGeluBias, byPlugin(registry, "pointwise"),
         {randomTensor(rng, DataType::Float16, {m, n}), randomTensor(rng, DataType::Float16, {n})},
         dump);
   } catch (const braze::Error& error) {
