@@ -195,14 +195,6 @@ HostTensor exportHostTensor(const EvalTensor& source, DataType dtype) {
   return host;
 }
 
-std::string formatSizes(const std::vector<int64_t>& sizes) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < sizes.size(); ++i) os << (i ? ", " : "") << sizes[i];
-  os << "]";
-  return os.str();
-}
-
 std::string tensorLabel(const TensorView& tv) {
   const int64_t input = tv.fusion().inputIndex(&tv);
   if (input < 0) return tv.name();

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "braze/eval/strided_layout.h"
+
 // The reference evaluator's internal representation of a tensor value, and the context every
 // op family's evaluation function receives. Internal to core/src/eval.
 //
@@ -118,8 +120,7 @@ EvalTensor importHostTensor(const HostTensor& tensor);
 /// A new contiguous host tensor of `dtype`, rounding floats to its precision.
 HostTensor exportHostTensor(const EvalTensor& tensor, DataType dtype);
 
-/// "[2, 3]".
-std::string formatSizes(const std::vector<int64_t>& sizes);
+using ::braze::formatSizes;
 /// How evaluation errors name a tensor: "T3", or "T0 (input 0)" for a fusion input.
 std::string tensorLabel(const TensorView& tv);
 /// How evaluation errors name an op: "T2 = add(T0, T1)".

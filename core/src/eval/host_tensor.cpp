@@ -1,4 +1,5 @@
 #include "braze/eval/host_tensor.h"
+#include "braze/eval/strided_layout.h"
 
 #include <cstring>
 #include <new>
@@ -16,21 +17,13 @@ namespace {
 
 constexpr std::align_val_t kAlignment{64};
 
-std::string formatList(const std::vector<int64_t>& values) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << values[i];
-  os << "]";
-  return os.str();
-}
-
 int64_t checkedNumel(const std::vector<int64_t>& sizes, std::string_view what) {
   int64_t numel = 1;
   for (size_t d = 0; d < sizes.size(); ++d) {
     BRAZE_USER_CHECK(sizes[d] >= 0) << what << ": size " << sizes[d] << " of dim " << d << " in "
-                                    << formatList(sizes) << " is negative";
+                                    << formatSizes(sizes) << " is negative";
     BRAZE_USER_CHECK(sizes[d] == 0 || numel <= INT64_MAX / sizes[d])
-        << what << ": the element count of " << formatList(sizes) << " overflows int64";
+        << what << ": the element count of " << formatSizes(sizes) << " overflows int64";
     numel *= sizes[d];
   }
   return numel;
@@ -63,7 +56,7 @@ void copyWords(const HostTensor& source, void* destination) {
 HostTensor HostTensor::empty(DataType dtype, std::vector<int64_t> sizes) {
   const int64_t numel = checkedNumel(sizes, "HostTensor::empty");
   BRAZE_USER_CHECK(numel <= INT64_MAX / sizeInBytes(dtype))
-      << "HostTensor::empty: " << formatList(sizes) << " elements of " << dtype
+      << "HostTensor::empty: " << formatSizes(sizes) << " elements of " << dtype
       << " do not fit in memory";
   HostTensor tensor;
   tensor.dtype_ = dtype;
@@ -92,8 +85,8 @@ HostTensor HostTensor::borrow(DataType dtype, std::vector<int64_t> sizes,
                               std::vector<int64_t> strides, void* data,
                               std::shared_ptr<void> owner) {
   BRAZE_USER_CHECK(sizes.size() == strides.size())
-      << "HostTensor::borrow: sizes " << formatList(sizes) << " and strides " << formatList(strides)
-      << " have different lengths";
+      << "HostTensor::borrow: sizes " << formatSizes(sizes) << " and strides "
+      << formatSizes(strides) << " have different lengths";
   const int64_t numel = checkedNumel(sizes, "HostTensor::borrow");
   BRAZE_USER_CHECK(data != nullptr || numel == 0)
       << "HostTensor::borrow: data is null for a tensor of " << numel << " elements";
@@ -114,28 +107,21 @@ int64_t HostTensor::size(int64_t dim) const {
 }
 
 int64_t HostTensor::numel() const {
-  return std::accumulate(sizes_.begin(), sizes_.end(), int64_t{1}, std::multiplies<>());
+  return numelOf(sizes_);
 }
 
 bool HostTensor::isContiguous() const {
-  if (numel() == 0) return true;
-  int64_t expected = 1;
-  for (size_t d = sizes_.size(); d-- > 0;) {
-    if (sizes_[d] == 1) continue;  // the stride of a size-1 dim is never used
-    if (strides_[d] != expected) return false;
-    expected *= sizes_[d];
-  }
-  return true;
+  return isContiguousLayout(sizes_, strides_);
 }
 
 ScalarValue HostTensor::at(const std::vector<int64_t>& index) const {
   BRAZE_USER_CHECK(static_cast<int64_t>(index.size()) == rank())
-      << "HostTensor::at: index " << formatList(index) << " has " << index.size()
+      << "HostTensor::at: index " << formatSizes(index) << " has " << index.size()
       << " entries but the tensor " << describe() << " has rank " << rank();
   int64_t offset = 0;
   for (size_t d = 0; d < index.size(); ++d) {
     BRAZE_USER_CHECK(index[d] >= 0 && index[d] < sizes_[d])
-        << "HostTensor::at: index " << formatList(index) << " is out of range at dim " << d
+        << "HostTensor::at: index " << formatSizes(index) << " is out of range at dim " << d
         << " of " << describe();
     offset += index[d] * strides_[d];
   }
@@ -144,12 +130,12 @@ ScalarValue HostTensor::at(const std::vector<int64_t>& index) const {
 
 void HostTensor::set(const std::vector<int64_t>& index, ScalarValue value) {
   BRAZE_USER_CHECK(static_cast<int64_t>(index.size()) == rank())
-      << "HostTensor::set: index " << formatList(index) << " has " << index.size()
+      << "HostTensor::set: index " << formatSizes(index) << " has " << index.size()
       << " entries but the tensor " << describe() << " has rank " << rank();
   int64_t offset = 0;
   for (size_t d = 0; d < index.size(); ++d) {
     BRAZE_USER_CHECK(index[d] >= 0 && index[d] < sizes_[d])
-        << "HostTensor::set: index " << formatList(index) << " is out of range at dim " << d
+        << "HostTensor::set: index " << formatSizes(index) << " is out of range at dim " << d
         << " of " << describe();
     offset += index[d] * strides_[d];
   }
@@ -184,14 +170,14 @@ void HostTensor::setFlat(int64_t position, ScalarValue value) {
 
 HostTensor HostTensor::permuted(const std::vector<int64_t>& dims) const {
   BRAZE_USER_CHECK(static_cast<int64_t>(dims.size()) == rank())
-      << "HostTensor::permuted: " << formatList(dims) << " has " << dims.size()
+      << "HostTensor::permuted: " << formatSizes(dims) << " has " << dims.size()
       << " entries but the tensor " << describe() << " has rank " << rank();
   std::vector<bool> seen(dims.size(), false);
   HostTensor view = *this;
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t dim = dims[i];
     BRAZE_USER_CHECK(dim >= 0 && dim < rank() && !seen[static_cast<size_t>(dim)])
-        << "HostTensor::permuted: " << formatList(dims) << " is not a permutation of 0.."
+        << "HostTensor::permuted: " << formatSizes(dims) << " is not a permutation of 0.."
         << rank() - 1;
     seen[static_cast<size_t>(dim)] = true;
     view.sizes_[i] = sizes_[static_cast<size_t>(dim)];
@@ -221,7 +207,7 @@ HostTensor HostTensor::strided(int64_t dim, int64_t start, int64_t step) const {
 
 HostTensor HostTensor::expanded(const std::vector<int64_t>& sizes) const {
   BRAZE_USER_CHECK(static_cast<int64_t>(sizes.size()) >= rank())
-      << "HostTensor::expanded: " << formatList(sizes) << " has fewer dims than " << describe();
+      << "HostTensor::expanded: " << formatSizes(sizes) << " has fewer dims than " << describe();
   HostTensor view = *this;
   const size_t leading = sizes.size() - sizes_.size();
   view.sizes_.assign(sizes.size(), 1);
@@ -231,7 +217,7 @@ HostTensor HostTensor::expanded(const std::vector<int64_t>& sizes) const {
     const int64_t old_size = is_new ? 1 : sizes_[i - leading];
     const int64_t new_size = sizes[i] == -1 && !is_new ? old_size : sizes[i];
     BRAZE_USER_CHECK(new_size >= 0 && (new_size == old_size || old_size == 1))
-        << "HostTensor::expanded: cannot expand " << describe() << " to " << formatList(sizes)
+        << "HostTensor::expanded: cannot expand " << describe() << " to " << formatSizes(sizes)
         << ": dim " << i << " has size " << old_size << "; only size-1 dims can be expanded";
     view.sizes_[i] = new_size;
     view.strides_[i] = is_new || (old_size == 1 && new_size != 1) ? 0 : strides_[i - leading];
@@ -261,7 +247,7 @@ HostTensor HostTensor::contiguous() const {
 
 std::string HostTensor::describe() const {
   std::ostringstream os;
-  os << dtype_ << formatList(sizes_) << " strides " << formatList(strides_);
+  os << dtype_ << formatSizes(sizes_) << " strides " << formatSizes(strides_);
   return os.str();
 }
 

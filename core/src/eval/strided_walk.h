@@ -1,5 +1,7 @@
 #pragma once
 
+#include "braze/eval/strided_layout.h"
+
 // Row-major iteration over several strided operands at once, internal to the evaluator. Used
 // by every copy, conversion and elementwise loop, so that none of them divides a flat position
 // into a multi-index per element.
@@ -75,12 +77,6 @@ void walkStrided(const StridedOperands<N>& operands, Body&& body) {
   }
 }
 
-/// Row-major strides of a contiguous tensor of `sizes`.
-inline std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (size_t d = sizes.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * std::max<int64_t>(sizes[d], 1);
-  return strides;
-}
+using ::braze::contiguousStrides;
 
 }  // namespace braze::eval_detail

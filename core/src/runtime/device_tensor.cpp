@@ -1,4 +1,5 @@
 #include "braze/runtime/device_tensor.h"
+#include "braze/eval/strided_layout.h"
 
 #include <cstring>
 #include <numeric>
@@ -13,35 +14,20 @@ namespace braze {
 
 namespace {
 
-std::string formatList(const std::vector<int64_t>& values) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << values[i];
-  os << "]";
-  return os.str();
-}
-
-std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (size_t d = sizes.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * std::max<int64_t>(sizes[d], 1);
-  return strides;
-}
-
 void checkShape(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
                 std::string_view what) {
   BRAZE_USER_CHECK(sizes.size() == strides.size())
-      << what << ": sizes " << formatList(sizes) << " and strides " << formatList(strides)
+      << what << ": sizes " << formatSizes(sizes) << " and strides " << formatSizes(strides)
       << " differ in length";
   int64_t numel = 1;
   for (size_t d = 0; d < sizes.size(); ++d) {
     BRAZE_USER_CHECK(sizes[d] >= 0) << what << ": size " << sizes[d] << " of dim " << d << " in "
-                                    << formatList(sizes) << " is negative";
+                                    << formatSizes(sizes) << " is negative";
     BRAZE_USER_CHECK(strides[d] >= 0)
-        << what << ": stride " << strides[d] << " of dim " << d << " in " << formatList(strides)
+        << what << ": stride " << strides[d] << " of dim " << d << " in " << formatSizes(strides)
         << " is negative; Braze reads device tensors with non-negative strides only";
     BRAZE_USER_CHECK(sizes[d] == 0 || numel <= INT64_MAX / sizes[d])
-        << what << ": the element count of " << formatList(sizes) << " overflows int64";
+        << what << ": the element count of " << formatSizes(sizes) << " overflows int64";
     numel *= sizes[d];
   }
 }
@@ -112,18 +98,11 @@ HostTensor DeviceTensor::toHost() const {
 }
 
 int64_t DeviceTensor::numel() const {
-  return std::accumulate(sizes_.begin(), sizes_.end(), int64_t{1}, std::multiplies<>());
+  return numelOf(sizes_);
 }
 
 bool DeviceTensor::isContiguous() const {
-  if (numel() == 0) return true;
-  int64_t expected = 1;
-  for (size_t d = sizes_.size(); d-- > 0;) {
-    if (sizes_[d] == 1) continue;  // the stride of a size-1 dim is never used
-    if (strides_[d] != expected) return false;
-    expected *= sizes_[d];
-  }
-  return true;
+  return isContiguousLayout(sizes_, strides_);
 }
 
 int64_t DeviceTensor::storageBytes() const {
@@ -141,7 +120,7 @@ void DeviceTensor::fillBytes(uint8_t value, CUstream stream) const {
 
 std::string DeviceTensor::describe() const {
   std::ostringstream os;
-  os << dtype_ << formatList(sizes_) << " strides " << formatList(strides_)
+  os << dtype_ << formatSizes(sizes_) << " strides " << formatSizes(strides_)
      << " on cuda:" << device_;
   return os.str();
 }

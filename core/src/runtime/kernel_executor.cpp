@@ -1,4 +1,5 @@
 #include "braze/runtime/kernel_executor.h"
+#include "braze/eval/strided_layout.h"
 
 #include <algorithm>
 #include <ostream>
@@ -45,28 +46,6 @@ std::string parameterLabel(const GeneratedKernel& kernel, size_t i) {
   if (p.kind != Kind::GlobalBuffer && p.kind != Kind::Workspace) os << " " << p.fusion_position;
   if (p.val != nullptr) os << ", " << p.val->name();
   os << ")";
-  return os.str();
-}
-
-std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (size_t d = sizes.size(); d-- > 1;) {
-    strides[d - 1] = strides[d] * std::max<int64_t>(sizes[d], 1);
-  }
-  return strides;
-}
-
-int64_t product(const std::vector<int64_t>& sizes) {
-  int64_t result = 1;
-  for (const int64_t size : sizes) result *= size;
-  return result;
-}
-
-std::string formatList(const std::vector<int64_t>& values) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << values[i];
-  os << "]";
   return os.str();
 }
 
@@ -321,7 +300,7 @@ KernelArguments KernelExecutor::packArguments(const LaunchPlan& plan,
         strides[i] = contiguousStrides(sizes[i]);
         arguments.addTensor(allocations[i], sizes[i], strides[i], label);
         data[i] = allocations[i];
-        numel[i] = product(sizes[i]);
+        numel[i] = numelOf(sizes[i]);
         break;
       }
       case Kind::InputScalar:
@@ -382,7 +361,7 @@ std::vector<DeviceTensor> KernelExecutor::checkOrAllocateOutputs(
     const std::string label =
         "KernelExecutor::run: output " + std::to_string(j) + " (" + fusion_outputs[j]->name() + ")";
     BRAZE_USER_CHECK(given.dtype() == p.dtype && given.sizes() == sizes)
-        << label << ": expected a " << p.dtype << formatList(sizes) << " tensor but got "
+        << label << ": expected a " << p.dtype << formatSizes(sizes) << " tensor but got "
         << given.describe();
     BRAZE_USER_CHECK(given.device() == plan.device)
         << label << ": the tensor is on cuda:" << given.device()
@@ -465,7 +444,7 @@ std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument
   for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
     const KernelParameter& p = kernel_.parameters[i];
     if (p.kind == Kind::GlobalBuffer) {
-      const int64_t bytes = product(plan.parameters[i].sizes) * sizeInBytes(p.dtype);
+      const int64_t bytes = numelOf(plan.parameters[i].sizes) * sizeInBytes(p.dtype);
       temporaries.push_back(
           driver::DeviceMemory::allocateOnStream(plan.device, static_cast<size_t>(bytes), stream));
       allocations[i] = temporaries.back()->pointer();
@@ -483,8 +462,8 @@ std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument
     for (size_t j = 0; j < outputs.size(); ++j) {
       BRAZE_USER_CHECK(outputs[j].numel() == 0)
           << "kernel " << name << " launches no threads for these inputs ("
-          << plan.launch.toString() << ") but output " << j << " ("
-          << fusion_.outputs()[j]->name() << ") has " << outputs[j].numel()
+          << plan.launch.toString() << ") but output " << j << " (" << fusion_.outputs()[j]->name()
+          << ") has " << outputs[j].numel()
           << " elements it would leave unwritten; inputs with zero-size dims need another "
              "schedule for this fusion";
     }
@@ -529,7 +508,7 @@ void KernelExecutor::dumpLaunch(const LaunchPlan& plan, const std::vector<Execut
         break;
       }
       case Kind::GlobalBuffer:
-        out << p.dtype << formatList(plan.parameters[i].sizes) << " at 0x" << std::hex
+        out << p.dtype << formatSizes(plan.parameters[i].sizes) << " at 0x" << std::hex
             << allocations[i] << std::dec;
         break;
       case Kind::InputScalar:

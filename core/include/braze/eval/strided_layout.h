@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace braze {
+
+// Layout arithmetic shared by every strided tensor type (HostTensor, DeviceTensor, the
+// evaluator's own tensors) and by the executor's checks. Strides are in elements.
+
+/// Product of `sizes` (1 for a 0-d tensor).
+int64_t numelOf(const std::vector<int64_t>& sizes);
+
+/// Row-major strides of a contiguous tensor of `sizes` (size-0 dims count as 1, so strides
+/// stay distinct).
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
+
+/// True when `strides` address `sizes` densely in row-major order; strides of size-1 dims are
+/// never used and may be anything; an empty tensor is contiguous.
+bool isContiguousLayout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
+
+/// "[2, 3]": how messages show sizes and strides.
+std::string formatSizes(const std::vector<int64_t>& values);
+
+}  // namespace braze
