@@ -114,7 +114,18 @@ pack() {
   local binary
   for binary in "$build"/tests/cpp/braze_*_tests "$build"/benchmarks/braze_*_benchmark; do
     [[ -x $binary && -f $binary ]] || continue
+    # The plugin host's tests use fixture plugins that exist only in the build tree (CI runs them).
+    [[ $(basename "$binary") == braze_plugin_tests ]] && continue
     strip --strip-debug -o "$bundle/bin/$(basename "$binary")" "$binary"
+  done
+  # Scheduler plugins with their manifests, unstripped (the manifest holds the library's
+  # sha256); also in lib/ for the tests that link a scheduler directly.
+  mkdir -p "$bundle/plugins"
+  local plugin
+  for plugin in "$build"/plugins/*/lib*.so; do
+    [[ -f $plugin ]] || continue
+    cp "$plugin" "${plugin%.so}.braze-plugin.json" "$bundle/plugins/"
+    cp "$plugin" "$bundle/lib/"
   done
   local core
   core=$(readlink -f "$build/core/libbraze_core.so")
@@ -146,6 +157,7 @@ run() {
     bin=$bundle/bin
     bench_dir=$bundle/bin
     lib=$bundle/lib
+    export BRAZE_PLUGIN_PATH=$bundle/plugins${BRAZE_PLUGIN_PATH:+:$BRAZE_PLUGIN_PATH}
     local source_root
     source_root=$(cat "$bundle/SOURCE_ROOT" 2>/dev/null || echo "$root")
     # Test data is found through the path the binaries were built in; point it here.

@@ -126,16 +126,16 @@ SchedulerRegistry::SchedulerRegistry(RegistryOptions options) : options_(std::mo
   }
 
   if (!safe_mode) {
-    for (const fs::path& path : options_.explicit_paths) addPath(path, false);
-    for (const fs::path& path : environment_paths) addPath(path, false);
-    addPath(*options_.user_dir, false);
+    for (const fs::path& path : options_.explicit_paths) addPath(path);
+    for (const fs::path& path : environment_paths) addPath(path);
+    addPath(*options_.user_dir);
   }
-  addPath(*options_.install_dir, true);
-  if (options_.build_dir) addPath(*options_.build_dir, true);
+  addPath(*options_.install_dir);
+  if (options_.build_dir) addPath(*options_.build_dir);
   finish();
 }
 
-void SchedulerRegistry::addPath(const fs::path& path, bool shipped) {
+void SchedulerRegistry::addPath(const fs::path& path) {
   if (path.empty()) return;
   search_path_.push_back(path);
   std::error_code error;
@@ -143,17 +143,16 @@ void SchedulerRegistry::addPath(const fs::path& path, bool shipped) {
     if (fs::exists(path, error)) addLibrary(pluginLibraryPath(path));
     return;
   }
-  // Folders hold manifests; the build tree nests each plugin in its own folder.
+  // Folders hold manifests, possibly one folder per plugin (the build tree, a vendor's
+  // package): every folder is searched with its subfolders; unreadable ones are skipped.
   std::vector<fs::path> manifests;
-  auto collect = [&](const fs::directory_entry& entry) {
-    if (entry.is_regular_file(error) && isManifestPath(entry.path())) {
-      manifests.push_back(entry.path());
+  const auto options = fs::directory_options::skip_permission_denied;
+  for (fs::recursive_directory_iterator it(path, options, error), end; !error && it != end;
+       it.increment(error)) {
+    std::error_code entry_error;
+    if (it->is_regular_file(entry_error) && isManifestPath(it->path())) {
+      manifests.push_back(it->path());
     }
-  };
-  if (shipped && options_.build_dir && path == *options_.build_dir) {
-    for (const auto& entry : fs::recursive_directory_iterator(path, error)) collect(entry);
-  } else {
-    for (const auto& entry : fs::directory_iterator(path, error)) collect(entry);
   }
   std::sort(manifests.begin(), manifests.end());
   for (const fs::path& manifest : manifests) {
@@ -212,7 +211,20 @@ void SchedulerRegistry::addLibrary(const fs::path& given) {
     return;
   }
 
-  if (options_.probe && options_.scanner) {
+  // Without the scanner a plugin that crashes while loading would take this process down.
+  if (options_.probe && (!options_.scanner || options_.scanner->empty())) {
+    refuse(PluginError(library, PluginStage::Probe,
+                       "the plugin scanner (braze-plugin-scanner) to probe the plugin in a "
+                       "child process",
+                       "no scanner: $BRAZE_PLUGIN_SCANNER is unset and none is installed beside "
+                       "libbraze_core (<libdir>/../libexec)",
+                       "Reinstall Braze, point BRAZE_PLUGIN_SCANNER at the scanner, or turn "
+                       "probing off (RegistryOptions::probe = false) to load without crash "
+                       "isolation.")
+               .what());
+    return;
+  }
+  if (options_.probe) {
     PluginFileKey key = pluginFileKey(library);
     PluginProbeCache cache(*options_.cache_file);
     std::optional<ProbeResult> result = cache.find(key);

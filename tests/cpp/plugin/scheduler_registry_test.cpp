@@ -103,20 +103,56 @@ TEST(SchedulerRegistry, SearchOrderAndDuplicates) {
   EXPECT_THAT(refused.reason, HasSubstr("found first"));
 }
 
+// A vendor's package (or the build tree) keeps each plugin in its own folder.
+std::filesystem::path copyIntoNestedFolder(const std::filesystem::path& library,
+                                           const std::filesystem::path& folder) {
+  std::filesystem::create_directories(folder);
+  for (const auto& file : {library, manifestPathFor(library)}) {
+    std::filesystem::copy_file(file, folder / file.filename());
+  }
+  return folder / library.filename();
+}
+
 TEST(SchedulerRegistry, BuildTreeIsSearchedInNestedFolders) {
   IsolatedOptions isolated;
   TempPluginDir build_tree;
   TempPluginDir nested_source;
   auto library = nested_source.install("fixture_other", "test::other", "1.0.0", 5);
-  std::filesystem::create_directories(build_tree.path() / "plugins" / "other");
-  for (const auto& file : {library, manifestPathFor(library)}) {
-    std::filesystem::copy_file(file, build_tree.path() / "plugins" / "other" / file.filename());
-  }
+  copyIntoNestedFolder(library, build_tree.path() / "plugins" / "other");
   isolated.options.build_dir = build_tree.path();
   SchedulerRegistry registry(isolated.options);
   ASSERT_EQ(registry.candidates().size(), 1u);
   EXPECT_EQ(registry.candidates()[0]->path.parent_path().filename(), "other");
   EXPECT_EQ(registry.searchPath().back(), build_tree.path());
+}
+
+TEST(SchedulerRegistry, ExplicitAndUserFoldersAreSearchedInNestedFolders) {
+  IsolatedOptions isolated;
+  TempPluginDir source, vendor;
+  copyIntoNestedFolder(source.install("fixture_other", "test::other", "1.0.0", 5),
+                       vendor.path() / "acme" / "lib");
+  copyIntoNestedFolder(source.install("fixture_good", "test::good", "1.0.0"),
+                       isolated.user.path() / "deep" / "er");
+  isolated.options.explicit_paths = {vendor.path()};
+  SchedulerRegistry registry(isolated.options);
+  ASSERT_EQ(registry.candidates().size(), 2u);
+  EXPECT_EQ(entryFor(registry, "test::other", "1.0.0").path.parent_path().filename(), "lib");
+  EXPECT_EQ(entryFor(registry, "test::good", "1.0.0").path.parent_path().filename(), "er");
+}
+
+TEST(SchedulerRegistry, WithoutAScannerPluginsAreRefusedNotLoadedUnprotected) {
+  IsolatedOptions isolated;
+  isolated.install.install("fixture_good", "test::good", "1.0.0");
+  isolated.options.scanner = std::filesystem::path();  // none to be found
+  SchedulerRegistry registry(isolated.options);
+  const SchedulerEntry& entry = entryFor(registry, "test::good", "1.0.0");
+  EXPECT_EQ(entry.status, "refused");
+  EXPECT_THAT(entry.reason, HasSubstr("no scanner"));
+  EXPECT_THAT(entry.reason, HasSubstr("BRAZE_PLUGIN_SCANNER"));
+
+  isolated.options.probe = false;
+  SchedulerRegistry unprotected(isolated.options);
+  EXPECT_EQ(entryFor(unprotected, "test::good", "1.0.0").status, "available");
 }
 
 TEST(SchedulerRegistry, TwoVersionsSideBySideAndPinning) {

@@ -35,7 +35,8 @@ struct RegistryOptions {
   /// Probe new or changed plugins in a child process before loading them here.
   bool probe = true;
   /// The scanner executable; default $BRAZE_PLUGIN_SCANNER, else the one beside the build
-  /// tree or the install prefix.
+  /// tree or the install prefix. With probing on and no scanner (none found, or an empty
+  /// path here), plugins are refused rather than loaded without crash isolation.
   std::optional<std::filesystem::path> scanner;
   std::chrono::milliseconds probe_timeout{10000};
   /// Probe cache file; default $XDG_CACHE_HOME/braze/plugin-probe-cache.json or
@@ -107,7 +108,7 @@ class SchedulerRegistry {
                            const std::string& name = "") const;
 
  private:
-  void addPath(const std::filesystem::path& path, bool shipped);
+  void addPath(const std::filesystem::path& path);
   void addLibrary(const std::filesystem::path& library);
   void finish();
 
