@@ -10,8 +10,6 @@ namespace braze::pointwise {
 
 namespace {
 
-constexpr const char* kPackageVersion = "1.0.0";
-
 // The SDK's runtime info in the form the heuristics read.
 PointwiseRuntimeInfo pointwiseInfo(const SchedulerRuntimeInfo& info) {
   PointwiseRuntimeInfo result;
@@ -34,8 +32,8 @@ PointwiseRuntimeInfo pointwiseInfo(const SchedulerRuntimeInfo& info) {
 
 class PointwisePlugin : public sdk::SchedulerPlugin {
  public:
-  static constexpr const char* kId = "braze::pointwise";
-  static constexpr const char* kVersion = "1.0.0";
+  static constexpr const char* kId = BRAZE_PLUGIN_ID;
+  static constexpr const char* kVersion = BRAZE_PLUGIN_VERSION;
   static constexpr int kRank = 100;
   static constexpr const char* kDescription =
       "Elementwise, broadcast, cast, where and permute fusions: 1D or 2D, vectorized";
@@ -63,4 +61,4 @@ class PointwisePlugin : public sdk::SchedulerPlugin {
 
 }  // namespace braze::pointwise
 
-BRAZE_DEFINE_PLUGIN(braze::pointwise::kPackageVersion, braze::pointwise::PointwisePlugin)
+BRAZE_DEFINE_PLUGIN(BRAZE_PLUGIN_VERSION, braze::pointwise::PointwisePlugin)

@@ -1,8 +1,10 @@
 // The `braze` command:
 //   braze plugins list            every scheduler found, with status and reasons
 //   braze plugins inspect FILE    a plugin's manifest, exports and checks, passed or failed
-//   braze plugins manifest LIBRARY  writes the manifest beside LIBRARY from its descriptor
-//                                   (build time: this runs the plugin's code)
+//   braze plugins manifest LIBRARY [--expect ID@VERSION]
+//                                 writes the manifest beside LIBRARY from its descriptor
+//                                 (build and install time: this runs the plugin's code);
+//                                 --expect: the descriptor must declare that scheduler
 
 #include <dlfcn.h>
 
@@ -21,7 +23,7 @@ namespace {
 int usage() {
   std::cerr << "usage: braze plugins list\n"
                "       braze plugins inspect FILE [--no-load]\n"
-               "       braze plugins manifest LIBRARY\n";
+               "       braze plugins manifest LIBRARY [--expect ID@VERSION]\n";
   return 2;
 }
 
@@ -76,7 +78,8 @@ int inspectPlugin(const std::string& file, bool load) {
 }
 
 /// Reads the descriptor of a freshly built plugin and writes the manifest that describes it.
-int writeManifest(const std::string& file) {
+/// `expected` ("id@version", may be empty) is what the plugin's build says it provides.
+int writeManifest(const std::string& file, const std::string& expected) {
   std::filesystem::path library = file;
   void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -102,8 +105,33 @@ int writeManifest(const std::string& file) {
     manifest.schedulers.push_back(
         {scheduler->id, scheduler->version, scheduler->default_rank, scheduler->description});
   }
-  std::ofstream(braze::manifestPathFor(library)) << braze::manifestToJson(manifest);
-  std::cout << "wrote " << braze::manifestPathFor(library).string() << "\n";
+  if (!expected.empty()) {
+    std::string declared;
+    bool found = false;
+    for (const braze::ManifestScheduler& scheduler : manifest.schedulers) {
+      const std::string name = scheduler.id + "@" + scheduler.version;
+      found = found || name == expected;
+      declared += (declared.empty() ? "" : ", ") + name;
+    }
+    if (!found) {
+      std::cerr << "braze: '" << file << "' declares the schedulers [" << declared
+                << "] but its build says it provides " << expected
+                << " (braze_add_scheduler_plugin's ID and VERSION); give the scheduler class "
+                   "kId = BRAZE_PLUGIN_ID and kVersion = BRAZE_PLUGIN_VERSION, or fix the "
+                   "CMake call.\n";
+      return 1;
+    }
+  }
+  const std::filesystem::path path = braze::manifestPathFor(library);
+  std::ofstream out(path);
+  out << braze::manifestToJson(manifest);
+  out.close();
+  if (!out) {
+    std::cerr << "braze: cannot write the manifest '" << path.string()
+              << "'; check that its folder is writable.\n";
+    return 1;
+  }
+  std::cout << "wrote " << path.string() << "\n";
   return 0;
 }
 
@@ -118,7 +146,10 @@ int main(int argc, char** argv) {
         bool load = !(argc == 5 && std::string(argv[4]) == "--no-load");
         return inspectPlugin(argv[3], load);
       }
-      if (command == "manifest" && argc == 4) return writeManifest(argv[3]);
+      if (command == "manifest" && argc == 4) return writeManifest(argv[3], "");
+      if (command == "manifest" && argc == 6 && std::string(argv[4]) == "--expect") {
+        return writeManifest(argv[3], argv[5]);
+      }
     }
     return usage();
   } catch (const std::exception& e) {

@@ -38,6 +38,11 @@ fs::path coreLibraryFolder() {
   return fs::weakly_canonical(fs::path(info.dli_fname), error).parent_path();
 }
 
+bool isSameFolder(const fs::path& a, const fs::path& b) {
+  std::error_code error;
+  return fs::equivalent(a, b, error);
+}
+
 SemanticVersion versionOf(const std::string& text) {
   return SemanticVersion::parse(text).value_or(SemanticVersion{});
 }
@@ -99,26 +104,20 @@ SchedulerRegistry::SchedulerRegistry(RegistryOptions options) : options_(std::mo
 
   if (!options_.user_dir)
     options_.user_dir = homeFolder("XDG_DATA_HOME", ".local/share") / "plugins";
-  if (!options_.install_dir) options_.install_dir = coreLibraryFolder() / "braze" / "plugins";
-#ifdef BRAZE_BUILD_PLUGIN_DIR
-  if (!options_.build_dir) options_.build_dir = fs::path(BRAZE_BUILD_PLUGIN_DIR);
-#endif
+  const fs::path core_folder = coreLibraryFolder();
+  if (!options_.install_dir) options_.install_dir = core_folder / BRAZE_INSTALL_PLUGIN_DIR;
+  // The build tree's plugins and scanner belong to the build tree's libbraze_core only: an
+  // installed copy must not pick up whatever a build folder happens to hold.
+  const bool in_build_tree = isSameFolder(core_folder, BRAZE_BUILD_CORE_DIR);
+  if (!options_.build_dir && in_build_tree) options_.build_dir = fs::path(BRAZE_BUILD_PLUGIN_DIR);
   if (!options_.scanner) {
     if (auto value = environment("BRAZE_PLUGIN_SCANNER")) {
       options_.scanner = fs::path(*value);
     } else {
-      std::vector<fs::path> choices = {coreLibraryFolder() / ".." / "libexec" /
-                                       "braze-plugin-scanner"};
-#ifdef BRAZE_BUILD_SCANNER
-      choices.insert(choices.begin(), fs::path(BRAZE_BUILD_SCANNER));
-#endif
+      const fs::path choice = in_build_tree ? fs::path(BRAZE_BUILD_SCANNER)
+                                            : core_folder / BRAZE_INSTALL_SCANNER;
       std::error_code error;
-      for (const fs::path& choice : choices) {
-        if (fs::exists(choice, error)) {
-          options_.scanner = choice;
-          break;
-        }
-      }
+      if (fs::exists(choice, error)) options_.scanner = choice;
     }
   }
   if (!options_.cache_file) {

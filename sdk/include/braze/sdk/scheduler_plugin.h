@@ -5,13 +5,16 @@
 //
 //   class MyPointwise : public braze::sdk::SchedulerPlugin {
 //    public:
-//     static constexpr const char* kId = "acme::pointwise";
-//     static constexpr const char* kVersion = "1.2.0";
+//     static constexpr const char* kId = BRAZE_PLUGIN_ID;            // "acme::pointwise"
+//     static constexpr const char* kVersion = BRAZE_PLUGIN_VERSION;  // "1.2.0"
 //     static constexpr int kRank = 100;
 //     static constexpr const char* kDescription = "Elementwise fusions, 1D or 2D tiles";
 //     ... overrides ...
 //   };
-//   BRAZE_DEFINE_PLUGIN("1.2.0", MyPointwise)
+//   BRAZE_DEFINE_PLUGIN(BRAZE_PLUGIN_VERSION, MyPointwise)
+//
+// BRAZE_PLUGIN_ID and BRAZE_PLUGIN_VERSION come from the CMake function that builds the
+// plugin (braze_add_scheduler_plugin's ID and VERSION); sdk/README.md shows the whole recipe.
 //
 // Every exception thrown by the class is caught at the boundary and returned as a status with
 // its message; nothing C++ crosses the C table except the fusion and runtime info pointers.
