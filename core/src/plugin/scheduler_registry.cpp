@@ -114,8 +114,8 @@ SchedulerRegistry::SchedulerRegistry(RegistryOptions options) : options_(std::mo
     if (auto value = environment("BRAZE_PLUGIN_SCANNER")) {
       options_.scanner = fs::path(*value);
     } else {
-      const fs::path choice = in_build_tree ? fs::path(BRAZE_BUILD_SCANNER)
-                                            : core_folder / BRAZE_INSTALL_SCANNER;
+      const fs::path choice =
+          in_build_tree ? fs::path(BRAZE_BUILD_SCANNER) : core_folder / BRAZE_INSTALL_SCANNER;
       std::error_code error;
       if (fs::exists(choice, error)) options_.scanner = choice;
     }
