@@ -11,7 +11,10 @@
 #   there (GPU machine):   tools/gpu-test.sh [run]
 #       runs every test binary of the bundle and the benchmarks, then prints a summary table:
 #       tests passed / failed / skipped per binary, and each benchmark's bandwidth and its
-#       fraction of the device-to-device copy measured in the same run.
+#       fraction of the device-to-device copy measured in the same run. When python3 has
+#       PyTorch, the benchmarks also run benchmarks/python/normalization_side_by_side.py
+#       (Braze's normalization benchmark next to PyTorch eager and torch.compile), whose table
+#       is appended to the summary.
 #
 # `run --build` (or `run` without a bundle) uses the build folder instead, building what is out
 # of date first: with the bundle's dlpack header, or PyTorch's, when the machine has none.
@@ -28,6 +31,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BRAZE_BUILD_DIR:-$root/build}
 bundle=${BRAZE_GPU_BUNDLE:-$root/build-gpu-bundle}
 
+invocation="tools/gpu-test.sh${*:+ $*}"  # as the results record it
 mode=run
 if [[ $# -gt 0 && ( $1 == pack || $1 == run ) ]]; then
   mode=$1
@@ -127,6 +131,13 @@ pack() {
     cp "$plugin" "${plugin%.so}.braze-plugin.json" "$bundle/plugins/"
     cp "$plugin" "$bundle/lib/"
   done
+  # The registry probes plugins with the scanner before loading them (no scanner: refused).
+  if [[ -x $build/tools/braze/braze-plugin-scanner ]]; then
+    strip --strip-debug -o "$bundle/bin/braze-plugin-scanner" "$build/tools/braze/braze-plugin-scanner"
+  fi
+  # The side-by-side benchmark against PyTorch (run with --bench-only when PyTorch is there).
+  mkdir -p "$bundle/python"
+  cp "$root"/benchmarks/python/*.py "$bundle/python/" 2>/dev/null || true
   local core
   core=$(readlink -f "$build/core/libbraze_core.so")
   strip --strip-debug -o "$bundle/lib/$(basename "$core")" "$core"
@@ -158,6 +169,9 @@ run() {
     bench_dir=$bundle/bin
     lib=$bundle/lib
     export BRAZE_PLUGIN_PATH=$bundle/plugins${BRAZE_PLUGIN_PATH:+:$BRAZE_PLUGIN_PATH}
+    if [[ -z ${BRAZE_PLUGIN_SCANNER:-} && -x $bundle/bin/braze-plugin-scanner ]]; then
+      export BRAZE_PLUGIN_SCANNER=$bundle/bin/braze-plugin-scanner
+    fi
     local source_root
     source_root=$(cat "$bundle/SOURCE_ROOT" 2>/dev/null || echo "$root")
     # Test data is found through the path the binaries were built in; point it here.
@@ -215,11 +229,17 @@ run() {
       echo "test $name $rc" >>"$summary"
     done
   fi
+  # The side-by-side script runs the normalization benchmark itself, next to PyTorch.
+  local side_by_side=
+  if ((run_bench)); then
+    side_by_side=$(sideBySideScript)
+  fi
   if ((run_bench)); then
     local bench name
     for bench in "$bench_dir"/braze_*_benchmark; do
       [[ -x $bench ]] || continue
       name=$(basename "$bench")
+      [[ -n $side_by_side && $name == braze_normalization_benchmark ]] && continue
       log "running $name"
       "$bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
         --benchmark_out="$results/$name.json" --benchmark_out_format=json \
@@ -227,7 +247,18 @@ run() {
       echo "bench $name" >>"$summary"
     done
   fi
+  if [[ -n $side_by_side ]]; then
+    log "running $side_by_side"
+    python3 "$side_by_side" --binary "$bench_dir/braze_normalization_benchmark" \
+      --results-dir "$results/side-by-side" \
+      --command "$invocation" \
+      >"$results/side-by-side.log" 2>&1 || { failed=1; tail -20 "$results/side-by-side.log" >&2; }
+  fi
   printSummary "$results" "$summary" | tee "$results/summary-table.txt"
+  # The side-by-side table (printed by the script after its progress lines).
+  if [[ -f $results/side-by-side.log ]]; then
+    sed -n '/^=== normalizations/,$p' "$results/side-by-side.log" | tee -a "$results/summary-table.txt"
+  fi
   if ((build_failed)); then echo "(some targets failed to build: see above)"; fi
   # The device tool brings back only a few files from $OUT: one archive and the table.
   if [[ -n ${OUT:-} ]]; then
@@ -235,6 +266,18 @@ run() {
     cp "$results/summary-table.txt" "$OUT/summary.txt"
   fi
   return $failed
+}
+
+# The side-by-side script (the bundle's copy, else the tree's) when python3 has PyTorch.
+sideBySideScript() {
+  local script
+  for script in "$bundle/python/normalization_side_by_side.py" \
+    "$root/benchmarks/python/normalization_side_by_side.py"; do
+    if [[ -f $script ]] && python3 -c 'import torch' 2>/dev/null; then
+      echo "$script"
+      return
+    fi
+  done
 }
 
 printSummary() {

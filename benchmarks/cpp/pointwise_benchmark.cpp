@@ -7,11 +7,12 @@
 // "hand" kernels are written here (16-byte loads and stores, four per thread) and launched
 // through KernelExecutor; "braze" kernels are generated (generateCuda) from hand-scheduled
 // fusions (16-byte accesses, one per thread, 256 threads per block). Each reports
-// bytes/s (bytes_per_second) and, as `of_copy`, the fraction of the copy's bandwidth.
+// bytes/s (bytes_per_second) and, as `of_copy`, the fraction of the copy's bandwidth measured
+// in the same run (bandwidth_timing.h).
 //
-// Timing: CUDA events around kLaunchesPerIteration back-to-back launches on one stream, after
-// an untimed launch that keeps the GPU busy while the host enqueues the first timed one; the
-// first iteration pays for module loading outside the timed region.
+// Timing: CUDA events around bench::kLaunchesPerSample back-to-back launches on one stream,
+// after an untimed launch that keeps the GPU busy while the host enqueues the first timed one;
+// the first iteration pays for module loading outside the timed region.
 
 #include <benchmark/benchmark.h>
 
@@ -20,9 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "bandwidth_timing.h"
 #include "braze/codegen/codegen.h"
-#include "braze/driver/cuda_driver.h"
-#include "braze/driver/primary_context.h"
 #include "braze/ir/fusion.h"
 #include "braze/ops/elementwise.h"
 #include "braze/runtime/compiled_kernel.h"
@@ -40,61 +40,11 @@ namespace {
 
 constexpr int64_t kTensorBytes = int64_t{256} << 20;
 constexpr int64_t kElements = kTensorBytes / 4;  // float32
-constexpr int kLaunchesPerIteration = 10;
-
-// The copy's bandwidth in this run, for the `of_copy` counters.
-double copy_bytes_per_second = 0.0;
 
 // BRAZE_DUMP, read once: this program is the edge.
 const DumpOptions& dumpOptions() {
   static const DumpOptions dump = DumpOptions::fromEnvironment();
   return dump;
-}
-
-/// Times `launch` (which enqueues one unit of work on `stream`) with CUDA events.
-class EventTimer {
- public:
-  explicit EventTimer(CUstream stream) : stream_(stream) {
-    BRAZE_CU(eventCreate, &start_, CU_EVENT_DEFAULT);
-    BRAZE_CU(eventCreate, &stop_, CU_EVENT_DEFAULT);
-  }
-  ~EventTimer() {
-    driver::driverApi().eventDestroy(start_);
-    driver::driverApi().eventDestroy(stop_);
-  }
-
-  /// Seconds per launch.
-  template <typename Launch>
-  double time(Launch&& launch) {
-    launch();  // untimed: keeps the device busy while the timed launches are enqueued
-    BRAZE_CU(eventRecord, start_, stream_);
-    for (int i = 0; i < kLaunchesPerIteration; ++i) launch();
-    BRAZE_CU(eventRecord, stop_, stream_);
-    BRAZE_CU(eventSynchronize, stop_);
-    float milliseconds = 0.0f;
-    BRAZE_CU(eventElapsedTime, &milliseconds, start_, stop_);
-    return milliseconds / 1000.0 / kLaunchesPerIteration;
-  }
-
- private:
-  CUstream stream_;
-  CUevent start_ = nullptr;
-  CUevent stop_ = nullptr;
-};
-
-/// A stream for the whole program, or a reason why there is no GPU.
-CUstream benchmarkStream(benchmark::State& state) {
-  static CUstream stream = nullptr;
-  std::string reason;
-  if (!driver::isDriverAvailable(&reason)) {
-    state.SkipWithError(("no CUDA driver or device: " + reason).c_str());
-    return nullptr;
-  }
-  if (stream == nullptr) {
-    driver::makePrimaryContextCurrent(0);
-    BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
-  }
-  return stream;
 }
 
 // Nonzero contents (timing on zeros can flatter a kernel): every float is 0x3C3C3C3C-like.
@@ -104,32 +54,11 @@ DeviceTensor filledTensor(uint8_t pattern) {
   return tensor;
 }
 
-/// Runs `body`, turning a braze::Error into a skipped benchmark with its message, so that one
-/// kernel that fails to build or launch does not end the whole run.
-template <typename Body>
-void guarded(benchmark::State& state, Body&& body) {
-  try {
-    body();
-  } catch (const std::exception& error) {
-    state.SkipWithError(error.what());
-  }
-}
-
-void report(benchmark::State& state, int64_t bytes_per_launch, double seconds_per_launch_total,
-            int64_t launches) {
-  state.SetBytesProcessed(bytes_per_launch * launches);
-  const double bandwidth =
-      static_cast<double>(bytes_per_launch) * launches / seconds_per_launch_total;
-  state.counters["GB/s"] = bandwidth / 1e9;
-  if (copy_bytes_per_second > 0.0) state.counters["of_copy"] = bandwidth / copy_bytes_per_second;
-}
-
 void timeMemcpy(benchmark::State& state, CUstream stream) {
   const DeviceTensor source = filledTensor(0x3C);
   const DeviceTensor target = filledTensor(0x00);
-  EventTimer timer(stream);
+  bench::EventTimer timer(stream);
   double total = 0.0;
-  int64_t launches = 0;
   for (auto _ : state) {
     const double seconds = timer.time([&] {
       BRAZE_CU(memcpyDtoDAsync, target.data(), source.data(), static_cast<size_t>(kTensorBytes),
@@ -137,17 +66,16 @@ void timeMemcpy(benchmark::State& state, CUstream stream) {
     });
     state.SetIterationTime(seconds);
     total += seconds;
-    ++launches;
   }
   // Read + write, as for the kernels.
-  report(state, 2 * kTensorBytes, total, launches);
-  copy_bytes_per_second = 2.0 * static_cast<double>(kTensorBytes) * launches / total;
+  bench::reportBandwidth(state, stream, 2 * kTensorBytes,
+                         total / static_cast<double>(state.iterations()));
 }
 
 void memcpyDtoD(benchmark::State& state) {
-  CUstream stream = benchmarkStream(state);
+  CUstream stream = bench::benchmarkStream(state);
   if (stream == nullptr) return;
-  guarded(state, [&] { timeMemcpy(state, stream); });
+  bench::guarded(state, [&] { timeMemcpy(state, stream); });
 }
 
 // ---- hand-written kernels, launched through KernelExecutor
@@ -244,7 +172,7 @@ HandKernel handKernel(int inputs) {
 }
 
 void runExecutor(benchmark::State& state, KernelExecutor& executor, int inputs) {
-  CUstream stream = benchmarkStream(state);
+  CUstream stream = bench::benchmarkStream(state);
   if (stream == nullptr) return;
   std::vector<ExecutorArgument> arguments;
   std::vector<DeviceTensor> keep;
@@ -253,21 +181,20 @@ void runExecutor(benchmark::State& state, KernelExecutor& executor, int inputs) 
     arguments.emplace_back(keep.back());
   }
   std::vector<DeviceTensor> outputs = {filledTensor(0xFF)};
-  EventTimer timer(stream);
+  bench::EventTimer timer(stream);
   double total = 0.0;
-  int64_t launches = 0;
   for (auto _ : state) {
     const double seconds = timer.time([&] { executor.run(arguments, stream, outputs); });
     state.SetIterationTime(seconds);
     total += seconds;
-    ++launches;
   }
-  report(state, (inputs + 1) * kTensorBytes, total, launches);
+  bench::reportBandwidth(state, stream, (inputs + 1) * kTensorBytes,
+                         total / static_cast<double>(state.iterations()));
 }
 
 void handPointwise(benchmark::State& state, int inputs) {
-  if (benchmarkStream(state) == nullptr) return;
-  guarded(state, [&] {
+  if (bench::benchmarkStream(state) == nullptr) return;
+  bench::guarded(state, [&] {
     HandKernel hand = handKernel(inputs);
     CompileOptions options;
     options.dump = dumpOptions();
@@ -343,8 +270,8 @@ GeneratedPointwise generatedPointwise(int inputs) {
 }
 
 void generatedPointwiseBenchmark(benchmark::State& state, int inputs) {
-  if (benchmarkStream(state) == nullptr) return;
-  guarded(state, [&] {
+  if (bench::benchmarkStream(state) == nullptr) return;
+  bench::guarded(state, [&] {
     GeneratedPointwise generated = generatedPointwise(inputs);
     runExecutor(state, *generated.executor, inputs);
   });

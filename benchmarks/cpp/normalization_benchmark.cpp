@@ -1,0 +1,513 @@
+// Row normalizations and a row sum, each defined with the ops API as a user would (computed in
+// float32, results cast back to the input dtype), scheduled by name through the scheduler
+// registry, compiled and timed against the device's copy bandwidth in the same run:
+//
+//   softmax_fwd     x -> y                                   (braze::inner_outer)
+//   softmax_bwd     dy, y -> dx                              (braze::inner_outer)
+//   layer_norm_fwd  x, weight, bias -> y, mean, rstd         (braze::inner_outer)
+//   layer_norm_bwd  dy, x, mean, rstd, weight -> dx, dw, db  (braze::inner_outer)
+//   rms_norm_fwd    x, weight -> y, rstd                     (braze::inner_outer)
+//   rms_norm_bwd    dy, x, rstd, weight -> dx, dw            (braze::inner_outer)
+//   row_sum         x -> sum over the row                    (braze::reduction)
+//
+// for dtype in {bf16, fp32} and row length N in {256, ..., 262144}, with M rows so that one
+// M x N input holds at least 256 MiB (--input_mib=MIB changes that). Benchmark names are
+// "<op>/<dtype>/<N>/..." (Google Benchmark appends "iterations:7/manual_time"), e.g.
+// --benchmark_filter='softmax_fwd/bf16/4096/'. --pipeline_check adds scale_bias (x * weight +
+// bias, braze::pointwise) to check the pipeline end to end; --compile_only schedules and
+// compiles every case without timing it (on a machine without a GPU too, for sm_90).
+//
+// Each case reports, besides the time: `bytes` (every input read once plus every output
+// written once), `GB/s` and `of_copy` from the median sample, `median_us`, `M`, `N`,
+// `compile_s` (scheduling, code generation and NVRTC), and the scheduler's summary as label.
+// A case whose scheduler is missing or refuses it is reported as an error with the
+// registry's message (which holds the scheduler's reason); so is every case without a GPU.
+//
+// Timing: bandwidth_timing.h; inputs are filled with uniform random values on the device, the
+// kernel runs twice untimed (module load, warm-up), then kSamples samples are taken.
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bandwidth_timing.h"
+#include "braze/codegen/codegen.h"
+#include "braze/driver/device_properties.h"
+#include "braze/ir/fusion.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
+#include "braze/ops/shape.h"
+#include "braze/plugin/scheduler_registry.h"
+#include "braze/plugin/scheduler_runtime_info.h"
+#include "braze/runtime/compiled_kernel.h"
+#include "braze/runtime/device_tensor.h"
+#include "braze/runtime/kernel_executor.h"
+#include "random_fill.h"
+
+namespace braze {
+namespace {
+
+constexpr int kSamples = 7;
+constexpr double kEpsilon = 1e-5;
+constexpr int64_t kRowLengths[] = {256, 1000, 1024, 4096, 8192, 16384, 65536, 262144};
+constexpr DataType kDtypes[] = {DataType::BFloat16, DataType::Float32};
+
+// One M x N input holds at least this many MiB (--input_mib).
+int64_t input_mib = 256;
+
+enum class Op {
+  SoftmaxFwd,
+  SoftmaxBwd,
+  LayerNormFwd,
+  LayerNormBwd,
+  RmsNormFwd,
+  RmsNormBwd,
+  RowSum,
+  ScaleBias,
+};
+
+struct OpInfo {
+  Op op;
+  const char* name;
+  const char* scheduler;
+};
+
+constexpr OpInfo kOps[] = {
+    {Op::SoftmaxFwd, "softmax_fwd", "braze::inner_outer"},
+    {Op::SoftmaxBwd, "softmax_bwd", "braze::inner_outer"},
+    {Op::LayerNormFwd, "layer_norm_fwd", "braze::inner_outer"},
+    {Op::LayerNormBwd, "layer_norm_bwd", "braze::inner_outer"},
+    {Op::RmsNormFwd, "rms_norm_fwd", "braze::inner_outer"},
+    {Op::RmsNormBwd, "rms_norm_bwd", "braze::inner_outer"},
+    {Op::RowSum, "row_sum", "braze::reduction"},
+};
+
+// With --pipeline_check: x * weight + bias through the pointwise scheduler, to check the
+// registry-to-launch pipeline and its timing against the copy with a scheduler that exists.
+constexpr OpInfo kPipelineCheck = {Op::ScaleBias, "scale_bias", "braze::pointwise"};
+bool pipeline_check = false;
+// With --compile_only: schedule and compile every case, time nothing (works without a GPU).
+bool compile_only = false;
+
+std::string_view shortName(DataType dtype) {
+  return dtype == DataType::BFloat16 ? "bf16" : "fp32";
+}
+
+/// Rows so that one M x N input of `dtype` holds at least input_mib MiB.
+int64_t rowsFor(int64_t n, DataType dtype) {
+  const int64_t row_bytes = n * sizeInBytes(dtype);
+  return ((input_mib << 20) + row_bytes - 1) / row_bytes;
+}
+
+// ---- the fusions, as a user writes them
+
+TensorView* inFloat(TensorView* x) {
+  return x->dtype() == DataType::Float32 ? x : cast(x, DataType::Float32);
+}
+TensorView* backTo(TensorView* x, DataType dtype) {
+  return dtype == DataType::Float32 ? x : cast(x, dtype);
+}
+// [M] -> [M, 1] and [N] -> [1, N], for the row statistics and the per-column parameters.
+TensorView* perRow(TensorView* x) {
+  return broadcast(x, {false, true});
+}
+TensorView* perColumn(TensorView* x) {
+  return broadcast(x, {true, false});
+}
+
+TensorView* rowInput(Fusion& fusion, DataType dtype) {
+  return makeSymbolicTensor(fusion, 2, dtype);
+}
+TensorView* vectorInput(Fusion& fusion, DataType dtype) {
+  return makeSymbolicTensor(fusion, 1, dtype);
+}
+
+std::unique_ptr<Fusion> defineFusion(Op op, DataType dtype) {
+  auto fusion = std::make_unique<Fusion>();
+  Fusion& f = *fusion;
+  switch (op) {
+    case Op::SoftmaxFwd: {
+      TensorView* x = inFloat(rowInput(f, dtype));
+      TensorView* e = exp(sub(x, amax(x, {1}, /*keepdim=*/true)));
+      f.addOutput(backTo(div(e, sum(e, {1}, /*keepdim=*/true)), dtype));
+      break;
+    }
+    case Op::SoftmaxBwd: {
+      // PyTorch's _softmax_backward_data: from the output y, not the input.
+      TensorView* dy = inFloat(rowInput(f, dtype));
+      TensorView* y = inFloat(rowInput(f, dtype));
+      TensorView* dot = sum(mul(dy, y), {1}, /*keepdim=*/true);
+      f.addOutput(backTo(mul(y, sub(dy, dot)), dtype));
+      break;
+    }
+    case Op::LayerNormFwd: {
+      TensorView* x = inFloat(rowInput(f, dtype));
+      TensorView* weight = inFloat(vectorInput(f, dtype));
+      TensorView* bias = inFloat(vectorInput(f, dtype));
+      VarMeanResult stats = var_mean(x, {1}, /*correction=*/0);
+      TensorView* rstd = rsqrt(add(stats.var, kEpsilon));
+      TensorView* xhat = mul(sub(x, perRow(stats.mean)), perRow(rstd));
+      TensorView* y = add(mul(xhat, perColumn(weight)), perColumn(bias));
+      f.addOutput(backTo(y, dtype));
+      f.addOutput(stats.mean);
+      f.addOutput(rstd);
+      break;
+    }
+    case Op::LayerNormBwd: {
+      TensorView* dy = inFloat(rowInput(f, dtype));
+      TensorView* x = inFloat(rowInput(f, dtype));
+      TensorView* mean_in = vectorInput(f, DataType::Float32);
+      TensorView* rstd_in = vectorInput(f, DataType::Float32);
+      TensorView* weight = inFloat(vectorInput(f, dtype));
+      TensorView* rstd = perRow(rstd_in);
+      TensorView* xhat = mul(sub(x, perRow(mean_in)), rstd);
+      TensorView* g = mul(dy, perColumn(weight));
+      TensorView* g_mean = mean(g, {1}, /*keepdim=*/true);
+      TensorView* gx_mean = mean(mul(g, xhat), {1}, /*keepdim=*/true);
+      TensorView* dx = mul(rstd, sub(sub(g, g_mean), mul(xhat, gx_mean)));
+      f.addOutput(backTo(dx, dtype));
+      f.addOutput(backTo(sum(mul(dy, xhat), {0}), dtype));
+      f.addOutput(backTo(sum(dy, {0}), dtype));
+      break;
+    }
+    case Op::RmsNormFwd: {
+      TensorView* x = inFloat(rowInput(f, dtype));
+      TensorView* weight = inFloat(vectorInput(f, dtype));
+      TensorView* rstd = rsqrt(add(mean(mul(x, x), {1}), kEpsilon));
+      f.addOutput(backTo(mul(mul(x, perRow(rstd)), perColumn(weight)), dtype));
+      f.addOutput(rstd);
+      break;
+    }
+    case Op::RmsNormBwd: {
+      TensorView* dy = inFloat(rowInput(f, dtype));
+      TensorView* x = inFloat(rowInput(f, dtype));
+      TensorView* rstd = perRow(vectorInput(f, DataType::Float32));
+      TensorView* weight = inFloat(vectorInput(f, dtype));
+      TensorView* xhat = mul(x, rstd);
+      TensorView* g = mul(dy, perColumn(weight));
+      TensorView* gx_mean = mean(mul(g, xhat), {1}, /*keepdim=*/true);
+      f.addOutput(backTo(mul(rstd, sub(g, mul(xhat, gx_mean))), dtype));
+      f.addOutput(backTo(sum(mul(dy, xhat), {0}), dtype));
+      break;
+    }
+    case Op::RowSum:
+      f.addOutput(backTo(sum(inFloat(rowInput(f, dtype)), {1}), dtype));
+      break;
+    case Op::ScaleBias: {
+      TensorView* x = inFloat(rowInput(f, dtype));
+      TensorView* weight = inFloat(vectorInput(f, dtype));
+      TensorView* bias = inFloat(vectorInput(f, dtype));
+      f.addOutput(backTo(add(mul(x, perColumn(weight)), perColumn(bias)), dtype));
+      break;
+    }
+  }
+  return fusion;
+}
+
+/// One input of a case: its sizes, dtype and the range of its uniform random values.
+struct InputSpec {
+  std::vector<int64_t> sizes;
+  DataType dtype;
+  float low;
+  float high;
+};
+
+// In the fusion's input order. Values keep every op finite: positive rstd, weights near 1.
+std::vector<InputSpec> inputsOf(Op op, DataType dtype, int64_t m, int64_t n) {
+  const InputSpec x{{m, n}, dtype, -2.0f, 2.0f};
+  const InputSpec dy{{m, n}, dtype, -1.0f, 1.0f};
+  const InputSpec weight{{n}, dtype, 0.5f, 1.5f};
+  const InputSpec bias{{n}, dtype, -0.5f, 0.5f};
+  const InputSpec mean{{m}, DataType::Float32, -0.1f, 0.1f};
+  const InputSpec rstd{{m}, DataType::Float32, 0.5f, 2.0f};
+  switch (op) {
+    case Op::SoftmaxFwd:
+    case Op::RowSum:
+      return {x};
+    case Op::SoftmaxBwd:
+      return {dy, {{m, n}, dtype, 0.0f, 2.0f / static_cast<float>(n)}};
+    case Op::LayerNormFwd:
+    case Op::ScaleBias:
+      return {x, weight, bias};
+    case Op::LayerNormBwd:
+      return {dy, x, mean, rstd, weight};
+    case Op::RmsNormFwd:
+      return {x, weight};
+    case Op::RmsNormBwd:
+      return {dy, x, rstd, weight};
+  }
+  return {};
+}
+
+// ---- one case, prepared once (repetitions reuse it)
+
+int64_t bytesOf(const DeviceTensor& tensor) {
+  return tensor.numel() * sizeInBytes(tensor.dtype());
+}
+
+// The largest power of two (up to 256) dividing the pointer.
+int64_t alignmentOf(CUdeviceptr pointer) {
+  int64_t alignment = 256;
+  while (alignment > 1 && pointer % static_cast<CUdeviceptr>(alignment) != 0) alignment /= 2;
+  return alignment;
+}
+
+const SchedulerRegistry& registry() {
+  static const SchedulerRegistry instance;
+  return instance;
+}
+
+/// A case's fusion scheduled through the registry, its kernel generated and compiled.
+struct CompiledCase {
+  std::unique_ptr<Fusion> scheduled;
+  std::string summary;  ///< "id@version: the scheduler's summary of its params"
+  GeneratedKernel kernel;
+  CompiledKernel compiled;
+  double seconds = 0.0;  ///< scheduling, code generation and compilation
+};
+
+CompiledCase scheduleAndCompile(const OpInfo& op, DataType dtype, const SchedulerRuntimeInfo& info,
+                                const CompileOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::unique_ptr<Fusion> fusion = defineFusion(op.op, dtype);
+  ScheduledFusion scheduled = registry().schedule(*fusion, info, op.scheduler);
+  CompiledCase result;
+  result.summary =
+      scheduled.scheduler->id + "@" + scheduled.scheduler->version + ": " + scheduled.summary;
+  result.scheduled = std::move(scheduled.fusion);
+  result.kernel = generateCuda(*result.scheduled);
+  result.compiled =
+      CompiledKernel::compile(result.kernel.source, result.kernel.kernel_name, options);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+struct PreparedCase {
+  std::string name;
+  std::string error;  ///< why the case cannot run (scheduling or compilation failed)
+  std::unique_ptr<Fusion> scheduled;
+  std::unique_ptr<KernelExecutor> executor;
+  std::string summary;
+  std::vector<ExecutorArgument> inputs;
+  std::vector<DeviceTensor> outputs;
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t bytes = 0;
+  double compile_seconds = 0.0;
+};
+
+void prepare(PreparedCase& c, const OpInfo& op, DataType dtype, int64_t n, CUstream stream) {
+  c.m = rowsFor(n, dtype);
+  c.n = n;
+  SchedulerRuntimeInfo info;
+  info.device = driver::deviceProperties(0);
+  uint32_t seed = 1;
+  for (const InputSpec& spec : inputsOf(op.op, dtype, c.m, n)) {
+    DeviceTensor tensor = DeviceTensor::empty(spec.dtype, spec.sizes);
+    bench::fillUniform(tensor, spec.low, spec.high, seed++, stream);
+    info.arguments.emplace_back(tensor.argumentInfo());
+    info.data_alignments.push_back(alignmentOf(tensor.data()));
+    c.bytes += bytesOf(tensor);
+    c.inputs.emplace_back(std::move(tensor));
+  }
+  CompiledCase compiled = scheduleAndCompile(op, dtype, info, CompileOptions{});
+  c.summary = std::move(compiled.summary);
+  c.compile_seconds = compiled.seconds;
+  c.scheduled = std::move(compiled.scheduled);
+  c.executor = std::make_unique<KernelExecutor>(*c.scheduled, std::move(compiled.kernel),
+                                                std::move(compiled.compiled));
+  // Outputs allocated once, as the plan sizes them; every byte 0xFF before the first run.
+  const LaunchPlan plan = c.executor->plan(c.inputs);
+  const GeneratedKernel& generated = c.executor->generatedKernel();
+  c.outputs.resize(c.scheduled->outputs().size());
+  for (size_t i = 0; i < generated.parameters.size(); ++i) {
+    const KernelParameter& p = generated.parameters[i];
+    if (p.kind != KernelParameter::Kind::OutputTensor) continue;
+    DeviceTensor& output = c.outputs[static_cast<size_t>(p.fusion_position)];
+    output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
+    output.fillBytes(0xFF, stream);
+  }
+  for (const DeviceTensor& output : c.outputs) c.bytes += bytesOf(output);
+}
+
+// --compile_only: schedules for contiguous, 256-byte aligned inputs (what the timed run
+// allocates) on this GPU, or an H100 when there is none, and compiles (for sm_90 without a
+// GPU); reports the outcome as the case's error, since nothing is timed.
+void compileOnly(benchmark::State& state, const OpInfo& op, DataType dtype, int64_t n) {
+  std::string no_gpu;
+  const bool has_gpu = driver::isDriverAvailable(&no_gpu);
+  SchedulerRuntimeInfo info;
+  info.device = has_gpu ? driver::deviceProperties(0) : driver::h100Properties();
+  for (const InputSpec& spec : inputsOf(op.op, dtype, rowsFor(n, dtype), n)) {
+    TensorArgumentInfo tensor;
+    tensor.dtype = spec.dtype;
+    tensor.sizes = spec.sizes;
+    tensor.strides.assign(spec.sizes.size(), 1);
+    for (size_t d = spec.sizes.size(); d-- > 1;) {
+      tensor.strides[d - 1] = tensor.strides[d] * spec.sizes[d];
+    }
+    tensor.description = std::string(toString(spec.dtype)) + " input";
+    info.arguments.emplace_back(std::move(tensor));
+    info.data_alignments.push_back(256);
+  }
+  CompileOptions options;
+  if (!has_gpu) options.arch = driver::GpuArch{9, 0, false};
+  const CompiledCase compiled = scheduleAndCompile(op, dtype, info, options);
+  const KernelResources& resources = compiled.compiled.resources();
+  const std::string message =
+      "not timed (--compile_only): compiled for " + compiled.compiled.arch().toString() + " in " +
+      std::to_string(compiled.seconds) + " s" +
+      (resources.reported ? ", " + std::to_string(resources.registers) + " registers" : "") + "; " +
+      compiled.summary;
+  state.SkipWithError(message.c_str());
+}
+
+/// The case `name`, prepared on first use; the previous case's memory is released first.
+PreparedCase& preparedCase(const std::string& name, const OpInfo& op, DataType dtype, int64_t n,
+                           CUstream stream) {
+  static std::unique_ptr<PreparedCase> current;
+  if (current && current->name == name) return *current;
+  current.reset();
+  current = std::make_unique<PreparedCase>();
+  current->name = name;
+  try {
+    prepare(*current, op, dtype, n, stream);
+  } catch (const std::exception& error) {
+    current->error = error.what();
+    current->executor.reset();
+    current->inputs.clear();
+    current->outputs.clear();
+  }
+  return *current;
+}
+
+void runCase(benchmark::State& state, const std::string& name, const OpInfo& op, DataType dtype,
+             int64_t n) {
+  if (compile_only) {
+    bench::guarded(state, [&] { compileOnly(state, op, dtype, n); });
+    return;
+  }
+  CUstream stream = bench::benchmarkStream(state);
+  if (stream == nullptr) return;
+  bench::guarded(state, [&] {
+    PreparedCase& c = preparedCase(name, op, dtype, n, stream);
+    if (!c.error.empty()) {
+      state.SkipWithError(c.error.c_str());
+      return;
+    }
+    auto launch = [&] { c.executor->run(c.inputs, stream, c.outputs); };
+    launch();
+    launch();
+    BRAZE_CU(streamSynchronize, stream);
+    bench::EventTimer timer(stream);
+    std::vector<double> samples;
+    for (auto _ : state) {
+      samples.push_back(timer.time(launch));
+      state.SetIterationTime(samples.back());
+    }
+    const double median = bench::median(samples);
+    bench::reportBandwidth(state, stream, c.bytes, median);
+    state.counters["median_us"] = median * 1e6;
+    state.counters["bytes"] = static_cast<double>(c.bytes);
+    state.counters["M"] = static_cast<double>(c.m);
+    state.counters["N"] = static_cast<double>(c.n);
+    state.counters["compile_s"] = c.compile_seconds;
+    state.SetLabel(c.summary);
+  });
+}
+
+void copyReference(benchmark::State& state) {
+  CUstream stream = bench::benchmarkStream(state);
+  if (stream == nullptr) return;
+  bench::guarded(state, [&] {
+    bench::copySamples(stream, 2);  // warm-up
+    std::vector<double> samples;
+    for (auto _ : state) {
+      samples.push_back(bench::copySamples(stream, 1).front());
+      state.SetIterationTime(samples.back());
+    }
+    const double median = bench::median(samples);
+    bench::reportBandwidth(state, stream, 2 * bench::kCopyBytes, median);
+    state.counters["median_us"] = median * 1e6;
+    state.counters["bytes"] = static_cast<double>(2 * bench::kCopyBytes);
+  });
+}
+
+void registerBenchmarks() {
+  // The copy first: the other cases report their bandwidth as a fraction of it.
+  if (!compile_only) {
+    benchmark::RegisterBenchmark("memcpy_dtod/256MiB", copyReference)
+        ->UseManualTime()
+        ->Iterations(kSamples)
+        ->Unit(benchmark::kMicrosecond);
+  }
+  std::vector<const OpInfo*> ops;
+  for (const OpInfo& op : kOps) ops.push_back(&op);
+  if (pipeline_check) ops.push_back(&kPipelineCheck);
+  for (const OpInfo* op_pointer : ops) {
+    const OpInfo& op = *op_pointer;
+    for (const DataType dtype : kDtypes) {
+      for (const int64_t n : kRowLengths) {
+        const std::string name =
+            std::string(op.name) + "/" + std::string(shortName(dtype)) + "/" + std::to_string(n);
+        benchmark::RegisterBenchmark(
+            name.c_str(),
+            [name, &op, dtype, n](benchmark::State& state) { runCase(state, name, op, dtype, n); })
+            ->UseManualTime()
+            ->Iterations(kSamples)
+            ->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
+}
+
+// Takes this program's own flags out of argv before Google Benchmark sees it.
+bool parseOwnFlags(int& argc, char** argv) {
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    constexpr std::string_view kInputMib = "--input_mib=";
+    if (arg == "--pipeline_check") {
+      pipeline_check = true;
+      continue;
+    }
+    if (arg == "--compile_only") {
+      compile_only = true;
+      continue;
+    }
+    if (arg.starts_with(kInputMib)) {
+      input_mib = std::atoll(argv[i] + kInputMib.size());
+      if (input_mib <= 0) {
+        std::cerr << "braze_normalization_benchmark: --input_mib needs a positive number of MiB, "
+                     "got '"
+                  << arg.substr(kInputMib.size()) << "'\n";
+        return false;
+      }
+      continue;
+    }
+    argv[kept++] = argv[i];
+  }
+  argc = kept;
+  return true;
+}
+
+}  // namespace
+}  // namespace braze
+
+int main(int argc, char** argv) {
+  if (!braze::parseOwnFlags(argc, argv)) return 2;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  braze::registerBenchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

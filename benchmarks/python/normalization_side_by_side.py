@@ -1,0 +1,702 @@
+#!/usr/bin/env python3
+"""Braze, PyTorch eager and torch.compile side by side on row normalizations and a row sum.
+
+Runs on the GPU machine in one call (tools/gpu-test.sh --bench-only runs it when PyTorch is
+there). For every op (softmax, layer norm and RMS norm forward and backward, row sum), dtype
+(bf16, fp32) and row length N, with M rows so that one M x N input holds at least 256 MiB:
+
+  1. torch.compile (default mode, dynamic=False, fullgraph=True) of each case is compiled once
+     in parallel worker processes sharing a fresh Inductor cache, so that the timing phase
+     only loads compiled graphs; the cold compile cost of every case is recorded.
+  2. The C++ benchmark (braze_normalization_benchmark) times Braze's kernels, scheduled by the
+     scheduler plugins through the registry, and reports the device-to-device copy bandwidth
+     of the same run.
+  3. Eager and compiled PyTorch are timed here with the same method: one untimed launch, then
+     CUDA events around 10 back-to-back launches, 7 samples, the median; the same byte count
+     (every input read once, every output written once).
+
+Eager runs what PyTorch ships for each op (torch.softmax, aten._softmax_backward_data,
+aten.native_layer_norm and its backward, aten._fused_rms_norm and its backward when present,
+Tensor.sum). torch.compile compiles the same formulas the Braze fusions are written with
+(float32 math, results cast back), which is also what Inductor decomposes those ops into.
+
+The merged table is printed, written as JSON and Markdown to --results-dir (and to $OUT when
+set), and written into a section of benchmarks/RESULTS.md with the device, the date and the
+command. `--from-json FILE` rewrites that section from an earlier run's JSON (for results
+brought back from the GPU machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import pathlib
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RESULTS_MD = ROOT / "benchmarks" / "RESULTS.md"
+SECTION_BEGIN = "<!-- normalization-side-by-side: begin (written by benchmarks/python/normalization_side_by_side.py) -->"
+SECTION_END = "<!-- normalization-side-by-side: end -->"
+
+OPS = ["softmax_fwd", "softmax_bwd", "layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
+       "rms_norm_bwd", "row_sum"]
+FORWARD_OPS = {"softmax_fwd", "layer_norm_fwd", "rms_norm_fwd"}
+BACKWARD_OPS = {"softmax_bwd", "layer_norm_bwd", "rms_norm_bwd"}
+DTYPES = ["bf16", "fp32"]
+ROW_LENGTHS = [256, 1000, 1024, 4096, 8192, 16384, 65536, 262144]
+ELEMENT_BYTES = {"bf16": 2, "fp32": 4}
+EPS = 1e-5
+LAUNCHES_PER_SAMPLE = 10  # as benchmarks/cpp/bandwidth_timing.h
+SAMPLES = 7               # as benchmarks/cpp/normalization_benchmark.cpp
+COPY_TARGET = 0.90        # forward ops, N >= 4096
+COPY_TARGET_MIN_N = 4096
+
+
+def rows_for(n: int, dtype: str, input_mib: int) -> int:
+    """Rows so that one M x N input holds at least input_mib MiB (as the C++ benchmark)."""
+    row_bytes = n * ELEMENT_BYTES[dtype]
+    return -(-(input_mib << 20) // row_bytes)
+
+
+def case_name(op: str, dtype: str, n: int) -> str:
+    return f"{op}/{dtype}/{n}"
+
+
+def selected_cases(args) -> list[tuple[str, str, int]]:
+    return [(op, dtype, n) for op in args.ops for dtype in args.dtypes for n in args.sizes]
+
+
+# ---- PyTorch: inputs, eager ops and the formulas torch.compile compiles
+
+def make_inputs(torch, op: str, dtype: str, m: int, n: int, seed: int = 0):
+    """The inputs of a case in the fusion's order, uniform in the C++ benchmark's ranges."""
+    tdtype = torch.bfloat16 if dtype == "bf16" else torch.float32
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+
+    def uniform(shape, low, high, dt=tdtype):
+        t = torch.empty(shape, device="cuda", dtype=torch.float32)
+        t.uniform_(low, high, generator=generator)
+        return t.to(dt)
+
+    x = lambda: uniform((m, n), -2.0, 2.0)
+    dy = lambda: uniform((m, n), -1.0, 1.0)
+    weight = lambda: uniform((n,), 0.5, 1.5)
+    bias = lambda: uniform((n,), -0.5, 0.5)
+    mean = lambda: uniform((m,), -0.1, 0.1, torch.float32)
+    rstd = lambda: uniform((m,), 0.5, 2.0, torch.float32)
+    if op in ("softmax_fwd", "row_sum"):
+        return [x()]
+    if op == "softmax_bwd":
+        return [dy(), uniform((m, n), 0.0, 2.0 / n)]
+    if op == "layer_norm_fwd":
+        return [x(), weight(), bias()]
+    if op == "layer_norm_bwd":
+        return [dy(), x(), mean(), rstd(), weight()]
+    if op == "rms_norm_fwd":
+        return [x(), weight()]
+    if op == "rms_norm_bwd":
+        return [dy(), x(), rstd(), weight()]
+    raise ValueError(op)
+
+
+def formula(torch, op: str):
+    """The op as the Braze fusion defines it: float32 math, results cast back."""
+
+    def softmax_fwd(x):
+        xf = x.float()
+        e = (xf - xf.amax(-1, keepdim=True)).exp()
+        return (e / e.sum(-1, keepdim=True)).to(x.dtype)
+
+    def softmax_bwd(dy, y):
+        dyf, yf = dy.float(), y.float()
+        return (yf * (dyf - (dyf * yf).sum(-1, keepdim=True))).to(dy.dtype)
+
+    def layer_norm_fwd(x, weight, bias):
+        xf = x.float()
+        var, mean = torch.var_mean(xf, -1, correction=0)
+        rstd = torch.rsqrt(var + EPS)
+        y = (xf - mean[:, None]) * rstd[:, None] * weight.float() + bias.float()
+        return y.to(x.dtype), mean, rstd
+
+    def layer_norm_bwd(dy, x, mean, rstd, weight):
+        dyf, xf = dy.float(), x.float()
+        xhat = (xf - mean[:, None]) * rstd[:, None]
+        g = dyf * weight.float()
+        dx = rstd[:, None] * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
+        return dx.to(x.dtype), (dyf * xhat).sum(0).to(weight.dtype), dyf.sum(0).to(weight.dtype)
+
+    def rms_norm_fwd(x, weight):
+        xf = x.float()
+        rstd = torch.rsqrt((xf * xf).mean(-1) + EPS)
+        return (xf * rstd[:, None] * weight.float()).to(x.dtype), rstd
+
+    def rms_norm_bwd(dy, x, rstd, weight):
+        dyf, xf = dy.float(), x.float()
+        xhat = xf * rstd[:, None]
+        g = dyf * weight.float()
+        dx = rstd[:, None] * (g - xhat * (g * xhat).mean(-1, keepdim=True))
+        return dx.to(x.dtype), (dyf * xhat).sum(0).to(weight.dtype)
+
+    def row_sum(x):
+        return x.float().sum(-1).to(x.dtype)
+
+    return locals()[op]
+
+
+def eager(torch, op: str, n: int):
+    """What PyTorch ships for the op, on the same inputs; returns (callable, description)."""
+    aten = torch.ops.aten
+    if op == "softmax_fwd":
+        return (lambda x: torch.softmax(x, -1)), "torch.softmax"
+    if op == "softmax_bwd":
+        return (lambda dy, y: aten._softmax_backward_data(dy, y, -1, y.dtype)), \
+            "aten._softmax_backward_data"
+    if op == "layer_norm_fwd":
+        return (lambda x, w, b: aten.native_layer_norm(x, [n], w, b, EPS)), "aten.native_layer_norm"
+    if op == "layer_norm_bwd":
+        def layer_norm_bwd(dy, x, mean, rstd, w):
+            return aten.native_layer_norm_backward(dy, x, [n], mean[:, None], rstd[:, None], w, w,
+                                                   [True, True, True])
+        return layer_norm_bwd, "aten.native_layer_norm_backward"
+    if op == "rms_norm_fwd":
+        if hasattr(aten, "_fused_rms_norm"):
+            return (lambda x, w: aten._fused_rms_norm(x, [n], w, EPS)), "aten._fused_rms_norm"
+        return (lambda x, w: torch.nn.functional.rms_norm(x, [n], w, EPS)), "F.rms_norm"
+    if op == "rms_norm_bwd":
+        if hasattr(aten, "_fused_rms_norm_backward"):
+            return (lambda dy, x, rstd, w: aten._fused_rms_norm_backward(
+                dy, x, [n], rstd[:, None], w, [True, True])), "aten._fused_rms_norm_backward"
+        return None, "no fused RMS norm backward in this PyTorch"
+    if op == "row_sum":
+        return (lambda x: x.sum(-1)), "Tensor.sum"
+    raise ValueError(op)
+
+
+def bytes_moved(torch, inputs, outputs) -> int:
+    """Every input read once plus every output written once."""
+    if isinstance(outputs, torch.Tensor):
+        outputs = [outputs]
+    return sum(t.numel() * t.element_size() for t in list(inputs) + list(outputs))
+
+
+def time_median(torch, fn, args) -> float:
+    """Seconds per call: the median of SAMPLES samples of LAUNCHES_PER_SAMPLE calls."""
+    fn(*args)
+    fn(*args)
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(SAMPLES):
+        fn(*args)  # untimed: keeps the device busy while the timed calls are enqueued
+        start.record()
+        for _ in range(LAUNCHES_PER_SAMPLE):
+            fn(*args)
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) / 1e3 / LAUNCHES_PER_SAMPLE)
+    return statistics.median(samples)
+
+
+def compile_case(torch, op: str):
+    torch._dynamo.reset()
+    return torch.compile(formula(torch, op), dynamic=False, fullgraph=True)
+
+
+def import_torch():
+    # Workers and the timing process must use the same Inductor configuration, or the cache
+    # the workers fill would not be hit; one compile thread each (the workers run in parallel).
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")
+    import torch
+    import torch._dynamo
+    import torch._inductor.config as inductor_config
+    # Autotuning results are not kept: the timing process tunes on a quiet GPU, not in the
+    # middle of other workers' compilations.
+    if hasattr(inductor_config, "autotune_local_cache"):
+        inductor_config.autotune_local_cache = False
+    return torch
+
+
+# ---- phase 1: compile in parallel workers
+
+def worker_main(args) -> int:
+    torch = import_torch()
+    results = {}
+    cases = selected_cases(args)[args.worker::args.workers]
+    for op, dtype, n in cases:
+        name = case_name(op, dtype, n)
+        try:
+            inputs = make_inputs(torch, op, dtype, rows_for(n, dtype, args.input_mib), n)
+            compiled = compile_case(torch, op)
+            start = time.perf_counter()
+            compiled(*inputs)
+            torch.cuda.synchronize()
+            results[name] = {"compile_s": time.perf_counter() - start}
+        except Exception as error:  # reported in the table, the other cases go on
+            results[name] = {"error": f"{type(error).__name__}: {error}"[:400]}
+        finally:
+            inputs = compiled = None
+            torch.cuda.empty_cache()
+    pathlib.Path(args.worker_out).write_text(json.dumps(results))
+    return 0
+
+
+def compile_in_workers(args, cache_dir: str, deadline: float) -> tuple[dict, float]:
+    """Runs the cold compilations in args.workers processes; returns per-case results and the
+    wall time."""
+    start = time.perf_counter()
+    processes = []
+    outputs = []
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
+    for i in range(args.workers):
+        out = os.path.join(cache_dir, f"worker-{i}.json")
+        outputs.append(out)
+        command = [sys.executable, __file__, "--worker", str(i), "--workers", str(args.workers),
+                   "--worker-out", out, "--input-mib", str(args.input_mib),
+                   "--ops", *args.ops, "--dtypes", *args.dtypes,
+                   "--sizes", *map(str, args.sizes)]
+        processes.append(subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                          stderr=open(out + ".log", "w")))
+    results = {}
+    for process, out in zip(processes, outputs):
+        try:
+            process.wait(timeout=max(1.0, deadline - time.perf_counter()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        try:
+            results.update(json.loads(pathlib.Path(out).read_text()))
+        except (OSError, ValueError):
+            tail = pathlib.Path(out + ".log").read_text()[-300:] if os.path.exists(out + ".log") else ""
+            log(f"compile worker {out} left no results (exit {process.returncode}): {tail}")
+    return results, time.perf_counter() - start
+
+
+# ---- phase 2: the C++ benchmark
+
+def find_binary(explicit: str | None) -> pathlib.Path | None:
+    candidates = []
+    if explicit:
+        candidates.append(pathlib.Path(explicit))
+    bundle = os.environ.get("BRAZE_GPU_BUNDLE")
+    if bundle:
+        candidates.append(pathlib.Path(bundle) / "bin" / "braze_normalization_benchmark")
+    candidates.append(ROOT / "build-gpu-bundle" / "bin" / "braze_normalization_benchmark")
+    candidates.append(ROOT / "build" / "benchmarks" / "braze_normalization_benchmark")
+    candidates += sorted(ROOT.glob("build*/benchmarks/braze_normalization_benchmark"),
+                         key=lambda p: p.stat().st_mtime, reverse=True)
+    candidates += sorted(ROOT.glob("build*/bin/braze_normalization_benchmark"),
+                         key=lambda p: p.stat().st_mtime, reverse=True)
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate.resolve()
+    return None
+
+
+def run_braze(args, binary: pathlib.Path, out_dir: str, timeout: float) -> dict:
+    """Runs the C++ benchmark on the selected cases; returns its JSON."""
+    # Google Benchmark appends "/iterations:7/manual_time" to the names.
+    pattern = "^(memcpy_dtod/|({})/({})/({})/)".format(
+        "|".join(args.ops), "|".join(args.dtypes), "|".join(map(str, args.sizes)))
+    out = os.path.join(out_dir, "braze_normalization_benchmark.json")
+    command = [str(binary), f"--benchmark_filter={pattern}", f"--benchmark_out={out}",
+               "--benchmark_out_format=json", f"--input_mib={args.input_mib}"]
+    env = dict(os.environ)
+    # Run from a bundle (bin/, lib/, plugins/): its libraries, plugins and scanner.
+    bundle = binary.parent.parent
+    if (bundle / "lib").is_dir() and (bundle / "plugins").is_dir():
+        env["LD_LIBRARY_PATH"] = f"{bundle / 'lib'}:{env.get('LD_LIBRARY_PATH', '')}"
+        if str(bundle / "plugins") not in env.get("BRAZE_PLUGIN_PATH", ""):
+            env["BRAZE_PLUGIN_PATH"] = f"{bundle / 'plugins'}:{env.get('BRAZE_PLUGIN_PATH', '')}"
+        scanner = bundle / "bin" / "braze-plugin-scanner"
+        if scanner.is_file():
+            env.setdefault("BRAZE_PLUGIN_SCANNER", str(scanner))
+    log(f"running {shlex.join(command)}")
+    try:
+        completed = subprocess.run(command, env=env, capture_output=True, text=True,
+                                   timeout=timeout)
+        pathlib.Path(out_dir, "braze_normalization_benchmark.log").write_text(
+            completed.stdout + completed.stderr)
+        if completed.returncode != 0:
+            log(f"the C++ benchmark exited {completed.returncode}: {completed.stderr[-600:]}")
+    except subprocess.TimeoutExpired:
+        log(f"the C++ benchmark ran past {timeout:.0f} s and was stopped")
+    try:
+        return json.loads(pathlib.Path(out).read_text())
+    except (OSError, ValueError) as error:
+        log(f"no JSON from the C++ benchmark: {error}")
+        return {}
+
+
+def braze_results(data: dict) -> tuple[dict, dict]:
+    """Per case: GB/s, of_copy, bytes, M, median_us, label or error; and the copy's entry."""
+    cases, copy = {}, {}
+    for b in data.get("benchmarks", []):
+        name = b.get("run_name", b.get("name", "")).split("/iterations:")[0]
+        if b.get("aggregate_name") not in (None, "median"):
+            continue
+        if name.startswith("memcpy_dtod"):
+            copy = {"GB/s": b.get("GB/s"), "median_us": b.get("median_us"),
+                    "error": b.get("error_message") if b.get("error_occurred") else None}
+            continue
+        if b.get("error_occurred"):
+            cases[name] = {"error": b.get("error_message", "error")}
+            continue
+        cases[name] = {key: b.get(key) for key in
+                       ("GB/s", "of_copy", "bytes", "M", "N", "median_us", "compile_s", "label")}
+    return cases, copy
+
+
+# ---- phase 3: PyTorch timings
+
+def time_torch(args, torch, compile_results: dict, deadline: float) -> tuple[dict, dict]:
+    results = {}
+    copy_source = torch.empty(256 << 18, device="cuda", dtype=torch.float32).uniform_()
+    copy_target = torch.empty_like(copy_source)
+    copy_seconds = time_median(torch, lambda: copy_target.copy_(copy_source), [])
+    copy = {"GB/s": 2 * copy_source.numel() * 4 / copy_seconds / 1e9}
+    del copy_source, copy_target
+    for op, dtype, n in selected_cases(args):
+        name = case_name(op, dtype, n)
+        m = rows_for(n, dtype, args.input_mib)
+        entry = {"M": m, "N": n}
+        results[name] = entry
+        inputs = None
+        try:
+            inputs = make_inputs(torch, op, dtype, m, n)
+            reference_outputs = formula(torch, op)(*inputs)
+            entry["bytes"] = bytes_moved(torch, inputs, reference_outputs)
+            del reference_outputs
+            fn, entry["eager_op"] = eager(torch, op, n)
+            if fn is not None:
+                entry["eager_GB/s"] = entry["bytes"] / time_median(torch, fn, inputs) / 1e9
+            if args.no_compile:
+                entry["compile_error"] = "not measured (--no-compile)"
+            elif time.perf_counter() > deadline:
+                entry["compile_error"] = "dropped: past the time budget"
+            elif "error" in compile_results.get(name, {}):
+                entry["compile_error"] = compile_results[name]["error"]
+            else:
+                start = time.perf_counter()
+                compiled = compile_case(torch, op)
+                compiled(*inputs)
+                torch.cuda.synchronize()
+                entry["compile_warm_s"] = time.perf_counter() - start
+                entry["compile_cold_s"] = compile_results.get(name, {}).get("compile_s")
+                entry["compile_GB/s"] = entry["bytes"] / time_median(torch, compiled, inputs) / 1e9
+                compiled = None
+        except Exception as error:
+            entry["torch_error"] = f"{type(error).__name__}: {error}"[:400]
+        finally:
+            inputs = None
+            torch.cuda.empty_cache()
+    return results, copy
+
+
+# ---- the table
+
+def merge(args, braze: dict, torch_results: dict) -> list[dict]:
+    rows = []
+    for op, dtype, n in selected_cases(args):
+        name = case_name(op, dtype, n)
+        b = braze.get(name, {"error": "not run (no C++ benchmark binary or no result)"})
+        t = torch_results.get(name, {})
+        row = {"case": name, "op": op, "dtype": dtype, "N": n,
+               "M": t.get("M") or b.get("M") or rows_for(n, dtype, args.input_mib),
+               "braze_GB/s": b.get("GB/s"), "of_copy": b.get("of_copy"),
+               "braze_error": b.get("error"), "braze_label": b.get("label"),
+               "braze_compile_s": b.get("compile_s"),
+               "braze_bytes": b.get("bytes"), "torch_bytes": t.get("bytes"),
+               "eager_GB/s": t.get("eager_GB/s"), "eager_op": t.get("eager_op"),
+               "compile_GB/s": t.get("compile_GB/s"), "compile_error": t.get("compile_error"),
+               "compile_cold_s": t.get("compile_cold_s"), "compile_warm_s": t.get("compile_warm_s"),
+               "torch_error": t.get("torch_error")}
+        if row["braze_GB/s"] and row["compile_GB/s"]:
+            row["ratio"] = row["braze_GB/s"] / row["compile_GB/s"]
+        row["missed"] = missed_targets(row)
+        rows.append(row)
+    return rows
+
+
+def missed_targets(row: dict) -> list[str]:
+    op, n = row["op"], row["N"]
+    if op not in FORWARD_OPS and op not in BACKWARD_OPS:
+        return []
+    missed = []
+    if row["braze_GB/s"] is None:
+        return ["no Braze result"]
+    if op in FORWARD_OPS and n >= COPY_TARGET_MIN_N and row["of_copy"] is not None \
+            and row["of_copy"] < COPY_TARGET:
+        missed.append(f"{100 * row['of_copy']:.0f}% of copy < {100 * COPY_TARGET:.0f}%")
+    if row.get("ratio") is not None and row["ratio"] < 1.0:
+        missed.append(f"{row['ratio']:.2f}x torch.compile < 1.0x")
+    elif row.get("ratio") is None:
+        missed.append("no torch.compile figure to compare with")
+    return missed
+
+
+def fmt(value, spec, empty="-"):
+    return empty if value is None else format(value, spec)
+
+
+def table_lines(rows: list[dict]) -> list[str]:
+    lines = ["| op | dtype | M | N | Braze GB/s | % of copy | eager GB/s | compile GB/s "
+             "| Braze / compile | targets |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        braze = fmt(r["braze_GB/s"], ".0f") if r["braze_error"] is None else "error"
+        compiled = fmt(r["compile_GB/s"], ".0f") if r["compile_error"] is None else "-"
+        target = "—" if r["op"] not in FORWARD_OPS | BACKWARD_OPS else (
+            "missed: " + "; ".join(r["missed"]) if r["missed"] else "met")
+        lines.append(f"| {r['op']} | {r['dtype']} | {r['M']} | {r['N']} | {braze} "
+                     f"| {fmt(r['of_copy'] and 100 * r['of_copy'], '.1f')} "
+                     f"| {fmt(r['eager_GB/s'], '.0f')} | {compiled} "
+                     f"| {fmt(r.get('ratio'), '.2f')} | {target} |")
+    return lines
+
+
+def notes_lines(rows: list[dict]) -> list[str]:
+    lines = []
+    errors = {}
+    for r in rows:
+        if r["braze_error"]:
+            # One line per distinct message: a missing scheduler fails every case alike.
+            message = " ".join(r["braze_error"].split())
+            errors.setdefault(message[:300], []).append(r["case"])
+    for message, cases in errors.items():
+        shown = ", ".join(cases[:4]) + (f" and {len(cases) - 4} more" if len(cases) > 4 else "")
+        lines.append(f"- Braze error ({shown}): {message}")
+    for r in rows:
+        if r["compile_error"] and "--no-compile" not in r["compile_error"]:
+            lines.append(f"- torch.compile {r['case']}: {' '.join(r['compile_error'].split())[:200]}")
+        if r["torch_error"]:
+            lines.append(f"- PyTorch {r['case']}: {' '.join(r['torch_error'].split())[:200]}")
+        if r["braze_bytes"] and r["torch_bytes"] and int(r["braze_bytes"]) != int(r["torch_bytes"]):
+            lines.append(f"- {r['case']}: byte counts differ (Braze {int(r['braze_bytes'])}, "
+                         f"PyTorch {int(r['torch_bytes'])})")
+    return lines
+
+
+def missed_lines(rows: list[dict]) -> list[str]:
+    lines = []
+    for r in rows:
+        if r["missed"]:
+            lines.append(f"- {r['case']} (M={r['M']}): {'; '.join(r['missed'])}")
+    return lines
+
+
+def report_markdown(report: dict) -> str:
+    rows = report["rows"]
+    meta = report["meta"]
+    cold = [r["compile_cold_s"] for r in rows if r.get("compile_cold_s")]
+    warm = [r["compile_warm_s"] for r in rows if r.get("compile_warm_s")]
+    eager_ops = sorted({f"{r['op']}: {r['eager_op']}" for r in rows if r.get("eager_op")})
+    out = [SECTION_BEGIN,
+           "## Normalizations and row sum: Braze, PyTorch eager and torch.compile",
+           "",
+           f"Device: {meta.get('device', '?')}, {meta.get('date', '?')}; PyTorch "
+           f"{meta.get('torch', '?')}, Triton {meta.get('triton', '?')}.",
+           "Command (on the GPU machine, from a bundle built with `tools/gpu-test.sh pack` here):",
+           "",
+           "```sh",
+           meta.get("command", "?"),
+           "```",
+           "",
+           "Every figure counts the bytes that must move (every input read once, every output "
+           "written once) over the median of 7 samples, each 10 back-to-back launches between "
+           "CUDA events after one untimed launch; M makes one M x N input at least "
+           f"{meta.get('input_mib', 256)} MiB. '% of copy' is Braze's bandwidth over the "
+           "device-to-device copy measured in the same run "
+           f"(cuMemcpyDtoDAsync, {fmt(meta.get('braze_copy_GB/s'), '.0f')} GB/s; PyTorch's "
+           f"copy_ gave {fmt(meta.get('torch_copy_GB/s'), '.0f')} GB/s). torch.compile: default "
+           "mode, dynamic=False, fullgraph=True, on the same float32 formulas the Braze fusions "
+           "are written with; eager runs PyTorch's own kernels "
+           f"({'; '.join(eager_ops) if eager_ops else 'none ran'}).",
+           f"Compile cost of torch.compile: {fmt(sum(cold) if cold else None, '.0f')} s cold for "
+           f"{len(cold)} cases (median {fmt(statistics.median(cold) if cold else None, '.1f')} s, "
+           f"{meta.get('workers', '?')} processes in parallel, "
+           f"{fmt(meta.get('compile_wall_s'), '.0f')} s of wall time), then "
+           f"{fmt(statistics.median(warm) if warm else None, '.2f')} s per case from the cache "
+           "in the timing process. Whole run: "
+           f"{fmt(meta.get('total_s'), '.0f')} s.",
+           "",
+           "Targets: forward softmax and norms >= 90% of copy for N >= 4096 and >= 1.0x "
+           "torch.compile at every N; backward >= 1.0x torch.compile (row sum: none).",
+           ""]
+    out += table_lines(rows)
+    missed = missed_lines(rows)
+    out += ["", "Targets missed:" if missed else "Targets missed: none."]
+    out += missed
+    notes = notes_lines(rows)
+    if notes:
+        out += ["", "Notes:"] + notes
+    if meta.get("dropped"):
+        out += ["", f"Dropped: {meta['dropped']}"]
+    out.append(SECTION_END)
+    return "\n".join(out) + "\n"
+
+
+def write_results_md(markdown: str, path: pathlib.Path) -> None:
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    pattern = re.compile(re.escape(SECTION_BEGIN) + ".*?" + re.escape(SECTION_END) + "\n?",
+                         re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: markdown, text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + markdown
+    path.write_text(text)
+
+
+def print_report(report: dict) -> None:
+    rows = report["rows"]
+    print()
+    print("=== normalizations: Braze, PyTorch eager, torch.compile "
+          f"({report['meta'].get('device', '?')})")
+    print(f"{'op':<15} {'dtype':<5} {'M':>8} {'N':>7} {'Braze GB/s':>10} {'% copy':>7} "
+          f"{'eager':>7} {'compile':>7} {'ratio':>6}  targets")
+    for r in rows:
+        braze = fmt(r["braze_GB/s"], ".0f") if r["braze_error"] is None else "error"
+        target = "" if r["op"] not in FORWARD_OPS | BACKWARD_OPS else (
+            "MISSED: " + "; ".join(r["missed"]) if r["missed"] else "met")
+        print(f"{r['op']:<15} {r['dtype']:<5} {r['M']:>8} {r['N']:>7} {braze:>10} "
+              f"{fmt(r['of_copy'] and 100 * r['of_copy'], '.1f'):>7} "
+              f"{fmt(r['eager_GB/s'], '.0f'):>7} {fmt(r['compile_GB/s'], '.0f'):>7} "
+              f"{fmt(r.get('ratio'), '.2f'):>6}  {target}")
+    notes = notes_lines(rows)
+    if notes:
+        print("\n".join(notes))
+    missed = missed_lines(rows)
+    print(f"targets missed: {len(missed)} of "
+          f"{sum(1 for r in rows if r['op'] in FORWARD_OPS | BACKWARD_OPS)} cases with targets")
+
+
+def log(message: str) -> None:
+    print(f"side-by-side: {message}", file=sys.stderr, flush=True)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--binary", help="braze_normalization_benchmark (default: found in "
+                        "$BRAZE_GPU_BUNDLE/bin, build-gpu-bundle/bin or build*/benchmarks)")
+    parser.add_argument("--ops", nargs="+", default=OPS, choices=OPS)
+    parser.add_argument("--dtypes", nargs="+", default=DTYPES, choices=DTYPES)
+    parser.add_argument("--sizes", nargs="+", type=int, default=ROW_LENGTHS, help="row lengths N")
+    parser.add_argument("--input-mib", type=int, default=256)
+    parser.add_argument("--workers", type=int, default=min(12, os.cpu_count() or 1),
+                        help="processes compiling torch.compile cases in parallel")
+    parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--budget-s", type=float, default=450.0,
+                        help="stop starting torch.compile work past this many seconds")
+    parser.add_argument("--results-dir", help="where the JSON, logs and Markdown go "
+                        "(default: a temporary folder; also $OUT when set)")
+    parser.add_argument("--results-md", default=str(RESULTS_MD),
+                        help="the Markdown file whose section is written ('' for none)")
+    parser.add_argument("--command", help="the command shown in the results "
+                        "(default: this script's command line)")
+    parser.add_argument("--from-json", help="write the results section from an earlier run's "
+                        "JSON, without running anything")
+    # Internal: one compile worker.
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--worker-out", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv) -> int:
+    args = parse_args(argv)
+    if args.worker is not None:
+        return worker_main(args)
+    if args.from_json:
+        report = json.loads(pathlib.Path(args.from_json).read_text())
+        print_report(report)
+        if args.results_md:
+            write_results_md(report_markdown(report), pathlib.Path(args.results_md))
+            log(f"wrote the section of {args.results_md}")
+        return 0
+
+    started = time.perf_counter()
+    deadline = started + args.budget_s
+    results_dir = args.results_dir or tempfile.mkdtemp(prefix="braze-side-by-side-")
+    os.makedirs(results_dir, exist_ok=True)
+    meta = {"date": datetime.date.today().isoformat(), "input_mib": args.input_mib,
+            "workers": args.workers,
+            "command": args.command or shlex.join([sys.argv[0], *argv])}
+    dropped = []
+    try:
+        torch = import_torch()
+        if not torch.cuda.is_available():
+            raise RuntimeError("PyTorch sees no CUDA device")
+        properties = torch.cuda.get_device_properties(0)
+        meta["device"] = f"{properties.name} ({properties.total_memory >> 20} MiB, " \
+                         f"{properties.multi_processor_count} SMs)"
+        meta["torch"] = torch.__version__
+        try:
+            import triton
+            meta["triton"] = triton.__version__
+        except ImportError:
+            meta["triton"] = "none"
+    except Exception as error:
+        log(f"no PyTorch timings: {error}")
+        torch = None
+        dropped.append(f"PyTorch eager and torch.compile ({error})")
+
+    # Phase 1: cold compilations, in parallel, into a fresh cache the timing process reuses.
+    compile_results = {}
+    cache_dir = tempfile.mkdtemp(prefix="braze-inductor-cache-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    if torch is not None and not args.no_compile:
+        log(f"compiling {len(selected_cases(args))} torch.compile cases in {args.workers} processes")
+        compile_results, meta["compile_wall_s"] = compile_in_workers(
+            args, cache_dir, started + 0.6 * args.budget_s)
+        log(f"compiled in {meta['compile_wall_s']:.0f} s")
+
+    # Phase 2: Braze, with the GPU to itself.
+    binary = find_binary(args.binary)
+    braze, braze_copy = {}, {}
+    if binary is None:
+        dropped.append("Braze (no braze_normalization_benchmark binary found)")
+    else:
+        data = run_braze(args, binary, results_dir, timeout=max(60.0, deadline + 120 - time.perf_counter()))
+        braze, braze_copy = braze_results(data)
+        meta["braze_binary"] = str(binary)
+    meta["braze_copy_GB/s"] = braze_copy.get("GB/s")
+
+    # Phase 3: PyTorch.
+    torch_results = {}
+    if torch is not None:
+        torch_results, torch_copy = time_torch(args, torch, compile_results, deadline)
+        meta["torch_copy_GB/s"] = torch_copy.get("GB/s")
+        late = [name for name, t in torch_results.items()
+                if "past the time budget" in t.get("compile_error", "")]
+        if late:
+            dropped.append(f"torch.compile of {len(late)} cases past the {args.budget_s:.0f} s "
+                           f"budget: {', '.join(late)}")
+    meta["total_s"] = time.perf_counter() - started
+    meta["dropped"] = "; ".join(dropped)
+
+    report = {"meta": meta, "rows": merge(args, braze, torch_results)}
+    print_report(report)
+    markdown = report_markdown(report)
+    outputs = [results_dir] + ([os.environ["OUT"]] if os.environ.get("OUT") else [])
+    for folder in outputs:
+        pathlib.Path(folder, "normalization_side_by_side.json").write_text(
+            json.dumps(report, indent=1))
+        pathlib.Path(folder, "normalization_side_by_side.md").write_text(markdown)
+    if args.results_md:
+        write_results_md(markdown, pathlib.Path(args.results_md))
+        log(f"wrote the section of {args.results_md}")
+    log(f"done in {meta['total_s']:.0f} s; JSON and Markdown in {', '.join(outputs)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
