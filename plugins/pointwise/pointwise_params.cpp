@@ -1,78 +1,19 @@
 #include "pointwise_params.h"
 
-#include <sstream>
-#include <type_traits>
-
-#include "braze/error.h"
+#include "braze/sdk/param_codec.h"
 
 namespace braze::pointwise {
 
-namespace {
-
-constexpr uint8_t kMagic[4] = {'B', 'Z', 'P', 'W'};
-constexpr uint8_t kFormatVersion = 1;
-
-int64_t numFields() {
-  int64_t n = 0;
-  PointwiseParams p;
-  PointwiseParams::forEachField(p, [&](const char*, auto&) { ++n; });
-  return n;
-}
-
-size_t encodedSize() {
-  return sizeof(kMagic) + 1 + 8 * static_cast<size_t>(numFields());
-}
-
-}  // namespace
-
 std::vector<uint8_t> encodeParams(const PointwiseParams& params) {
-  std::vector<uint8_t> bytes(std::begin(kMagic), std::end(kMagic));
-  bytes.push_back(kFormatVersion);
-  PointwiseParams::forEachField(params, [&](const char*, const auto& field) {
-    const auto value = static_cast<uint64_t>(static_cast<int64_t>(field));
-    for (int shift = 0; shift < 64; shift += 8)
-      bytes.push_back(static_cast<uint8_t>(value >> shift));
-  });
-  return bytes;
+  return sdk::encodeParams(params);
 }
 
 PointwiseParams decodeParams(std::span<const uint8_t> bytes) {
-  BRAZE_USER_CHECK(bytes.size() >= sizeof(kMagic) + 1 &&
-                   std::equal(std::begin(kMagic), std::end(kMagic), bytes.begin()))
-      << "pointwise params: expected bytes starting with \"BZPW\" (written by encodeParams), "
-         "found "
-      << bytes.size() << " bytes without it; the params belong to another scheduler";
-  BRAZE_USER_CHECK(bytes[sizeof(kMagic)] == kFormatVersion)
-      << "pointwise params: expected format version " << int{kFormatVersion} << ", found "
-      << int{bytes[sizeof(kMagic)]} << "; recompute the heuristics with this scheduler";
-  BRAZE_USER_CHECK(bytes.size() == encodedSize())
-      << "pointwise params: expected " << encodedSize() << " bytes for format version "
-      << int{kFormatVersion} << ", found " << bytes.size() << "; the bytes are truncated or padded";
-  PointwiseParams params;
-  size_t offset = sizeof(kMagic) + 1;
-  PointwiseParams::forEachField(params, [&](const char*, auto& field) {
-    uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 8) value |= uint64_t{bytes[offset++]} << shift;
-    field = static_cast<std::remove_reference_t<decltype(field)>>(static_cast<int64_t>(value));
-  });
-  return params;
+  return sdk::decodeParams<PointwiseParams>(bytes);
 }
 
 std::string toString(const PointwiseParams& params) {
-  std::ostringstream os;
-  os << "pointwise{";
-  const char* separator = "";
-  PointwiseParams::forEachField(params, [&](const char* name, const auto& field) {
-    os << separator << name << "=";
-    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>) {
-      os << (field ? "true" : "false");
-    } else {
-      os << field;
-    }
-    separator = ", ";
-  });
-  os << "}";
-  return os.str();
+  return sdk::describeParams(params, "pointwise");
 }
 
 std::ostream& operator<<(std::ostream& os, const PointwiseParams& params) {
@@ -80,12 +21,7 @@ std::ostream& operator<<(std::ostream& os, const PointwiseParams& params) {
 }
 
 uint64_t hashParams(const PointwiseParams& params) {
-  uint64_t hash = 14695981039346656037ull;
-  for (const uint8_t byte : encodeParams(params)) {
-    hash ^= byte;
-    hash *= 1099511628211ull;
-  }
-  return hash;
+  return sdk::hashParams(params);
 }
 
 }  // namespace braze::pointwise

@@ -16,6 +16,12 @@ namespace braze::pointwise {
 /// decoding, printing and hashing; a new field is appended there (the byte format's version
 /// grows with it).
 struct PointwiseParams {
+  /// The byte format (braze/sdk/param_codec.h): "BZPW", a version byte, then every field as
+  /// 8 little-endian bytes.
+  static constexpr char kMagic[5] = "BZPW";
+  static constexpr uint8_t kFormatVersion = 1;
+  static constexpr const char* kName = "pointwise";
+
   /// Position among the fusion's outputs of the tensor whose loop all others follow.
   int64_t reference_output = 0;
   /// 0: one loop over all dims of the reference (1D). b > 0: 2D, dims [0, b) merged on
@@ -47,7 +53,7 @@ struct PointwiseParams {
   }
 };
 
-/// The byte format: "BZPW", a version byte, then every field as 8 little-endian bytes.
+/// The params as bytes (PointwiseParams::kMagic, the version, then the fields).
 BRAZE_POINTWISE_API std::vector<uint8_t> encodeParams(const PointwiseParams& params);
 
 /// Decodes what encodeParams wrote; throws a braze::Error saying what was expected and what
