@@ -155,14 +155,21 @@ void inlineMostOf(Fusion& fusion, const std::unordered_set<const TensorView*>* s
       contexts.push_back(contextOf(sibling, live));
       if (!change) continue;
       int64_t limit = maxPosition(sibling, contexts.back());
-      // Several consumers must already share the loops the tensor is computed in.
-      const InlineContext& context = contexts.back();
-      for (int64_t axis = 0; axis < limit && context.consumers.size() > 1; ++axis) {
+      // Several consumers must already share the loops the tensor is computed in. Outputs of
+      // one Expr (Welford's avg, m2 and n) are computed by one statement: one consumer.
+      std::vector<TensorView*> consumers;
+      for (TensorView* consumer : contexts.back().consumers) {
+        const bool sibling = std::any_of(consumers.begin(), consumers.end(), [&](TensorView* c) {
+          return c->definition() == consumer->definition();
+        });
+        if (!sibling) consumers.push_back(consumer);
+      }
+      for (int64_t axis = 0; axis < limit && consumers.size() > 1; ++axis) {
         const auto i = static_cast<size_t>(axis);
-        IterDomain* first = groups.find(context.consumers[0]->loop()[i]);
-        const bool shared =
-            std::all_of(context.consumers.begin(), context.consumers.end(),
-                        [&](TensorView* c) { return groups.find(c->loop()[i]) == first; });
+        IterDomain* first = groups.find(consumers[0]->loop()[i]);
+        const bool shared = std::all_of(consumers.begin(), consumers.end(), [&](TensorView* c) {
+          return groups.find(c->loop()[i]) == first;
+        });
         if (!shared) limit = axis;
       }
       position = std::min(position, limit);

@@ -176,5 +176,18 @@ TEST(InlineMostTest, WelfordOutputsShareOnePosition) {
   EXPECT_EQ(w.n->inlinePosition(), 0);
 }
 
+TEST(InlineMostTest, ProducerOfAWelfordInlinesIntoItsOneStatement) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* e = exp(x);
+  WelfordResult w = welford(e, {1});
+  fusion.addOutput(add(w.avg, w.m2));
+  fusion.addOutput(w.n);
+  inlineMost(fusion);
+  // avg, m2 and n all read e, but they are one Expr: e is computed inside its reduction loop.
+  EXPECT_EQ(e->inlinePosition(), 2);
+  EXPECT_EQ(w.avg->inlinePosition(), 1);
+}
+
 }  // namespace
 }  // namespace braze
