@@ -52,7 +52,8 @@ bool isReductionExpr(const Expr& expr) {
 
 class NestBuilder {
  public:
-  NestBuilder(const LowerContext& ctx, kir::Kernel& kernel) : ctx_(ctx), kernel_(kernel) {}
+  NestBuilder(const LowerContext& ctx, kir::Kernel& kernel)
+      : ctx_(ctx), kernel_(kernel), live_(ctx.exprs().begin(), ctx.exprs().end()) {}
 
   void run() {
     for (const Expr* expr : ctx_.exprs()) {
@@ -141,6 +142,26 @@ class NestBuilder {
     }
     placed.insert(consumer);
     order.push_back(consumer);
+    placeOtherReaders(consumer, placed, order);
+  }
+
+  // A tensor inlined into several consumers (sum and max of one cached input) is computed once
+  // inside the loops they share, so every reader must run in those loops while they are open:
+  // the readers of `consumer`'s inputs whose other inputs are all placed go right after it.
+  void placeOtherReaders(const Expr* consumer, std::set<const Expr*>& placed,
+                         std::vector<const Expr*>& order) const {
+    for (const Val* input : consumer->inputs()) {
+      const auto* tv = input->dynCast<TensorView>();
+      if (tv == nullptr || tv->definition() == nullptr || ctx_.graph().inlinePositionOf(tv) == 0)
+        continue;
+      for (const Expr* use : tv->uses()) {
+        if (placed.count(use) || !live_.count(use)) continue;
+        const std::vector<const Expr*> producers = producerExprs(use);
+        const bool ready = std::all_of(producers.begin(), producers.end(),
+                                       [&](const Expr* p) { return placed.count(p) > 0; });
+        if (ready) emitWithProducers(use, placed, order);
+      }
+    }
   }
 
   static const TensorView* outputOf(const Expr* expr) { return expr->output(0)->as<TensorView>(); }
@@ -393,6 +414,7 @@ class NestBuilder {
 
   const LowerContext& ctx_;
   kir::Kernel& kernel_;
+  std::set<const Expr*> live_;  // the Exprs the kernel computes
   std::vector<Open> stack_;
   std::vector<InitAnchor> anchors_;
 };

@@ -54,6 +54,26 @@ TEST(BuildLoopNestsTest, ProducersSharingTheDeepestLoopArePlacedLast) {
   EXPECT_LT(load_b, loop) << ir;
 }
 
+TEST(BuildLoopNestsTest, ReadersOfOneInlinedTensorShareItsLoops) {
+  // Sum and max of exp(x) in registers: exp is computed once per element, inside the row loop
+  // both reductions accumulate in.
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* e = exp(x);
+  fusion.addOutput(sum(e, {1}));
+  fusion.addOutput(max(e, {1}));
+  e->setMemoryType(MemoryType::Local);
+  inlineAt(e, 2);
+  const std::string ir = lowered(fusion);
+  EXPECT_NE(ir.find("    for i1 in 0..T0.size[1]:\n"
+                    "      alloc T1: float32[1] local\n"
+                    "      T1[0] = exp(T0[i0 * T0.size[1] + i1])\n"
+                    "      T2[i0] = sum(T1[0])\n"
+                    "      T3[i0] = max(T1[0])\n"),
+            std::string::npos)
+      << ir;
+}
+
 TEST(BuildLoopNestsTest, InliningIntoLoopsThatDoNotMapIsRefused) {
   // The reduction axis of T1 is no axis of its consumer.
   Fusion fusion;
