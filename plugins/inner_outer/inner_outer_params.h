@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "inner_outer_export.h"
+
+namespace braze::inner_outer {
+
+/// Where a row lives between the reductions that read it and the ops that read it again.
+enum class Persistence : int64_t {
+  /// The row is split by a constant persistent batch, so every buffer is a register array of
+  /// persistent_batch * vector_width elements per thread; the input is read once.
+  Registers = 0,
+  /// Reserved for rows kept in shared memory (not produced yet: shared tensors are static
+  /// arrays, 48 KiB at most, which registers already cover).
+  Shared = 1,
+  /// The row does not fit on chip: one block per row loops over it in waves of
+  /// threads_x * vector_width elements, and every persistent buffer is a global
+  /// intermediate written in one wave loop and read back in the next.
+  MultiWave = 2,
+};
+
+/// The decisions of the inner-outer heuristics: plain data the core stores, hashes and compares
+/// opaquely as bytes. Every field is listed once, in forEachField, which drives encoding,
+/// decoding, printing and hashing; a new field is appended there (the byte format's version
+/// grows with it).
+struct InnerOuterParams {
+  Persistence persistence = Persistence::Registers;
+  /// Position among the fusion's outputs of the full-size tensor whose loop all others follow.
+  int64_t reference_output = 0;
+  /// Elements per vector access of the cached row inputs and outputs (1: no vectorization).
+  int64_t vector_width = 1;
+  /// Registers: vectors of a row each thread keeps (the constant outer split of the row).
+  int64_t persistent_batch = 1;
+  /// Threads along a row: the launch's blockDim.x. Registers: ceil(row / (vector_width *
+  /// persistent_batch)) for the row length the heuristics saw; multi-wave: the constant split.
+  int64_t threads_x = 128;
+  /// Rows a block works on at once, one per threadIdx.y.
+  int64_t rows_per_block = 1;
+  /// Reserved for fusions that also sum over the rows (normalization backward), whose blocks
+  /// would each loop over a share of the rows: 0, since such fusions are refused today.
+  int64_t row_blocks = 0;
+  /// The row length the heuristics saw (a persistent schedule is only valid for it).
+  int64_t row_length = 0;
+
+  bool operator==(const InnerOuterParams&) const = default;
+
+  /// Calls `f(name, field)` for every field, in byte order.
+  template <typename Params, typename F>
+  static void forEachField(Params& p, F&& f) {
+    f("persistence", p.persistence);
+    f("reference_output", p.reference_output);
+    f("vector_width", p.vector_width);
+    f("persistent_batch", p.persistent_batch);
+    f("threads_x", p.threads_x);
+    f("rows_per_block", p.rows_per_block);
+    f("row_blocks", p.row_blocks);
+    f("row_length", p.row_length);
+  }
+};
+
+/// "registers", "shared" or "multi_wave".
+BRAZE_INNER_OUTER_API std::string toString(Persistence persistence);
+
+/// The byte format: "BZIO", a version byte, then every field as 8 little-endian bytes.
+BRAZE_INNER_OUTER_API std::vector<uint8_t> encodeParams(const InnerOuterParams& params);
+
+/// Decodes what encodeParams wrote; throws a braze::Error saying what was expected and what
+/// was found (wrong magic, version, length or persistence value).
+BRAZE_INNER_OUTER_API InnerOuterParams decodeParams(std::span<const uint8_t> bytes);
+
+/// One line, "inner_outer{persistence=registers, reference_output=0, ...}".
+BRAZE_INNER_OUTER_API std::string toString(const InnerOuterParams& params);
+BRAZE_INNER_OUTER_API std::ostream& operator<<(std::ostream& os, const InnerOuterParams& params);
+
+/// A hash of the encoded bytes (FNV-1a), stable across processes and builds.
+BRAZE_INNER_OUTER_API uint64_t hashParams(const InnerOuterParams& params);
+
+}  // namespace braze::inner_outer

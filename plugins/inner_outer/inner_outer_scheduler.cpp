@@ -1,0 +1,615 @@
+#include "inner_outer_scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <tuple>
+#include <unordered_map>
+#include <variant>
+
+#include "braze/error.h"
+#include "braze/eval/argument_binding.h"
+#include "braze/eval/expression_evaluator.h"
+#include "braze/ir/tensor_view.h"
+#include "braze/sched/inlining.h"
+#include "braze/sched/logical_map.h"
+#include "braze/sched/parallel_propagation.h"
+#include "braze/sched/persistent_buffer.h"
+#include "braze/sched/reduction_analysis.h"
+#include "braze/sched/transform_propagation.h"
+
+namespace braze::inner_outer {
+
+namespace {
+
+constexpr int64_t kMaxVectorBytes = 16;
+// Vectors of a row one thread keeps: beyond 16 the unrolled code only grows.
+constexpr int64_t kMaxPersistentBatch = 16;
+// Bytes of persistent buffers one thread may hold (64 registers), and registers left to the
+// rest of the kernel (indices, reduction values, pointers) when the block is large.
+constexpr int64_t kMaxPersistentBytesPerThread = 256;
+constexpr int64_t kOtherRegistersPerThread = 24;
+constexpr int64_t kRegisterBytes = 4;
+// Threads of one block along a row in the multi-wave shape.
+constexpr int64_t kMultiWaveThreads = 512;
+// Blocks of fewer threads than this stack rows along threadIdx.y.
+constexpr int64_t kMinThreadsPerBlock = 128;
+constexpr int64_t kPreferredThreadsX = 256;
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// ---- analysis ------------------------------------------------------------------------------
+
+// Per tensor, per user-visible dim: the reference dim it indexes, or -1.
+using DimMap = std::unordered_map<const TensorView*, std::vector<int64_t>>;
+
+// The position of `id` in tv's logical domain (reduced dims included), or -1.
+int64_t positionOf(const TensorView* tv, const IterDomain* id) {
+  const auto it = std::find(tv->logical().begin(), tv->logical().end(), id);
+  return it == tv->logical().end() ? -1 : static_cast<int64_t>(it - tv->logical().begin());
+}
+
+// Carries the reference's dims through every op, both ways, until nothing changes. A reduced
+// dim keeps its reference dim (positions index the full logical domain for tensors with
+// reductions).
+DimMap mapToReference(const Fusion& fusion, const TensorView* reference) {
+  DimMap map;
+  for (const TensorView* tv : fusion.allTensors()) map[tv].assign(tv->nDims(), -1);
+  std::iota(map[reference].begin(), map[reference].end(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const TensorView* consumer : fusion.allTensors()) {
+      if (consumer->definition() == nullptr) continue;
+      for (const TensorView* producer : producersOf(consumer)) {
+        for (const LogicalPair& pair : logicalMap(producer, consumer)) {
+          const auto& pl = producer->logical();
+          const auto& cl = consumer->root();
+          const auto pi = std::find(pl.begin(), pl.end(), pair.producer) - pl.begin();
+          const auto ci = std::find(cl.begin(), cl.end(), pair.consumer) - cl.begin();
+          if (pi >= static_cast<int64_t>(pl.size()) || ci >= static_cast<int64_t>(cl.size()))
+            continue;
+          int64_t& pd = map[producer][pi];
+          int64_t& cd = map[consumer][ci];
+          if (pd < 0 && cd >= 0) {
+            pd = cd;
+            changed = true;
+          } else if (cd < 0 && pd >= 0) {
+            cd = pd;
+            changed = true;
+          }
+        }
+      }
+    }
+  }
+  return map;
+}
+
+// The output all others follow: the first one of the largest rank with no reduced dims.
+std::optional<int64_t> referenceIndex(const Fusion& fusion) {
+  std::optional<int64_t> best;
+  int64_t best_rank = -1;
+  for (size_t i = 0; i < fusion.outputs().size(); ++i) {
+    const auto* tv = fusion.outputs()[i]->dynCast<TensorView>();
+    if (tv == nullptr || tv->hasReduction()) continue;
+    if (tv->rank() > best_rank) {
+      best = static_cast<int64_t>(i);
+      best_rank = tv->rank();
+    }
+  }
+  return best;
+}
+
+std::optional<std::string> refusedOp(OpKind op) {
+  if (isElementwise(op)) return std::nullopt;
+  switch (op) {
+    case OpKind::Broadcast:
+    case OpKind::Set:
+    case OpKind::Sum:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Prod:
+      return std::nullopt;
+    case OpKind::Welford:
+      return "Welford's three-value accumulator is not scheduled here yet; define the variance "
+             "with sums (mean(x), then mean((x - mean)^2)), which a persistent row makes cheap";
+    case OpKind::Matmul:
+    case OpKind::Linear:
+      return "matmul and linear need a tiled contraction; use a matmul scheduler";
+    case OpKind::Reshape:
+    case OpKind::Permute:
+    case OpKind::Expand:
+    case OpKind::Squeeze:
+      return "it regroups or reorders dims, so the row loop cannot be mapped through it";
+    default:
+      return "this scheduler maps rows through elementwise ops, broadcasts and reductions only";
+  }
+}
+
+struct Reductions {
+  std::vector<ReductionInfo> rows;     // reduce the innermost dim
+  std::vector<ReductionInfo> columns;  // reduce every dim but the innermost
+};
+
+// Sorts the fusion's reductions into row and column reductions; a reason for any other.
+std::variant<Reductions, std::string> classifyReductions(const Fusion& fusion) {
+  Reductions result;
+  for (const ReductionInfo& r : reductionAxes(fusion)) {
+    const int64_t n = r.tv->nDims();
+    std::vector<int64_t> all_but_last(static_cast<size_t>(std::max<int64_t>(n - 1, 0)));
+    std::iota(all_but_last.begin(), all_but_last.end(), 0);
+    if (n >= 2 && r.axes == std::vector<int64_t>{n - 1}) {
+      result.rows.push_back(r);
+    } else if (n >= 2 && r.axes == all_but_last) {
+      result.columns.push_back(r);
+    } else {
+      std::ostringstream os;
+      os << r.tv->name() << " reduces dims [";
+      for (size_t i = 0; i < r.axes.size(); ++i) os << (i ? ", " : "") << r.axes[i];
+      os << "] of " << n << "; this scheduler handles reductions of the innermost dim (rows) "
+         << "and, with them, sums over every other dim (columns); use the reduction scheduler";
+      return os.str();
+    }
+  }
+  return result;
+}
+
+// ---- run-time sizes ------------------------------------------------------------------------
+
+struct RowShape {
+  int64_t rows = 1;    // product of the reference's outer dims
+  int64_t length = 1;  // the reference's innermost dim
+};
+
+// Binds the arguments (the core's validation throws on a mismatch) and evaluates the
+// reference's extents.
+RowShape rowShape(const Fusion& fusion, const TensorView* reference,
+                  const InnerOuterRuntimeInfo& info, ExpressionEvaluator& evaluator) {
+  std::vector<ArgumentInfo> arguments;
+  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
+    const InnerOuterInput& actual = info.inputs[i];
+    if (const auto* tv = fusion.inputs()[i]->dynCast<TensorView>()) {
+      TensorArgumentInfo tensor;
+      tensor.dtype = tv->dtype();
+      tensor.sizes = actual.sizes;
+      tensor.strides = actual.strides;
+      arguments.emplace_back(std::move(tensor));
+    } else {
+      arguments.emplace_back(actual.scalar.value_or(ScalarValue(int64_t{0})));
+    }
+  }
+  validateAndBindArguments(fusion, arguments, "inner-outer scheduler", evaluator);
+  RowShape shape;
+  const std::vector<IterDomain*> dims = reference->logicalNoReductions();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const std::optional<ScalarValue> value = evaluator.evaluate(dims[d]->logicalExtent());
+    BRAZE_USER_CHECK(value.has_value())
+        << "inner-outer scheduler: extent " << d << " of " << reference->name()
+        << " depends on a scalar whose value was not given";
+    if (d + 1 == dims.size()) {
+      shape.length = toInt64(*value);
+    } else {
+      shape.rows *= toInt64(*value);
+    }
+  }
+  return shape;
+}
+
+// ---- what gets cached and vectorized -------------------------------------------------------
+
+// Tensors that hold the row dim innermost (in memory and logically): full-size inputs and
+// outputs and per-column inputs such as weights. Per-row tensors (mean, rstd) do not.
+bool alongRow(const TensorView* tv, const DimMap& map, int64_t row_dim) {
+  const std::vector<IterDomain*> dims = tv->logicalNoReductions();
+  if (dims.empty()) return false;
+  const std::vector<int64_t>& to_ref = map.at(tv);
+  const int64_t last = positionOf(tv, dims.back());
+  return last >= 0 && to_ref[static_cast<size_t>(last)] == row_dim && !dims.back()->isBroadcast();
+}
+
+struct VectorPlan {
+  std::vector<TensorView*> inputs;
+  std::vector<TensorView*> outputs;
+};
+
+VectorPlan vectorPlan(const Fusion& fusion, const TensorView* reference) {
+  const DimMap map = mapToReference(fusion, reference);
+  const int64_t row_dim = reference->nDims() - 1;
+  VectorPlan plan;
+  for (Val* input : fusion.inputs()) {
+    auto* tv = input->dynCast<TensorView>();
+    if (tv != nullptr && !consumersOf(tv).empty() && alongRow(tv, map, row_dim))
+      plan.inputs.push_back(tv);
+  }
+  for (Val* output : fusion.outputs()) {
+    auto* tv = output->as<TensorView>();
+    if (!tv->hasReduction() && tv->rank() == reference->rank() && alongRow(tv, map, row_dim))
+      plan.outputs.push_back(tv);
+  }
+  return plan;
+}
+
+// The widest vector every row tensor allows for these arguments: a divisor of the row length,
+// aligned data pointers, unit inner strides and outer strides that keep vectors aligned.
+int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const InnerOuterRuntimeInfo& info,
+                    int64_t row_length) {
+  int64_t width = kMaxVectorBytes;
+  for (const std::vector<TensorView*>* list : {&plan.inputs, &plan.outputs}) {
+    for (const TensorView* tv : *list)
+      width = std::min(width, kMaxVectorBytes / sizeInBytes(tv->dtype()));
+  }
+  const auto fits = [&](int64_t w) {
+    if (row_length % w != 0) return false;
+    for (TensorView* tv : plan.inputs) {
+      const InnerOuterInput& actual = info.inputs[fusion.inputIndex(tv)];
+      if (actual.data_alignment % (w * sizeInBytes(tv->dtype())) != 0) return false;
+      if (actual.strides.empty() || actual.strides.back() != 1) return false;
+      for (size_t d = 0; d + 1 < actual.strides.size(); ++d) {
+        if (actual.sizes[d] > 1 && actual.strides[d] % w != 0) return false;
+      }
+    }
+    return true;
+  };
+  while (width > 1 && !fits(width)) width /= 2;
+  return std::max<int64_t>(width, 1);
+}
+
+// ---- heuristics ----------------------------------------------------------------------------
+
+struct RegisterChoice {
+  int64_t batch = 0;
+  int64_t threads_x = 0;
+};
+
+// The persistent batch for rows of `vectors` vectors: blockDim.x = ceil(vectors / batch) a
+// multiple of 32 where possible, near 256 threads, little padding, and the buffers within the
+// register budget of a block of that size.
+std::optional<RegisterChoice> chooseRegisterSplit(int64_t vectors, int64_t bytes_per_vector,
+                                                  const driver::DeviceProperties& device) {
+  std::optional<RegisterChoice> best;
+  std::tuple<bool, double, int64_t> best_key;
+  for (int64_t batch = 1; batch <= kMaxPersistentBatch; ++batch) {
+    const int64_t tx = ceilDiv(vectors, batch);
+    if (tx > device.max_threads_per_block) continue;
+    if (batch > 1 && ceilDiv(vectors, batch - 1) == tx) continue;  // same threads, more padding
+    const int64_t per_thread = batch * bytes_per_vector;
+    const int64_t budget =
+        std::min(kMaxPersistentBytesPerThread,
+                 (device.registers_per_sm / std::max<int64_t>(tx, kMinThreadsPerBlock) -
+                  kOtherRegistersPerThread) *
+                     kRegisterBytes);
+    if (per_thread > budget) continue;
+    const auto key = std::make_tuple(
+        tx % device.warp_size != 0,
+        std::abs(std::log2(static_cast<double>(tx) / static_cast<double>(kPreferredThreadsX))),
+        tx * batch - vectors);
+    if (!best || key < best_key) {
+      best = RegisterChoice{batch, tx};
+      best_key = key;
+    }
+  }
+  return best;
+}
+
+void keepIntermediatesInRegisters(Fusion& fusion) {
+  for (TensorView* tv : fusion.allTensors()) {
+    if (fusion.isInput(tv) || fusion.isOutput(tv)) continue;
+    tv->setMemoryType(MemoryType::Local);
+  }
+}
+
+}  // namespace
+
+InnerOuterRuntimeInfo InnerOuterRuntimeInfo::contiguous(
+    const Fusion& fusion, const std::vector<std::vector<int64_t>>& tensor_sizes,
+    const std::vector<ScalarValue>& scalars) {
+  InnerOuterRuntimeInfo info;
+  size_t tensor = 0;
+  size_t scalar = 0;
+  for (const Val* input : fusion.inputs()) {
+    InnerOuterInput actual;
+    if (input->isA<TensorView>()) {
+      BRAZE_USER_CHECK(tensor < tensor_sizes.size())
+          << "InnerOuterRuntimeInfo::contiguous: expected sizes for every tensor input, found "
+          << tensor_sizes.size();
+      actual.sizes = tensor_sizes[tensor++];
+      actual.strides.assign(actual.sizes.size(), 1);
+      for (size_t d = actual.sizes.size(); d-- > 1;)
+        actual.strides[d - 1] = actual.strides[d] * std::max<int64_t>(actual.sizes[d], 1);
+    } else if (scalar < scalars.size()) {
+      actual.scalar = scalars[scalar++];
+    }
+    info.inputs.push_back(std::move(actual));
+  }
+  return info;
+}
+
+std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
+  if (fusion.outputs().empty()) return "the fusion has no outputs";
+  for (const Val* output : fusion.outputs()) {
+    if (!output->isA<TensorView>())
+      return "output " + output->name() + " is a scalar, not a tensor";
+    if (fusion.isInput(output))
+      return "output " + output->name() + " is also an input: there is nothing to compute";
+  }
+  for (const Expr* expr : fusion.exprs()) {
+    if (std::optional<std::string> reason = refusedOp(expr->op())) {
+      std::ostringstream os;
+      os << expr->op() << " is not supported: " << *reason;
+      return os.str();
+    }
+  }
+  if (!hasReductions(fusion))
+    return "the fusion has no reduction; it is the pointwise scheduler's work";
+  const auto classified = classifyReductions(fusion);
+  if (const auto* reason = std::get_if<std::string>(&classified)) return *reason;
+  const Reductions& reductions = std::get<Reductions>(classified);
+  if (reductions.rows.empty())
+    return "the fusion only sums over rows (column reductions) with no row reduction to fuse "
+           "them with; use the reduction scheduler";
+  const std::optional<int64_t> reference = referenceIndex(fusion);
+  if (!reference)
+    return "no output has the full [rows, row] shape: every output is reduced, so nothing is "
+           "computed from the rows after their reduction; use the reduction scheduler";
+  const auto* ref = fusion.outputs()[*reference]->as<TensorView>();
+  if (ref->rank() < 2)
+    return "output " + ref->name() + " has rank " + std::to_string(ref->rank()) +
+           "; a normalization needs rows: a rank of 2 or more";
+  if (persistentBuffers(fusion).empty())
+    return "a plain row reduction: nothing reads the rows again after they are reduced, so "
+           "there is no buffer to keep on chip; use the reduction scheduler";
+  if (!reductions.columns.empty())
+    return reductions.columns.front().tv->name() +
+           " sums over the rows (a column sum, as dw and db of a normalization backward) next "
+           "to row reductions; fusing them needs one grid reduction per register element of "
+           "the column partials (inside the persistent batch loop), and lowering runs a single "
+           "grid reduction per launch today; schedule the column sums separately";
+  const DimMap map = mapToReference(fusion, ref);
+  for (const ReductionInfo& r : reductions.rows) {
+    const std::vector<int64_t>& dims = map.at(r.tv);
+    if (r.tv->nDims() != ref->nDims() || dims.back() != ref->nDims() - 1) {
+      return r.tv->name() + " reduces a dim that is not the row of the reference output " +
+             ref->name();
+    }
+  }
+  for (const Val* output : fusion.outputs()) {
+    const auto* tv = output->as<TensorView>();
+    const std::vector<int64_t>& dims = map.at(tv);
+    const auto& logical = tv->logical();
+    for (size_t d = 0; d < logical.size(); ++d) {
+      if (!logical[d]->isBroadcast() && dims[d] < 0) {
+        return "dim " + std::to_string(d) + " of output " + tv->name() +
+               " does not map to a dim of the reference output " + ref->name();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
+                                              const InnerOuterRuntimeInfo& info) {
+  if (info.inputs.size() != fusion.inputs().size()) {
+    return "expected arguments for " + std::to_string(fusion.inputs().size()) + " inputs, found " +
+           std::to_string(info.inputs.size());
+  }
+  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
+    const auto* tv = fusion.inputs()[i]->dynCast<TensorView>();
+    const InnerOuterInput& actual = info.inputs[i];
+    if (tv == nullptr) {
+      if (!actual.scalar) return "scalar input " + std::to_string(i) + " has no value";
+      continue;
+    }
+    if (static_cast<int64_t>(actual.sizes.size()) != tv->rank() ||
+        actual.strides.size() != actual.sizes.size()) {
+      return "input " + std::to_string(i) + " (" + tv->name() + ") has rank " +
+             std::to_string(tv->rank()) + " but its argument has " +
+             std::to_string(actual.sizes.size()) + " sizes and " +
+             std::to_string(actual.strides.size()) + " strides";
+    }
+  }
+  const auto* reference = fusion.outputs()[referenceIndex(fusion).value()]->as<TensorView>();
+  RowShape shape;
+  try {
+    ExpressionEvaluator evaluator;
+    shape = rowShape(fusion, reference, info, evaluator);
+  } catch (const Error& error) {
+    return std::string("the arguments' sizes contradict the fusion: ") + error.what();
+  }
+  // Elementwise ops do not tie two symbolic extents together, so the core's validation cannot
+  // see a weight of the wrong length; every row tensor must match the rows.
+  for (const TensorView* tv : vectorPlan(fusion, reference).inputs) {
+    const int64_t size = info.inputs[fusion.inputIndex(tv)].sizes.back();
+    if (size != shape.length)
+      return "input " + std::to_string(fusion.inputIndex(tv)) + " (" + tv->name() + ") has " +
+             std::to_string(size) + " elements along the row, but the rows of " +
+             reference->name() + " have " + std::to_string(shape.length);
+  }
+  if (shape.rows == 0 || shape.length == 0)
+    return "the reference output " + reference->name() + " is empty (" +
+           std::to_string(shape.rows) + " rows of " + std::to_string(shape.length) +
+           "); there is nothing to launch";
+  if (shape.length > (int64_t{1} << 31) / 4)
+    return "rows of " + std::to_string(shape.length) +
+           " elements exceed what 32-bit wave indices of this scheduler address";
+  return std::nullopt;
+}
+
+InnerOuterParams computeHeuristics(const Fusion& fusion, const InnerOuterRuntimeInfo& info) {
+  InnerOuterParams params;
+  params.reference_output = referenceIndex(fusion).value();
+  const auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
+  ExpressionEvaluator evaluator;
+  const RowShape shape = rowShape(fusion, reference, info, evaluator);
+  params.row_length = shape.length;
+  params.vector_width = vectorWidth(fusion, vectorPlan(fusion, reference), info, shape.length);
+  const int64_t vectors = ceilDiv(shape.length, params.vector_width);
+
+  // Bytes per row element of every buffer that outlives a reduction, plus the float copies of
+  // per-column inputs (weights, biases): they are read before the first reduction and kept.
+  const int64_t buffer_bytes = persistentBufferBytes(fusion, evaluator).value_or(0);
+  int64_t bytes_per_element = std::max<int64_t>(ceilDiv(buffer_bytes, shape.length), 4);
+  for (const TensorView* input : vectorPlan(fusion, reference).inputs) {
+    if (input->rank() < reference->rank()) bytes_per_element += 4;
+  }
+  const std::optional<RegisterChoice> split =
+      chooseRegisterSplit(vectors, bytes_per_element * params.vector_width, info.device);
+  if (split) {
+    params.persistence = Persistence::Registers;
+    params.persistent_batch = split->batch;
+    params.threads_x = split->threads_x;
+    // Short rows: stack rows along threadIdx.y so a block still has enough warps.
+    params.rows_per_block =
+        std::clamp<int64_t>(kPreferredThreadsX / split->threads_x, 1, shape.rows);
+    params.rows_per_block = std::max<int64_t>(
+        1, std::min(params.rows_per_block, info.device.max_threads_per_block / split->threads_x));
+  } else {
+    params.persistence = Persistence::MultiWave;
+    params.persistent_batch = 1;
+    params.threads_x = std::min<int64_t>(kMultiWaveThreads, vectors);
+    params.rows_per_block = 1;
+  }
+  return params;
+}
+
+namespace {
+
+// [rows..., row] -> [rows, row]: the outer dims merged into one.
+void mergeRows(TensorView* tv) {
+  while (tv->nLoopDims() > 2) tv->merge(0, 1);
+}
+
+void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {
+  // [rows, row] -> [rows/r, r, batch, ceil(V/batch), v]
+  mergeRows(reference);
+  reference->split(1, params.vector_width);
+  reference->split(1, params.persistent_batch, /*inner_split=*/false);
+  reference->split(0, params.rows_per_block);
+  propagateTransforms(reference);
+  reference->parallelize(0, ParallelType::BIDx);
+  if (params.rows_per_block > 1) reference->parallelize(1, ParallelType::TIDy);
+  // Unrolled loops index the register arrays with constants, so they stay in registers.
+  reference->parallelize(2, ParallelType::Unroll);
+  reference->parallelize(3, ParallelType::TIDx);
+  if (params.vector_width > 1) reference->parallelize(4, ParallelType::Unroll);
+  propagateParallelTypes(reference);
+  keepIntermediatesInRegisters(fusion);
+}
+
+void scheduleMultiWave(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {
+  // [rows, row] -> [ceil(V/t), rows, t, v]. The wave loop goes first so that tensors without
+  // the rows dim (the float copy of a weight) share it with their consumers and are computed
+  // one vector at a time inside it, rather than kept whole.
+  mergeRows(reference);
+  reference->split(1, params.vector_width);
+  reference->split(1, params.threads_x);
+  reference->reorder({{1, 0}, {0, 1}});
+  propagateTransforms(reference);
+  reference->parallelize(1, ParallelType::BIDx);
+  reference->parallelize(2, ParallelType::TIDx);
+  if (params.vector_width > 1) reference->parallelize(3, ParallelType::Unroll);
+  propagateParallelTypes(reference);
+  keepIntermediatesInRegisters(fusion);
+  // What outlives a reduction is written to global memory and read back in the next wave loop.
+  for (const PersistentBuffer& buffer : persistentBuffers(fusion)) {
+    if (!fusion.isInput(buffer.tv) && !fusion.isOutput(buffer.tv))
+      buffer.tv->setMemoryType(MemoryType::Global);
+  }
+}
+
+bool isThreadOrBlock(ParallelType type) {
+  switch (type) {
+    case ParallelType::BIDx:
+    case ParallelType::BIDy:
+    case ParallelType::BIDz:
+    case ParallelType::TIDx:
+    case ParallelType::TIDy:
+    case ParallelType::TIDz:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Multi-wave: a register tensor that its consumers cannot inline along the wave loop (the float
+// copy of a weight, whose consumer has the extra row dim in front) would be a row-sized
+// register array. It becomes a global intermediate: every block writes the same values, and
+// each thread reads back only what it wrote itself.
+void moveRowSizedRegistersToGlobal(Fusion& fusion) {
+  for (TensorView* tv : fusion.allTensors()) {
+    if (tv->memoryType() != MemoryType::Local || fusion.isInput(tv) || fusion.isOutput(tv))
+      continue;
+    for (int64_t j = tv->inlinePosition(); j < tv->nLoopDims(); ++j) {
+      const IterDomain* id = tv->loopAxis(j);
+      if (id->isReduction() || isThreadOrBlock(id->parallelType())) continue;
+      if (!id->extent()->constantInt()) {
+        tv->setMemoryType(MemoryType::Global);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void schedule(Fusion& fusion, const InnerOuterParams& params) {
+  BRAZE_USER_CHECK(params.reference_output >= 0 &&
+                   params.reference_output < static_cast<int64_t>(fusion.outputs().size()))
+      << "inner_outer schedule: reference_output " << params.reference_output
+      << " is not an output position (the fusion has " << fusion.outputs().size()
+      << " outputs); compute the params for this fusion";
+  BRAZE_USER_CHECK(params.vector_width >= 1 && params.persistent_batch >= 1 &&
+                   params.threads_x >= 1 && params.rows_per_block >= 1)
+      << "inner_outer schedule: " << toString(params)
+      << " has a split factor below 1; compute the params with computeHeuristics";
+  auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
+  BRAZE_USER_CHECK(!reference->hasReduction() && reference->rank() >= 2)
+      << "inner_outer schedule: reference_output " << params.reference_output << " ("
+      << reference->name() << ") is not a full [rows, row] output; compute the params for "
+      << "this fusion";
+  const VectorPlan plan = vectorPlan(fusion, reference);
+
+  // Vectors move between global memory and registers through cached copies. In the multi-wave
+  // shape an input read by loops on both sides of a reduction is read from global memory by
+  // each of them instead: a cached copy would be a row-sized register buffer.
+  std::vector<TensorView*> vectorized;
+  const bool multi_wave = params.persistence == Persistence::MultiWave;
+  std::vector<const TensorView*> reread;
+  if (multi_wave) {
+    for (const PersistentBuffer& buffer : persistentBuffers(fusion)) reread.push_back(buffer.tv);
+  }
+  for (TensorView* input : plan.inputs) {
+    if (std::find(reread.begin(), reread.end(), input) != reread.end()) continue;
+    TensorView* cache = input->cacheAfter();
+    if (params.vector_width > 1) vectorized.push_back(cache);
+  }
+  // Outputs the fusion also reads (mean, rstd) are read from registers, not back from global
+  // memory: the output becomes a copy.
+  for (Val* output : std::vector<Val*>(fusion.outputs().begin(), fusion.outputs().end())) {
+    auto* tv = output->as<TensorView>();
+    if (!consumersOf(tv).empty() && tv != reference) tv->cacheFork();
+  }
+  for (TensorView* output : plan.outputs) {
+    output->cacheBefore();
+    if (params.vector_width > 1) vectorized.push_back(output);
+  }
+
+  switch (params.persistence) {
+    case Persistence::Registers:
+      scheduleRegisters(fusion, reference, params);
+      break;
+    case Persistence::MultiWave:
+      scheduleMultiWave(fusion, reference, params);
+      break;
+    case Persistence::Shared:
+      BRAZE_USER_CHECK(false) << "inner_outer schedule: " << toString(params)
+                              << " asks for shared-memory persistence, which this version "
+                                 "does not produce; recompute the heuristics";
+  }
+  for (TensorView* tv : vectorized) tv->parallelize(-1, ParallelType::Vectorize);
+  inlineMost(fusion);
+  if (multi_wave) moveRowSizedRegistersToGlobal(fusion);
+}
+
+}  // namespace braze::inner_outer

@@ -1,0 +1,99 @@
+#pragma once
+
+// The inner-outer (persistent normalization) scheduler.
+//
+// Accepts fusions that reduce rows (the innermost dim of a [rows..., row] tensor) and read
+// again, after the reduction, values the reduction read: softmax, log-softmax, layer norm,
+// RMS norm, softmax backward. Ops: elementwise, casts, broadcast, set, sum/max/min/prod. It
+// refuses, each with its reason: fusions without a reduction (the pointwise scheduler's),
+// plain reductions whose inputs are not read again (the reduction scheduler's: it reads each
+// row once already), reductions of other dims, ops whose loops it does not map (reshape,
+// permute, slice, pad, cat, gather, matmul, Welford), and, for now, column sums next to the
+// row reductions (dw and db of layer norm and RMS norm backward), see below.
+//
+// The kernel shapes it produces, from a reference output of the full [rows, row] shape (outer
+// dims merged), with V = row / vector_width:
+//
+//   registers   [BIDx rows/r, TIDy r, Unroll batch, TIDx ceil(V/batch), Vectorize v]
+//               The row is split by a constant persistent batch (outer split), so every
+//               persistent buffer (the cached input, exp(x - max), x - mean, ...) is a register
+//               array of batch * v elements per thread and the input is read from global
+//               memory exactly once. blockDim.x = ceil(V / batch) is known only at launch; the
+//               heuristics choose batch so that it is a multiple of 32 where one exists (warp
+//               shuffles, no predicated lanes), and stack r rows per block when rows are short.
+//               The row reductions are per-thread serial sums followed by one block reduction
+//               (blockReduce over x: warp shuffles then one round through shared memory).
+//   multi_wave  [BIDx rows, serial ceil(V/t), TIDx t, Vectorize v]   (t constant)
+//               A row too long for registers: one block per row walks it in waves; buffers
+//               that must outlive a reduction become global intermediates, written by a thread
+//               in one wave loop and read back by the same thread in the next, so no barrier
+//               is needed. Inputs read in several loops are read from global memory each time.
+//
+// Why no shared-memory persistence: shared tensors are static arrays today, so a buffer could
+// hold 48 KiB, which the register file already covers (64K registers per SM); rows beyond
+// what registers hold go to the multi-wave shape.
+//
+// The inner-outer shape for normalization backward, and why it is refused today. The intended
+// kernel is [BIDx G, serial ceil(rows/G), Unroll batch, TIDx, v]: each block loops over its
+// share of the rows, one row at a time, computing dx from the row's registers, while each
+// column sum is split (rFactor) into a per-thread serial partial over the block's rows, kept
+// in batch * v registers, and a grid reduction of those partials across the G blocks. Two
+// lowering limits stop it: a grid reduction may run only once per launch, outside every
+// serial loop, while the partials are batch * v values per thread (one grid reduction per
+// unrolled element); and a reduction whose producer is also read by the row's ops gets its
+// own loop over the rows instead of sharing the row loop. Lifting the first needs a
+// workspace region per loop iteration in the grid reduction, the second a loop fusion rule in
+// loop-nest building.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "braze/driver/device_properties.h"
+#include "braze/ir/fusion.h"
+#include "braze/ir/scalar_value.h"
+#include "inner_outer_export.h"
+#include "inner_outer_params.h"
+
+namespace braze::inner_outer {
+
+/// What the actual arguments of a launch tell the heuristics, one entry per fusion input in
+/// order.
+struct InnerOuterInput {
+  /// For a tensor input: its sizes and strides (in elements).
+  std::vector<int64_t> sizes = {};
+  std::vector<int64_t> strides = {};
+  /// The largest power of two (in bytes, at most 16) dividing the data pointer.
+  int64_t data_alignment = 16;
+  /// For a scalar input: its value.
+  std::optional<ScalarValue> scalar = std::nullopt;
+};
+
+struct BRAZE_INNER_OUTER_API InnerOuterRuntimeInfo {
+  std::vector<InnerOuterInput> inputs;
+  driver::DeviceProperties device = driver::h100Properties();
+
+  /// Contiguous row-major tensors of the given sizes, 16-byte aligned (scalar inputs: give
+  /// their values with `scalars`, in order of the fusion's scalar inputs).
+  static InnerOuterRuntimeInfo contiguous(const Fusion& fusion,
+                                          const std::vector<std::vector<int64_t>>& tensor_sizes,
+                                          const std::vector<ScalarValue>& scalars = {});
+};
+
+/// nullopt when the fusion is a normalization this scheduler handles; otherwise why not.
+BRAZE_INNER_OUTER_API std::optional<std::string> canScheduleCompileTime(const Fusion& fusion);
+
+/// nullopt when the arguments fit (one entry per input, ranks as declared, sizes that agree
+/// where the fusion says they must, at least one row); otherwise why not.
+BRAZE_INNER_OUTER_API std::optional<std::string> canScheduleRunTime(
+    const Fusion& fusion, const InnerOuterRuntimeInfo& info);
+
+/// The heuristics: no change to the fusion. Requires both checks above to have passed.
+BRAZE_INNER_OUTER_API InnerOuterParams computeHeuristics(const Fusion& fusion,
+                                                         const InnerOuterRuntimeInfo& info);
+
+/// Applies `params` to the fusion with scheduling primitives only.
+BRAZE_INNER_OUTER_API void schedule(Fusion& fusion, const InnerOuterParams& params);
+
+}  // namespace braze::inner_outer

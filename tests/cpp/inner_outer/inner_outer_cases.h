@@ -1,0 +1,38 @@
+#pragma once
+
+// The normalization cases the inner-outer scheduler's tests run: every kind of
+// normalization_fusions.h in float32 and bfloat16 (some in float16) over the row lengths the
+// benchmarks time, with the persistence the heuristics are expected to choose for them.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "braze/eval/reference_evaluator.h"
+#include "inner_outer/normalization_fusions.h"
+#include "inner_outer_scheduler.h"
+
+namespace braze::test {
+
+struct NormalizationCase {
+  Normalization kind;
+  DataType dtype;
+  int64_t rows;
+  int64_t n;
+
+  /// "softmax_bfloat16_4096".
+  std::string name() const;
+};
+
+/// Row lengths the benchmarks time, including a non-power of two.
+inline const std::vector<int64_t> kRowLengths = {256, 1000, 1024, 4096, 8192, 16384, 65536, 262144};
+
+/// Row-major contiguous runtime info for `c` (16-byte aligned, H100 properties).
+inner_outer::InnerOuterRuntimeInfo runtimeInfoOf(const NormalizationCase& c);
+
+/// Fresh random inputs for `c` from a generator seeded with `seed` (per-row statistics such as
+/// rstd drawn positive).
+std::vector<EvaluatorArgument> makeNormalizationArguments(const NormalizationCase& c,
+                                                          uint64_t seed);
+
+}  // namespace braze::test

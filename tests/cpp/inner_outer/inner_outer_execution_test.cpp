@@ -1,0 +1,101 @@
+// The GPU tier: every normalization the inner-outer scheduler accepts, scheduled for its own
+// arguments, runs through KernelExecutor on fresh random inputs (outputs poisoned first) and
+// matches the reference evaluator within the tolerance of its dtype, for two seeds. Skipped
+// without a GPU.
+
+#include <gtest/gtest.h>
+
+#include "braze/codegen/codegen.h"
+#include "braze/driver/cuda_driver.h"
+#include "braze/eval/reference_evaluator.h"
+#include "braze/runtime/kernel_executor.h"
+#include "inner_outer/inner_outer_cases.h"
+#include "support/tensor_compare.h"
+
+namespace braze {
+namespace {
+
+using test::Normalization;
+using test::NormalizationCase;
+
+// Contiguous outputs of the planned sizes, every byte 0xFF, so that an element the kernel
+// never writes shows.
+std::vector<DeviceTensor> poisonedOutputs(const KernelExecutor& executor, const LaunchPlan& plan) {
+  const GeneratedKernel& kernel = executor.generatedKernel();
+  std::vector<DeviceTensor> outputs(executor.fusion().outputs().size());
+  for (size_t i = 0; i < kernel.parameters.size(); ++i) {
+    const KernelParameter& p = kernel.parameters[i];
+    if (p.kind != KernelParameter::Kind::OutputTensor) continue;
+    DeviceTensor& output = outputs[static_cast<size_t>(p.fusion_position)];
+    output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
+    output.fillBytes(0xFF);
+  }
+  return outputs;
+}
+
+// Rows that leave remainders: not a multiple of the rows a block stacks, and few rows for the
+// long ones so the CPU reference stays quick.
+int64_t rowsFor(int64_t n) {
+  if (n <= 4096) return 67;
+  if (n <= 16384) return 9;
+  return 3;
+}
+
+std::vector<NormalizationCase> cases() {
+  std::vector<NormalizationCase> result;
+  for (Normalization kind :
+       {Normalization::Softmax, Normalization::LogSoftmax, Normalization::LayerNorm,
+        Normalization::RmsNorm, Normalization::SoftmaxBackward}) {
+    for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+      for (int64_t n : test::kRowLengths) result.push_back({kind, dtype, rowsFor(n), n});
+    }
+  }
+  result.push_back({Normalization::LayerNorm, DataType::Float16, 33, 1000});
+  result.push_back({Normalization::Softmax, DataType::Float16, 5, 32768});
+  return result;
+}
+
+class InnerOuterExecutionTest : public ::testing::TestWithParam<NormalizationCase> {};
+
+TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  const NormalizationCase& c = GetParam();
+  for (const uint64_t seed : {uint64_t{101}, uint64_t{202}}) {
+    const std::vector<EvaluatorArgument> host = test::makeNormalizationArguments(c, seed);
+    std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+    inner_outer::InnerOuterRuntimeInfo info = test::runtimeInfoOf(c);
+    info.device = driver::deviceProperties();
+    const inner_outer::InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
+    inner_outer::schedule(*fusion, params);
+
+    GeneratedKernel generated = generateCuda(*fusion);
+    CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name);
+    KernelExecutor executor(*fusion, std::move(generated), std::move(compiled));
+    std::vector<ExecutorArgument> inputs;
+    for (const EvaluatorArgument& argument : host) {
+      inputs.emplace_back(DeviceTensor::fromHost(std::get<HostTensor>(argument)));
+    }
+    const LaunchPlan plan = executor.plan(inputs);
+    const std::vector<DeviceTensor> outputs =
+        executor.run(inputs, nullptr, poisonedOutputs(executor, plan));
+    BRAZE_CU(ctxSynchronize);
+    // The oracle evaluates a fresh, unscheduled fusion.
+    const std::vector<EvaluatorArgument> expected =
+        evaluateFusion(*test::makeNormalization(c.kind, c.dtype), host);
+    ASSERT_EQ(outputs.size(), expected.size());
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const HostTensor& reference = std::get<HostTensor>(expected[j]);
+      EXPECT_TRUE(
+          test::isClose(outputs[j].toHost(), reference, test::toleranceFor(reference.dtype())))
+          << c.name() << " seed " << seed << ", output " << j << " " << params
+          << "\nlaunch: " << plan.launch.toString();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, InnerOuterExecutionTest, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return info.param.name(); });
+
+}  // namespace
+}  // namespace braze

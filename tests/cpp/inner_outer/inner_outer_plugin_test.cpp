@@ -1,0 +1,137 @@
+// The inner-outer scheduler as a plugin: through its C entry point, and loaded from the build
+// tree by SchedulerRegistry, chosen by name, declining plain reductions.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "braze/ops/reduction.h"
+#include "braze/plugin/scheduler_registry.h"
+#include "braze/plugin/scheduler_runtime_info.h"
+#include "braze/sdk/plugin_abi.h"
+#include "inner_outer/normalization_fusions.h"
+#include "inner_outer_params.h"
+
+extern "C" const BrazePluginInfo* braze_plugin_info();
+
+namespace braze {
+namespace {
+
+using ::testing::HasSubstr;
+
+const BrazeSchedulerInfo& innerOuterTable() {
+  const BrazePluginInfo* info = braze_plugin_info();
+  EXPECT_EQ(info->struct_size, sizeof(BrazePluginInfo));
+  EXPECT_EQ(info->abi.major, uint32_t{BRAZE_PLUGIN_ABI_MAJOR});
+  EXPECT_STREQ(info->build_tag, BRAZE_BUILD_TAG);
+  EXPECT_EQ(info->scheduler_count, 1u);
+  return *info->schedulers[0];
+}
+
+SchedulerRuntimeInfo runtimeInfo(const std::vector<std::vector<int64_t>>& sizes) {
+  SchedulerRuntimeInfo info;
+  info.device = driver::h100Properties();
+  for (const std::vector<int64_t>& s : sizes) {
+    TensorArgumentInfo tensor;
+    tensor.sizes = s;
+    tensor.strides.assign(s.size(), 1);
+    for (size_t d = s.size(); d-- > 1;) tensor.strides[d - 1] = tensor.strides[d] * s[d];
+    info.arguments.emplace_back(std::move(tensor));
+    info.data_alignments.push_back(16);
+  }
+  return info;
+}
+
+TEST(InnerOuterPluginTest, DescribesItself) {
+  const BrazeSchedulerInfo& table = innerOuterTable();
+  EXPECT_STREQ(table.id, "braze::inner_outer");
+  EXPECT_STREQ(table.version, "1.0.0");
+  EXPECT_EQ(table.default_rank, 150);
+}
+
+TEST(InnerOuterPluginTest, SchedulesThroughTheCTableAndDeclinesRowSums) {
+  const BrazeSchedulerInfo& table = innerOuterTable();
+  BrazeStatus status{};
+  BrazeSchedulerHandle handle = table.create(&status);
+  ASSERT_EQ(status.code, BRAZE_STATUS_OK);
+  const std::unique_ptr<Fusion> fusion =
+      test::makeNormalization(test::Normalization::LayerNorm, DataType::BFloat16);
+  const SchedulerRuntimeInfo info = runtimeInfo({{64, 4096}, {4096}, {4096}});
+  table.can_schedule_compile_time(handle, fusion.get(), &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_OK);
+  table.can_schedule_run_time(handle, fusion.get(), &info, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_OK);
+  BrazeBytes params{};
+  table.compute_heuristics(handle, fusion.get(), &info, &params, &status);
+  ASSERT_EQ(status.code, BRAZE_STATUS_OK);
+  const inner_outer::InnerOuterParams decoded =
+      inner_outer::decodeParams(std::span<const uint8_t>(params.data, params.size));
+  EXPECT_EQ(decoded.persistence, inner_outer::Persistence::Registers);
+  EXPECT_EQ(decoded.vector_width, 8);
+  BrazeString summary{};
+  table.describe_params(handle, params, &summary, &status);
+  EXPECT_EQ(std::string(summary.data, summary.size), inner_outer::toString(decoded));
+  table.schedule(handle, fusion.get(), params, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_OK) << (status.message ? status.message : "");
+
+  Fusion row_sum;
+  row_sum.addOutput(sum(makeSymbolicTensor(row_sum, 2), {1}));
+  table.can_schedule_compile_time(handle, &row_sum, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_DECLINED);
+  EXPECT_THAT(status.message, HasSubstr("use the reduction scheduler"));
+  table.destroy(handle);
+}
+
+// Only the build tree's plugins: no user or install folders, no environment.
+RegistryOptions buildTreeOnly(const std::filesystem::path& scratch) {
+  RegistryOptions options;
+  options.use_environment = false;
+  options.user_dir = scratch / "user";
+  options.install_dir = scratch / "install";
+  options.cache_file = scratch / "probe-cache.json";
+  std::filesystem::create_directories(*options.user_dir);
+  std::filesystem::create_directories(*options.install_dir);
+  return options;
+}
+
+TEST(InnerOuterPluginTest, LoadsFromTheBuildTreeAndIsChosenByName) {
+  const std::filesystem::path scratch =
+      std::filesystem::temp_directory_path() /
+      ("braze_inner_outer_registry_" + std::to_string(::getpid()));
+  SchedulerRegistry registry(buildTreeOnly(scratch));
+  const SchedulerEntry& entry = registry.find("braze::inner_outer");
+  EXPECT_EQ(entry.version, "1.0.0");
+  EXPECT_EQ(entry.rank, 150);
+  EXPECT_EQ(entry.path.filename().string().find("libbraze_inner_outer"), 0u) << entry.path;
+
+  const std::unique_ptr<Fusion> fusion =
+      test::makeNormalization(test::Normalization::Softmax, DataType::Float32);
+  const ScheduledFusion scheduled =
+      registry.schedule(*fusion, runtimeInfo({{128, 1000}}), "braze::inner_outer");
+  ASSERT_NE(scheduled.fusion, nullptr);
+  EXPECT_EQ(scheduled.scheduler->id, "braze::inner_outer");
+  EXPECT_THAT(scheduled.summary, HasSubstr("inner_outer{persistence=registers"));
+
+  // A plain row sum: declined by name, with the reason.
+  Fusion row_sum;
+  row_sum.addOutput(sum(makeSymbolicTensor(row_sum, 2), {1}));
+  EXPECT_THAT(
+      [&] {
+        registry.schedule(row_sum, runtimeInfo({{128, 1000}}), "braze::inner_outer");
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("use the reduction scheduler")));
+  // Without a name it is never the inner-outer scheduler that takes it.
+  try {
+    const ScheduledFusion other = registry.schedule(row_sum, runtimeInfo({{128, 1000}}));
+    EXPECT_NE(other.scheduler->id, "braze::inner_outer");
+  } catch (const Error& error) {
+    EXPECT_THAT(error.what(), HasSubstr("braze::inner_outer"));
+  }
+  std::filesystem::remove_all(scratch);
+}
+
+}  // namespace
+}  // namespace braze

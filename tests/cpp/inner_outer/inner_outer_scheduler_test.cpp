@@ -1,0 +1,294 @@
+// The inner-outer scheduler on the CPU tier: its decisions over the row lengths and dtypes the
+// benchmarks time, the params' byte format, its refusals, and every scheduled normalization
+// generated and compiled with NVRTC for sm_90.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "braze/codegen/codegen.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
+#include "braze/ops/shape.h"
+#include "braze/runtime/compiled_kernel.h"
+#include "inner_outer/inner_outer_cases.h"
+
+namespace braze {
+namespace {
+
+using inner_outer::InnerOuterParams;
+using inner_outer::Persistence;
+using test::Normalization;
+using test::NormalizationCase;
+using ::testing::HasSubstr;
+
+constexpr Normalization kRowKinds[] = {Normalization::Softmax, Normalization::LogSoftmax,
+                                       Normalization::LayerNorm, Normalization::RmsNorm,
+                                       Normalization::SoftmaxBackward};
+
+InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fusion& fusion) {
+  const inner_outer::InnerOuterRuntimeInfo info = test::runtimeInfoOf(c);
+  EXPECT_EQ(inner_outer::canScheduleCompileTime(fusion), std::nullopt) << c.name();
+  EXPECT_EQ(inner_outer::canScheduleRunTime(fusion, info), std::nullopt) << c.name();
+  return inner_outer::computeHeuristics(fusion, info);
+}
+
+// Row lengths whose buffers fit the register file: every kind up to 8192 floats per row, and
+// all but layer norm (x - mean and the weight and bias copies: 16 bytes per element) at 16384.
+Persistence expectedPersistence(Normalization kind, int64_t n) {
+  if (n <= 8192) return Persistence::Registers;
+  if (n == 16384 && kind != Normalization::LayerNorm) return Persistence::Registers;
+  return Persistence::MultiWave;
+}
+
+std::vector<NormalizationCase> sweep() {
+  std::vector<NormalizationCase> cases;
+  for (Normalization kind : kRowKinds) {
+    for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+      for (int64_t n : test::kRowLengths) cases.push_back({kind, dtype, 64, n});
+    }
+  }
+  cases.push_back({Normalization::Softmax, DataType::Float16, 3, 1000});
+  cases.push_back({Normalization::LayerNorm, DataType::Float16, 5, 4096});
+  return cases;
+}
+
+class InnerOuterSweepTest : public ::testing::TestWithParam<NormalizationCase> {};
+
+TEST_P(InnerOuterSweepTest, DecisionsAreAsExpected) {
+  const NormalizationCase& c = GetParam();
+  const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+  const InnerOuterParams params = heuristicsFor(c, *fusion);
+  EXPECT_EQ(params.persistence, expectedPersistence(c.kind, c.n)) << params;
+  // 16-byte vectors: every row length of the sweep is a multiple of 8.
+  EXPECT_EQ(params.vector_width, c.dtype == DataType::Float32 ? 4 : 8) << params;
+  EXPECT_EQ(params.row_length, c.n) << params;
+  EXPECT_EQ(params.row_blocks, 0) << params;
+  EXPECT_LE(params.threads_x * params.rows_per_block, 1024) << params;
+  if (params.persistence == Persistence::Registers) {
+    // The batch covers the row: threads_x * batch * vector_width >= n, without a spare thread.
+    EXPECT_GE(params.threads_x * params.persistent_batch * params.vector_width, c.n) << params;
+    EXPECT_LT((params.threads_x - 1) * params.persistent_batch * params.vector_width, c.n)
+        << params;
+    EXPECT_LE(params.persistent_batch, 16) << params;
+  } else {
+    EXPECT_EQ(params.persistent_batch, 1) << params;
+    EXPECT_EQ(params.rows_per_block, 1) << params;
+  }
+}
+
+TEST_P(InnerOuterSweepTest, ScheduledFusionCompilesForSm90WithoutSpills) {
+  const NormalizationCase& c = GetParam();
+  const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+  const InnerOuterParams params = heuristicsFor(c, *fusion);
+  inner_outer::schedule(*fusion, params);
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  EXPECT_THAT(kernel.source, HasSubstr("braze::vectorCopy<")) << kernel.source;
+  EXPECT_THAT(kernel.source, HasSubstr("braze::blockReduce<true, false, false>"));
+  const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                          {.arch = driver::GpuArch{9, 0, false}});
+  EXPECT_FALSE(compiled.cubin().empty());
+  const KernelResources& resources = compiled.resources();
+  if (resources.reported) {
+    // Register arrays indexed by unrolled loops: nothing goes to the stack.
+    EXPECT_EQ(resources.spill_store_bytes, 0) << params;
+    EXPECT_EQ(resources.stack_frame_bytes, 0) << params;
+    // The block fits one SM's register file.
+    EXPECT_LE(resources.registers * params.threads_x * params.rows_per_block, 65536) << params;
+  }
+}
+
+TEST_P(InnerOuterSweepTest, ParamsRoundTripThroughBytes) {
+  const NormalizationCase& c = GetParam();
+  const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+  const InnerOuterParams params = heuristicsFor(c, *fusion);
+  const std::vector<uint8_t> bytes = inner_outer::encodeParams(params);
+  EXPECT_EQ(inner_outer::decodeParams(bytes), params);
+  EXPECT_EQ(inner_outer::hashParams(inner_outer::decodeParams(bytes)),
+            inner_outer::hashParams(params));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, InnerOuterSweepTest, ::testing::ValuesIn(sweep()),
+                         [](const auto& info) { return info.param.name(); });
+
+TEST(InnerOuterDecisionTest, NonPowerOfTwoRowsGetWholeWarps) {
+  // 1000 floats: 250 float4 vectors; a batch of 8 leaves 32 threads (6 vectors of padding)
+  // rather than 250 threads, which would take the shared-memory tree instead of shuffles.
+  const NormalizationCase c{Normalization::Softmax, DataType::Float32, 1000, 1000};
+  const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+  const InnerOuterParams params = heuristicsFor(c, *fusion);
+  EXPECT_EQ(params.threads_x, 32) << params;
+  EXPECT_EQ(params.persistent_batch, 8) << params;
+  EXPECT_EQ(params.rows_per_block, 8) << params;
+}
+
+TEST(InnerOuterDecisionTest, ShortRowsStackRowsInABlock) {
+  const NormalizationCase c{Normalization::RmsNorm, DataType::BFloat16, 1 << 20, 256};
+  const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+  const InnerOuterParams params = heuristicsFor(c, *fusion);
+  EXPECT_EQ(params.threads_x, 32) << params;
+  EXPECT_EQ(params.rows_per_block, 8) << params;
+  // One row: no stacking.
+  const NormalizationCase one{Normalization::RmsNorm, DataType::BFloat16, 1, 256};
+  EXPECT_EQ(heuristicsFor(one, *fusion).rows_per_block, 1);
+}
+
+TEST(InnerOuterDecisionTest, MisalignedOrOddRowsNarrowTheVector) {
+  const std::unique_ptr<Fusion> fusion =
+      test::makeNormalization(Normalization::Softmax, DataType::Float32);
+  inner_outer::InnerOuterRuntimeInfo info =
+      inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{8, 1001}});
+  EXPECT_EQ(inner_outer::computeHeuristics(*fusion, info).vector_width, 1);
+  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{8, 1024}});
+  info.inputs[0].data_alignment = 8;
+  EXPECT_EQ(inner_outer::computeHeuristics(*fusion, info).vector_width, 2);
+}
+
+TEST(InnerOuterDecisionTest, HigherRankInputsMergeTheirOuterDims) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 3, DataType::BFloat16);
+  TensorView* xf = cast(x, DataType::Float32);
+  TensorView* e = exp(sub(xf, max(xf, {2}, true)));
+  fusion.addOutput(cast(div(e, sum(e, {2}, true)), DataType::BFloat16));
+  ASSERT_EQ(inner_outer::canScheduleCompileTime(fusion), std::nullopt);
+  const auto info = inner_outer::InnerOuterRuntimeInfo::contiguous(fusion, {{4, 6, 2048}});
+  const InnerOuterParams params = inner_outer::computeHeuristics(fusion, info);
+  EXPECT_EQ(params.persistence, Persistence::Registers);
+  inner_outer::schedule(fusion, params);
+  const GeneratedKernel kernel = generateCuda(fusion);
+  EXPECT_NO_THROW(CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                          {.arch = driver::GpuArch{9, 0, false}}));
+}
+
+TEST(InnerOuterParamsTest, PrintsEveryField) {
+  InnerOuterParams params;
+  params.persistence = Persistence::MultiWave;
+  params.vector_width = 8;
+  params.row_length = 262144;
+  EXPECT_EQ(inner_outer::toString(params),
+            "inner_outer{persistence=multi_wave, reference_output=0, vector_width=8, "
+            "persistent_batch=1, threads_x=128, rows_per_block=1, row_blocks=0, "
+            "row_length=262144}");
+}
+
+TEST(InnerOuterParamsTest, DifferentParamsHashDifferently) {
+  InnerOuterParams a;
+  InnerOuterParams b;
+  b.persistent_batch = 2;
+  EXPECT_NE(a, b);
+  EXPECT_NE(inner_outer::hashParams(a), inner_outer::hashParams(b));
+}
+
+TEST(InnerOuterParamsTest, DecodeRefusesForeignOrCorruptBytes) {
+  const std::vector<uint8_t> foreign = {'B', 'Z', 'P', 'W', 1};
+  EXPECT_THAT([&] { inner_outer::decodeParams(foreign); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("belong to another scheduler")));
+  std::vector<uint8_t> bytes = inner_outer::encodeParams({});
+  bytes[4] = 7;
+  EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 1, found 7")));
+  bytes = inner_outer::encodeParams({});
+  bytes.push_back(0);
+  EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("truncated or padded")));
+  bytes = inner_outer::encodeParams({});
+  bytes[5] = 9;  // persistence
+  EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("persistence 9 is not one of")));
+}
+
+std::optional<std::string> refusal(const std::function<void(Fusion&)>& body) {
+  Fusion fusion;
+  body(fusion);
+  return inner_outer::canScheduleCompileTime(fusion);
+}
+
+TEST(InnerOuterRefusalTest, PlainReductionsAreLeftToTheReductionScheduler) {
+  // A row sum reads each row once: no buffer outlives the reduction.
+  EXPECT_THAT(refusal([](Fusion& f) { f.addOutput(sum(makeSymbolicTensor(f, 2), {1})); }).value(),
+              HasSubstr("use the reduction scheduler"));
+  // A row sum with a pointwise epilogue on its result only.
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* x = makeSymbolicTensor(f, 2);
+                f.addOutput(exp(mul(x, 2.0)));
+                f.addOutput(sqrt(sum(exp(x), {1})));
+              }).value(),
+              HasSubstr("use the reduction scheduler"));
+  EXPECT_THAT(refusal([](Fusion& f) { f.addOutput(sum(makeSymbolicTensor(f, 2), {0})); }).value(),
+              HasSubstr("only sums over rows"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* x = makeSymbolicTensor(f, 3);
+                f.addOutput(div(x, sum(x, {1}, true)));
+              }).value(),
+              HasSubstr("reduces dims [1] of 3"));
+}
+
+TEST(InnerOuterRefusalTest, EachRefusedShapeHasItsReason) {
+  EXPECT_THAT(refusal([](Fusion&) {}).value(), HasSubstr("no outputs"));
+  EXPECT_THAT(refusal([](Fusion& f) { f.addOutput(exp(makeSymbolicTensor(f, 2))); }).value(),
+              HasSubstr("pointwise scheduler"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* x = makeSymbolicTensor(f, 2);
+                VarMeanResult r = var_mean(x, {1}, 0, true);
+                f.addOutput(mul(sub(x, r.mean), rsqrt(r.var)));
+              }).value(),
+              HasSubstr("Welford"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* x = makeSymbolicTensor(f, 1);
+                f.addOutput(div(x, sum(x, {0}, true)));
+              }).value(),
+              HasSubstr("reduces dims [0] of 1"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* x = makeSymbolicTensor(f, 2);
+                TensorView* t = transpose(x, 0, 1);
+                f.addOutput(div(t, sum(t, {1}, true)));
+              }).value(),
+              HasSubstr("regroups or reorders dims"));
+}
+
+TEST(InnerOuterRefusalTest, NormalizationBackwardWithColumnSumsSaysWhy) {
+  for (Normalization kind : {Normalization::LayerNormBackward, Normalization::RmsNormBackward}) {
+    const std::unique_ptr<Fusion> fusion = test::makeNormalization(kind, DataType::BFloat16);
+    const std::optional<std::string> reason = inner_outer::canScheduleCompileTime(*fusion);
+    ASSERT_TRUE(reason.has_value()) << test::toString(kind);
+    EXPECT_THAT(*reason, HasSubstr("sums over the rows (a column sum"));
+    EXPECT_THAT(*reason, HasSubstr("a single grid reduction per launch"));
+  }
+}
+
+TEST(InnerOuterRefusalTest, RunTimeReasons) {
+  const std::unique_ptr<Fusion> fusion =
+      test::makeNormalization(Normalization::LayerNorm, DataType::Float32);
+  inner_outer::InnerOuterRuntimeInfo info;
+  EXPECT_THAT(inner_outer::canScheduleRunTime(*fusion, info).value_or("accepted"),
+              HasSubstr("expected arguments for 3 inputs, found 0"));
+  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{4, 8}, {8}, {8, 1}});
+  EXPECT_THAT(inner_outer::canScheduleRunTime(*fusion, info).value_or("accepted"),
+              HasSubstr("has rank 1 but its argument has 2 sizes"));
+  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{4, 8}, {9}, {8}});
+  EXPECT_THAT(inner_outer::canScheduleRunTime(*fusion, info).value_or("accepted"),
+              HasSubstr("has 9 elements along the row, but the rows of"));
+  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{0, 8}, {8}, {8}});
+  EXPECT_THAT(inner_outer::canScheduleRunTime(*fusion, info).value_or("accepted"),
+              HasSubstr("is empty"));
+  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{4, 8}, {8}, {8}});
+  EXPECT_EQ(inner_outer::canScheduleRunTime(*fusion, info), std::nullopt);
+}
+
+TEST(InnerOuterScheduleTest, RefusesParamsOfAnotherFusion) {
+  const std::unique_ptr<Fusion> fusion =
+      test::makeNormalization(Normalization::LayerNorm, DataType::Float32);
+  InnerOuterParams params;
+  params.reference_output = 5;
+  EXPECT_THAT([&] { inner_outer::schedule(*fusion, params); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("reference_output 5 is not an output")));
+  params.reference_output = 1;  // mean: a per-row output
+  EXPECT_THAT([&] { inner_outer::schedule(*fusion, params); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("is not a full [rows, row] output")));
+  params.reference_output = 0;
+  params.persistent_batch = 0;
+  EXPECT_THAT([&] { inner_outer::schedule(*fusion, params); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("split factor below 1")));
+}
+
+}  // namespace
+}  // namespace braze

@@ -1,0 +1,190 @@
+#include "inner_outer/normalization_fusions.h"
+
+#include "braze/error.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
+#include "braze/ops/shape.h"
+
+namespace braze::test {
+
+namespace {
+
+TensorView* toFloat(TensorView* x) {
+  return x->dtype() == DataType::Float32 ? x : cast(x, DataType::Float32);
+}
+
+TensorView* toDtype(TensorView* x, DataType dtype) {
+  return dtype == DataType::Float32 ? x : cast(x, dtype);
+}
+
+// A per-row value [rows] seen along the row: [rows, 1].
+TensorView* alongRows(TensorView* row_values) {
+  return broadcast(row_values, {false, true});
+}
+
+// A per-column value [n] seen by every row: [1, n].
+TensorView* alongColumns(TensorView* column_values) {
+  return broadcast(column_values, {true, false});
+}
+
+void softmax(Fusion& fusion, DataType dtype, bool log) {
+  TensorView* x = toFloat(makeSymbolicTensor(fusion, 2, dtype));
+  TensorView* shifted = sub(x, max(x, {1}, /*keepdim=*/true));
+  TensorView* e = exp(shifted);
+  TensorView* total = sum(e, {1}, /*keepdim=*/true);
+  TensorView* y = log ? sub(shifted, ::braze::log(total)) : div(e, total);
+  fusion.addOutput(toDtype(y, dtype));
+}
+
+void softmaxBackward(Fusion& fusion, DataType dtype) {
+  TensorView* dy = toFloat(makeSymbolicTensor(fusion, 2, dtype));
+  TensorView* y = toFloat(makeSymbolicTensor(fusion, 2, dtype));
+  TensorView* dot = sum(mul(dy, y), {1}, /*keepdim=*/true);
+  fusion.addOutput(toDtype(mul(y, sub(dy, dot)), dtype));
+}
+
+void layerNorm(Fusion& fusion, DataType dtype) {
+  TensorView* x = toFloat(makeSymbolicTensor(fusion, 2, dtype));
+  TensorView* w = toFloat(makeSymbolicTensor(fusion, 1, dtype));
+  TensorView* b = toFloat(makeSymbolicTensor(fusion, 1, dtype));
+  TensorView* mu = mean(x, {1});
+  TensorView* centered = sub(x, alongRows(mu));
+  TensorView* rstd = rsqrt(add(mean(mul(centered, centered), {1}), kNormEpsilon));
+  TensorView* y = add(mul(mul(centered, alongRows(rstd)), alongColumns(w)), alongColumns(b));
+  fusion.addOutput(toDtype(y, dtype));
+  fusion.addOutput(mu);
+  fusion.addOutput(rstd);
+}
+
+void rmsNorm(Fusion& fusion, DataType dtype) {
+  TensorView* x = toFloat(makeSymbolicTensor(fusion, 2, dtype));
+  TensorView* w = toFloat(makeSymbolicTensor(fusion, 1, dtype));
+  TensorView* rstd = rsqrt(add(mean(mul(x, x), {1}), kNormEpsilon));
+  TensorView* y = mul(mul(x, alongRows(rstd)), alongColumns(w));
+  fusion.addOutput(toDtype(y, dtype));
+  fusion.addOutput(rstd);
+}
+
+// dx = rstd * (w dy - mean(w dy) - xhat * mean(w dy * xhat)); dw = sum_rows(dy * xhat),
+// db = sum_rows(dy). RMS norm drops the mean terms (its xhat is x * rstd).
+void normBackward(Fusion& fusion, DataType dtype, bool rms) {
+  TensorView* dy = toFloat(makeSymbolicTensor(fusion, 2, dtype));
+  TensorView* x = toFloat(makeSymbolicTensor(fusion, 2, dtype));
+  TensorView* mu = rms ? nullptr : makeSymbolicTensor(fusion, 1, DataType::Float32);
+  TensorView* rstd = makeSymbolicTensor(fusion, 1, DataType::Float32);
+  TensorView* w = toFloat(makeSymbolicTensor(fusion, 1, dtype));
+  TensorView* rstd_rows = alongRows(rstd);
+  TensorView* xhat = mul(rms ? x : sub(x, alongRows(mu)), rstd_rows);
+  TensorView* wdy = mul(dy, alongColumns(w));
+  TensorView* projection = mul(xhat, mean(mul(wdy, xhat), {1}, /*keepdim=*/true));
+  TensorView* centered = rms ? wdy : sub(wdy, mean(wdy, {1}, /*keepdim=*/true));
+  TensorView* dx = mul(sub(centered, projection), rstd_rows);
+  fusion.addOutput(toDtype(dx, dtype));
+  fusion.addOutput(toDtype(sum(mul(dy, xhat), {0}), dtype));
+  if (!rms) fusion.addOutput(toDtype(sum(dy, {0}), dtype));
+}
+
+}  // namespace
+
+std::string toString(Normalization kind) {
+  switch (kind) {
+    case Normalization::Softmax:
+      return "softmax";
+    case Normalization::LogSoftmax:
+      return "log_softmax";
+    case Normalization::SoftmaxBackward:
+      return "softmax_bwd";
+    case Normalization::LayerNorm:
+      return "layer_norm";
+    case Normalization::RmsNorm:
+      return "rms_norm";
+    case Normalization::LayerNormBackward:
+      return "layer_norm_bwd";
+    case Normalization::RmsNormBackward:
+      return "rms_norm_bwd";
+  }
+  return "?";
+}
+
+const std::vector<Normalization>& allNormalizations() {
+  static const std::vector<Normalization> kinds = {
+      Normalization::Softmax,         Normalization::LogSoftmax,
+      Normalization::LayerNorm,       Normalization::RmsNorm,
+      Normalization::SoftmaxBackward, Normalization::LayerNormBackward,
+      Normalization::RmsNormBackward};
+  return kinds;
+}
+
+bool hasColumnReduction(Normalization kind) {
+  return kind == Normalization::LayerNormBackward || kind == Normalization::RmsNormBackward;
+}
+
+std::unique_ptr<Fusion> makeNormalization(Normalization kind, DataType dtype) {
+  auto fusion = std::make_unique<Fusion>();
+  switch (kind) {
+    case Normalization::Softmax:
+      softmax(*fusion, dtype, /*log=*/false);
+      break;
+    case Normalization::LogSoftmax:
+      softmax(*fusion, dtype, /*log=*/true);
+      break;
+    case Normalization::SoftmaxBackward:
+      softmaxBackward(*fusion, dtype);
+      break;
+    case Normalization::LayerNorm:
+      layerNorm(*fusion, dtype);
+      break;
+    case Normalization::RmsNorm:
+      rmsNorm(*fusion, dtype);
+      break;
+    case Normalization::LayerNormBackward:
+      normBackward(*fusion, dtype, /*rms=*/false);
+      break;
+    case Normalization::RmsNormBackward:
+      normBackward(*fusion, dtype, /*rms=*/true);
+      break;
+  }
+  return fusion;
+}
+
+std::vector<std::vector<int64_t>> normalizationInputSizes(Normalization kind, int64_t rows,
+                                                          int64_t n) {
+  switch (kind) {
+    case Normalization::Softmax:
+    case Normalization::LogSoftmax:
+      return {{rows, n}};
+    case Normalization::SoftmaxBackward:
+      return {{rows, n}, {rows, n}};
+    case Normalization::LayerNorm:
+      return {{rows, n}, {n}, {n}};
+    case Normalization::RmsNorm:
+      return {{rows, n}, {n}};
+    case Normalization::LayerNormBackward:
+      return {{rows, n}, {rows, n}, {rows}, {rows}, {n}};
+    case Normalization::RmsNormBackward:
+      return {{rows, n}, {rows, n}, {rows}, {n}};
+  }
+  return {};
+}
+
+std::vector<DataType> normalizationInputDtypes(Normalization kind, DataType dtype) {
+  const DataType f32 = DataType::Float32;
+  switch (kind) {
+    case Normalization::Softmax:
+    case Normalization::LogSoftmax:
+      return {dtype};
+    case Normalization::SoftmaxBackward:
+      return {dtype, dtype};
+    case Normalization::LayerNorm:
+      return {dtype, dtype, dtype};
+    case Normalization::RmsNorm:
+      return {dtype, dtype};
+    case Normalization::LayerNormBackward:
+      return {dtype, dtype, f32, f32, dtype};
+    case Normalization::RmsNormBackward:
+      return {dtype, dtype, f32, dtype};
+  }
+  return {};
+}
+
+}  // namespace braze::test
