@@ -23,9 +23,11 @@
 #   --build                         build here and run from the build folder, not the bundle
 #   --tests-only / --bench-only     run one half
 #   --filter PATTERN                passed to every test binary as --gtest_filter
-# Environment: BRAZE_BUILD_DIR, BRAZE_GPU_BUNDLE, BRAZE_DUMP (passed on). Logs and JSON results
-# go to results/ beside the binaries' folder; when OUT is set (the device tool's output folder),
-# they are also packed into $OUT/gpu-test-results.tar.gz, with the table in $OUT/summary.txt.
+# Environment: BRAZE_BUILD_DIR, BRAZE_GPU_BUNDLE, BRAZE_DUMP (passed on), and
+# BRAZE_SIDE_BY_SIDE_ARGS (more arguments for the side-by-side script, e.g. "--budget-s 200").
+# Logs and JSON results go to results/ beside the binaries' folder; when OUT is set (the device
+# tool's output folder), they are also packed into $OUT/gpu-test-results.tar.gz, with the table
+# in $OUT/summary.txt.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BRAZE_BUILD_DIR:-$root/build}
@@ -249,9 +251,10 @@ run() {
   fi
   if [[ -n $side_by_side ]]; then
     log "running $side_by_side"
+    # shellcheck disable=SC2086
     python3 "$side_by_side" --binary "$bench_dir/braze_normalization_benchmark" \
       --results-dir "$results/side-by-side" \
-      --command "$invocation" \
+      --command "$invocation" ${BRAZE_SIDE_BY_SIDE_ARGS:-} \
       >"$results/side-by-side.log" 2>&1 || { failed=1; tail -20 "$results/side-by-side.log" >&2; }
   fi
   printSummary "$results" "$summary" | tee "$results/summary-table.txt"

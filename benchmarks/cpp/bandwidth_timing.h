@@ -11,6 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -43,7 +44,11 @@ class EventTimer {
   double time(Launch&& launch) {
     launch();  // untimed: keeps the device busy while the timed launches are enqueued
     BRAZE_CU(eventRecord, start_, stream_);
+    const auto host_start = std::chrono::steady_clock::now();
     for (int i = 0; i < kLaunchesPerSample; ++i) launch();
+    host_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count() /
+        kLaunchesPerSample;
     BRAZE_CU(eventRecord, stop_, stream_);
     BRAZE_CU(eventSynchronize, stop_);
     float milliseconds = 0.0f;
@@ -51,8 +56,13 @@ class EventTimer {
     return milliseconds / 1000.0 / kLaunchesPerSample;
   }
 
+  /// Host seconds per launch to enqueue the last sample's launches. When it is close to the
+  /// sample itself, the device waited for the host and the sample measures the host.
+  double hostSecondsPerLaunch() const { return host_seconds_; }
+
  private:
   CUstream stream_;
+  double host_seconds_ = 0.0;
   CUevent start_ = nullptr;
   CUevent stop_ = nullptr;
 };
@@ -111,12 +121,18 @@ inline std::vector<double> copySamples(CUstream stream, int samples) {
   return result;
 }
 
+inline constexpr int kCopySamples = 9;
+
+/// The samples of the reference copy in this run, taken on first use.
+inline const std::vector<double>& copyReferenceSamples(CUstream stream) {
+  static const std::vector<double> samples = copySamples(stream, kCopySamples);
+  return samples;
+}
+
 /// The device-to-device copy's bandwidth in this run (bytes read + written per second, from the
-/// median of 9 samples), measured on first use.
+/// median of copyReferenceSamples).
 inline double copyBandwidth(CUstream stream) {
-  static const double bandwidth =
-      2.0 * static_cast<double>(kCopyBytes) / median(copySamples(stream, /*samples=*/9));
-  return bandwidth;
+  return 2.0 * static_cast<double>(kCopyBytes) / median(copyReferenceSamples(stream));
 }
 
 /// Reports `bytes_per_launch` moved in `seconds_per_launch`: bytes/s, "GB/s", and "of_copy"

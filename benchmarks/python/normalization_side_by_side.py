@@ -5,14 +5,15 @@ Runs on the GPU machine in one call (tools/gpu-test.sh --bench-only runs it when
 there). For every op (softmax, layer norm and RMS norm forward and backward, row sum), dtype
 (bf16, fp32) and row length N, with M rows so that one M x N input holds at least 256 MiB:
 
-  1. torch.compile (default mode, dynamic=False, fullgraph=True) of each case is compiled once
-     in parallel worker processes sharing a fresh Inductor cache, so that the timing phase
-     only loads compiled graphs; the cold compile cost of every case is recorded.
-  2. The C++ benchmark (braze_normalization_benchmark) times Braze's kernels, scheduled by the
-     scheduler plugins through the registry, and reports the device-to-device copy bandwidth
-     of the same run.
-  3. Eager and compiled PyTorch are timed here with the same method: one untimed launch, then
-     CUDA events around 10 back-to-back launches, 7 samples, the median; the same byte count
+  1. PyTorch worker processes (CPUs - 2 of them) each take every k-th case and compile it with
+     torch.compile (default mode, dynamic=False, fullgraph=True) into a fresh Inductor cache;
+     the first call of each compiled function is timed: the cold compile cost.
+  2. While the workers wait, the C++ benchmark (braze_normalization_benchmark) times Braze's
+     kernels, scheduled by the scheduler plugins through the registry, and the
+     device-to-device copy bandwidth of the same run.
+  3. The workers time eager and compiled PyTorch one worker after another (the GPU runs nothing
+     else meanwhile), with the same method as the C++ benchmark: one untimed launch, then CUDA
+     events around 10 back-to-back launches, 7 samples, the median; the same byte count
      (every input read once, every output written once).
 
 Eager runs what PyTorch ships for each op (torch.softmax, aten._softmax_backward_data,
@@ -207,79 +208,180 @@ def time_median(torch, fn, args) -> float:
     return statistics.median(samples)
 
 
-def compile_case(torch, op: str):
-    torch._dynamo.reset()
-    return torch.compile(formula(torch, op), dynamic=False, fullgraph=True)
-
-
 def import_torch():
-    # Workers and the timing process must use the same Inductor configuration, or the cache
-    # the workers fill would not be hit; one compile thread each (the workers run in parallel).
+    # Each worker compiles on one thread: the workers are the parallelism.
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "1")
     import torch
     import torch._dynamo
-    import torch._inductor.config as inductor_config
-    # Autotuning results are not kept: the timing process tunes on a quiet GPU, not in the
-    # middle of other workers' compilations.
-    if hasattr(inductor_config, "autotune_local_cache"):
-        inductor_config.autotune_local_cache = False
+    # A worker keeps one compiled graph per shape of each formula: allow that many.
+    for name, value in (("cache_size_limit", 256), ("recompile_limit", 256),
+                        ("accumulated_cache_size_limit", 4096),
+                        ("accumulated_recompile_limit", 4096)):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, value)
     return torch
 
 
-# ---- phase 1: compile in parallel workers
+# ---- PyTorch workers: compile in parallel, then time one at a time
+#
+# Each worker process takes every k-th case. It compiles its cases (the first call of each
+# compiled function, timed: the cold compile cost), reports "ready", and waits. Once every
+# worker is ready and the C++ benchmark has run, the workers are told to time their cases one
+# after another, so that the GPU runs nothing else while a case is timed.
+
+def emit(event: dict) -> None:
+    sys.stdout.write(json.dumps(event) + "\n")
+    sys.stdout.flush()
+
+
+def device_meta(torch) -> dict:
+    properties = torch.cuda.get_device_properties(0)
+    meta = {"device": f"{properties.name} ({properties.total_memory >> 20} MiB, "
+                      f"{properties.multi_processor_count} SMs)",
+            "torch": torch.__version__}
+    try:
+        import triton
+        meta["triton"] = triton.__version__
+    except ImportError:
+        meta["triton"] = "none"
+    return meta
+
+
+def time_case(torch, op: str, dtype: str, n: int, m: int, compiled) -> dict:
+    entry = {"M": m, "N": n}
+    try:
+        inputs = make_inputs(torch, op, dtype, m, n)
+        entry["bytes"] = bytes_moved(torch, inputs, formula(torch, op)(*inputs))
+    except Exception as error:
+        entry["torch_error"] = f"{type(error).__name__}: {error}"[:400]
+        return entry
+    try:
+        fn, entry["eager_op"] = eager(torch, op, n)
+        if fn is not None:
+            entry["eager_GB/s"] = entry["bytes"] / time_median(torch, fn, inputs) / 1e9
+    except Exception as error:
+        entry["torch_error"] = f"eager: {type(error).__name__}: {error}"[:400]
+    if compiled is not None:
+        try:
+            entry["compile_GB/s"] = entry["bytes"] / time_median(torch, compiled, inputs) / 1e9
+        except Exception as error:
+            entry["compile_error"] = f"{type(error).__name__}: {error}"[:400]
+    return entry
+
 
 def worker_main(args) -> int:
-    torch = import_torch()
-    results = {}
+    try:
+        torch = import_torch()
+        meta = device_meta(torch)
+    except Exception as error:
+        emit({"event": "failed", "error": f"{type(error).__name__}: {error}"[:400]})
+        return 1
     cases = selected_cases(args)[args.worker::args.workers]
+    compiled, compile_results = {}, {}
     for op, dtype, n in cases:
         name = case_name(op, dtype, n)
+        if args.no_compile:
+            compile_results[name] = {"error": "not measured (--no-compile)"}
+            continue
+        if time.time() > args.compile_deadline:
+            compile_results[name] = {"error": "dropped: past the time budget"}
+            continue
+        inputs = None
         try:
             inputs = make_inputs(torch, op, dtype, rows_for(n, dtype, args.input_mib), n)
-            compiled = compile_case(torch, op)
+            fn = torch.compile(formula(torch, op), dynamic=False, fullgraph=True)
             start = time.perf_counter()
-            compiled(*inputs)
+            fn(*inputs)
             torch.cuda.synchronize()
-            results[name] = {"compile_s": time.perf_counter() - start}
-        except Exception as error:  # reported in the table, the other cases go on
-            results[name] = {"error": f"{type(error).__name__}: {error}"[:400]}
+            compile_results[name] = {"compile_s": time.perf_counter() - start}
+            compiled[name] = fn
+        except Exception as error:  # reported in the table; the other cases go on
+            compile_results[name] = {"error": f"{type(error).__name__}: {error}"[:400]}
         finally:
-            inputs = compiled = None
+            inputs = None
             torch.cuda.empty_cache()
-    pathlib.Path(args.worker_out).write_text(json.dumps(results))
+    emit({"event": "ready", "compile": compile_results, **meta})
+    if sys.stdin.readline().strip() != "go":
+        return 0
+    results = {}
+    if args.worker == 0:
+        source = torch.empty(256 << 18, device="cuda", dtype=torch.float32).uniform_()
+        target = torch.empty_like(source)
+        seconds = time_median(torch, lambda: target.copy_(source), [])
+        results["__copy__"] = {"GB/s": 2 * source.numel() * 4 / seconds / 1e9}
+        source = target = None
+    for op, dtype, n in cases:
+        name = case_name(op, dtype, n)
+        results[name] = time_case(torch, op, dtype, n, rows_for(n, dtype, args.input_mib),
+                                  compiled.get(name))
+        results[name].update({k: v for k, v in compile_results[name].items()})
+        torch.cuda.empty_cache()
+    emit({"event": "timed", "results": results})
     return 0
 
 
-def compile_in_workers(args, cache_dir: str, deadline: float) -> tuple[dict, float]:
-    """Runs the cold compilations in args.workers processes; returns per-case results and the
-    wall time."""
-    start = time.perf_counter()
-    processes = []
-    outputs = []
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
-    for i in range(args.workers):
-        out = os.path.join(cache_dir, f"worker-{i}.json")
-        outputs.append(out)
-        command = [sys.executable, __file__, "--worker", str(i), "--workers", str(args.workers),
-                   "--worker-out", out, "--input-mib", str(args.input_mib),
-                   "--ops", *args.ops, "--dtypes", *args.dtypes,
-                   "--sizes", *map(str, args.sizes)]
-        processes.append(subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                                          stderr=open(out + ".log", "w")))
-    results = {}
-    for process, out in zip(processes, outputs):
-        try:
-            process.wait(timeout=max(1.0, deadline - time.perf_counter()))
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        try:
-            results.update(json.loads(pathlib.Path(out).read_text()))
-        except (OSError, ValueError):
-            tail = pathlib.Path(out + ".log").read_text()[-300:] if os.path.exists(out + ".log") else ""
-            log(f"compile worker {out} left no results (exit {process.returncode}): {tail}")
-    return results, time.perf_counter() - start
+class Workers:
+    """The PyTorch worker processes and their events."""
+
+    def __init__(self, args, log_dir: str, compile_deadline: float):
+        import queue
+        import threading
+        self.events = queue.Queue()
+        self.processes = []
+        os.makedirs(log_dir, exist_ok=True)
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        for i in range(args.workers):
+            command = [sys.executable, __file__, "--worker", str(i), "--workers",
+                       str(args.workers), "--compile-deadline", str(compile_deadline),
+                       "--input-mib", str(args.input_mib), "--ops", *args.ops,
+                       "--dtypes", *args.dtypes, "--sizes", *map(str, args.sizes)]
+            if args.no_compile:
+                command.append("--no-compile")
+            process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, text=True,
+                                       stderr=open(os.path.join(log_dir, f"worker-{i}.log"), "w"))
+            self.processes.append(process)
+            threading.Thread(target=self._read, args=(i, process), daemon=True).start()
+
+    def _read(self, i, process):
+        for line in process.stdout:
+            try:
+                self.events.put((i, json.loads(line)))
+            except ValueError:
+                pass
+        self.events.put((i, {"event": "exited", "code": process.wait()}))
+
+    def wait_for(self, kind: str, workers: set, deadline: float) -> dict:
+        """Events of `kind` from `workers` until each has sent one, exited or the deadline."""
+        import queue
+        got, pending = {}, set(workers)
+        while pending and time.time() < deadline:
+            try:
+                i, event = self.events.get(timeout=max(0.1, deadline - time.time()))
+            except queue.Empty:
+                break
+            if i in pending and event["event"] in (kind, "failed", "exited"):
+                got[i] = event
+                pending.discard(i)
+        for i in pending:
+            got[i] = {"event": "failed", "error": f"no '{kind}' before the time budget ran out"}
+        return got
+
+    def go(self, i: int) -> None:
+        self.processes[i].stdin.write("go\n")
+        self.processes[i].stdin.flush()
+
+    def stop(self) -> None:
+        for process in self.processes:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
+        for process in self.processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
 
 
 # ---- phase 2: the C++ benchmark
@@ -353,54 +455,9 @@ def braze_results(data: dict) -> tuple[dict, dict]:
             cases[name] = {"error": b.get("error_message", "error")}
             continue
         cases[name] = {key: b.get(key) for key in
-                       ("GB/s", "of_copy", "bytes", "M", "N", "median_us", "compile_s", "label")}
+                       ("GB/s", "of_copy", "bytes", "M", "N", "median_us", "host_us", "compile_s",
+                        "label")}
     return cases, copy
-
-
-# ---- phase 3: PyTorch timings
-
-def time_torch(args, torch, compile_results: dict, deadline: float) -> tuple[dict, dict]:
-    results = {}
-    copy_source = torch.empty(256 << 18, device="cuda", dtype=torch.float32).uniform_()
-    copy_target = torch.empty_like(copy_source)
-    copy_seconds = time_median(torch, lambda: copy_target.copy_(copy_source), [])
-    copy = {"GB/s": 2 * copy_source.numel() * 4 / copy_seconds / 1e9}
-    del copy_source, copy_target
-    for op, dtype, n in selected_cases(args):
-        name = case_name(op, dtype, n)
-        m = rows_for(n, dtype, args.input_mib)
-        entry = {"M": m, "N": n}
-        results[name] = entry
-        inputs = None
-        try:
-            inputs = make_inputs(torch, op, dtype, m, n)
-            reference_outputs = formula(torch, op)(*inputs)
-            entry["bytes"] = bytes_moved(torch, inputs, reference_outputs)
-            del reference_outputs
-            fn, entry["eager_op"] = eager(torch, op, n)
-            if fn is not None:
-                entry["eager_GB/s"] = entry["bytes"] / time_median(torch, fn, inputs) / 1e9
-            if args.no_compile:
-                entry["compile_error"] = "not measured (--no-compile)"
-            elif time.perf_counter() > deadline:
-                entry["compile_error"] = "dropped: past the time budget"
-            elif "error" in compile_results.get(name, {}):
-                entry["compile_error"] = compile_results[name]["error"]
-            else:
-                start = time.perf_counter()
-                compiled = compile_case(torch, op)
-                compiled(*inputs)
-                torch.cuda.synchronize()
-                entry["compile_warm_s"] = time.perf_counter() - start
-                entry["compile_cold_s"] = compile_results.get(name, {}).get("compile_s")
-                entry["compile_GB/s"] = entry["bytes"] / time_median(torch, compiled, inputs) / 1e9
-                compiled = None
-        except Exception as error:
-            entry["torch_error"] = f"{type(error).__name__}: {error}"[:400]
-        finally:
-            inputs = None
-            torch.cuda.empty_cache()
-    return results, copy
 
 
 # ---- the table
@@ -418,9 +475,10 @@ def merge(args, braze: dict, torch_results: dict) -> list[dict]:
                "braze_compile_s": b.get("compile_s"),
                "braze_bytes": b.get("bytes"), "torch_bytes": t.get("bytes"),
                "eager_GB/s": t.get("eager_GB/s"), "eager_op": t.get("eager_op"),
-               "compile_GB/s": t.get("compile_GB/s"), "compile_error": t.get("compile_error"),
-               "compile_cold_s": t.get("compile_cold_s"), "compile_warm_s": t.get("compile_warm_s"),
-               "torch_error": t.get("torch_error")}
+               "braze_median_us": b.get("median_us"), "braze_host_us": b.get("host_us"),
+               "compile_GB/s": t.get("compile_GB/s"),
+               "compile_error": t.get("compile_error") or t.get("error"),
+               "compile_cold_s": t.get("compile_s"), "torch_error": t.get("torch_error")}
         if row["braze_GB/s"] and row["compile_GB/s"]:
             row["ratio"] = row["braze_GB/s"] / row["compile_GB/s"]
         row["missed"] = missed_targets(row)
@@ -481,6 +539,11 @@ def notes_lines(rows: list[dict]) -> list[str]:
             lines.append(f"- torch.compile {r['case']}: {' '.join(r['compile_error'].split())[:200]}")
         if r["torch_error"]:
             lines.append(f"- PyTorch {r['case']}: {' '.join(r['torch_error'].split())[:200]}")
+        if r.get("braze_host_us") and r.get("braze_median_us") and \
+                r["braze_host_us"] > 0.8 * r["braze_median_us"]:
+            lines.append(f"- Braze {r['case']}: the host took {r['braze_host_us']:.0f} us per "
+                         f"KernelExecutor::run for a {r['braze_median_us']:.0f} us kernel, so "
+                         "the launches may have waited for the host")
         if r["braze_bytes"] and r["torch_bytes"] and int(r["braze_bytes"]) != int(r["torch_bytes"]):
             lines.append(f"- {r['case']}: byte counts differ (Braze {int(r['braze_bytes'])}, "
                          f"PyTorch {int(r['torch_bytes'])})")
@@ -499,7 +562,7 @@ def report_markdown(report: dict) -> str:
     rows = report["rows"]
     meta = report["meta"]
     cold = [r["compile_cold_s"] for r in rows if r.get("compile_cold_s")]
-    warm = [r["compile_warm_s"] for r in rows if r.get("compile_warm_s")]
+    braze_compile = [r["braze_compile_s"] for r in rows if r.get("braze_compile_s")]
     eager_ops = sorted({f"{r['op']}: {r['eager_op']}" for r in rows if r.get("eager_op")})
     out = [SECTION_BEGIN,
            "## Normalizations and row sum: Braze, PyTorch eager and torch.compile",
@@ -522,13 +585,13 @@ def report_markdown(report: dict) -> str:
            "mode, dynamic=False, fullgraph=True, on the same float32 formulas the Braze fusions "
            "are written with; eager runs PyTorch's own kernels "
            f"({'; '.join(eager_ops) if eager_ops else 'none ran'}).",
-           f"Compile cost of torch.compile: {fmt(sum(cold) if cold else None, '.0f')} s cold for "
-           f"{len(cold)} cases (median {fmt(statistics.median(cold) if cold else None, '.1f')} s, "
+           f"Compile cost: torch.compile {fmt(sum(cold) if cold else None, '.0f')} s cold for "
+           f"{len(cold)} cases (median {fmt(statistics.median(cold) if cold else None, '.1f')} s "
+           "per case, first call included; "
            f"{meta.get('workers', '?')} processes in parallel, "
-           f"{fmt(meta.get('compile_wall_s'), '.0f')} s of wall time), then "
-           f"{fmt(statistics.median(warm) if warm else None, '.2f')} s per case from the cache "
-           "in the timing process. Whole run: "
-           f"{fmt(meta.get('total_s'), '.0f')} s.",
+           f"{fmt(meta.get('compile_wall_s'), '.0f')} s of wall time); Braze (scheduling, code "
+           f"generation, NVRTC) {fmt(sum(braze_compile) if braze_compile else None, '.1f')} s "
+           f"for {len(braze_compile)} cases. Whole run: {fmt(meta.get('total_s'), '.0f')} s.",
            "",
            "Targets: forward softmax and norms >= 90% of copy for N >= 4096 and >= 1.0x "
            "torch.compile at every N; backward >= 1.0x torch.compile (row sum: none).",
@@ -592,11 +655,13 @@ def parse_args(argv):
     parser.add_argument("--dtypes", nargs="+", default=DTYPES, choices=DTYPES)
     parser.add_argument("--sizes", nargs="+", type=int, default=ROW_LENGTHS, help="row lengths N")
     parser.add_argument("--input-mib", type=int, default=256)
-    parser.add_argument("--workers", type=int, default=min(12, os.cpu_count() or 1),
-                        help="processes compiling torch.compile cases in parallel")
+    parser.add_argument("--workers", type=int, default=max(1, min(14, (os.cpu_count() or 2) - 2)),
+                        help="PyTorch processes compiling in parallel (default: CPUs - 2, "
+                        "at most 14)")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument("--budget-s", type=float, default=450.0,
-                        help="stop starting torch.compile work past this many seconds")
+                        help="the whole run's time budget: torch.compile starts no case past "
+                        "45%% of it, the C++ benchmark gets at most 35%%")
     parser.add_argument("--results-dir", help="where the JSON, logs and Markdown go "
                         "(default: a temporary folder; also $OUT when set)")
     parser.add_argument("--results-md", default=str(RESULTS_MD),
@@ -605,9 +670,9 @@ def parse_args(argv):
                         "(default: this script's command line)")
     parser.add_argument("--from-json", help="write the results section from an earlier run's "
                         "JSON, without running anything")
-    # Internal: one compile worker.
+    # Internal: one PyTorch worker.
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--worker-out", help=argparse.SUPPRESS)
+    parser.add_argument("--compile-deadline", type=float, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -623,64 +688,79 @@ def main(argv) -> int:
             log(f"wrote the section of {args.results_md}")
         return 0
 
-    started = time.perf_counter()
+    started = time.time()
     deadline = started + args.budget_s
+    elapsed = lambda: f"{time.time() - started:.0f} s"
     results_dir = args.results_dir or tempfile.mkdtemp(prefix="braze-side-by-side-")
     os.makedirs(results_dir, exist_ok=True)
     meta = {"date": datetime.date.today().isoformat(), "input_mib": args.input_mib,
             "workers": args.workers,
             "command": args.command or shlex.join([sys.argv[0], *argv])}
     dropped = []
+    cases = selected_cases(args)
+
+    # Phase 1: PyTorch workers compile, in parallel, into a fresh Inductor cache (cold cost).
+    workers = None
+    ready = {}
     try:
-        torch = import_torch()
-        if not torch.cuda.is_available():
-            raise RuntimeError("PyTorch sees no CUDA device")
-        properties = torch.cuda.get_device_properties(0)
-        meta["device"] = f"{properties.name} ({properties.total_memory >> 20} MiB, " \
-                         f"{properties.multi_processor_count} SMs)"
-        meta["torch"] = torch.__version__
-        try:
-            import triton
-            meta["triton"] = triton.__version__
-        except ImportError:
-            meta["triton"] = "none"
-    except Exception as error:
-        log(f"no PyTorch timings: {error}")
-        torch = None
+        import torch  # noqa: F401 (only whether it is there; the workers use it)
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="braze-inductor-cache-")
+        log(f"{len(cases)} cases; {args.workers} PyTorch workers compiling")
+        workers = Workers(args, os.path.join(results_dir, "torch-workers"),
+                          started + 0.45 * args.budget_s)
+        # A compilation under way at the compile deadline still finishes.
+        ready = workers.wait_for("ready", set(range(args.workers)),
+                                 started + 0.6 * args.budget_s)
+        meta["compile_wall_s"] = time.time() - started
+        for event in ready.values():
+            for key in ("device", "torch", "triton"):
+                meta.setdefault(key, event.get(key))
+        failed = {i: e.get("error") for i, e in ready.items() if e["event"] != "ready"}
+        if failed:
+            log(f"PyTorch workers that failed: {failed}")
+        log(f"PyTorch compiled ({elapsed()})")
+    except ImportError as error:
         dropped.append(f"PyTorch eager and torch.compile ({error})")
+        log(f"no PyTorch timings: {error}")
 
-    # Phase 1: cold compilations, in parallel, into a fresh cache the timing process reuses.
-    compile_results = {}
-    cache_dir = tempfile.mkdtemp(prefix="braze-inductor-cache-")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
-    if torch is not None and not args.no_compile:
-        log(f"compiling {len(selected_cases(args))} torch.compile cases in {args.workers} processes")
-        compile_results, meta["compile_wall_s"] = compile_in_workers(
-            args, cache_dir, started + 0.6 * args.budget_s)
-        log(f"compiled in {meta['compile_wall_s']:.0f} s")
-
-    # Phase 2: Braze, with the GPU to itself.
+    # Phase 2: Braze, with the GPU to itself (the workers wait).
     binary = find_binary(args.binary)
     braze, braze_copy = {}, {}
     if binary is None:
         dropped.append("Braze (no braze_normalization_benchmark binary found)")
     else:
-        data = run_braze(args, binary, results_dir, timeout=max(60.0, deadline + 120 - time.perf_counter()))
-        braze, braze_copy = braze_results(data)
+        timeout = max(60.0, min(0.35 * args.budget_s, deadline - time.time()))
+        braze, braze_copy = braze_results(run_braze(args, binary, results_dir, timeout))
         meta["braze_binary"] = str(binary)
+        log(f"Braze done ({elapsed()})")
     meta["braze_copy_GB/s"] = braze_copy.get("GB/s")
 
-    # Phase 3: PyTorch.
+    # Phase 3: the workers time their cases, one worker at a time.
     torch_results = {}
-    if torch is not None:
-        torch_results, torch_copy = time_torch(args, torch, compile_results, deadline)
-        meta["torch_copy_GB/s"] = torch_copy.get("GB/s")
+    if workers is not None:
+        for i, event in sorted(ready.items()):
+            if event["event"] != "ready":
+                continue
+            workers.go(i)
+            timed = workers.wait_for("timed", {i}, max(deadline, time.time() + 30))[i]
+            if timed["event"] == "timed":
+                torch_results.update(timed["results"])
+            else:
+                log(f"PyTorch worker {i} did not time its cases: {timed.get('error', timed)}")
+        workers.stop()
+        log(f"PyTorch timed ({elapsed()})")
+        for i, event in ready.items():
+            if event["event"] != "ready":
+                for op, dtype, n in cases[i::args.workers]:
+                    torch_results.setdefault(case_name(op, dtype, n), {
+                        "torch_error": f"worker {i}: {event.get('error', 'failed')}"})
+        meta["torch_copy_GB/s"] = torch_results.pop("__copy__", {}).get("GB/s")
         late = [name for name, t in torch_results.items()
-                if "past the time budget" in t.get("compile_error", "")]
+                if "past the time budget" in (t.get("error") or "")]
         if late:
-            dropped.append(f"torch.compile of {len(late)} cases past the {args.budget_s:.0f} s "
-                           f"budget: {', '.join(late)}")
-    meta["total_s"] = time.perf_counter() - started
+            dropped.append(f"torch.compile of {len(late)} cases past the compile budget "
+                           f"({0.45 * args.budget_s:.0f} s): {', '.join(late)}")
+    meta["total_s"] = time.time() - started
     meta["dropped"] = "; ".join(dropped)
 
     report = {"meta": meta, "rows": merge(args, braze, torch_results)}
@@ -694,7 +774,7 @@ def main(argv) -> int:
     if args.results_md:
         write_results_md(markdown, pathlib.Path(args.results_md))
         log(f"wrote the section of {args.results_md}")
-    log(f"done in {meta['total_s']:.0f} s; JSON and Markdown in {', '.join(outputs)}")
+    log(f"done in {elapsed()}; JSON and Markdown in {', '.join(outputs)}")
     return 0
 
 
