@@ -1,0 +1,23 @@
+#pragma once
+
+// The sizes a launch gives the reference's dims (internal to the reduction plugin).
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "reduction_layout.h"
+#include "reduction_scheduler.h"
+
+namespace braze::reduction {
+
+/// The extent of each of the reference's logical dims (reduced dims included; 1 for broadcast
+/// dims) for these arguments, nullopt where it depends on a scalar input with no value. Runs
+/// the core's validation of the arguments first (counts, dtypes, ranks, fixed and shared
+/// sizes, broadcast dims, layouts), which throws a braze::Error on a mismatch. Requires one
+/// entry of `info` per fusion input.
+std::vector<std::optional<int64_t>> referenceExtents(const Fusion& fusion,
+                                                     const ReductionLayout& layout,
+                                                     const ReductionRuntimeInfo& info);
+
+}  // namespace braze::reduction

@@ -1,0 +1,111 @@
+#pragma once
+
+// The reduction scheduler.
+//
+// Accepts fusions whose reductions (sum, prod, max, min, mean, welford: var, var_mean) all
+// reduce the same dims of the same data, with elementwise ops, casts, broadcasts, expands,
+// permutes and squeezes before them (the prologue: casts, x * x, a bias add) and after them
+// (the epilogue: sqrt, a division by N, a cast, keepdim's broadcast). Several reductions of one
+// input (sum and max of x, welford's avg/m2/n) share one loop nest. It refuses, each with its
+// reason: fusions without a reduction (the pointwise scheduler's), reductions over different
+// dims, a reduction that reads another reduction's result and values read again after a
+// reduction (normalizations: the inner_outer scheduler's), outputs that keep a reduced dim,
+// matmul and linear, and the ops the pointwise scheduler also refuses (reshape, slice, pad, cat,
+// select, gather, index_select, full, iota).
+//
+// The dims are grouped (reduction_layout.h): I, the iteration dims merged, and R, the reduced
+// dims merged, each in memory order; the innermost dim in memory is split by the vector width v
+// first, so that v-element loads stay inside one contiguous run. Inner (row) reductions reduce
+// the innermost dim, outer (column) reductions keep it.
+//
+//   inner:  [BIDx I/ty, TIDy ty | BIDy g, serial, Unroll u, TIDx tx, v]     reduced: right of |
+//   outer:  [BIDx I/(tx v), TIDx tx | BIDy g, serial, Unroll u, TIDy ty | v]
+//
+// The serial, unrolled and vector parts are reduced by each thread into registers (rFactor:
+// per-thread partials, then a tree across threads); the rest is a block reduction across the
+// reduced thread dim and, with g > 1, a grid reduction across BIDy. Welford, whose partials
+// cannot be rFactored, runs the same loop nest as one op (the lowering accumulates per thread
+// first, then merges across threads). Inputs read along the innermost dim are cached in
+// registers and loaded as vectors of v elements, u vectors per thread per serial step.
+//
+// Strategy table (from the sizes, the dtypes and the device; see reduction_heuristics.cpp):
+//
+//   inner, R/v <= 32          inner_warp: tx = R/v rounded up to a power of two, ty rows per
+//                             block (256 threads). A short row needs only a few lanes, and
+//                             packing rows keeps blocks full. tx == 1 (R <= v) is inner_thread:
+//                             one row per thread, rows on TIDx, no cross-thread reduction.
+//   inner, R/v > 32           inner_block: tx up to 512 threads along the row, u = 64 bytes of
+//                             loads per thread per step in flight, ty fills the block to 256
+//                             threads when rows are short. One block per row group.
+//   inner, few rows           inner_grid: when the blocks along I do not fill one wave of
+//                             resident blocks (SMs x blocks per SM) and a row takes several
+//                             serial steps, g blocks split each row (g <= 65535) and a grid
+//                             reduction combines them: a handful of rows still uses every SM.
+//   outer, many columns       outer_thread: tx up to 128 threads along the contiguous columns,
+//                             each thread reduces whole columns (v of them) serially; coalesced
+//                             loads, no cross-thread reduction at all.
+//   outer, fewer columns      outer_block: when I/v threads do not fill the device, ty rows of
+//                             R per block (block up to 512 threads) and a block reduction
+//                             across TIDy.
+//   outer, few columns        outer_grid: when the blocks along I still do not fill a wave,
+//                             g blocks split the rows; v = 1 then, because each vector lane
+//                             would need its own grid reduction inside a loop, which one launch
+//                             cannot synchronize.
+//
+// Vector width: 16 bytes of the widest vectorized input, halved until it divides the innermost
+// dim's extent, every vectorized input's data alignment and the strides that must be checked.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "braze/driver/device_properties.h"
+#include "braze/ir/fusion.h"
+#include "braze/ir/scalar_value.h"
+#include "reduction_export.h"
+#include "reduction_params.h"
+
+namespace braze::reduction {
+
+/// What the actual arguments of a launch tell the heuristics, one entry per fusion input in
+/// order.
+struct ReductionInput {
+  /// For a tensor input: its sizes and strides (in elements).
+  std::vector<int64_t> sizes = {};
+  std::vector<int64_t> strides = {};
+  /// The largest power of two (in bytes, at most 16) dividing the data pointer.
+  int64_t data_alignment = 16;
+  /// For a scalar input: its value.
+  std::optional<ScalarValue> scalar = std::nullopt;
+};
+
+struct BRAZE_REDUCTION_API ReductionRuntimeInfo {
+  std::vector<ReductionInput> inputs;
+  driver::DeviceProperties device = driver::h100Properties();
+
+  /// Contiguous row-major tensors of the given sizes, 16-byte aligned (scalar inputs: give
+  /// their values with `scalars`, in order of the fusion's scalar inputs).
+  static ReductionRuntimeInfo contiguous(const Fusion& fusion,
+                                         const std::vector<std::vector<int64_t>>& tensor_sizes,
+                                         const std::vector<ScalarValue>& scalars = {});
+};
+
+/// nullopt when the fusion's ops and shapes fit the reduction kernel; otherwise why not.
+BRAZE_REDUCTION_API std::optional<std::string> canScheduleCompileTime(const Fusion& fusion);
+
+/// nullopt when the arguments fit (one entry per input, ranks as declared, sizes that agree
+/// where the fusion says they must, no empty dim); otherwise why not.
+BRAZE_REDUCTION_API std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
+                                                                  const ReductionRuntimeInfo& info);
+
+/// The heuristics: no change to the fusion. Requires both checks above to have passed.
+BRAZE_REDUCTION_API ReductionParams computeHeuristics(const Fusion& fusion,
+                                                      const ReductionRuntimeInfo& info);
+
+/// Applies `params` to the fusion with scheduling primitives only. Requires
+/// canScheduleCompileTime(fusion) to have passed; refuses params that do not fit the fusion
+/// (an inner kernel for an outer reduction) with an Error.
+BRAZE_REDUCTION_API void schedule(Fusion& fusion, const ReductionParams& params);
+
+}  // namespace braze::reduction

@@ -1,0 +1,185 @@
+// The reduction scheduler as the plugin host sees it: through its C entry point, and loaded by
+// the scheduler registry from its own library (build tree or BRAZE_PLUGIN_PATH), chosen by name
+// and by rank after the pointwise scheduler declines.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+
+#include "braze/plugin/scheduler_registry.h"
+#include "braze/plugin/scheduler_runtime_info.h"
+#include "braze/sdk/plugin_abi.h"
+#include "reduction/reduction_cases.h"
+#include "reduction_params.h"
+
+extern "C" const BrazePluginInfo* braze_plugin_info();
+
+namespace braze {
+namespace {
+
+using ::testing::HasSubstr;
+
+const BrazeSchedulerInfo& reductionTable() {
+  const BrazePluginInfo* info = braze_plugin_info();
+  EXPECT_EQ(info->struct_size, sizeof(BrazePluginInfo));
+  EXPECT_EQ(info->abi.major, uint32_t{BRAZE_PLUGIN_ABI_MAJOR});
+  EXPECT_STREQ(info->build_tag, BRAZE_BUILD_TAG);
+  EXPECT_EQ(info->scheduler_count, 1u);
+  return *info->schedulers[0];
+}
+
+SchedulerRuntimeInfo runtimeInfo(const std::vector<std::vector<int64_t>>& sizes) {
+  SchedulerRuntimeInfo info;
+  info.device = driver::h100Properties();
+  for (const std::vector<int64_t>& s : sizes) {
+    TensorArgumentInfo tensor;
+    tensor.sizes = s;
+    tensor.strides.assign(s.size(), 1);
+    for (size_t d = s.size(); d-- > 1;) tensor.strides[d - 1] = tensor.strides[d] * s[d];
+    info.arguments.emplace_back(std::move(tensor));
+    info.data_alignments.push_back(16);
+  }
+  return info;
+}
+
+std::unique_ptr<Fusion> rowSum() {
+  auto fusion = std::make_unique<Fusion>();
+  fusion->addOutput(sum(makeSymbolicTensor(*fusion, 2, DataType::BFloat16), {1}));
+  return fusion;
+}
+
+TEST(ReductionPluginTest, DescribesItself) {
+  const BrazeSchedulerInfo& table = reductionTable();
+  EXPECT_STREQ(table.id, "braze::reduction");
+  EXPECT_STREQ(table.version, "1.0.0");
+  EXPECT_EQ(table.default_rank, 200);
+  EXPECT_EQ(table.struct_size, sizeof(BrazeSchedulerInfo));
+}
+
+TEST(ReductionPluginTest, SchedulesThroughTheCTable) {
+  const BrazeSchedulerInfo& table = reductionTable();
+  BrazeStatus status{};
+  BrazeSchedulerHandle handle = table.create(&status);
+  ASSERT_EQ(status.code, BRAZE_STATUS_OK);
+  std::unique_ptr<Fusion> fusion = rowSum();
+  const SchedulerRuntimeInfo info = runtimeInfo({{4096, 4096}});
+  table.can_schedule_compile_time(handle, fusion.get(), &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_OK);
+  table.can_schedule_run_time(handle, fusion.get(), &info, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_OK);
+  BrazeBytes params{};
+  table.compute_heuristics(handle, fusion.get(), &info, &params, &status);
+  ASSERT_EQ(status.code, BRAZE_STATUS_OK);
+  const reduction::ReductionParams decoded =
+      reduction::decodeParams(std::span<const uint8_t>(params.data, params.size));
+  EXPECT_TRUE(decoded.inner);
+  EXPECT_EQ(decoded.vector_width, 8);
+  BrazeString summary{};
+  table.describe_params(handle, params, &summary, &status);
+  EXPECT_EQ(std::string(summary.data, summary.size), reduction::toString(decoded));
+  table.schedule(handle, fusion.get(), params, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_OK) << (status.message ? status.message : "");
+  table.destroy(handle);
+}
+
+TEST(ReductionPluginTest, DeclinesWithAReasonAndReportsErrors) {
+  const BrazeSchedulerInfo& table = reductionTable();
+  BrazeStatus status{};
+  BrazeSchedulerHandle handle = table.create(&status);
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  fusion.addOutput(add(x, x));
+  table.can_schedule_compile_time(handle, &fusion, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_DECLINED);
+  EXPECT_THAT(status.message, HasSubstr("the pointwise scheduler handles"));
+  const uint8_t foreign[] = {1, 2, 3};
+  BrazeString summary{};
+  table.describe_params(handle, BrazeBytes{foreign, sizeof(foreign)}, &summary, &status);
+  EXPECT_EQ(status.code, BRAZE_STATUS_ERROR);
+  EXPECT_THAT(status.message, HasSubstr("belong to another scheduler"));
+  table.destroy(handle);
+}
+
+/// A folder removed at the end of the test.
+class TempFolder {
+ public:
+  TempFolder() {
+    static std::atomic<int> counter{0};
+    path_ =
+        std::filesystem::temp_directory_path() /
+        ("braze-reduction-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The shipped plugins as a user process finds them (the build tree, or BRAZE_PLUGIN_PATH where
+// the tests run from a bundle), without the user's own folders or probe cache.
+struct ShippedRegistry {
+  TempFolder user, install, cache;
+  std::unique_ptr<SchedulerRegistry> registry;
+  ShippedRegistry() {
+    RegistryOptions options;
+    options.user_dir = user.path();
+    options.install_dir = install.path();
+    options.cache_file = cache.path() / "probe-cache.json";
+    registry = std::make_unique<SchedulerRegistry>(options);
+  }
+};
+
+TEST(ReductionPluginTest, LoadedFromItsOwnLibraryAndChosenByName) {
+  ShippedRegistry shipped;
+  const SchedulerEntry& entry = shipped.registry->find("braze::reduction");
+  ASSERT_TRUE(entry.available()) << entry.reason;
+  EXPECT_EQ(entry.version, "1.0.0");
+  EXPECT_EQ(entry.rank, 200);
+  EXPECT_EQ(entry.path.filename(), "libbraze_reduction.so");
+
+  const std::unique_ptr<Fusion> fusion = rowSum();
+  const ScheduledFusion scheduled =
+      shipped.registry->schedule(*fusion, runtimeInfo({{1024, 4096}}), "braze::reduction");
+  ASSERT_NE(scheduled.fusion, nullptr);
+  EXPECT_EQ(scheduled.scheduler->id, "braze::reduction");
+  EXPECT_EQ(scheduled.summary, reduction::toString(reduction::decodeParams(std::span<const uint8_t>(
+                                   scheduled.params.data(), scheduled.params.size()))));
+  EXPECT_THAT(scheduled.summary, HasSubstr("reduction[inner_block]"));
+}
+
+TEST(ReductionPluginTest, ChosenByRankWhenPointwiseDeclines) {
+  ShippedRegistry shipped;
+  bool has_pointwise = false;
+  for (const SchedulerEntry* candidate : shipped.registry->candidates())
+    has_pointwise = has_pointwise || candidate->id == "braze::pointwise";
+  const std::unique_ptr<Fusion> fusion = rowSum();
+  const ScheduledFusion scheduled = shipped.registry->schedule(*fusion, runtimeInfo({{64, 256}}));
+  EXPECT_EQ(scheduled.scheduler->id, "braze::reduction");
+  if (has_pointwise) {
+    // Pointwise (rank 100) was asked first and declined with its reason.
+    ASSERT_FALSE(scheduled.attempts.empty());
+    EXPECT_THAT(scheduled.attempts[0].scheduler, HasSubstr("braze::pointwise"));
+    EXPECT_FALSE(scheduled.attempts[0].error);
+  }
+  // And a reduction-free fusion is never scheduled by it.
+  Fusion pointwise;
+  TensorView* x = makeSymbolicTensor(pointwise, 2);
+  pointwise.addOutput(add(x, x));
+  EXPECT_THAT(
+      [&] {
+        shipped.registry->schedule(pointwise, runtimeInfo({{4, 4}}), "reduction");
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("has no reduction")));
+}
+
+}  // namespace
+}  // namespace braze
