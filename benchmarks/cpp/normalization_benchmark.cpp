@@ -25,10 +25,13 @@
 // registry's message (which holds the scheduler's reason); so is every case without a GPU.
 //
 // Timing: bandwidth_timing.h; inputs are filled with uniform random values on the device, the
-// kernel runs twice untimed (module load, warm-up), then kSamples samples are taken.
+// kernel runs twice untimed (module load, warm-up), its results on the first rows are checked
+// against the reference evaluator (a wrong kernel gets no number), then kSamples samples are
+// taken.
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -37,11 +40,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "bandwidth_timing.h"
 #include "braze/codegen/codegen.h"
 #include "braze/driver/device_properties.h"
+#include "braze/eval/reference_evaluator.h"
 #include "braze/ir/fusion.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
@@ -153,12 +158,14 @@ std::unique_ptr<Fusion> defineFusion(Op op, DataType dtype) {
       TensorView* x = inFloat(rowInput(f, dtype));
       TensorView* weight = inFloat(vectorInput(f, dtype));
       TensorView* bias = inFloat(vectorInput(f, dtype));
-      VarMeanResult stats = var_mean(x, {1}, /*correction=*/0);
-      TensorView* rstd = rsqrt(add(stats.var, kEpsilon));
-      TensorView* xhat = mul(sub(x, perRow(stats.mean)), perRow(rstd));
-      TensorView* y = add(mul(xhat, perColumn(weight)), perColumn(bias));
+      // The biased variance as the mean of squared deviations: two passes over a row the
+      // persistent schedule keeps on chip (the inner-outer scheduler takes no Welford).
+      TensorView* row_mean = mean(x, {1});
+      TensorView* centered = sub(x, perRow(row_mean));
+      TensorView* rstd = rsqrt(add(mean(mul(centered, centered), {1}), kEpsilon));
+      TensorView* y = add(mul(mul(centered, perRow(rstd)), perColumn(weight)), perColumn(bias));
       f.addOutput(backTo(y, dtype));
-      f.addOutput(stats.mean);
+      f.addOutput(row_mean);
       f.addOutput(rstd);
       break;
     }
@@ -213,20 +220,22 @@ std::unique_ptr<Fusion> defineFusion(Op op, DataType dtype) {
   return fusion;
 }
 
-/// One input of a case: its sizes, dtype and the range of its uniform random values.
+/// One input of a case: its sizes, dtype, the range of its uniform random values, and whether
+/// its dim 0 is the row dim (M).
 struct InputSpec {
   std::vector<int64_t> sizes;
   DataType dtype;
   float low;
   float high;
+  bool per_row = true;
 };
 
 // In the fusion's input order. Values keep every op finite: positive rstd, weights near 1.
 std::vector<InputSpec> inputsOf(Op op, DataType dtype, int64_t m, int64_t n) {
   const InputSpec x{{m, n}, dtype, -2.0f, 2.0f};
   const InputSpec dy{{m, n}, dtype, -1.0f, 1.0f};
-  const InputSpec weight{{n}, dtype, 0.5f, 1.5f};
-  const InputSpec bias{{n}, dtype, -0.5f, 0.5f};
+  const InputSpec weight{{n}, dtype, 0.5f, 1.5f, /*per_row=*/false};
+  const InputSpec bias{{n}, dtype, -0.5f, 0.5f, /*per_row=*/false};
   const InputSpec mean{{m}, DataType::Float32, -0.1f, 0.1f};
   const InputSpec rstd{{m}, DataType::Float32, 0.5f, 2.0f};
   switch (op) {
@@ -246,6 +255,59 @@ std::vector<InputSpec> inputsOf(Op op, DataType dtype, int64_t m, int64_t n) {
       return {dy, x, rstd, weight};
   }
   return {};
+}
+
+/// How many of the op's outputs, from the first, have the row dim (M) as dim 0; the others
+/// (dw, db) sum over every row.
+size_t rowOutputs(Op op, size_t outputs) {
+  return op == Op::LayerNormBwd || op == Op::RmsNormBwd ? 1 : outputs;
+}
+
+// ---- checking a case's results on its first rows
+
+constexpr int64_t kCheckedRows = 2;
+
+// The first `rows` rows of a contiguous device tensor whose dim 0 is the row dim, on the host.
+HostTensor leadingRows(const DeviceTensor& tensor, int64_t rows) {
+  std::vector<int64_t> sizes = tensor.sizes();
+  sizes[0] = std::min(rows, sizes[0]);
+  return DeviceTensor::borrow(tensor.dtype(), sizes, tensor.strides(), tensor.data(),
+                              tensor.device(), tensor.owner())
+      .toHost();
+}
+
+/// Compares the kernel's row outputs on the first kCheckedRows rows with the reference
+/// evaluator run on those rows of the inputs (every row's results depend on its own row only).
+/// Returns what differs, or an empty string.
+std::string checkLeadingRows(Op op, DataType dtype, const std::vector<ExecutorArgument>& inputs,
+                             const std::vector<InputSpec>& specs,
+                             const std::vector<DeviceTensor>& outputs) {
+  std::vector<HostTensor> host_inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const DeviceTensor& input = std::get<DeviceTensor>(inputs[i]);
+    host_inputs.push_back(specs[i].per_row ? leadingRows(input, kCheckedRows) : input.toHost());
+  }
+  const std::vector<HostTensor> expected =
+      evaluateFusionTensors(*defineFusion(op, dtype), host_inputs);
+  // bfloat16 results may differ by an ulp or two; float32 by the order of the additions.
+  const double tolerance = dtype == DataType::BFloat16 ? 1.6e-2 : 2e-4;
+  for (size_t j = 0; j < rowOutputs(op, outputs.size()); ++j) {
+    const HostTensor actual = leadingRows(outputs[j], kCheckedRows);
+    double scale = 0.0;
+    for (int64_t i = 0; i < expected[j].numel(); ++i) {
+      scale = std::max(scale, std::abs(toDouble(expected[j].atFlat(i))));
+    }
+    for (int64_t i = 0; i < expected[j].numel(); ++i) {
+      const double want = toDouble(expected[j].atFlat(i));
+      const double got = toDouble(actual.atFlat(i));
+      if (!(std::abs(got - want) <= tolerance * (std::abs(want) + 0.01 * scale))) {
+        return "wrong result: output " + std::to_string(j) + " element " + std::to_string(i) +
+               " of its first " + std::to_string(kCheckedRows) + " rows is " + std::to_string(got) +
+               ", the reference evaluator gives " + std::to_string(want);
+      }
+    }
+  }
+  return "";
 }
 
 // ---- one case, prepared once (repetitions reuse it)
@@ -297,8 +359,10 @@ struct PreparedCase {
   std::unique_ptr<Fusion> scheduled;
   std::unique_ptr<KernelExecutor> executor;
   std::string summary;
+  std::vector<InputSpec> specs;
   std::vector<ExecutorArgument> inputs;
   std::vector<DeviceTensor> outputs;
+  bool checked = false;  ///< the first rows' results matched the reference evaluator
   int64_t m = 0;
   int64_t n = 0;
   int64_t bytes = 0;
@@ -311,7 +375,8 @@ void prepare(PreparedCase& c, const OpInfo& op, DataType dtype, int64_t n, CUstr
   SchedulerRuntimeInfo info;
   info.device = driver::deviceProperties(0);
   uint32_t seed = 1;
-  for (const InputSpec& spec : inputsOf(op.op, dtype, c.m, n)) {
+  c.specs = inputsOf(op.op, dtype, c.m, n);
+  for (const InputSpec& spec : c.specs) {
     DeviceTensor tensor = DeviceTensor::empty(spec.dtype, spec.sizes);
     bench::fillUniform(tensor, spec.low, spec.high, seed++, stream);
     info.arguments.emplace_back(tensor.argumentInfo());
@@ -408,6 +473,15 @@ void runCase(benchmark::State& state, const std::string& name, const OpInfo& op,
     launch();
     launch();
     BRAZE_CU(streamSynchronize, stream);
+    // A wrong kernel gets no number.
+    if (!c.checked) {
+      const std::string wrong = checkLeadingRows(op.op, dtype, c.inputs, c.specs, c.outputs);
+      if (!wrong.empty()) {
+        state.SkipWithError(wrong.c_str());
+        return;
+      }
+      c.checked = true;
+    }
     bench::EventTimer timer(stream);
     std::vector<double> samples;
     std::vector<double> host_samples;
