@@ -659,7 +659,7 @@ def print_report(report: dict) -> None:
     notes = notes_lines(rows)
     if notes:
         print("\n".join(notes))
-    missed = missed_lines(rows)
+    missed = [r for r in rows if r["missed"]]
     print(f"targets missed: {len(missed)} of "
           f"{sum(1 for r in rows if r['op'] in FORWARD_OPS | BACKWARD_OPS)} cases with targets")
 
