@@ -24,6 +24,9 @@
 // A case whose scheduler is missing or refuses it is reported as an error with the
 // registry's message (which holds the scheduler's reason); so is every case without a GPU.
 //
+// BRAZE_DUMP (scheduled, lowering, cuda_kernel, ptx, compile_log, launch_params) prints what
+// each case's pipeline produced.
+//
 // Timing: bandwidth_timing.h; inputs are filled with uniform random values on the device, the
 // kernel runs twice untimed (module load, warm-up), its results on the first rows are checked
 // against the reference evaluator (a wrong kernel gets no number), then kSamples samples are
@@ -55,7 +58,9 @@
 #include "braze/plugin/scheduler_runtime_info.h"
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/device_tensor.h"
+#include "braze/runtime/dump_options.h"
 #include "braze/runtime/kernel_executor.h"
+#include "braze/sched/schedule_printer.h"
 #include "random_fill.h"
 
 namespace braze {
@@ -337,8 +342,16 @@ struct CompiledCase {
   double seconds = 0.0;  ///< scheduling, code generation and compilation
 };
 
+// BRAZE_DUMP, read once: this program is the edge.
+const DumpOptions& dumpOptions() {
+  static const DumpOptions dump = DumpOptions::fromEnvironment();
+  return dump;
+}
+
 CompiledCase scheduleAndCompile(const OpInfo& op, DataType dtype, const SchedulerRuntimeInfo& info,
-                                const CompileOptions& options) {
+                                CompileOptions options) {
+  const DumpOptions& dump = dumpOptions();
+  options.dump = dump;
   const auto start = std::chrono::steady_clock::now();
   const std::unique_ptr<Fusion> fusion = defineFusion(op.op, dtype);
   ScheduledFusion scheduled = registry().schedule(*fusion, info, op.scheduler);
@@ -346,7 +359,17 @@ CompiledCase scheduleAndCompile(const OpInfo& op, DataType dtype, const Schedule
   result.summary =
       scheduled.scheduler->id + "@" + scheduled.scheduler->version + ": " + scheduled.summary;
   result.scheduled = std::move(scheduled.fusion);
-  result.kernel = generateCuda(*result.scheduled);
+  if (dump.scheduled) {
+    dump.out() << "=== schedule of " << op.name << " " << dtype << " (" << result.summary << ")\n"
+               << printSchedule(*result.scheduled);
+  }
+  LowerOptions lower_options;
+  lower_options.dump_lowering = dump.lowering;
+  lower_options.dump_stream = dump.stream;
+  result.kernel = generateCuda(*result.scheduled, lower_options);
+  if (dump.cuda_kernel) {
+    dump.out() << "=== CUDA of " << op.name << " " << dtype << "\n" << result.kernel.source << "\n";
+  }
   result.compiled =
       CompiledKernel::compile(result.kernel.source, result.kernel.kernel_name, options);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -389,7 +412,8 @@ void prepare(PreparedCase& c, const OpInfo& op, DataType dtype, int64_t n, CUstr
   c.compile_seconds = compiled.seconds;
   c.scheduled = std::move(compiled.scheduled);
   c.executor = std::make_unique<KernelExecutor>(*c.scheduled, std::move(compiled.kernel),
-                                                std::move(compiled.compiled));
+                                                std::move(compiled.compiled),
+                                                ExecutorOptions{.dump = dumpOptions()});
   // Outputs allocated once, as the plan sizes them; every byte 0xFF before the first run.
   const LaunchPlan plan = c.executor->plan(c.inputs);
   const GeneratedKernel& generated = c.executor->generatedKernel();
