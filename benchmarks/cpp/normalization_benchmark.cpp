@@ -71,9 +71,6 @@ constexpr double kEpsilon = 1e-5;
 constexpr int64_t kRowLengths[] = {256, 1000, 1024, 4096, 8192, 16384, 65536, 262144};
 constexpr DataType kDtypes[] = {DataType::BFloat16, DataType::Float32};
 
-// One M x N input holds at least this many MiB (--input_mib).
-int64_t input_mib = 256;
-
 enum class Op {
   SoftmaxFwd,
   SoftmaxBwd,
@@ -104,16 +101,30 @@ constexpr OpInfo kOps[] = {
 // With --pipeline_check: x * weight + bias through the pointwise scheduler, to check the
 // registry-to-launch pipeline and its timing against the copy with a scheduler that exists.
 constexpr OpInfo kPipelineCheck = {Op::ScaleBias, "scale_bias", "braze::pointwise"};
-bool pipeline_check = false;
-// With --compile_only: schedule and compile every case, time nothing (works without a GPU).
-bool compile_only = false;
+
+/// This program's own flags, read once in main.
+struct Options {
+  int64_t input_mib = 256;      ///< --input_mib=MIB: one M x N input holds at least this much
+  bool pipeline_check = false;  ///< --pipeline_check: add the scale_bias cases
+  bool compile_only = false;    ///< --compile_only: schedule and compile, time nothing
+};
+
+/// One benchmark case.
+struct CaseSpec {
+  std::string name;  ///< "<op>/<dtype>/<N>"
+  const OpInfo* op;
+  DataType dtype;
+  int64_t m;
+  int64_t n;
+  bool compile_only;
+};
 
 std::string_view shortName(DataType dtype) {
   return dtype == DataType::BFloat16 ? "bf16" : "fp32";
 }
 
 /// Rows so that one M x N input of `dtype` holds at least input_mib MiB.
-int64_t rowsFor(int64_t n, DataType dtype) {
+int64_t rowsFor(int64_t n, DataType dtype, int64_t input_mib) {
   const int64_t row_bytes = n * sizeInBytes(dtype);
   return ((input_mib << 20) + row_bytes - 1) / row_bytes;
 }
@@ -392,16 +403,18 @@ struct PreparedCase {
   double compile_seconds = 0.0;
 };
 
-void prepare(PreparedCase& c, const OpInfo& op, DataType dtype, int64_t n, CUstream stream) {
-  c.m = rowsFor(n, dtype);
-  c.n = n;
+void prepare(PreparedCase& c, const CaseSpec& spec, CUstream stream) {
+  const OpInfo& op = *spec.op;
+  const DataType dtype = spec.dtype;
+  c.m = spec.m;
+  c.n = spec.n;
   SchedulerRuntimeInfo info;
   info.device = driver::deviceProperties(0);
   uint32_t seed = 1;
-  c.specs = inputsOf(op.op, dtype, c.m, n);
-  for (const InputSpec& spec : c.specs) {
-    DeviceTensor tensor = DeviceTensor::empty(spec.dtype, spec.sizes);
-    bench::fillUniform(tensor, spec.low, spec.high, seed++, stream);
+  c.specs = inputsOf(op.op, dtype, c.m, c.n);
+  for (const InputSpec& input : c.specs) {
+    DeviceTensor tensor = DeviceTensor::empty(input.dtype, input.sizes);
+    bench::fillUniform(tensor, input.low, input.high, seed++, stream);
     info.arguments.emplace_back(tensor.argumentInfo());
     info.data_alignments.push_back(alignmentOf(tensor.data()));
     c.bytes += bytesOf(tensor);
@@ -431,26 +444,26 @@ void prepare(PreparedCase& c, const OpInfo& op, DataType dtype, int64_t n, CUstr
 // --compile_only: schedules for contiguous, 256-byte aligned inputs (what the timed run
 // allocates) on this GPU, or an H100 when there is none, and compiles (for sm_90 without a
 // GPU); reports the outcome as the case's error, since nothing is timed.
-void compileOnly(benchmark::State& state, const OpInfo& op, DataType dtype, int64_t n) {
+void compileOnly(benchmark::State& state, const CaseSpec& spec) {
   std::string no_gpu;
   const bool has_gpu = driver::isDriverAvailable(&no_gpu);
   SchedulerRuntimeInfo info;
   info.device = has_gpu ? driver::deviceProperties(0) : driver::h100Properties();
-  for (const InputSpec& spec : inputsOf(op.op, dtype, rowsFor(n, dtype), n)) {
+  for (const InputSpec& input : inputsOf(spec.op->op, spec.dtype, spec.m, spec.n)) {
     TensorArgumentInfo tensor;
-    tensor.dtype = spec.dtype;
-    tensor.sizes = spec.sizes;
-    tensor.strides.assign(spec.sizes.size(), 1);
-    for (size_t d = spec.sizes.size(); d-- > 1;) {
-      tensor.strides[d - 1] = tensor.strides[d] * spec.sizes[d];
+    tensor.dtype = input.dtype;
+    tensor.sizes = input.sizes;
+    tensor.strides.assign(input.sizes.size(), 1);
+    for (size_t d = input.sizes.size(); d-- > 1;) {
+      tensor.strides[d - 1] = tensor.strides[d] * input.sizes[d];
     }
-    tensor.description = std::string(toString(spec.dtype)) + " input";
+    tensor.description = std::string(toString(input.dtype)) + " input";
     info.arguments.emplace_back(std::move(tensor));
     info.data_alignments.push_back(256);
   }
   CompileOptions options;
   if (!has_gpu) options.arch = driver::GpuArch{9, 0, false};
-  const CompiledCase compiled = scheduleAndCompile(op, dtype, info, options);
+  const CompiledCase compiled = scheduleAndCompile(*spec.op, spec.dtype, info, options);
   const KernelResources& resources = compiled.compiled.resources();
   const std::string message =
       "not timed (--compile_only): compiled for " + compiled.compiled.arch().toString() + " in " +
@@ -461,15 +474,14 @@ void compileOnly(benchmark::State& state, const OpInfo& op, DataType dtype, int6
 }
 
 /// The case `name`, prepared on first use; the previous case's memory is released first.
-PreparedCase& preparedCase(const std::string& name, const OpInfo& op, DataType dtype, int64_t n,
-                           CUstream stream) {
+PreparedCase& preparedCase(const CaseSpec& spec, CUstream stream) {
   static std::unique_ptr<PreparedCase> current;
-  if (current && current->name == name) return *current;
+  if (current && current->name == spec.name) return *current;
   current.reset();
   current = std::make_unique<PreparedCase>();
-  current->name = name;
+  current->name = spec.name;
   try {
-    prepare(*current, op, dtype, n, stream);
+    prepare(*current, spec, stream);
   } catch (const std::exception& error) {
     current->error = error.what();
     current->executor.reset();
@@ -479,16 +491,15 @@ PreparedCase& preparedCase(const std::string& name, const OpInfo& op, DataType d
   return *current;
 }
 
-void runCase(benchmark::State& state, const std::string& name, const OpInfo& op, DataType dtype,
-             int64_t n) {
-  if (compile_only) {
-    bench::guarded(state, [&] { compileOnly(state, op, dtype, n); });
+void runCase(benchmark::State& state, const CaseSpec& spec) {
+  if (spec.compile_only) {
+    bench::guarded(state, [&] { compileOnly(state, spec); });
     return;
   }
   CUstream stream = bench::benchmarkStream(state);
   if (stream == nullptr) return;
   bench::guarded(state, [&] {
-    PreparedCase& c = preparedCase(name, op, dtype, n, stream);
+    PreparedCase& c = preparedCase(spec, stream);
     if (!c.error.empty()) {
       state.SkipWithError(c.error.c_str());
       return;
@@ -499,7 +510,8 @@ void runCase(benchmark::State& state, const std::string& name, const OpInfo& op,
     BRAZE_CU(streamSynchronize, stream);
     // A wrong kernel gets no number.
     if (!c.checked) {
-      const std::string wrong = checkLeadingRows(op.op, dtype, c.inputs, c.specs, c.outputs);
+      const std::string wrong =
+          checkLeadingRows(spec.op->op, spec.dtype, c.inputs, c.specs, c.outputs);
       if (!wrong.empty()) {
         state.SkipWithError(wrong.c_str());
         return;
@@ -542,9 +554,9 @@ void copyReference(benchmark::State& state) {
   });
 }
 
-void registerBenchmarks() {
+void registerBenchmarks(const Options& options) {
   // The copy first: the other cases report their bandwidth as a fraction of it.
-  if (!compile_only) {
+  if (!options.compile_only) {
     benchmark::RegisterBenchmark("memcpy_dtod/256MiB", copyReference)
         ->UseManualTime()
         ->Iterations(bench::kCopySamples)
@@ -552,16 +564,19 @@ void registerBenchmarks() {
   }
   std::vector<const OpInfo*> ops;
   for (const OpInfo& op : kOps) ops.push_back(&op);
-  if (pipeline_check) ops.push_back(&kPipelineCheck);
-  for (const OpInfo* op_pointer : ops) {
-    const OpInfo& op = *op_pointer;
+  if (options.pipeline_check) ops.push_back(&kPipelineCheck);
+  for (const OpInfo* op : ops) {
     for (const DataType dtype : kDtypes) {
       for (const int64_t n : kRowLengths) {
-        const std::string name =
-            std::string(op.name) + "/" + std::string(shortName(dtype)) + "/" + std::to_string(n);
-        benchmark::RegisterBenchmark(
-            name.c_str(),
-            [name, &op, dtype, n](benchmark::State& state) { runCase(state, name, op, dtype, n); })
+        const CaseSpec spec{.name = std::string(op->name) + "/" + std::string(shortName(dtype)) +
+                                    "/" + std::to_string(n),
+                            .op = op,
+                            .dtype = dtype,
+                            .m = rowsFor(n, dtype, options.input_mib),
+                            .n = n,
+                            .compile_only = options.compile_only};
+        benchmark::RegisterBenchmark(spec.name.c_str(),
+                                     [spec](benchmark::State& state) { runCase(state, spec); })
             ->UseManualTime()
             ->Iterations(kSamples)
             ->Unit(benchmark::kMicrosecond);
@@ -571,22 +586,22 @@ void registerBenchmarks() {
 }
 
 // Takes this program's own flags out of argv before Google Benchmark sees it.
-bool parseOwnFlags(int& argc, char** argv) {
+bool parseOwnFlags(int& argc, char** argv, Options& options) {
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     constexpr std::string_view kInputMib = "--input_mib=";
     if (arg == "--pipeline_check") {
-      pipeline_check = true;
+      options.pipeline_check = true;
       continue;
     }
     if (arg == "--compile_only") {
-      compile_only = true;
+      options.compile_only = true;
       continue;
     }
     if (arg.starts_with(kInputMib)) {
-      input_mib = std::atoll(argv[i] + kInputMib.size());
-      if (input_mib <= 0) {
+      options.input_mib = std::atoll(argv[i] + kInputMib.size());
+      if (options.input_mib <= 0) {
         std::cerr << "braze_normalization_benchmark: --input_mib needs a positive number of MiB, "
                      "got '"
                   << arg.substr(kInputMib.size()) << "'\n";
@@ -604,10 +619,11 @@ bool parseOwnFlags(int& argc, char** argv) {
 }  // namespace braze
 
 int main(int argc, char** argv) {
-  if (!braze::parseOwnFlags(argc, argv)) return 2;
+  braze::Options options;
+  if (!braze::parseOwnFlags(argc, argv, options)) return 2;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  braze::registerBenchmarks();
+  braze::registerBenchmarks(options);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
