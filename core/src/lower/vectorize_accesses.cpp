@@ -120,7 +120,23 @@ class Vectorizer {
       if (term.coefficient % width == 0) continue;
       const int64_t needed = width / std::gcd(std::abs(term.coefficient), width);
       bool resolved = false;
+      // The extent the vector is split from must divide anyway (requireDivisible): a term it
+      // is a factor of needs no other size to be a multiple of the width. In
+      // i1 * s1 * s2 + i2 * 4 (a row of s2 split by 4), s1 is free.
       for (const kir::Value& factor : term.factors) {
+        if (factor.kind() != kir::ValueKind::Symbol) continue;
+        const kir::SymbolInfo& info = factor.node().symbol;
+        if (info.role == kir::SymbolRole::Extent && info.fusion_val != nullptr &&
+            info.fusion_val == vectorSplitExtent(loop)) {
+          addDivisibilityCheck(
+              info.fusion_val, needed,
+              "a size used to index " + access.tv->name() + " vectorized along " + axisLabel(loop));
+          resolved = true;
+          break;
+        }
+      }
+      for (const kir::Value& factor : term.factors) {
+        if (resolved) break;
         if (factor.kind() != kir::ValueKind::Symbol) continue;
         const kir::SymbolInfo& info = factor.node().symbol;
         if (info.role == kir::SymbolRole::Extent && info.fusion_val != nullptr) {
@@ -153,6 +169,13 @@ class Vectorizer {
       kernel_.alignments.push_back(
           {static_cast<size_t>(parameter), width * sizeInBytes(access.tv->dtype()), stride_dims});
     }
+  }
+
+  // The extent of the dim the vector axis is split from, or nullptr.
+  static const Val* vectorSplitExtent(const kir::ForLoop& loop) {
+    const Expr* split = loop.id->definition();
+    if (split == nullptr || split->op() != OpKind::Split) return nullptr;
+    return split->input(0)->as<IterDomain>()->logicalExtent();
   }
 
   // Lanes are all in bounds or all out only if the split that made the vector axis divides.

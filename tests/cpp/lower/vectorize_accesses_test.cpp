@@ -51,6 +51,28 @@ TEST(VectorizeAccessesTest, HalfVectorsAreSixteenBytes) {
   EXPECT_EQ(kernel.alignments[0].bytes, 16);
 }
 
+TEST(VectorizeAccessesTest, OnlyTheSplitDimMustDivideWhenOuterDimsAreMerged) {
+  // x [s0, s1, s2] read as [s1, s0 * s2 / 4, 4]: the first lane is at ... * s1 * s2 + ... * 4,
+  // aligned whenever s2 (the split dim) is a multiple of 4, whatever s1 is.
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 3);
+  TensorView* out = neg(x);
+  fusion.addOutput(out);
+  TensorView* cache = x->cacheAfter();
+  for (TensorView* tv : {cache, out}) tv->reorder({{1, 0}})->split(2, 4)->merge(1, 2);
+  cache->parallelize(2, ParallelType::Vectorize);
+  inlineAt(cache, 2);
+  const GeneratedKernel kernel = generateCuda(fusion);
+  const std::string s1 = "(" + x->axis(1)->extent()->name() + ")";
+  const std::string s2 = "(" + x->axis(2)->extent()->name() + ")";
+  bool checks_s2 = false;
+  for (const auto& [check, message] : kernel.launch_checks) {
+    EXPECT_EQ(message.find(s1), std::string::npos) << message;
+    checks_s2 = checks_s2 || message.find(s2) != std::string::npos;
+  }
+  EXPECT_TRUE(checks_s2);
+}
+
 // out = neg(x) for x [64, 64] read through a register cache whose innermost axis, of
 // `width` elements, is vectorized: split from dim 1 (consecutive), or from dim 0 (64 apart).
 std::unique_ptr<Fusion> vectorizedCopy(bool along_rows, int64_t width, DataType dtype) {
