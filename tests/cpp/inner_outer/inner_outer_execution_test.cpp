@@ -86,8 +86,14 @@ TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
     ASSERT_EQ(outputs.size(), expected.size());
     for (size_t j = 0; j < outputs.size(); ++j) {
       const HostTensor& reference = std::get<HostTensor>(expected[j]);
-      EXPECT_TRUE(
-          test::isClose(outputs[j].toHost(), reference, test::toleranceFor(reference.dtype())))
+      test::Tolerance tolerance = test::toleranceFor(reference.dtype());
+      if (c.kind == Normalization::SoftmaxBackward && reference.dtype() == DataType::Float32) {
+        // dx = y * (dy - sum(dy * y)) cancels: the row sum of n products of magnitude up to 4
+        // is summed in another order than the reference's, so its float32 rounding (about
+        // sqrt(n) * 1e-7 * 4 * |y|) lands in dx unscaled.
+        tolerance = {1e-4, 1e-4};
+      }
+      EXPECT_TRUE(test::isClose(outputs[j].toHost(), reference, tolerance))
           << c.name() << " seed " << seed << ", output " << j << " " << params
           << "\nlaunch: " << plan.launch.toString();
     }
