@@ -430,6 +430,25 @@ FusionPtr innerReductionRowThreads() {
   return fusion;
 }
 
+// Short rows, 16 per block: 8 lanes of TIDx per row (a serial loop over the rest of it) and rows
+// on TIDy, so that each row is reduced by warp shuffles within its group of 8 lanes.
+FusionPtr innerReductionShortRows() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {1});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 8);   // [i0, r1/8, 8]
+  partial->split(0, 16);  // [i0/16, 16, r1/8, 8]
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(1, ParallelType::TIDy);
+  partial->parallelize(3, ParallelType::TIDx);
+  propagateParallelTypes(partial);
+  inlineMost(*fusion);
+  return fusion;
+}
+
 // The variance of a whole vector: serial, block and grid Welford steps.
 FusionPtr welfordGrid() {
   auto fusion = std::make_unique<Fusion>();
@@ -711,6 +730,12 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({20, 300})},
                    Tolerance{1e-5, 1e-5},
                    {"extern __shared__"}});
+  suite.push_back({"inner_reduction_short_rows",
+                   "row sums of 8 lanes per row and 16 rows per block: segmented warp shuffles",
+                   innerReductionShortRows,
+                   {tensorInput({37, 21})},
+                   Tolerance{1e-5, 1e-5},
+                   {"braze::blockReduce<true, false, false>"}});
   suite.push_back({"welford_grid",
                    "the variance of a vector: serial, block and grid Welford steps",
                    welfordGrid,

@@ -3,7 +3,8 @@
 // a later use of the result by any thread needs no broadcast.
 //
 // Reducing along x only, with blockDim.x a multiple of 32, takes warp shuffles and one round
-// through shared memory; other shapes use a tree in shared memory. `smem` must hold one T per
+// through shared memory; with blockDim.x a power of two below 32 (and whole warps), shuffles
+// only; other shapes use a tree in shared memory. `smem` must hold one T per
 // thread of the block. Every thread of the block must call it (it synchronizes).
 #pragma once
 
@@ -41,9 +42,10 @@ __device__ __forceinline__ void reductionCoordinates(unsigned& reduced, unsigned
   (void)group_count;
 }
 
+// Reduces over aligned groups of `lanes` lanes (a power of two, at most 32) of a full warp.
 template <typename T, typename Op>
-__device__ __forceinline__ T warpAllReduce(T value, Op op) {
-  for (int offset = 16; offset > 0; offset /= 2) {
+__device__ __forceinline__ T warpAllReduce(T value, Op op, unsigned lanes = 32) {
+  for (int offset = lanes / 2; offset > 0; offset /= 2) {
     value = op(value, __shfl_xor_sync(0xffffffffu, value, offset));
   }
   return value;
@@ -52,6 +54,13 @@ __device__ __forceinline__ T warpAllReduce(T value, Op op) {
 template <bool RX, bool RY, bool RZ, typename T, typename Op>
 __device__ T blockReduce(T value, Op op, T identity, void* smem_raw) {
   T* smem = reinterpret_cast<T*>(smem_raw);
+  // Rows of fewer than 32 threads (a power of two) in whole warps: each row is an aligned group
+  // of lanes of one warp, so shuffles alone reduce it (several short rows per block).
+  const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+  if (RX && !RY && !RZ && blockDim.x < 32 && (blockDim.x & (blockDim.x - 1)) == 0 &&
+      threads % 32 == 0) {
+    return warpAllReduce(value, op, blockDim.x);
+  }
   if (RX && !RY && !RZ && blockDim.x % 32 == 0) {
     value = warpAllReduce(value, op);
     const unsigned warps = blockDim.x / 32;

@@ -53,8 +53,9 @@ __device__ __forceinline__ WelfordTriplet<T> shuffleXor(WelfordTriplet<T> v, int
 }
 
 template <typename T>
-__device__ __forceinline__ WelfordTriplet<T> warpAllReduce(WelfordTriplet<T> value, WelfordOp op) {
-  for (int offset = 16; offset > 0; offset /= 2) value = op(value, shuffleXor(value, offset));
+__device__ __forceinline__ WelfordTriplet<T> warpAllReduce(WelfordTriplet<T> value, WelfordOp op,
+                                                           unsigned lanes = 32) {
+  for (int offset = lanes / 2; offset > 0; offset /= 2) value = op(value, shuffleXor(value, offset));
   return value;
 }
 
