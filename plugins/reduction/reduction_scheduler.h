@@ -28,29 +28,40 @@
 // first, then merges across threads). Inputs read along the innermost dim are cached in
 // registers and loaded as vectors of v elements, u vectors per thread per serial step.
 //
-// Strategy table (from the sizes, the dtypes and the device; see reduction_heuristics.cpp):
+// Strategy table (from the sizes, the dtypes and the device; see reduction_heuristics.cpp; the
+// numbers were measured with row sums of 256 MiB on an H200):
 //
-//   inner, R/v <= 32          inner_warp: tx = R/v rounded up to a power of two, ty rows per
-//                             block (256 threads). A short row needs only a few lanes, and
-//                             packing rows keeps blocks full. tx == 1 (R <= v) is inner_thread:
-//                             one row per thread, rows on TIDx, no cross-thread reduction.
-//   inner, R/v > 32           inner_block: tx up to 512 threads along the row, u = 64 bytes of
+//   inner, R/v <= 32          inner_warp: tx lanes per row, a power of two, each lane with at
+//                             least 32 bytes of the row (u = 2 vectors for 256 bfloat16 on 16
+//                             lanes: one 16-byte vector per lane reached only 75% of copy
+//                             bandwidth), ty rows per block (256 threads). Rows shorter than a
+//                             warp are reduced by shuffles within their group of lanes. tx == 1
+//                             is inner_thread: one row per thread, rows on TIDx, no cross-thread
+//                             reduction (rows of a few elements).
+//   inner, R/v > 32           inner_block: up to 256 threads along the row, u = 64 bytes of
 //                             loads per thread per step in flight, ty fills the block to 256
-//                             threads when rows are short. One block per row group.
-//   inner, few rows           inner_grid: when the blocks along I do not fill one wave of
-//                             resident blocks (SMs x blocks per SM) and a row takes several
-//                             serial steps, g blocks split each row (g <= 65535) and a grid
-//                             reduction combines them: a handful of rows still uses every SM.
+//                             threads when rows are short. 256 rather than 512 threads: eight
+//                             resident blocks per SM overlap one block's reduction with the
+//                             others' loads (4.11 against 3.91 TB/s, 4096 x 16384 float32).
+//                             Up to 512 when rows x 256 threads are under a quarter of the
+//                             device's threads (256 rows of 262144).
+//   inner, few rows           inner_grid: when the blocks along I still hold under a quarter of
+//                             the device's threads and a row takes several serial steps, g
+//                             blocks split each row (g <= 65535, one wave of resident blocks)
+//                             and a grid reduction combines them. Not earlier: the workspace
+//                             and the second pass cost 5-15% when the SMs were busy anyway.
 //   outer, many columns       outer_thread: tx up to 128 threads along the contiguous columns,
 //                             each thread reduces whole columns (v of them) serially; coalesced
 //                             loads, no cross-thread reduction at all.
-//   outer, fewer columns      outer_block: when I/v threads do not fill the device, ty rows of
-//                             R per block (block up to 512 threads) and a block reduction
+//   outer, fewer columns      outer_block: when I/v threads are under half the device's, ty rows
+//                             of R per block (block up to 512 threads) and a block reduction
 //                             across TIDy.
-//   outer, few columns        outer_grid: when the blocks along I still do not fill a wave,
-//                             g blocks split the rows; v = 1 then, because each vector lane
-//                             would need its own grid reduction inside a loop, which one launch
-//                             cannot synchronize.
+//   outer, few columns        outer_grid: when the blocks along I hold under a quarter of the
+//                             device's threads, g blocks split the rows; v = 1 then, because each
+//                             vector lane would need its own grid reduction inside a loop, which
+//                             one launch cannot synchronize (unrolled up to 32 scalar loads per
+//                             thread instead). When v = 1 would need no grid reduction either,
+//                             vectors are kept and the grid dropped.
 //
 // Vector width: 16 bytes of the widest vectorized input, halved until it divides the innermost
 // dim's extent, every vectorized input's data alignment and the strides that must be checked.

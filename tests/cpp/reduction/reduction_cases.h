@@ -82,7 +82,7 @@ inline const std::vector<ReductionCase>& reductionCases() {
     // ---- inner (row) reductions over the sweep of row lengths
     c.push_back({"inner_r1", sumOf(2, {1}), {tensorOf({1000, 1})}, S::InnerThread, 1});
     c.push_back({"inner_r4_many_rows", sumOf(2, {1}), {tensorOf({1 << 20, 4})}, S::InnerThread, 4});
-    c.push_back({"inner_r7", sumOf(2, {1}), {tensorOf({333, 7})}, S::InnerWarp, 1});
+    c.push_back({"inner_r7", sumOf(2, {1}), {tensorOf({333, 7})}, S::InnerThread, 1});
     c.push_back({"inner_r127", sumOf(2, {1}), {tensorOf({129, 127})}, S::InnerWarp, 1});
     c.push_back({"inner_r256_bf16",
                  sumOf(2, {1}, DT::BFloat16),
@@ -96,7 +96,7 @@ inline const std::vector<ReductionCase>& reductionCases() {
                  {positiveOf({300, 1024}, DT::Float16)},
                  S::InnerWarp,
                  8});
-    c.push_back({"inner_r4097", sumOf(2, {1}), {positiveOf({16, 4097})}, S::InnerGrid, 1});
+    c.push_back({"inner_r4097", sumOf(2, {1}), {positiveOf({16, 4097})}, S::InnerBlock, 1});
     c.push_back({"inner_r65536", sumOf(2, {1}), {positiveOf({4, 65536})}, S::InnerGrid, 4});
     c.push_back({"inner_r65536_bf16",
                  sumOf(2, {1}, DT::BFloat16),
@@ -142,7 +142,7 @@ inline const std::vector<ReductionCase>& reductionCases() {
                  4});
     // ---- outer (column) reductions
     c.push_back({"outer_r1000_i64", sumOf(2, {0}), {tensorOf({1000, 64})}, S::OuterGrid, 1});
-    c.push_back({"outer_r127_i33", sumOf(2, {0}), {tensorOf({127, 33})}, S::OuterGrid, 1});
+    c.push_back({"outer_r127_i33", sumOf(2, {0}), {tensorOf({127, 33})}, S::OuterBlock, 1});
     c.push_back({"outer_r7_i5000", sumOf(2, {0}), {tensorOf({7, 5000})}, S::OuterBlock, 4});
     c.push_back({"outer_r1_i300", sumOf(2, {0}), {tensorOf({1, 300})}, S::OuterThread, 4});
     c.push_back({"outer_r3_i1m", sumOf(2, {0}), {tensorOf({3, 1 << 20})}, S::OuterThread, 4});
@@ -159,7 +159,7 @@ inline const std::vector<ReductionCase>& reductionCases() {
                  1});
     c.push_back({"outer_dim1_of_3d", sumOf(3, {1}), {tensorOf({4, 500, 64})}, S::OuterGrid, 1});
     c.push_back(
-        {"outer_dims_0_2_of_4d", sumOf(4, {0, 2}), {tensorOf({9, 20, 7, 48})}, S::OuterGrid, 1});
+        {"outer_dims_0_2_of_4d", sumOf(4, {0, 2}), {tensorOf({9, 20, 7, 48})}, S::OuterBlock, 4});
     // ---- keepdim, prologue and epilogue
     c.push_back({"inner_keepdim",
                  sumOf(2, {1}, DT::Float32, true),
@@ -240,6 +240,16 @@ inline const std::vector<ReductionCase>& reductionCases() {
                  {positiveOf({17, 300000})},
                  S::OuterThread,
                  1});
+    c.push_back({"var_mean_short_rows",
+                 fusionOf([](Fusion& f) {
+                   VarMeanResult r = var_mean(makeSymbolicTensor(f, 2), {1});
+                   f.addOutput(r.var);
+                   f.addOutput(r.mean);
+                 }),
+                 {positiveOf({300, 12})},
+                 S::InnerWarp,
+                 4});
+    c.push_back({"inner_r24_two_lanes", sumOf(2, {1}), {tensorOf({500, 24})}, S::InnerWarp, 4});
     c.push_back({"var_mean_row_of_65536",
                  fusionOf([](Fusion& f) {
                    VarMeanResult r = var_mean(makeSymbolicTensor(f, 1), {0});

@@ -89,51 +89,125 @@ INSTANTIATE_TEST_SUITE_P(Cases, ReductionExecutionTest,
                          ::testing::ValuesIn(test::reductionCaseNames()),
                          [](const auto& info) { return info.param; });
 
-// Row sums of 256 MiB (the benchmark's shapes), timed with CUDA events over back-to-back
-// launches; prints the bandwidth (bytes read and written / time). Only with
-// BRAZE_REDUCTION_TIMING set: it measures, it does not check.
+// Seconds per launch of `fusion` scheduled with `params` on `inputs`, from CUDA events around
+// back-to-back launches (after one that loads the module).
+double secondsPerLaunch(const std::function<std::unique_ptr<Fusion>()>& build,
+                        const reduction::ReductionParams& params,
+                        const std::vector<ExecutorArgument>& inputs) {
+  std::unique_ptr<Fusion> fusion = build();
+  reduction::schedule(*fusion, params);
+  GeneratedKernel generated = generateCuda(*fusion);
+  CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name);
+  KernelExecutor executor(*fusion, std::move(generated), std::move(compiled));
+  const LaunchPlan plan = executor.plan(inputs);
+  std::vector<DeviceTensor> outputs = poisonedOutputs(executor, plan);
+  executor.run(inputs, nullptr, outputs);
+  BRAZE_CU(ctxSynchronize);
+  CUevent start = nullptr;
+  CUevent stop = nullptr;
+  BRAZE_CU(eventCreate, &start, 0);
+  BRAZE_CU(eventCreate, &stop, 0);
+  constexpr int kLaunches = 20;
+  BRAZE_CU(eventRecord, start, nullptr);
+  for (int i = 0; i < kLaunches; ++i) executor.run(inputs, nullptr, outputs);
+  BRAZE_CU(eventRecord, stop, nullptr);
+  BRAZE_CU(eventSynchronize, stop);
+  float ms = 0.0f;
+  BRAZE_CU(eventElapsedTime, &ms, start, stop);
+  BRAZE_CU(eventDestroy, start);
+  BRAZE_CU(eventDestroy, stop);
+  return static_cast<double>(ms) / 1e3 / kLaunches;
+}
+
+// Row sums (and a few column sums) of 256 MiB, the benchmark's shapes: prints the bandwidth
+// (bytes read and written / time) of the heuristics' choice, next to a device-to-device copy.
+// Only with BRAZE_REDUCTION_TIMING set: it measures, it does not check. With
+// BRAZE_REDUCTION_TIMING=variants, also nearby block sizes and grid splits.
 TEST(ReductionTimingTest, RowSumBandwidth) {
   std::string reason;
   if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
-  if (std::getenv("BRAZE_REDUCTION_TIMING") == nullptr)
-    GTEST_SKIP() << "set BRAZE_REDUCTION_TIMING=1 to time row sums";
-  for (const DataType dtype : {DataType::Float32, DataType::BFloat16}) {
-    for (const int64_t n : {1024, 4096, 16384, 65536, 262144}) {
-      const int64_t m = (int64_t{256} << 20) / n / sizeInBytes(dtype);
-      Fusion fusion;
-      fusion.addOutput(sum(makeSymbolicTensor(fusion, 2, dtype), {1}));
-      reduction::ReductionRuntimeInfo info =
-          reduction::ReductionRuntimeInfo::contiguous(fusion, {{m, n}});
-      info.device = driver::deviceProperties();
-      const reduction::ReductionParams params = reduction::computeHeuristics(fusion, info);
-      reduction::schedule(fusion, params);
-      GeneratedKernel generated = generateCuda(fusion);
-      CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name);
-      KernelExecutor executor(fusion, std::move(generated), std::move(compiled));
-      DeviceTensor x = DeviceTensor::empty(dtype, {m, n});
-      x.fillBytes(0x3C);
-      const std::vector<ExecutorArgument> inputs = {std::move(x)};
-      const LaunchPlan plan = executor.plan(inputs);
-      std::vector<DeviceTensor> outputs = poisonedOutputs(executor, plan);
-      executor.run(inputs, nullptr, outputs);  // loads the module
-      BRAZE_CU(ctxSynchronize);
-      CUevent start = nullptr;
-      CUevent stop = nullptr;
-      BRAZE_CU(eventCreate, &start, 0);
-      BRAZE_CU(eventCreate, &stop, 0);
-      constexpr int kLaunches = 20;
-      BRAZE_CU(eventRecord, start, nullptr);
-      for (int i = 0; i < kLaunches; ++i) executor.run(inputs, nullptr, outputs);
-      BRAZE_CU(eventRecord, stop, nullptr);
-      BRAZE_CU(eventSynchronize, stop);
-      float ms = 0.0f;
-      BRAZE_CU(eventElapsedTime, &ms, start, stop);
-      const double seconds = static_cast<double>(ms) / 1e3 / kLaunches;
-      const double bytes = static_cast<double>(m * n + m) * static_cast<double>(sizeInBytes(dtype));
-      std::cout << "row sum " << dtype << " " << m << " x " << n << ": " << seconds * 1e6 << " us, "
-                << bytes / seconds / 1e12 << " TB/s  " << reduction::toString(params) << "\n";
-      BRAZE_CU(eventDestroy, start);
-      BRAZE_CU(eventDestroy, stop);
+  const char* mode = std::getenv("BRAZE_REDUCTION_TIMING");
+  if (mode == nullptr) GTEST_SKIP() << "set BRAZE_REDUCTION_TIMING=1 to time row sums";
+  const bool variants = std::string(mode) == "variants";
+  constexpr int64_t kBytes = int64_t{256} << 20;
+  {
+    DeviceTensor a = DeviceTensor::empty(DataType::Float32, {kBytes / 4});
+    DeviceTensor b = DeviceTensor::empty(DataType::Float32, {kBytes / 4});
+    a.fillBytes(0x3C);
+    BRAZE_CU(memcpyDtoDAsync, b.data(), a.data(), static_cast<size_t>(kBytes), nullptr);
+    CUevent start = nullptr;
+    CUevent stop = nullptr;
+    BRAZE_CU(eventCreate, &start, 0);
+    BRAZE_CU(eventCreate, &stop, 0);
+    BRAZE_CU(eventRecord, start, nullptr);
+    for (int i = 0; i < 20; ++i)
+      BRAZE_CU(memcpyDtoDAsync, b.data(), a.data(), static_cast<size_t>(kBytes), nullptr);
+    BRAZE_CU(eventRecord, stop, nullptr);
+    BRAZE_CU(eventSynchronize, stop);
+    float ms = 0.0f;
+    BRAZE_CU(eventElapsedTime, &ms, start, stop);
+    std::cout << "copy 256 MiB: " << 2.0 * kBytes / (ms / 1e3 / 20) / 1e12 << " TB/s\n";
+  }
+  for (const bool inner : {true, false}) {
+    for (const DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+      const std::vector<int64_t> lengths =
+          inner ? std::vector<int64_t>{256, 1024, 4096, 16384, 65536, 262144}
+                : std::vector<int64_t>{1024, 16384};
+      for (const int64_t n : lengths) {
+        const int64_t m = kBytes / n / sizeInBytes(dtype);
+        const auto build = [dtype, inner] {
+          auto fusion = std::make_unique<Fusion>();
+          fusion->addOutput(sum(makeSymbolicTensor(*fusion, 2, dtype), {inner ? 1 : 0}));
+          return fusion;
+        };
+        std::unique_ptr<Fusion> fusion = build();
+        reduction::ReductionRuntimeInfo info =
+            reduction::ReductionRuntimeInfo::contiguous(*fusion, {{m, n}});
+        info.device = driver::deviceProperties();
+        const reduction::ReductionParams chosen = reduction::computeHeuristics(*fusion, info);
+        DeviceTensor x = DeviceTensor::empty(dtype, {m, n});
+        x.fillBytes(0x3C);
+        const std::vector<ExecutorArgument> inputs = {std::move(x)};
+        const int64_t output_elements = inner ? m : n;
+        const double bytes = static_cast<double>((m * n + output_elements) * sizeInBytes(dtype));
+        std::vector<reduction::ReductionParams> tried = {chosen};
+        const auto add = [&](reduction::ReductionParams p) {
+          if (p.threads_x < 1 || p.unroll < 1 || p.threads_y < 1 ||
+              p.threads_x * p.threads_y > 1024)
+            return;
+          // Vector lanes around a grid reduction: refused by the lowering.
+          if (!p.inner && p.vector_width > 1 && p.grid_blocks > 1) return;
+          for (const reduction::ReductionParams& seen : tried)
+            if (seen == p) return;
+          tried.push_back(p);
+        };
+        if (variants) {
+          // Neighbors of the choice: half or twice the threads along the reduced dim with the
+          // unroll keeping the bytes per step, twice the unroll, and a grid split.
+          reduction::ReductionParams p = chosen;
+          const bool reduced_on_x = chosen.inner;
+          int64_t& along = reduced_on_x ? p.threads_x : p.threads_y;
+          along = std::max<int64_t>(1, along / 2);
+          p.unroll = chosen.unroll * 2;
+          add(p);
+          p = chosen;
+          (reduced_on_x ? p.threads_x : p.threads_y) *= 2;
+          p.unroll = std::max<int64_t>(1, chosen.unroll / 2);
+          add(p);
+          p = chosen;
+          p.unroll = chosen.unroll * 2;
+          add(p);
+          p = chosen;
+          p.grid_blocks = chosen.grid_blocks == 1 ? 2 : chosen.grid_blocks / 2;
+          add(p);
+        }
+        for (const reduction::ReductionParams& p : tried) {
+          const double seconds = secondsPerLaunch(build, p, inputs);
+          std::cout << (inner ? "row" : "column") << " sum " << dtype << " " << m << " x " << n
+                    << ": " << seconds * 1e6 << " us, " << bytes / seconds / 1e12 << " TB/s  "
+                    << reduction::toString(p) << (&p == &tried.front() ? "  (chosen)" : "") << "\n";
+        }
+      }
     }
   }
 }

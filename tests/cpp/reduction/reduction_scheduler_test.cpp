@@ -116,7 +116,14 @@ TEST(ReductionHeuristicsTest, RowSumSweepOfTheBenchmark) {
     EXPECT_GE(p.unroll * p.threads_x * 4, std::min<int64_t>(n, p.threads_x * 16));
     if (n <= 65536) EXPECT_EQ(p.grid_blocks, 1);
   }
-  EXPECT_EQ(heuristicsOn(rowSum, {{256, 262144}}).grid_blocks, 2);
+  // 256 rows of 262144: 512 threads per row instead of a grid reduction.
+  EXPECT_EQ(heuristicsOn(rowSum, {{256, 262144}}).threads_x, 512);
+  EXPECT_EQ(heuristicsOn(rowSum, {{256, 262144}}).grid_blocks, 1);
+  EXPECT_GT(heuristicsOn(rowSum, {{16, 262144}}).grid_blocks, 1);
+  // Short rows: at least 32 bytes per lane (a row of 256 bfloat16 on 16 lanes).
+  const ReductionParams short_rows = heuristicsOn(rowSumBf16, {{1 << 19, 256}});
+  EXPECT_EQ(short_rows.threads_x, 16);
+  EXPECT_EQ(short_rows.unroll, 2);
   // bfloat16: 8 elements per 16-byte vector.
   EXPECT_EQ(heuristicsOn(rowSumBf16, {{1 << 17, 1024}}).vector_width, 8);
 }
