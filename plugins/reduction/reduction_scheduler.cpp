@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_set>
 
 #include "braze/error.h"
 #include "braze/ir/tensor_view.h"
@@ -204,25 +205,40 @@ void rFactorSerialParts(const ReductionLayout& layout, const ReductionParams& p,
   }
 }
 
-// Tensors computed before the reductions (cached inputs, casts, x * x) that several reductions
-// read are computed once, inside the loops those reductions share: sum and max of one tensor
-// accumulate in the same loop nest. inlineMost keeps a tensor with several consumers outside
-// loops its consumers do not already share, which a softmax needs but this kernel does not:
-// here every consumer is a reduction over the same loops.
+// Tensors computed before the reductions (cached inputs, casts, x * x) that several
+// reductions read, directly or through other such tensors, are computed once, inside the loops
+// those reductions share: sum and max of one tensor, or var and sum(x * x), accumulate in the
+// same loop nest. inlineMost keeps a tensor with several consumers outside loops its consumers
+// do not already share, which a softmax needs (one consumer runs after the reduction) but this
+// kernel does not: here every consumer runs inside the reduction loops.
 void inlineIntoSharedReductions(Fusion& fusion) {
-  std::vector<TensorView*> prologue;
+  // Tensors some reduction is computed from, and the reductions themselves.
+  std::unordered_set<const TensorView*> before_reductions;
+  std::vector<const TensorView*> stack;
+  for (Expr* expr : fusion.exprs()) {
+    if (!isReductionExpr(expr)) continue;
+    for (Val* output : expr->outputs()) before_reductions.insert(output->as<TensorView>());
+    stack.push_back(expr->output(0)->as<TensorView>());
+  }
+  while (!stack.empty()) {
+    const TensorView* tv = stack.back();
+    stack.pop_back();
+    for (const TensorView* producer : producersOf(tv)) {
+      if (before_reductions.insert(producer).second) stack.push_back(producer);
+    }
+  }
+  std::vector<TensorView*> shared;
   for (TensorView* tv : fusion.allTensors()) {
-    if (fusion.isInput(tv) || tv->definition() == nullptr || isReductionExpr(tv->definition()))
+    if (fusion.isInput(tv) || tv->definition() == nullptr || isReductionExpr(tv->definition()) ||
+        !before_reductions.count(tv))
       continue;
-    std::vector<TensorView*> consumers = consumersOf(tv);
-    const bool only_reductions =
-        consumers.size() > 1 && std::all_of(consumers.begin(), consumers.end(), [](TensorView* c) {
-          return isReductionExpr(c->definition());
-        });
-    if (only_reductions) prologue.push_back(tv);
+    const std::vector<TensorView*> consumers = consumersOf(tv);
+    const bool inside = std::all_of(consumers.begin(), consumers.end(),
+                                    [&](TensorView* c) { return before_reductions.count(c) > 0; });
+    if (consumers.size() > 1 && inside) shared.push_back(tv);
   }
   inlineMost(fusion);
-  for (TensorView* tv : prologue) {
+  for (TensorView* tv : shared) {
     const int64_t position = maxInlinePosition(tv);
     if (position > tv->inlinePosition()) inlineAt(tv, position);
   }

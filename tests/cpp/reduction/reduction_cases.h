@@ -278,6 +278,24 @@ inline const std::vector<ReductionCase>& reductionCases() {
                  {positiveOf({640, 264}, DT::BFloat16)},
                  S::OuterGrid,
                  1});
+    c.push_back({"var_and_sum_of_squares",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = makeSymbolicTensor(f, 2);
+                   f.addOutput(var(x, {1}));
+                   f.addOutput(sum(mul(x, x), {1}));
+                 }),
+                 {positiveOf({192, 3000})},
+                 S::InnerBlock,
+                 4});
+    c.push_back({"mean_and_amax_outer_3d",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = makeSymbolicTensor(f, 3, DT::BFloat16);
+                   f.addOutput(mean(x, {0}));
+                   f.addOutput(amax(x, {0}));
+                 }),
+                 {positiveOf({300, 6, 40}, DT::BFloat16)},
+                 S::OuterGrid,
+                 1});
     return c;
   }();
   return cases;
