@@ -337,9 +337,14 @@ class KernelPrinter {
     }
     if (op.grid.any()) {
       indent(depth + 1);
+      std::string workspace = kernel_.parameters[static_cast<size_t>(op.workspace)].name;
+      if (op.workspace_region.defined()) {
+        // Same entry size as the executor's allocation (build-loop-nests' addWorkspace).
+        workspace += " + (" + op.workspace_region.toString() + ") * braze::gridReduceRegionBytes(" +
+                     (welford ? "24" : "8") + ")";
+      }
       os_ << op.grid_flag << " = braze::gridReduce<" << maskArgs(op.grid) << ">(braze_value, "
-          << reductionFunctor(expr) << ", " << identity << ", "
-          << kernel_.parameters[static_cast<size_t>(op.workspace)].name << ");\n";
+          << reductionFunctor(expr) << ", " << identity << ", " << workspace << ");\n";
     }
     indent(depth + 1);
     const bool guarded = op.write_predicate.defined() && !op.write_predicate.isTrue();

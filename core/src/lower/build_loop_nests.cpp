@@ -140,7 +140,8 @@ class NestBuilder {
         if (root) emitWithProducers(e, placed, order);
       }
     }
-    placed.insert(consumer);
+    // A producer's placeOtherReaders may have placed `consumer` already.
+    if (!placed.insert(consumer).second) return;
     order.push_back(consumer);
     placeOtherReaders(consumer, placed, order);
   }
@@ -148,12 +149,22 @@ class NestBuilder {
   // A tensor inlined into several consumers (sum and max of one cached input) is computed once
   // inside the loops they share, so every reader must run in those loops while they are open:
   // the readers of `consumer`'s inputs whose other inputs are all placed go right after it.
+  // When `consumer` is itself inlined deeper than such an input into a reader of its own
+  // (T8 = mul(T7, T5) inlined into sum(T8), T5 also read by T15), that reader comes first, or
+  // placing T15 between them would close the loops T8 shares with its sum.
   void placeOtherReaders(const Expr* consumer, std::set<const Expr*>& placed,
                          std::vector<const Expr*>& order) const {
     for (const Val* input : consumer->inputs()) {
       const auto* tv = input->dynCast<TensorView>();
       if (tv == nullptr || tv->definition() == nullptr || ctx_.graph().inlinePositionOf(tv) == 0)
         continue;
+      if (ctx_.graph().inlinePositionOf(outputOf(consumer)) > ctx_.graph().inlinePositionOf(tv)) {
+        for (const Val* out : consumer->outputs()) {
+          for (const Expr* use : out->uses()) {
+            if (!placed.count(use) && live_.count(use)) emitWithProducers(use, placed, order);
+          }
+        }
+      }
       for (const Expr* use : tv->uses()) {
         if (placed.count(use) || !live_.count(use)) continue;
         const std::vector<const Expr*> producers = producerExprs(use);

@@ -142,6 +142,7 @@ class KirPrinter {
           os_ << " = " << op.expr->op() << "(" << operand(op.input) << ")";
         }
         os_ << mask("block", op.block) << mask("grid", op.grid);
+        if (op.workspace_region.defined()) os_ << " region " << op.workspace_region.toString();
         if (op.input_predicate.defined() && !op.input_predicate.isTrue())
           os_ << " input if (" << op.input_predicate.toString() << ")";
         if (op.write_predicate.defined() && !op.write_predicate.isTrue())

@@ -88,7 +88,34 @@ TEST(BuildLoopNestsTest, InliningIntoLoopsThatDoNotMapIsRefused) {
                            "is not the same iteration as axis 1 of T2 (b"}));
 }
 
-TEST(BuildLoopNestsTest, GridReductionInsideASerialLoopIsRefused) {
+TEST(BuildLoopNestsTest, ReadersOfAnInlinedChainWaitForItsEnd) {
+  // q = exp(x) is kept per row (inlined at 1) and read by c = q * 2, inlined into sum(c)'s
+  // loop, and by d = -q. d goes after the sum: placed right after c, it would close the loop
+  // c shares with the sum.
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.sizes = {-1, 8}});
+  TensorView* q = exp(x);
+  TensorView* c = mul(q, 2.0);
+  TensorView* r = sum(c, {1});
+  TensorView* d = neg(q);
+  fusion.addOutput(r);
+  fusion.addOutput(d);
+  q->setMemoryType(MemoryType::Local);
+  c->setMemoryType(MemoryType::Local);
+  inlineAt(c, 2);
+  inlineAt(q, 1);
+  const std::string ir = lowered(fusion);
+  EXPECT_NE(ir.find("    for i2 in 0..8:\n"
+                    "      alloc T2: float32[1] local\n"
+                    "      T2[0] = mul(T1[i2], 2.0)\n"
+                    "      T3[i0] = sum(T2[0])\n"),
+            std::string::npos)
+      << ir;
+}
+
+TEST(BuildLoopNestsTest, GridReductionInsideASerialLoopOverRowsTakesARegionPerRow) {
+  // Rows serial, each row reduced across blocks: every row synchronizes through its own
+  // region of the workspace, which grows by the row count.
   Fusion fusion;
   TensorView* x = makeSymbolicTensor(fusion, 2);
   TensorView* out = sum(x, {1});
@@ -96,9 +123,42 @@ TEST(BuildLoopNestsTest, GridReductionInsideASerialLoopIsRefused) {
   out->split(1, 128);
   out->parallelize(1, ParallelType::BIDx);
   out->parallelize(2, ParallelType::TIDx);
-  EXPECT_TRUE(throwsError(
-      [&] { lowerFusion(fusion); },
-      {"T1 is reduced across blocks inside the serial loop over i", "parallelize that axis"}));
+  const std::string ir = lowered(fusion);
+  EXPECT_NE(ir.find("grid(x) region i0"), std::string::npos) << ir;
+}
+
+TEST(BuildLoopNestsTest, GridReductionInsideItsOwnSerialReductionLoopIsRefused) {
+  // A global accumulator reduced across blocks once per iteration of its own reduction loop:
+  // only the finishing block of each iteration would add to it.
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 1);
+  TensorView* out = sum(x, {0});
+  fusion.addOutput(out);
+  out->split(0, 128);
+  out->split(0, 4);
+  out->parallelize(0, ParallelType::BIDx);
+  out->parallelize(2, ParallelType::TIDx);
+  EXPECT_TRUE(
+      throwsError([&] { lowerFusion(fusion); },
+                  {"T1 is reduced across blocks inside the serial loop over its own reduction axis",
+                   "keep the reduction in registers"}));
+}
+
+TEST(BuildLoopNestsTest, GridResultReadAfterItsIterationLoopIsRefused) {
+  // Column sums as [r blocks, 4 serial, threads]: the grid reduction runs once per serial
+  // iteration, but the copy to the output reads the register result in a later loop.
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* out = sum(x, {0});
+  fusion.addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 4, /*inner_split=*/false);  // [r0, 4, ceil(i1 / 4)]
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(2, ParallelType::TIDx);
+  partial->setMemoryType(MemoryType::Local);
+  EXPECT_TRUE(throwsError([&] { lowerFusion(fusion); },
+                          {"is reduced across blocks once per iteration of the serial loop",
+                           "is read after that loop"}));
 }
 
 TEST(BuildLoopNestsTest, ContractionsAreRefusedByName) {

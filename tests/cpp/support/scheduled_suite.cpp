@@ -523,6 +523,30 @@ FusionPtr gridReductionColumns() {
   return fusion;
 }
 
+// Column sums with 4 columns per thread, as a normalization backward's dw: 8 blocks share the
+// rows, each summing its rows serially per thread (rFactor), then one grid reduction per
+// register element, each with its own workspace region; the output is written in the same
+// iteration, by the block that finished it.
+FusionPtr gridReductionPerElement() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {0});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 4, /*inner_split=*/false);  // [r0, 4, ceil(i1/4)]
+  partial->split(0, 8, /*inner_split=*/false);  // [8, ceil(r0/8), 4, ceil(i1/4)]
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(2, ParallelType::Unroll);
+  partial->parallelize(3, ParallelType::TIDx);
+  propagateParallelTypes(partial);
+  partial->setMemoryType(MemoryType::Local);
+  partial->rFactor({1})->setMemoryType(MemoryType::Local);
+  partial->reorder({{0, 2}});  // [4, threads, r 8 blocks]
+  inlineMost(*fusion);
+  return fusion;
+}
+
 FusionPtr welfordBlock() {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*fusion, 2);
@@ -759,6 +783,13 @@ std::vector<ScheduledCase> makeSuite() {
        {tensorInput({1000, 100})},
        Tolerance{1e-4, 1e-4},
        {"braze::gridReduce<false, true, false>", "braze::blockReduce<false, true, false>"}});
+  suite.push_back({"grid_reduction_per_element",
+                   "column sums, 4 columns per thread: serial partials per block, then a grid "
+                   "reduction per register element through its own workspace region",
+                   gridReductionPerElement,
+                   {tensorInput({301, 102})},
+                   Tolerance{1e-4, 1e-4},
+                   {"braze::gridReduceRegionBytes(8)"}});
   suite.push_back({"welford_block",
                    "var_mean over rows with a block Welford reduction",
                    welfordBlock,

@@ -211,6 +211,10 @@ class ReductionOp : public StmtBase<ReductionOp, StmtKind::ReductionOp> {
   ParallelMask block;
   ParallelMask grid;
   int64_t workspace = -1;
+  /// A grid reduction inside serial loops over iteration axes (one per register element of a
+  /// column partial): the linear index of those loops, picking this iteration's own region of
+  /// the workspace (partials and semaphores). Undefined: the only region.
+  Value workspace_region;
   std::string grid_flag;
   /// The finishing step of a block/grid reduction whose serial part ran first: each thread's
   /// partial result is already in `outputs`; they are reduced across the masks and the result

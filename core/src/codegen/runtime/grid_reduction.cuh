@@ -45,6 +45,16 @@ __device__ __forceinline__ WelfordTriplet<T> loadCoherent(const WelfordTriplet<T
   return {v->avg, v->m2, v->n};
 }
 
+// Bytes of one region of a grid reduction's workspace for this launch, as the executor sizes
+// it: one `entry_bytes` slot and one semaphore per thread of the grid, plus 16. A grid
+// reduction inside a serial loop uses one region per iteration.
+__device__ __forceinline__ unsigned long long gridReduceRegionBytes(
+    unsigned long long entry_bytes) {
+  const unsigned long long slots = static_cast<unsigned long long>(blockDim.x) * blockDim.y *
+                                   blockDim.z * gridDim.x * gridDim.y * gridDim.z;
+  return slots * (entry_bytes + 8) + 16;
+}
+
 template <bool GX, bool GY, bool GZ, typename T, typename Op>
 __device__ bool gridReduce(T& value, Op op, T identity, char* workspace) {
   const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
