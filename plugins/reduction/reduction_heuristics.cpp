@@ -33,6 +33,8 @@ constexpr int64_t kMaxInnerThreadsX = 512;
 constexpr int64_t kMaxOuterThreadsX = 128;
 constexpr int64_t kMaxOuterBlockThreads = 512;
 constexpr int64_t kMaxGridY = 65535;
+// One bounds check per serial step instead of one per element.
+constexpr bool kUnswitch = true;
 
 int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -180,8 +182,13 @@ ReductionParams computeHeuristics(const Fusion& fusion, const ReductionRuntimeIn
   const int64_t element_bytes = elementBytes(fusion, vectorized);
   const int64_t vector = vectorWidth(fusion, vectorized, info, fast_extent);
 
-  if (layout.inner) return innerParams(iteration, reduced, vector, element_bytes, info.device);
+  if (layout.inner) {
+    ReductionParams params = innerParams(iteration, reduced, vector, element_bytes, info.device);
+    params.unswitch = kUnswitch;
+    return params;
+  }
   ReductionParams params = outerParams(iteration, reduced, vector, element_bytes, info.device);
+  params.unswitch = kUnswitch;
   // Vector lanes are an iteration loop around the cross-thread reduction: a grid reduction
   // cannot run inside it, and Welford (not rFactored) would merge across threads per lane.
   const bool lanes_break_it =

@@ -10,7 +10,7 @@ namespace braze::reduction {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'B', 'Z', 'R', 'D'};
-constexpr uint8_t kFormatVersion = 1;
+constexpr uint8_t kFormatVersion = 2;  // 2: unswitch
 
 int64_t numFields() {
   int64_t n = 0;

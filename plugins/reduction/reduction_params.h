@@ -35,6 +35,9 @@ struct ReductionParams {
   int64_t threads_y = 1;
   /// BIDy: blocks sharing one reduction through a grid reduction (1: none).
   int64_t grid_blocks = 1;
+  /// Each serial step checks the bounds of all its loads once (ParallelType::Unswitch) and,
+  /// when they hold, runs a copy of the step without per-element predicates.
+  bool unswitch = false;
 
   bool operator==(const ReductionParams&) const = default;
 
@@ -47,6 +50,7 @@ struct ReductionParams {
     f("threads_x", p.threads_x);
     f("threads_y", p.threads_y);
     f("grid_blocks", p.grid_blocks);
+    f("unswitch", p.unswitch);
   }
 };
 
@@ -66,7 +70,7 @@ BRAZE_REDUCTION_API ReductionStrategy strategyOf(const ReductionParams& params);
 /// "inner_warp", "outer_grid", ...
 BRAZE_REDUCTION_API std::string_view toString(ReductionStrategy strategy);
 
-/// The byte format: "BZRD", a version byte, then every field as 8 little-endian bytes.
+/// The byte format: "BZRD", a version byte (2), then every field as 8 little-endian bytes.
 BRAZE_REDUCTION_API std::vector<uint8_t> encodeParams(const ReductionParams& params);
 
 /// Decodes what encodeParams wrote; throws a braze::Error saying what was expected and what

@@ -123,16 +123,18 @@ struct Axes {
   int64_t thread_x = -1;
   int64_t grid = -1;
   int64_t serial = -1;
+  int64_t unswitch = -1;
   int64_t unroll = -1;
   int64_t thread_y = -1;  // outer: rows of R per block
   int64_t vector = -1;
 };
 
-//   [I?, R, v?] -> [BIDx I/ty, ty, BIDy g, serial, Unroll u, TIDx tx, v]
+//   [I?, R, v?] -> [BIDx I/ty, ty, BIDy g, serial, Unswitch 1, Unroll u, TIDx tx, v]
 Axes splitInner(TensorView* ref, const ReductionParams& p, bool has_iteration) {
   const int64_t r = has_iteration ? 1 : 0;
   if (p.threads_x > 1) ref->split(r, p.threads_x);
   if (p.unroll > 1) ref->split(r, p.unroll);
+  if (p.unswitch) ref->split(r, 1);
   if (p.grid_blocks > 1) ref->split(r, p.grid_blocks, /*inner_split=*/false);
   const bool rows = has_iteration && p.threads_y > 1;
   if (rows) ref->split(0, p.threads_y);
@@ -142,20 +144,22 @@ Axes splitInner(TensorView* ref, const ReductionParams& p, bool has_iteration) {
   if (rows) axes.rows = at++;
   if (p.grid_blocks > 1) axes.grid = at++;
   axes.serial = at++;
+  if (p.unswitch) axes.unswitch = at++;
   if (p.unroll > 1) axes.unroll = at++;
   if (p.threads_x > 1) axes.thread_x = at++;
   if (p.vector_width > 1) axes.vector = at++;
   return axes;
 }
 
-//   [R, I, v?] -> [BIDx I/tx, TIDx tx, BIDy g, serial, Unroll u, TIDy ty, v]
+//   [R, I, v?] -> [BIDx I/tx, TIDx tx, BIDy g, serial, Unswitch 1, Unroll u, TIDy ty, v]
 Axes splitOuter(TensorView* ref, const ReductionParams& p) {
   if (p.threads_x > 1) ref->split(1, p.threads_x);
   if (p.threads_y > 1) ref->split(0, p.threads_y);
   if (p.unroll > 1) ref->split(0, p.unroll);
+  if (p.unswitch) ref->split(0, 1);
   if (p.grid_blocks > 1) ref->split(0, p.grid_blocks, /*inner_split=*/false);
-  const int64_t reduced_axes =
-      1 + (p.threads_y > 1 ? 1 : 0) + (p.unroll > 1 ? 1 : 0) + (p.grid_blocks > 1 ? 1 : 0);
+  const int64_t reduced_axes = 1 + (p.threads_y > 1 ? 1 : 0) + (p.unroll > 1 ? 1 : 0) +
+                               (p.unswitch ? 1 : 0) + (p.grid_blocks > 1 ? 1 : 0);
   std::vector<std::pair<int64_t, int64_t>> old_to_new = {{reduced_axes, 0}};
   if (p.threads_x > 1) old_to_new.emplace_back(reduced_axes + 1, 1);
   ref->reorder(old_to_new);
@@ -165,6 +169,7 @@ Axes splitOuter(TensorView* ref, const ReductionParams& p) {
   if (p.threads_x > 1) axes.thread_x = at++;
   if (p.grid_blocks > 1) axes.grid = at++;
   axes.serial = at++;
+  if (p.unswitch) axes.unswitch = at++;
   if (p.unroll > 1) axes.unroll = at++;
   if (p.threads_y > 1) axes.thread_y = at++;
   if (p.vector_width > 1) axes.vector = at++;
@@ -180,6 +185,7 @@ void parallelizeAxes(TensorView* ref, const ReductionParams& p, const Axes& axes
   bind(axes.rows, p.threads_x > 1 ? ParallelType::TIDy : ParallelType::TIDx);
   bind(axes.thread_x, ParallelType::TIDx);
   bind(axes.grid, ParallelType::BIDy);
+  bind(axes.unswitch, ParallelType::Unswitch);
   bind(axes.unroll, ParallelType::Unroll);
   bind(axes.thread_y, ParallelType::TIDy);
 }
@@ -190,6 +196,7 @@ void rFactorSerialParts(const ReductionLayout& layout, const ReductionParams& p,
   const bool across_threads = axes.grid >= 0 || (p.inner ? axes.thread_x >= 0 : axes.thread_y >= 0);
   if (!across_threads) return;
   std::vector<int64_t> serial = {axes.serial};
+  if (axes.unswitch >= 0) serial.push_back(axes.unswitch);
   if (axes.unroll >= 0) serial.push_back(axes.unroll);
   if (p.inner && axes.vector >= 0) serial.push_back(axes.vector);
   for (TensorView* tv : layout.reductions) {

@@ -183,7 +183,8 @@ TEST(ReductionTimingTest, RowSumBandwidth) {
         };
         if (variants) {
           // Neighbors of the choice: half or twice the threads along the reduced dim with the
-          // unroll keeping the bytes per step, twice the unroll, and a grid split.
+          // unroll keeping the bytes per step, twice the unroll, a grid split, and the other
+          // unswitch.
           reduction::ReductionParams p = chosen;
           const bool reduced_on_x = chosen.inner;
           int64_t& along = reduced_on_x ? p.threads_x : p.threads_y;
@@ -199,6 +200,9 @@ TEST(ReductionTimingTest, RowSumBandwidth) {
           add(p);
           p = chosen;
           p.grid_blocks = chosen.grid_blocks == 1 ? 2 : chosen.grid_blocks / 2;
+          add(p);
+          p = chosen;
+          p.unswitch = !chosen.unswitch;
           add(p);
         }
         for (const reduction::ReductionParams& p : tried) {

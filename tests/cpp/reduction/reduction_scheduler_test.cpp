@@ -181,7 +181,7 @@ TEST(ReductionParamsTest, PrintsTheStrategyAndEveryField) {
   params.threads_x = 128;
   EXPECT_EQ(reduction::toString(params),
             "reduction[inner_block]{inner=true, vector_width=4, unroll=2, threads_x=128, "
-            "threads_y=1, grid_blocks=1}");
+            "threads_y=1, grid_blocks=1, unswitch=false}");
   params.inner = false;
   params.grid_blocks = 3;
   EXPECT_EQ(reduction::toString(reduction::strategyOf(params)), "outer_grid");
@@ -220,7 +220,7 @@ TEST(ReductionParamsTest, DecodeRefusesForeignOrCorruptBytes) {
   std::vector<uint8_t> bytes = reduction::encodeParams({});
   bytes[4] = 7;
   EXPECT_THAT([&] { reduction::decodeParams(bytes); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 1, found 7")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 2, found 7")));
   bytes = reduction::encodeParams({});
   bytes.pop_back();
   EXPECT_THAT([&] { reduction::decodeParams(bytes); },
