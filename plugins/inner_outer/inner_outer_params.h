@@ -41,8 +41,8 @@ struct InnerOuterParams {
   int64_t threads_x = 128;
   /// Rows a block works on at once, one per threadIdx.y.
   int64_t rows_per_block = 1;
-  /// Reserved for fusions that also sum over the rows (normalization backward), whose blocks
-  /// would each loop over a share of the rows: 0, since such fusions are refused today.
+  /// Fusions that also sum over the rows (normalization backward): the blocks G sharing the
+  /// rows, each looping over its share one row at a time; 0 otherwise.
   int64_t row_blocks = 0;
   /// The row length the heuristics saw (a persistent schedule is only valid for it).
   int64_t row_length = 0;

@@ -36,6 +36,7 @@ constexpr int64_t kMultiWaveThreads = 512;
 // Blocks of fewer threads than this stack rows along threadIdx.y.
 constexpr int64_t kMinThreadsPerBlock = 128;
 constexpr int64_t kPreferredThreadsX = 256;
+constexpr int64_t kMaxInnerOuterThreads = 512;
 
 int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -267,12 +268,13 @@ struct RegisterChoice {
 // multiple of 32 where possible, near 256 threads, little padding, and the buffers within the
 // register budget of a block of that size.
 std::optional<RegisterChoice> chooseRegisterSplit(int64_t vectors, int64_t bytes_per_vector,
-                                                  const driver::DeviceProperties& device) {
+                                                  const driver::DeviceProperties& device,
+                                                  int64_t max_threads) {
   std::optional<RegisterChoice> best;
   std::tuple<bool, double, int64_t> best_key;
   for (int64_t batch = 1; batch <= kMaxPersistentBatch; ++batch) {
     const int64_t tx = ceilDiv(vectors, batch);
-    if (tx > device.max_threads_per_block) continue;
+    if (tx > std::min<int64_t>(max_threads, device.max_threads_per_block)) continue;
     if (batch > 1 && ceilDiv(vectors, batch - 1) == tx) continue;  // same threads, more padding
     const int64_t per_thread = batch * bytes_per_vector;
     const int64_t budget =
@@ -297,6 +299,21 @@ void keepIntermediatesInRegisters(Fusion& fusion) {
   for (TensorView* tv : fusion.allTensors()) {
     if (fusion.isInput(tv) || fusion.isOutput(tv)) continue;
     tv->setMemoryType(MemoryType::Local);
+  }
+}
+
+// A broadcast axis (extent 1) bound to a thread dim would be computed by thread 0 alone, while
+// every thread reads the value (a per-row rstd seen along the row): such axes stay serial, so
+// each thread computes its own copy.
+void keepBroadcastsSerial(Fusion& fusion) {
+  for (TensorView* tv : fusion.allTensors()) {
+    if (fusion.isInput(tv)) continue;
+    for (int64_t j = 0; j < tv->nLoopDims(); ++j) {
+      const ParallelType type = tv->loopAxis(j)->parallelType();
+      const bool thread =
+          type == ParallelType::TIDx || type == ParallelType::TIDy || type == ParallelType::TIDz;
+      if (thread && tv->loopAxis(j)->isBroadcast()) tv->parallelize(j, ParallelType::Serial);
+    }
   }
 }
 
@@ -357,15 +374,12 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (ref->rank() < 2)
     return "output " + ref->name() + " has rank " + std::to_string(ref->rank()) +
            "; a normalization needs rows: a rank of 2 or more";
-  if (persistentBuffers(fusion).empty())
+  if (reductions.columns.empty() && persistentBuffers(fusion).empty())
     return "a plain row reduction: nothing reads the rows again after they are reduced, so "
            "there is no buffer to keep on chip; use the reduction scheduler";
-  if (!reductions.columns.empty())
-    return reductions.columns.front().tv->name() +
-           " sums over the rows (a column sum, as dw and db of a normalization backward) next "
-           "to row reductions; fusing them needs one grid reduction per register element of "
-           "the column partials (inside the persistent batch loop), and lowering runs a single "
-           "grid reduction per launch today; schedule the column sums separately";
+  if (!reductions.columns.empty() && ref->rank() != 2)
+    return "column sums are fused with row reductions for 2D [rows, row] tensors only; " +
+           ref->name() + " has rank " + std::to_string(ref->rank());
   const DimMap map = mapToReference(fusion, ref);
   for (const ReductionInfo& r : reductions.rows) {
     const std::vector<int64_t>& dims = map.at(r.tv);
@@ -433,6 +447,12 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   if (shape.length > (int64_t{1} << 31) / 4)
     return "rows of " + std::to_string(shape.length) +
            " elements exceed what 32-bit wave indices of this scheduler address";
+  const bool column_sums = !std::get<Reductions>(classifyReductions(fusion)).columns.empty();
+  if (column_sums && computeHeuristics(fusion, info).persistence != Persistence::Registers)
+    return "rows of " + std::to_string(shape.length) +
+           " elements do not fit in registers next to the column partials, and the multi-wave "
+           "shape (one block per row) cannot fuse sums over the rows; schedule the column sums "
+           "separately";
   return std::nullopt;
 }
 
@@ -453,9 +473,31 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const InnerOuterRuntime
   for (const TensorView* input : vectorPlan(fusion, reference).inputs) {
     if (input->rank() < reference->rank()) bytes_per_element += 4;
   }
-  const std::optional<RegisterChoice> split =
-      chooseRegisterSplit(vectors, bytes_per_element * params.vector_width, info.device);
-  if (split) {
+  const auto column_sums =
+      static_cast<int64_t>(std::get<Reductions>(classifyReductions(fusion)).columns.size());
+  // Each column sum keeps a register array of partials.
+  bytes_per_element += 4 * column_sums;
+  // Backward kernels keep more live values than their buffers (dy, w dy, the row's sums and
+  // the column partials' indices): at most 512 threads, so each may use 128 registers.
+  const std::optional<RegisterChoice> split = chooseRegisterSplit(
+      vectors, bytes_per_element * params.vector_width, info.device,
+      column_sums > 0 ? kMaxInnerOuterThreads : info.device.max_threads_per_block);
+  if (split && column_sums > 0) {
+    // Inner-outer: blocks loop over their share of the rows one row at a time, so that each
+    // block adds one partial per column to the final sums; enough blocks to fill the device
+    // once, no more.
+    params.persistence = Persistence::Registers;
+    params.persistent_batch = split->batch;
+    params.threads_x = split->threads_x;
+    params.rows_per_block = 1;
+    // The blocks one SM holds at about 128 registers per thread, at most two: the block that
+    // finishes the grid reduction reads every block's partials, row_blocks * row elements per
+    // column sum, and blocks beyond one wave would only add partials.
+    const int64_t blocks_per_sm =
+        std::clamp<int64_t>(info.device.registers_per_sm / (split->threads_x * 128), 1, 2);
+    params.row_blocks = std::clamp<int64_t>(
+        static_cast<int64_t>(std::max(info.device.sm_count, 1)) * blocks_per_sm, 1, shape.rows);
+  } else if (split) {
     params.persistence = Persistence::Registers;
     params.persistent_batch = split->batch;
     params.threads_x = split->threads_x;
@@ -495,6 +537,41 @@ void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterPa
   if (params.vector_width > 1) reference->parallelize(4, ParallelType::Unroll);
   propagateParallelTypes(reference);
   keepIntermediatesInRegisters(fusion);
+}
+
+// Inner-outer: [rows, row] -> [BIDx G, ceil(rows/G), Unroll batch, TIDx, v]. Each column sum
+// is split (rFactor) into a per-thread serial sum over the block's rows, kept in registers
+// next to the row's buffers, and a grid reduction of those partials across the G blocks.
+void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterParams& params,
+                        const std::vector<TensorView*>& column_sums) {
+  reference->split(1, params.vector_width);
+  reference->split(1, params.persistent_batch, /*inner_split=*/false);
+  reference->split(0, params.row_blocks, /*inner_split=*/false);
+  propagateTransforms(reference);
+  reference->parallelize(0, ParallelType::BIDx);
+  reference->parallelize(2, ParallelType::Unroll);
+  reference->parallelize(3, ParallelType::TIDx);
+  if (params.vector_width > 1) reference->parallelize(4, ParallelType::Unroll);
+  propagateParallelTypes(reference);
+  keepIntermediatesInRegisters(fusion);
+  for (TensorView* column_sum : column_sums) {
+    column_sum->rFactor({1})->setMemoryType(MemoryType::Local);
+    // [r BIDx, batch, TIDx, v] -> [batch, TIDx, v, r BIDx]: the grid reduction runs once per
+    // register element, and the column sum's reader (the output) in the same iteration, where
+    // the finishing block holds the result.
+    column_sum->reorder({{0, column_sum->nLoopDims() - 1}});
+  }
+}
+
+// inlineMost keeps a tensor read both by the row's ops and by a column sum's partial outside
+// the row loop (its consumers do not share that loop yet); computing it inside the row loop
+// [BIDx, row] puts both consumers, and the partial's accumulation, in that one loop.
+void inlineIntoRowLoop(Fusion& fusion) {
+  for (TensorView* tv : fusion.allTensors()) {
+    if (fusion.isInput(tv) || tv->memoryType() == MemoryType::Global) continue;
+    if (tv->inlinePosition() < 2 && maxInlinePosition(tv) >= 2 && !tv->hasReduction())
+      inlineAt(tv, 2);
+  }
 }
 
 void scheduleMultiWave(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {
@@ -595,9 +672,23 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
     if (params.vector_width > 1) vectorized.push_back(output);
   }
 
+  // Column sums accumulate in registers; an output that is one gets a register copy to
+  // reduce into.
+  std::vector<TensorView*> column_sums;
+  if (params.row_blocks > 0) {
+    const Reductions reductions = std::get<Reductions>(classifyReductions(fusion));
+    for (const ReductionInfo& r : reductions.columns) {
+      column_sums.push_back(fusion.isOutput(r.tv) ? r.tv->cacheBefore() : r.tv);
+    }
+  }
+
   switch (params.persistence) {
     case Persistence::Registers:
-      scheduleRegisters(fusion, reference, params);
+      if (params.row_blocks > 0) {
+        scheduleInnerOuter(fusion, reference, params, column_sums);
+      } else {
+        scheduleRegisters(fusion, reference, params);
+      }
       break;
     case Persistence::MultiWave:
       scheduleMultiWave(fusion, reference, params);
@@ -608,8 +699,10 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
                                  "does not produce; recompute the heuristics";
   }
   for (TensorView* tv : vectorized) tv->parallelize(-1, ParallelType::Vectorize);
+  keepBroadcastsSerial(fusion);
   inlineMost(fusion);
   if (multi_wave) moveRowSizedRegistersToGlobal(fusion);
+  if (params.row_blocks > 0) inlineIntoRowLoop(fusion);
 }
 
 }  // namespace braze::inner_outer

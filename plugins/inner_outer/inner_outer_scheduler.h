@@ -4,46 +4,49 @@
 //
 // Accepts fusions that reduce rows (the innermost dim of a [rows..., row] tensor) and read
 // again, after the reduction, values the reduction read: softmax, log-softmax, layer norm,
-// RMS norm, softmax backward. Ops: elementwise, casts, broadcast, set, sum/max/min/prod. It
-// refuses, each with its reason: fusions without a reduction (the pointwise scheduler's),
-// plain reductions whose inputs are not read again (the reduction scheduler's: it reads each
-// row once already), reductions of other dims, ops whose loops it does not map (reshape,
-// permute, slice, pad, cat, gather, matmul, Welford), and, for now, column sums next to the
-// row reductions (dw and db of layer norm and RMS norm backward), see below.
+// RMS norm, softmax backward; and, next to such row reductions, sums over the rows of 2D
+// fusions (column sums: dw and db of layer norm and RMS norm backward, "inner-outer"). Ops:
+// elementwise, casts, broadcast, set, sum/max/min/prod. It refuses, each with its reason:
+// fusions without a reduction (the pointwise scheduler's), plain reductions whose inputs are
+// not read again (the reduction scheduler's: it reads each row once already), reductions of
+// other dims, ops whose loops it does not map (reshape, permute, slice, pad, cat, gather,
+// matmul, Welford), and column sums with rows too long for registers.
 //
 // The kernel shapes it produces, from a reference output of the full [rows, row] shape (outer
 // dims merged), with V = row / vector_width:
 //
-//   registers   [BIDx rows/r, TIDy r, Unroll batch, TIDx ceil(V/batch), Vectorize v]
-//               The row is split by a constant persistent batch (outer split), so every
-//               persistent buffer (the cached input, exp(x - max), x - mean, ...) is a register
-//               array of batch * v elements per thread and the input is read from global
-//               memory exactly once. blockDim.x = ceil(V / batch) is known only at launch; the
-//               heuristics choose batch so that it is a multiple of 32 where one exists (warp
-//               shuffles, no predicated lanes), and stack r rows per block when rows are short.
-//               The row reductions are per-thread serial sums followed by one block reduction
-//               (blockReduce over x: warp shuffles then one round through shared memory).
-//   multi_wave  [BIDx rows, serial ceil(V/t), TIDx t, Vectorize v]   (t constant)
-//               A row too long for registers: one block per row walks it in waves; buffers
-//               that must outlive a reduction become global intermediates, written by a thread
-//               in one wave loop and read back by the same thread in the next, so no barrier
-//               is needed. Inputs read in several loops are read from global memory each time.
+//   registers    [BIDx rows/r, TIDy r, Unroll batch, TIDx ceil(V/batch), Vectorize v]
+//                The row is split by a constant persistent batch (outer split), so every
+//                persistent buffer (the cached input, exp(x - max), x - mean, ...) is a
+//                register array of batch * v elements per thread and the input is read from
+//                global memory exactly once. blockDim.x = ceil(V / batch) is known only at
+//                launch; the heuristics choose batch so that it is a multiple of 32 where one
+//                exists (warp shuffles, no idle lanes), and stack r rows per block when rows
+//                are short. Row reductions are per-thread serial sums followed by one block
+//                reduction (warp shuffles, then one round through shared memory).
+//   inner-outer  [BIDx G, serial ceil(rows/G), Unroll batch, TIDx ceil(V/batch), v]
+//                Each of G blocks (about two per SM) walks its share of the rows one at a
+//                time, computing dx from the row's registers. Each column sum is split
+//                (rFactor) into a per-thread serial partial over the block's rows, kept in
+//                batch * v registers beside the row, and a grid reduction of the G partials,
+//                in the same kernel: one per register element, each through its own
+//                workspace region, after the row loop; the last block to arrive for an element
+//                adds the G partials and writes the column. That final step reads G * row
+//                values per column sum, small next to the rows themselves when G is about the
+//                SM count; a grid reduction rather than a second kernel because one scheduled
+//                fusion is one kernel, and the lowering's grid reduction needs no co-resident
+//                grid (no grid-wide barrier).
+//   multi_wave   [ceil(V/t) waves, BIDx rows, TIDx t, Vectorize v]   (t constant)
+//                A row too long for registers: one block per row walks it in waves; buffers
+//                that must outlive a reduction become global intermediates, written by a
+//                thread in one wave loop and read back by the same thread in the next, so no
+//                barrier is needed. Inputs read in several loops are read from global memory
+//                each time. The wave loop is outermost so that a weight's float copy, which has
+//                no rows dim, is computed one vector at a time inside it.
 //
 // Why no shared-memory persistence: shared tensors are static arrays today, so a buffer could
 // hold 48 KiB, which the register file already covers (64K registers per SM); rows beyond
 // what registers hold go to the multi-wave shape.
-//
-// The inner-outer shape for normalization backward, and why it is refused today. The intended
-// kernel is [BIDx G, serial ceil(rows/G), Unroll batch, TIDx, v]: each block loops over its
-// share of the rows, one row at a time, computing dx from the row's registers, while each
-// column sum is split (rFactor) into a per-thread serial partial over the block's rows, kept
-// in batch * v registers, and a grid reduction of those partials across the G blocks. Two
-// lowering limits stop it: a grid reduction may run only once per launch, outside every
-// serial loop, while the partials are batch * v values per thread (one grid reduction per
-// unrolled element); and a reduction whose producer is also read by the row's ops gets its
-// own loop over the rows instead of sharing the row loop. Lifting the first needs a
-// workspace region per loop iteration in the grid reduction, the second a loop fusion rule in
-// loop-nest building.
 
 #include <cstdint>
 #include <optional>

@@ -50,6 +50,14 @@ std::vector<NormalizationCase> cases() {
       for (int64_t n : test::kRowLengths) result.push_back({kind, dtype, rowsFor(n), n});
     }
   }
+  // Backward with column sums: more rows than blocks, so blocks loop over several rows and
+  // the last ones get fewer.
+  for (Normalization kind : {Normalization::LayerNormBackward, Normalization::RmsNormBackward}) {
+    for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+      for (int64_t n : {256, 1000, 4096}) result.push_back({kind, dtype, n <= 1000 ? 600 : 300, n});
+    }
+  }
+  result.push_back({Normalization::RmsNormBackward, DataType::Float16, 7, 1024});
   result.push_back({Normalization::LayerNorm, DataType::Float16, 33, 1000});
   result.push_back({Normalization::Softmax, DataType::Float16, 5, 32768});
   return result;
@@ -87,10 +95,14 @@ TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
     for (size_t j = 0; j < outputs.size(); ++j) {
       const HostTensor& reference = std::get<HostTensor>(expected[j]);
       test::Tolerance tolerance = test::toleranceFor(reference.dtype());
-      if (c.kind == Normalization::SoftmaxBackward && reference.dtype() == DataType::Float32) {
-        // dx = y * (dy - sum(dy * y)) cancels: the row sum of n products of magnitude up to 4
-        // is summed in another order than the reference's, so its float32 rounding (about
-        // sqrt(n) * 1e-7 * 4 * |y|) lands in dx unscaled.
+      const bool backward = c.kind == Normalization::SoftmaxBackward ||
+                            c.kind == Normalization::LayerNormBackward ||
+                            c.kind == Normalization::RmsNormBackward;
+      if (backward && reference.dtype() == DataType::Float32) {
+        // dx = y * (dy - sum(dy * y)) (and the norms' dx) cancels: a row sum of n products of
+        // magnitude up to 4 is summed in another order than the reference's, so its float32
+        // rounding (about sqrt(n) * 1e-7 * 4) lands in dx unscaled; the column sums add
+        // hundreds of rows in another order too.
         tolerance = {1e-4, 1e-4};
       }
       EXPECT_TRUE(test::isClose(outputs[j].toHost(), reference, tolerance))
