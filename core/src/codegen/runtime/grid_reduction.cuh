@@ -75,10 +75,21 @@ __device__ bool gridReduce(T& value, Op op, T identity, char* workspace) {
   __syncthreads();
   if (!last) return false;
   __threadfence();
+  // Eight scalar loads in flight at a time (one Welford triplet), added in the same order: one
+  // dependent load after the other would leave the finishing block waiting on memory latency
+  // `count` times.
+  constexpr int kInFlight = sizeof(T) <= 8 ? 8 : 1;
   T result = identity;
-  for (unsigned long long b = 0; b < count; ++b) {
-    result = op(result, loadCoherent(&partials[((group * count) + b) * threads + tid]));
+  const T* mine = &partials[group * count * threads + tid];
+  unsigned long long b = 0;
+  for (; b + kInFlight <= count; b += kInFlight) {
+    T part[kInFlight];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) part[k] = loadCoherent(&mine[(b + k) * threads]);
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) result = op(result, part[k]);
   }
+  for (; b < count; ++b) result = op(result, loadCoherent(&mine[b * threads]));
   value = result;
   __syncthreads();
   if (tid == 0) semaphores[group] = 0;  // ready for the next launch with this workspace
