@@ -33,7 +33,9 @@ constexpr int64_t kMaxInnerThreadsX = 512;
 constexpr int64_t kMaxOuterThreadsX = 128;
 constexpr int64_t kMaxOuterBlockThreads = 512;
 constexpr int64_t kMaxGridY = 65535;
-// One bounds check per serial step instead of one per element.
+// One bounds check per serial step instead of one per element: measured on H200, row sums
+// went from 3.5-4.1 to 4.2-4.35 TB/s (copy: 4.17) and bfloat16 column sums from 1.2 to
+// 2.7-2.9 TB/s.
 constexpr bool kUnswitch = true;
 
 int64_t ceilDiv(int64_t a, int64_t b) {
@@ -188,7 +190,6 @@ ReductionParams computeHeuristics(const Fusion& fusion, const ReductionRuntimeIn
     return params;
   }
   ReductionParams params = outerParams(iteration, reduced, vector, element_bytes, info.device);
-  params.unswitch = kUnswitch;
   // Vector lanes are an iteration loop around the cross-thread reduction: a grid reduction
   // cannot run inside it, and Welford (not rFactored) would merge across threads per lane.
   const bool lanes_break_it =
@@ -203,6 +204,7 @@ ReductionParams computeHeuristics(const Fusion& fusion, const ReductionRuntimeIn
       params = scalar;
     }
   }
+  params.unswitch = kUnswitch;
   return params;
 }
 

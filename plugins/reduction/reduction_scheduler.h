@@ -18,15 +18,22 @@
 // first, so that v-element loads stay inside one contiguous run. Inner (row) reductions reduce
 // the innermost dim, outer (column) reductions keep it.
 //
-//   inner:  [BIDx I/ty, TIDy ty | BIDy g, serial, Unroll u, TIDx tx, v]     reduced: right of |
-//   outer:  [BIDx I/(tx v), TIDx tx | BIDy g, serial, Unroll u, TIDy ty | v]
+//   inner:  [BIDx I/ty, TIDy ty | BIDy g, serial, Unswitch, Unroll u, TIDx tx, v]
+//   outer:  [BIDx I/(tx v), TIDx tx | BIDy g, serial, Unswitch, Unroll u, TIDy ty | v]
+//                                     (reduced: right of the first |)
 //
 // The serial, unrolled and vector parts are reduced by each thread into registers (rFactor:
 // per-thread partials, then a tree across threads); the rest is a block reduction across the
 // reduced thread dim and, with g > 1, a grid reduction across BIDy. Welford, whose partials
 // cannot be rFactored, runs the same loop nest as one op (the lowering accumulates per thread
 // first, then merges across threads). Inputs read along the innermost dim are cached in
-// registers and loaded as vectors of v elements, u vectors per thread per serial step.
+// registers and loaded as vectors of v elements, u vectors per thread per serial step. The
+// Unswitch axis (extent 1) checks the bounds of a whole serial step once and runs it without
+// per-element predicates when they hold, the common case.
+//
+// Measured on an H200 (copy of 256 MiB: 4.17 TB/s): row sums of 256 MiB, float32 and bfloat16,
+// N from 256 to 262144, 4.20-4.35 TB/s; column sums 3.4-3.6 TB/s (float32) and 2.7-2.9 TB/s
+// (bfloat16), held back by outer_grid's scalar loads.
 //
 // Strategy table (from the sizes, the dtypes and the device; see reduction_heuristics.cpp; the
 // numbers were measured with row sums of 256 MiB on an H200):

@@ -141,6 +141,19 @@ TEST(ReductionHeuristicsTest, StrategyPerShapeClass) {
   EXPECT_EQ(strategy(columnSum, {1 << 16, 64}), "outer_grid");
 }
 
+TEST(ReductionHeuristicsTest, EveryStrategyChecksItsBoundsOncePerStep) {
+  for (const auto& [body, sizes] : std::vector<std::pair<void (*)(Fusion&), std::vector<int64_t>>>{
+           {rowSum, {100000, 2}},
+           {rowSum, {100000, 2048}},
+           {rowSum, {8, 1 << 20}},
+           {columnSum, {64, 1 << 20}},
+           {columnSum, {8, 8192}},
+           {columnSum, {1 << 16, 64}}}) {
+    const ReductionParams p = heuristicsOn(body, {sizes});
+    EXPECT_TRUE(p.unswitch) << p;
+  }
+}
+
 TEST(ReductionHeuristicsTest, TheDeviceDecidesWhenToSplitARow) {
   // 16 rows of 65536: on 132 SMs the rows are split over blocks; on one SM they already fill
   // the resident blocks.
