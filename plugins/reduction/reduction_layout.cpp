@@ -147,6 +147,11 @@ std::optional<std::string> layoutProblem(const Fusion& fusion) {
   if (reductions.empty()) return "the fusion has no reduction";
   std::unordered_set<const TensorView*> reduction_set(reductions.begin(), reductions.end());
   for (const TensorView* tv : reductions) {
+    if (!tv->hasReduction()) {
+      return "the reduction " + tv->name() +
+             " reduces no dim (a 0-d tensor has none): it is a copy, the pointwise scheduler's "
+             "work";
+    }
     const Expr* def = tv->definition();
     for (const TensorView* upstream : upstreamOf(tv)) {
       if (reduction_set.count(upstream)) {

@@ -122,6 +122,36 @@ inline const std::vector<ReductionCase>& reductionCases() {
                  S::InnerBlock,
                  1,
                  /*data_alignment=*/4});
+    c.push_back({"inner_padded_rows",
+                 fusionOf([](Fusion& f) {
+                   f.addOutput(sum(makeInputTensor(f, {.dtype = DT::Float32,
+                                                       .sizes = {-1, -1},
+                                                       .contiguity = {false, true}}),
+                                   {1}));
+                 }),
+                 {[] {
+                   SuiteInput in = tensorOf({96, 640});
+                   in.gap_dim = 0;
+                   in.gap_step = 2;
+                   return in;
+                 }()},
+                 S::InnerWarp,
+                 4});
+    c.push_back({"inner_strided_elements",
+                 fusionOf([](Fusion& f) {
+                   f.addOutput(max(makeInputTensor(f, {.dtype = DT::Float32,
+                                                       .sizes = {-1, -1},
+                                                       .contiguity = {true, false}}),
+                                   {1}));
+                 }),
+                 {[] {
+                   SuiteInput in = tensorOf({80, 300});
+                   in.gap_dim = 1;
+                   in.gap_step = 3;
+                   return in;
+                 }()},
+                 S::InnerBlock,
+                 1});
     // ---- several reduced dims
     c.push_back({"inner_dims_0_2", sumOf(3, {0, 2}), {tensorOf({12, 33, 40})}, S::InnerWarp, 4});
     c.push_back({"inner_all_dims", sumOf(3, {}), {positiveOf({37, 129, 5})}, S::InnerGrid, 1});

@@ -321,6 +321,9 @@ TEST(ReductionRefusalTest, OutputsThatKeepTheReducedDims) {
                 f.addOutput(sum(x, {1}));
               }).value(),
               HasSubstr("a broadcast dim of"));
+  EXPECT_THAT(
+      refusal([](Fusion& f) { f.addOutput(sum(makeInputTensor(f, {.sizes = {}}), {})); }).value(),
+      HasSubstr("reduces no dim"));
 }
 
 TEST(ReductionRefusalTest, RunTimeReasons) {
