@@ -135,7 +135,7 @@ inline const std::vector<ReductionCase>& reductionCases() {
                    in.gap_step = 2;
                    return in;
                  }()},
-                 S::InnerWarp,
+                 S::InnerBlock,
                  4});
     c.push_back({"inner_strided_elements",
                  fusionOf([](Fusion& f) {
@@ -150,7 +150,7 @@ inline const std::vector<ReductionCase>& reductionCases() {
                    in.gap_step = 3;
                    return in;
                  }()},
-                 S::InnerBlock,
+                 S::InnerWarp,
                  1});
     // ---- several reduced dims
     c.push_back({"inner_dims_0_2", sumOf(3, {0, 2}), {tensorOf({12, 33, 40})}, S::InnerWarp, 4});
