@@ -121,7 +121,7 @@ std::vector<int64_t> memoryOrder(const Fusion& fusion, const TensorView* referen
   }
   double previous = -1.0;
   for (int64_t d = 0; d < rank; ++d) {
-    if (key[d] < 0) key[d] = previous + 0.5;
+    if (key[d] < 0) key[d] = previous + 1e-3;
     previous = key[d];
   }
   std::vector<int64_t> positions(rank);
