@@ -190,8 +190,10 @@ ReductionParams computeHeuristics(const Fusion& fusion, const ReductionRuntimeIn
     return params;
   }
   ReductionParams params = outerParams(iteration, reduced, vector, element_bytes, info.device);
-  // Vector lanes are an iteration loop around the cross-thread reduction: a grid reduction
-  // cannot run inside it, and Welford (not rFactored) would merge across threads per lane.
+  // Vector lanes are an iteration loop around the cross-thread reduction: each lane would
+  // take a grid reduction (and a workspace pass) of its own, and this kernel writes the output
+  // after that loop, where only the last block of each lane holds its result; Welford (not
+  // rFactored) would merge across threads once per lane. Scalar loads keep one reduction.
   const bool lanes_break_it =
       params.grid_blocks > 1 || (hasWelford(layout) && params.threads_y > 1);
   if (vector > 1 && lanes_break_it) {

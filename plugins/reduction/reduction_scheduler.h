@@ -65,10 +65,10 @@
 //                             across TIDy.
 //   outer, few columns        outer_grid: when the blocks along I hold under a quarter of the
 //                             device's threads, g blocks split the rows; v = 1 then, because each
-//                             vector lane would need its own grid reduction inside a loop, which
-//                             one launch cannot synchronize (unrolled up to 32 scalar loads per
-//                             thread instead). When v = 1 would need no grid reduction either,
-//                             vectors are kept and the grid dropped.
+//                             vector lane would need a grid reduction of its own inside the lane
+//                             loop, with the output written in that same iteration (unrolled up
+//                             to 32 scalar loads per thread instead). When v = 1 would need no
+//                             grid reduction either, vectors are kept and the grid dropped.
 //
 // Vector width: 16 bytes of the widest vectorized input, halved until it divides the innermost
 // dim's extent, every vectorized input's data alignment and the strides that must be checked.
