@@ -466,15 +466,15 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const InnerOuterRuntime
   params.vector_width = vectorWidth(fusion, vectorPlan(fusion, reference), info, shape.length);
   const int64_t vectors = ceilDiv(shape.length, params.vector_width);
 
-  // Bytes per row element of every buffer that outlives a reduction, plus the float copies of
-  // per-column inputs (weights, biases): they are read before the first reduction and kept.
+  // Bytes per row element of every buffer that outlives a reduction. Inner-outer kernels also
+  // keep the float copies of per-column inputs (weights) for all their rows.
+  const auto column_sums =
+      static_cast<int64_t>(std::get<Reductions>(classifyReductions(fusion)).columns.size());
   const int64_t buffer_bytes = persistentBufferBytes(fusion, evaluator).value_or(0);
   int64_t bytes_per_element = std::max<int64_t>(ceilDiv(buffer_bytes, shape.length), 4);
   for (const TensorView* input : vectorPlan(fusion, reference).inputs) {
-    if (input->rank() < reference->rank()) bytes_per_element += 4;
+    if (column_sums > 0 && input->rank() < reference->rank()) bytes_per_element += 4;
   }
-  const auto column_sums =
-      static_cast<int64_t>(std::get<Reductions>(classifyReductions(fusion)).columns.size());
   // Each column sum keeps a register array of partials.
   bytes_per_element += 4 * column_sums;
   // Backward kernels keep more live values than their buffers (dy, w dy, the row's sums and
@@ -523,16 +523,20 @@ void mergeRows(TensorView* tv) {
 }
 
 void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {
-  // [rows, row] -> [rows/r, r, batch, ceil(V/batch), v]
+  // [rows, row] -> [batch, rows/r, r, ceil(V/batch), v]. The batch loop goes first so that
+  // tensors without the rows dim (a weight's float copy) share it with their consumers: they
+  // are loaded one vector at a time where they are used, after the reductions, instead of
+  // being kept whole in registers from the start of the kernel.
   mergeRows(reference);
   reference->split(1, params.vector_width);
   reference->split(1, params.persistent_batch, /*inner_split=*/false);
   reference->split(0, params.rows_per_block);
+  reference->reorder({{2, 0}});
   propagateTransforms(reference);
-  reference->parallelize(0, ParallelType::BIDx);
-  if (params.rows_per_block > 1) reference->parallelize(1, ParallelType::TIDy);
+  reference->parallelize(1, ParallelType::BIDx);
+  if (params.rows_per_block > 1) reference->parallelize(2, ParallelType::TIDy);
   // Unrolled loops index the register arrays with constants, so they stay in registers.
-  reference->parallelize(2, ParallelType::Unroll);
+  reference->parallelize(0, ParallelType::Unroll);
   reference->parallelize(3, ParallelType::TIDx);
   if (params.vector_width > 1) reference->parallelize(4, ParallelType::Unroll);
   propagateParallelTypes(reference);

@@ -15,7 +15,7 @@
 // The kernel shapes it produces, from a reference output of the full [rows, row] shape (outer
 // dims merged), with V = row / vector_width:
 //
-//   registers    [BIDx rows/r, TIDy r, Unroll batch, TIDx ceil(V/batch), Vectorize v]
+//   registers    [Unroll batch, BIDx rows/r, TIDy r, TIDx ceil(V/batch), Vectorize v]
 //                The row is split by a constant persistent batch (outer split), so every
 //                persistent buffer (the cached input, exp(x - max), x - mean, ...) is a
 //                register array of batch * v elements per thread and the input is read from
@@ -23,7 +23,9 @@
 //                launch; the heuristics choose batch so that it is a multiple of 32 where one
 //                exists (warp shuffles, no idle lanes), and stack r rows per block when rows
 //                are short. Row reductions are per-thread serial sums followed by one block
-//                reduction (warp shuffles, then one round through shared memory).
+//                reduction (warp shuffles, then one round through shared memory). The batch
+//                loop is outermost so that weights (no rows dim) share it with their readers
+//                and are loaded one vector at a time after the reductions, not kept whole.
 //   inner-outer  [BIDx G, serial ceil(rows/G), Unroll batch, TIDx ceil(V/batch), v]
 //                Each of G blocks (about two per SM) walks its share of the rows one at a
 //                time, computing dx from the row's registers. Each column sum is split

@@ -32,12 +32,11 @@ InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fusion& fusion)
   return inner_outer::computeHeuristics(fusion, info);
 }
 
-// Row lengths whose buffers fit the register file: every kind up to 8192 floats per row, and
-// all but layer norm (x - mean and the weight and bias copies: 16 bytes per element) at 16384.
-Persistence expectedPersistence(Normalization kind, int64_t n) {
-  if (n <= 8192) return Persistence::Registers;
-  if (n == 16384 && kind != Normalization::LayerNorm) return Persistence::Registers;
-  return Persistence::MultiWave;
+// Row lengths whose buffers fit the register file: every kind up to 16384 floats per row
+// (softmax keeps x and exp(x - max), layer norm x and x - mean: 8 bytes per element, 128 KiB
+// per row, over 1024 threads).
+Persistence expectedPersistence(Normalization, int64_t n) {
+  return n <= 16384 ? Persistence::Registers : Persistence::MultiWave;
 }
 
 std::vector<NormalizationCase> sweep() {
