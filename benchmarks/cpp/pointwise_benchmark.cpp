@@ -4,9 +4,15 @@
 //   copy/*        out = a, 256 MiB float32 in and out
 //   add/*         out = a + b, 256 MiB per tensor
 //
+//   add/pointwise         out = a + b, float32 [16384, 4096] (256 MiB each)
+//   gelu_bias/pointwise   out = gelu(x + bias) (tanh), bfloat16 x [32768, 4096], bias [4096]
+//   cast_chain/pointwise  out = bf16(f32(f16(bf16(x))) * 0.5), float32 x [16384, 4096]
+//
 // "hand" kernels are written here (16-byte loads and stores, four per thread) and launched
 // through KernelExecutor; "braze" kernels are generated (generateCuda) from hand-scheduled
-// fusions (16-byte accesses, one per thread, 256 threads per block). Each reports
+// fusions (16-byte accesses, one per thread, 256 threads per block); "pointwise" fusions are
+// scheduled by name by the braze::pointwise plugin through the registry (scheduled_case.h),
+// on uniform random inputs. Each reports
 // bytes/s (bytes_per_second) and, as `of_copy`, the fraction of the copy's bandwidth measured
 // in the same run (bandwidth_timing.h).
 //
@@ -25,10 +31,12 @@
 #include "braze/codegen/codegen.h"
 #include "braze/ir/fusion.h"
 #include "braze/ops/elementwise.h"
+#include "braze/ops/shape.h"
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/kernel_executor.h"
 #include "braze/sched/inlining.h"
+#include "scheduled_case.h"
 
 namespace braze {
 // Defined in libbraze_core (core/src/codegen/runtime_headers.h, generated at build time).
@@ -39,6 +47,9 @@ const std::vector<std::pair<std::string_view, std::string_view>>& runtimeHeaders
 namespace {
 
 constexpr int64_t kTensorBytes = int64_t{256} << 20;
+// Samples per benchmark run (each of bench::kLaunchesPerSample launches): a fixed count keeps
+// the run short; repetitions give the spread.
+constexpr int kSamples = 20;
 constexpr int64_t kElements = kTensorBytes / 4;  // float32
 
 // BRAZE_DUMP, read once: this program is the edge.
@@ -284,12 +295,103 @@ void generatedAdd(benchmark::State& state) {
   generatedPointwiseBenchmark(state, 2);
 }
 
+// ---- fusions scheduled by the pointwise plugin
+
+constexpr int64_t kRows = 16384;
+constexpr int64_t kColumns = 4096;  // kRows x kColumns float32: 256 MiB
+
+std::unique_ptr<Fusion> defineAdd() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* a = makeSymbolicTensor(*fusion, 2);
+  TensorView* b = makeSymbolicTensor(*fusion, 2);
+  fusion->addOutput(add(a, b));
+  return fusion;
+}
+
+std::unique_ptr<Fusion> defineGeluBias() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
+  TensorView* y =
+      gelu(add(cast(x, DataType::Float32), cast(broadcast(bias, {true, false}), DataType::Float32)),
+           GeluApproximation::Tanh);
+  fusion->addOutput(cast(y, DataType::BFloat16));
+  return fusion;
+}
+
+std::unique_ptr<Fusion> defineCastChain() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* narrowed = cast(cast(x, DataType::BFloat16), DataType::Float16);
+  fusion->addOutput(cast(mul(cast(narrowed, DataType::Float32), 0.5), DataType::BFloat16));
+  return fusion;
+}
+
+void pluginScheduled(benchmark::State& state, std::unique_ptr<Fusion> (*define)(),
+                     const std::vector<bench::InputSpec>& inputs) {
+  CUstream stream = bench::benchmarkStream(state);
+  if (stream == nullptr) return;
+  bench::guarded(state, [&] {
+    bench::ScheduledCase c = bench::scheduleCase(*define(), inputs, "braze::pointwise", stream);
+    bench::timeCase(state, c, stream);
+  });
+}
+
+void pluginAdd(benchmark::State& state) {
+  pluginScheduled(state, defineAdd,
+                  {{{kRows, kColumns}, DataType::Float32, -1.0f, 1.0f},
+                   {{kRows, kColumns}, DataType::Float32, -1.0f, 1.0f}});
+}
+void pluginGeluBias(benchmark::State& state) {
+  pluginScheduled(state, defineGeluBias,
+                  {{{2 * kRows, kColumns}, DataType::BFloat16, -3.0f, 3.0f},
+                   {{kColumns}, DataType::BFloat16, -0.5f, 0.5f}});
+}
+void pluginCastChain(benchmark::State& state) {
+  pluginScheduled(state, defineCastChain, {{{kRows, kColumns}, DataType::Float32, -4.0f, 4.0f}});
+}
+
 // The copy first: the others report their bandwidth as a fraction of it.
-BENCHMARK(memcpyDtoD)->Name("memcpy_dtod/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(handCopy)->Name("copy/hand/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(handAdd)->Name("add/hand/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(generatedCopy)->Name("copy/braze/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(generatedAdd)->Name("add/braze/256MiB")->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(memcpyDtoD)
+    ->Name("memcpy_dtod/256MiB")
+    ->UseManualTime()
+    ->Iterations(kSamples)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(handCopy)
+    ->Name("copy/hand/256MiB")
+    ->UseManualTime()
+    ->Iterations(kSamples)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(handAdd)
+    ->Name("add/hand/256MiB")
+    ->UseManualTime()
+    ->Iterations(kSamples)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(generatedCopy)
+    ->Name("copy/braze/256MiB")
+    ->UseManualTime()
+    ->Iterations(kSamples)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(generatedAdd)
+    ->Name("add/braze/256MiB")
+    ->UseManualTime()
+    ->Iterations(kSamples)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(pluginAdd)
+    ->Name("add/pointwise/256MiB")
+    ->UseManualTime()
+    ->Iterations(kSamples)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(pluginGeluBias)
+    ->Name("gelu_bias/pointwise/256MiB")
+    ->UseManualTime()
+    ->Iterations(kSamples)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(pluginCastChain)
+    ->Name("cast_chain/pointwise/256MiB")
+    ->UseManualTime()
+    ->Iterations(kSamples)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace braze

@@ -1,0 +1,120 @@
+#pragma once
+
+// A fusion as a user runs it: scheduled by name through the scheduler registry for random
+// device inputs, compiled, and ready to launch again and again with outputs allocated once.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bandwidth_timing.h"
+#include "braze/codegen/codegen.h"
+#include "braze/driver/device_properties.h"
+#include "braze/plugin/scheduler_registry.h"
+#include "braze/runtime/compiled_kernel.h"
+#include "braze/runtime/device_tensor.h"
+#include "braze/runtime/kernel_executor.h"
+#include "random_fill.h"
+
+namespace braze::bench {
+
+/// One input of a case: its sizes, dtype and the range of its uniform random values.
+struct InputSpec {
+  std::vector<int64_t> sizes;
+  DataType dtype;
+  float low;
+  float high;
+};
+
+/// The registry of this program: plugins from BRAZE_PLUGIN_PATH, the install and the build tree.
+inline const SchedulerRegistry& benchmarkRegistry() {
+  static const SchedulerRegistry registry;
+  return registry;
+}
+
+/// The largest power of two (up to 256) dividing the pointer.
+inline int64_t alignmentOf(CUdeviceptr pointer) {
+  int64_t alignment = 256;
+  while (alignment > 1 && pointer % static_cast<CUdeviceptr>(alignment) != 0) alignment /= 2;
+  return alignment;
+}
+
+struct ScheduledCase {
+  std::unique_ptr<Fusion> scheduled;
+  std::unique_ptr<KernelExecutor> executor;
+  std::string summary;  ///< "id@version: params"
+  std::vector<ExecutorArgument> inputs;
+  std::vector<DeviceTensor> outputs;
+  int64_t bytes = 0;             ///< every input read once plus every output written once
+  double compile_seconds = 0.0;  ///< scheduling, code generation and NVRTC
+
+  void launch(CUstream stream) { executor->run(inputs, stream, outputs); }
+};
+
+/// Fills the inputs, schedules `fusion` with `scheduler` (throws the registry's message, with
+/// the scheduler's reason, when it declines), compiles it for this GPU and allocates the
+/// outputs (every byte 0xFF before the first run).
+inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputSpec>& specs,
+                                  const std::string& scheduler, CUstream stream) {
+  ScheduledCase c;
+  SchedulerRuntimeInfo info;
+  info.device = driver::deviceProperties(0);
+  uint32_t seed = 1;
+  for (const InputSpec& spec : specs) {
+    DeviceTensor tensor = DeviceTensor::empty(spec.dtype, spec.sizes);
+    fillUniform(tensor, spec.low, spec.high, seed++, stream);
+    info.arguments.emplace_back(tensor.argumentInfo());
+    info.data_alignments.push_back(alignmentOf(tensor.data()));
+    c.bytes += tensor.numel() * sizeInBytes(tensor.dtype());
+    c.inputs.emplace_back(std::move(tensor));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ScheduledFusion scheduled = benchmarkRegistry().schedule(fusion, info, scheduler);
+  c.summary =
+      scheduled.scheduler->id + "@" + scheduled.scheduler->version + ": " + scheduled.summary;
+  c.scheduled = std::move(scheduled.fusion);
+  GeneratedKernel kernel = generateCuda(*c.scheduled);
+  CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name);
+  c.compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  c.executor =
+      std::make_unique<KernelExecutor>(*c.scheduled, std::move(kernel), std::move(compiled));
+  const LaunchPlan plan = c.executor->plan(c.inputs);
+  const GeneratedKernel& generated = c.executor->generatedKernel();
+  c.outputs.resize(c.scheduled->outputs().size());
+  for (size_t i = 0; i < generated.parameters.size(); ++i) {
+    const KernelParameter& p = generated.parameters[i];
+    if (p.kind != KernelParameter::Kind::OutputTensor) continue;
+    DeviceTensor& output = c.outputs[static_cast<size_t>(p.fusion_position)];
+    output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
+    output.fillBytes(0xFF, stream);
+  }
+  for (const DeviceTensor& output : c.outputs) {
+    c.bytes += output.numel() * sizeInBytes(output.dtype());
+  }
+  return c;
+}
+
+/// Times `c` (two untimed launches, then one sample per iteration) and reports its bandwidth,
+/// median time and compile time, with the scheduler's summary as label.
+inline void timeCase(benchmark::State& state, ScheduledCase& c, CUstream stream) {
+  c.launch(stream);
+  c.launch(stream);
+  BRAZE_CU(streamSynchronize, stream);
+  EventTimer timer(stream);
+  std::vector<double> samples;
+  for (auto _ : state) {
+    samples.push_back(timer.time([&] { c.launch(stream); }));
+    state.SetIterationTime(samples.back());
+  }
+  const double seconds = median(samples);
+  reportBandwidth(state, stream, c.bytes, seconds);
+  state.counters["median_us"] = seconds * 1e6;
+  state.counters["bytes"] = static_cast<double>(c.bytes);
+  state.counters["compile_s"] = c.compile_seconds;
+  state.SetLabel(c.summary);
+}
+
+}  // namespace braze::bench
