@@ -27,41 +27,35 @@
 // BRAZE_DUMP (scheduled, lowering, cuda_kernel, ptx, compile_log, launch_params) prints what
 // each case's pipeline produced.
 //
-// Timing: bandwidth_timing.h; inputs are filled with uniform random values on the device, the
-// kernel runs twice untimed (module load, warm-up), its results on the first rows are checked
-// against the reference evaluator (a wrong kernel gets no number), then kSamples samples are
-// taken.
+// Each case (scheduled_case.h): inputs filled with uniform random values on the device, the
+// fusion scheduled by name, compiled, run once and its results on the first rows checked
+// against the reference evaluator (a wrong kernel gets no number); then timed as in
+// bandwidth_timing.h: two untimed launches, then kSamples samples.
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
-#include "bandwidth_timing.h"
-#include "braze/codegen/codegen.h"
 #include "braze/driver/device_properties.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/ir/fusion.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
-#include "braze/plugin/scheduler_registry.h"
 #include "braze/plugin/scheduler_runtime_info.h"
-#include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/dump_options.h"
-#include "braze/runtime/kernel_executor.h"
-#include "braze/sched/schedule_printer.h"
-#include "random_fill.h"
+#include "scheduled_case.h"
 
 namespace braze {
 namespace {
@@ -236,24 +230,14 @@ std::unique_ptr<Fusion> defineFusion(Op op, DataType dtype) {
   return fusion;
 }
 
-/// One input of a case: its sizes, dtype, the range of its uniform random values, and whether
-/// its dim 0 is the row dim (M).
-struct InputSpec {
-  std::vector<int64_t> sizes;
-  DataType dtype;
-  float low;
-  float high;
-  bool per_row = true;
-};
-
 // In the fusion's input order. Values keep every op finite: positive rstd, weights near 1.
-std::vector<InputSpec> inputsOf(Op op, DataType dtype, int64_t m, int64_t n) {
-  const InputSpec x{{m, n}, dtype, -2.0f, 2.0f};
-  const InputSpec dy{{m, n}, dtype, -1.0f, 1.0f};
-  const InputSpec weight{{n}, dtype, 0.5f, 1.5f, /*per_row=*/false};
-  const InputSpec bias{{n}, dtype, -0.5f, 0.5f, /*per_row=*/false};
-  const InputSpec mean{{m}, DataType::Float32, -0.1f, 0.1f};
-  const InputSpec rstd{{m}, DataType::Float32, 0.5f, 2.0f};
+std::vector<bench::InputSpec> inputsOf(Op op, DataType dtype, int64_t m, int64_t n) {
+  const bench::InputSpec x{{m, n}, dtype, -2.0f, 2.0f};
+  const bench::InputSpec dy{{m, n}, dtype, -1.0f, 1.0f};
+  const bench::InputSpec weight{{n}, dtype, 0.5f, 1.5f};
+  const bench::InputSpec bias{{n}, dtype, -0.5f, 0.5f};
+  const bench::InputSpec mean{{m}, DataType::Float32, -0.1f, 0.1f};
+  const bench::InputSpec rstd{{m}, DataType::Float32, 0.5f, 2.0f};
   switch (op) {
     case Op::SoftmaxFwd:
     case Op::RowSum:
@@ -271,6 +255,21 @@ std::vector<InputSpec> inputsOf(Op op, DataType dtype, int64_t m, int64_t n) {
       return {dy, x, rstd, weight};
   }
   return {};
+}
+
+/// How many of inputsOf(op), from the first, have the row dim (M) as dim 0; the others are
+/// per-column parameters (weight, bias).
+size_t rowInputs(Op op) {
+  switch (op) {
+    case Op::SoftmaxBwd:
+      return 2;
+    case Op::LayerNormBwd:
+      return 4;
+    case Op::RmsNormBwd:
+      return 3;
+    default:
+      return 1;
+  }
 }
 
 /// How many of the op's outputs, from the first, have the row dim (M) as dim 0; the others
@@ -295,20 +294,18 @@ HostTensor leadingRows(const DeviceTensor& tensor, int64_t rows) {
 /// Compares the kernel's row outputs on the first kCheckedRows rows with the reference
 /// evaluator run on those rows of the inputs (every row's results depend on its own row only).
 /// Returns what differs, or an empty string.
-std::string checkLeadingRows(Op op, DataType dtype, const std::vector<ExecutorArgument>& inputs,
-                             const std::vector<InputSpec>& specs,
-                             const std::vector<DeviceTensor>& outputs) {
+std::string checkLeadingRows(Op op, DataType dtype, const bench::ScheduledCase& c) {
   std::vector<HostTensor> host_inputs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const DeviceTensor& input = std::get<DeviceTensor>(inputs[i]);
-    host_inputs.push_back(specs[i].per_row ? leadingRows(input, kCheckedRows) : input.toHost());
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const DeviceTensor& input = std::get<DeviceTensor>(c.inputs[i]);
+    host_inputs.push_back(i < rowInputs(op) ? leadingRows(input, kCheckedRows) : input.toHost());
   }
   const std::vector<HostTensor> expected =
       evaluateFusionTensors(*defineFusion(op, dtype), host_inputs);
   // bfloat16 results may differ by an ulp or two; float32 by the order of the additions.
   const double tolerance = dtype == DataType::BFloat16 ? 1.6e-2 : 2e-4;
-  for (size_t j = 0; j < rowOutputs(op, outputs.size()); ++j) {
-    const HostTensor actual = leadingRows(outputs[j], kCheckedRows);
+  for (size_t j = 0; j < rowOutputs(op, c.outputs.size()); ++j) {
+    const HostTensor actual = leadingRows(c.outputs[j], kCheckedRows);
     double scale = 0.0;
     for (int64_t i = 0; i < expected[j].numel(); ++i) {
       scale = std::max(scale, std::abs(toDouble(expected[j].atFlat(i))));
@@ -326,32 +323,7 @@ std::string checkLeadingRows(Op op, DataType dtype, const std::vector<ExecutorAr
   return "";
 }
 
-// ---- one case, prepared once (repetitions reuse it)
-
-int64_t bytesOf(const DeviceTensor& tensor) {
-  return tensor.numel() * sizeInBytes(tensor.dtype());
-}
-
-// The largest power of two (up to 256) dividing the pointer.
-int64_t alignmentOf(CUdeviceptr pointer) {
-  int64_t alignment = 256;
-  while (alignment > 1 && pointer % static_cast<CUdeviceptr>(alignment) != 0) alignment /= 2;
-  return alignment;
-}
-
-const SchedulerRegistry& registry() {
-  static const SchedulerRegistry instance;
-  return instance;
-}
-
-/// A case's fusion scheduled through the registry, its kernel generated and compiled.
-struct CompiledCase {
-  std::unique_ptr<Fusion> scheduled;
-  std::string summary;  ///< "id@version: the scheduler's summary of its params"
-  GeneratedKernel kernel;
-  CompiledKernel compiled;
-  double seconds = 0.0;  ///< scheduling, code generation and compilation
-};
+// ---- running a case
 
 // BRAZE_DUMP, read once: this program is the edge.
 const DumpOptions& dumpOptions() {
@@ -359,86 +331,33 @@ const DumpOptions& dumpOptions() {
   return dump;
 }
 
-CompiledCase scheduleAndCompile(const OpInfo& op, DataType dtype, const SchedulerRuntimeInfo& info,
-                                CompileOptions options) {
-  const DumpOptions& dump = dumpOptions();
-  options.dump = dump;
-  const auto start = std::chrono::steady_clock::now();
-  const std::unique_ptr<Fusion> fusion = defineFusion(op.op, dtype);
-  ScheduledFusion scheduled = registry().schedule(*fusion, info, op.scheduler);
-  CompiledCase result;
-  result.summary =
-      scheduled.scheduler->id + "@" + scheduled.scheduler->version + ": " + scheduled.summary;
-  result.scheduled = std::move(scheduled.fusion);
-  if (dump.scheduled) {
-    dump.out() << "=== schedule of " << op.name << " " << dtype << " (" << result.summary << ")\n"
-               << printSchedule(*result.scheduled);
-  }
-  LowerOptions lower_options;
-  lower_options.dump_lowering = dump.lowering;
-  lower_options.dump_stream = dump.stream;
-  result.kernel = generateCuda(*result.scheduled, lower_options);
-  if (dump.cuda_kernel) {
-    dump.out() << "=== CUDA of " << op.name << " " << dtype << "\n" << result.kernel.source << "\n";
-  }
-  result.compiled =
-      CompiledKernel::compile(result.kernel.source, result.kernel.kernel_name, options);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
-}
-
+/// A case scheduled, compiled and checked once; repetitions of the benchmark reuse it.
 struct PreparedCase {
   std::string name;
-  std::string error;  ///< why the case cannot run (scheduling or compilation failed)
-  std::unique_ptr<Fusion> scheduled;
-  std::unique_ptr<KernelExecutor> executor;
-  std::string summary;
-  std::vector<InputSpec> specs;
-  std::vector<ExecutorArgument> inputs;
-  std::vector<DeviceTensor> outputs;
-  bool checked = false;  ///< the first rows' results matched the reference evaluator
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t bytes = 0;
-  double compile_seconds = 0.0;
+  std::string error;  ///< why the case cannot run: scheduling, compilation or a wrong result
+  std::optional<bench::ScheduledCase> scheduled;
 };
 
-void prepare(PreparedCase& c, const CaseSpec& spec, CUstream stream) {
-  const OpInfo& op = *spec.op;
-  const DataType dtype = spec.dtype;
-  c.m = spec.m;
-  c.n = spec.n;
-  SchedulerRuntimeInfo info;
-  info.device = driver::deviceProperties(0);
-  uint32_t seed = 1;
-  c.specs = inputsOf(op.op, dtype, c.m, c.n);
-  for (const InputSpec& input : c.specs) {
-    DeviceTensor tensor = DeviceTensor::empty(input.dtype, input.sizes);
-    bench::fillUniform(tensor, input.low, input.high, seed++, stream);
-    info.arguments.emplace_back(tensor.argumentInfo());
-    info.data_alignments.push_back(alignmentOf(tensor.data()));
-    c.bytes += bytesOf(tensor);
-    c.inputs.emplace_back(std::move(tensor));
+/// The case `spec`, prepared on first use; the previous case's memory is released first.
+PreparedCase& preparedCase(const CaseSpec& spec, CUstream stream) {
+  static std::unique_ptr<PreparedCase> current;
+  if (current && current->name == spec.name) return *current;
+  current.reset();
+  current = std::make_unique<PreparedCase>();
+  current->name = spec.name;
+  try {
+    bench::ScheduledCase& c = current->scheduled.emplace(bench::scheduleCase(
+        *defineFusion(spec.op->op, spec.dtype), inputsOf(spec.op->op, spec.dtype, spec.m, spec.n),
+        spec.op->scheduler, stream, dumpOptions()));
+    // A wrong kernel gets no number.
+    c.launch(stream);
+    BRAZE_CU(streamSynchronize, stream);
+    current->error = checkLeadingRows(spec.op->op, spec.dtype, c);
+  } catch (const std::exception& error) {
+    current->error = error.what();
   }
-  CompiledCase compiled = scheduleAndCompile(op, dtype, info, CompileOptions{});
-  c.summary = std::move(compiled.summary);
-  c.compile_seconds = compiled.seconds;
-  c.scheduled = std::move(compiled.scheduled);
-  c.executor = std::make_unique<KernelExecutor>(*c.scheduled, std::move(compiled.kernel),
-                                                std::move(compiled.compiled),
-                                                ExecutorOptions{.dump = dumpOptions()});
-  // Outputs allocated once, as the plan sizes them; every byte 0xFF before the first run.
-  const LaunchPlan plan = c.executor->plan(c.inputs);
-  const GeneratedKernel& generated = c.executor->generatedKernel();
-  c.outputs.resize(c.scheduled->outputs().size());
-  for (size_t i = 0; i < generated.parameters.size(); ++i) {
-    const KernelParameter& p = generated.parameters[i];
-    if (p.kind != KernelParameter::Kind::OutputTensor) continue;
-    DeviceTensor& output = c.outputs[static_cast<size_t>(p.fusion_position)];
-    output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
-    output.fillBytes(0xFF, stream);
-  }
-  for (const DeviceTensor& output : c.outputs) c.bytes += bytesOf(output);
+  if (!current->error.empty()) current->scheduled.reset();
+  return *current;
 }
 
 // --compile_only: schedules for contiguous, 256-byte aligned inputs (what the timed run
@@ -449,7 +368,7 @@ void compileOnly(benchmark::State& state, const CaseSpec& spec) {
   const bool has_gpu = driver::isDriverAvailable(&no_gpu);
   SchedulerRuntimeInfo info;
   info.device = has_gpu ? driver::deviceProperties(0) : driver::h100Properties();
-  for (const InputSpec& input : inputsOf(spec.op->op, spec.dtype, spec.m, spec.n)) {
+  for (const bench::InputSpec& input : inputsOf(spec.op->op, spec.dtype, spec.m, spec.n)) {
     TensorArgumentInfo tensor;
     tensor.dtype = input.dtype;
     tensor.sizes = input.sizes;
@@ -463,7 +382,8 @@ void compileOnly(benchmark::State& state, const CaseSpec& spec) {
   }
   CompileOptions options;
   if (!has_gpu) options.arch = driver::GpuArch{9, 0, false};
-  const CompiledCase compiled = scheduleAndCompile(*spec.op, spec.dtype, info, options);
+  const bench::CompiledFusion compiled = bench::scheduleAndCompile(
+      *defineFusion(spec.op->op, spec.dtype), info, spec.op->scheduler, options, dumpOptions());
   const KernelResources& resources = compiled.compiled.resources();
   const std::string message =
       "not timed (--compile_only): compiled for " + compiled.compiled.arch().toString() + " in " +
@@ -471,24 +391,6 @@ void compileOnly(benchmark::State& state, const CaseSpec& spec) {
       (resources.reported ? ", " + std::to_string(resources.registers) + " registers" : "") + "; " +
       compiled.summary;
   state.SkipWithError(message.c_str());
-}
-
-/// The case `name`, prepared on first use; the previous case's memory is released first.
-PreparedCase& preparedCase(const CaseSpec& spec, CUstream stream) {
-  static std::unique_ptr<PreparedCase> current;
-  if (current && current->name == spec.name) return *current;
-  current.reset();
-  current = std::make_unique<PreparedCase>();
-  current->name = spec.name;
-  try {
-    prepare(*current, spec, stream);
-  } catch (const std::exception& error) {
-    current->error = error.what();
-    current->executor.reset();
-    current->inputs.clear();
-    current->outputs.clear();
-  }
-  return *current;
 }
 
 void runCase(benchmark::State& state, const CaseSpec& spec) {
@@ -504,38 +406,9 @@ void runCase(benchmark::State& state, const CaseSpec& spec) {
       state.SkipWithError(c.error.c_str());
       return;
     }
-    auto launch = [&] { c.executor->run(c.inputs, stream, c.outputs); };
-    launch();
-    launch();
-    BRAZE_CU(streamSynchronize, stream);
-    // A wrong kernel gets no number.
-    if (!c.checked) {
-      const std::string wrong =
-          checkLeadingRows(spec.op->op, spec.dtype, c.inputs, c.specs, c.outputs);
-      if (!wrong.empty()) {
-        state.SkipWithError(wrong.c_str());
-        return;
-      }
-      c.checked = true;
-    }
-    bench::EventTimer timer(stream);
-    std::vector<double> samples;
-    std::vector<double> host_samples;
-    for (auto _ : state) {
-      samples.push_back(timer.time(launch));
-      host_samples.push_back(timer.hostSecondsPerLaunch());
-      state.SetIterationTime(samples.back());
-    }
-    const double median = bench::median(samples);
-    bench::reportBandwidth(state, stream, c.bytes, median);
-    state.counters["median_us"] = median * 1e6;
-    // Host time per KernelExecutor::run: near median_us, the launches waited for the host.
-    state.counters["host_us"] = bench::median(host_samples) * 1e6;
-    state.counters["bytes"] = static_cast<double>(c.bytes);
-    state.counters["M"] = static_cast<double>(c.m);
-    state.counters["N"] = static_cast<double>(c.n);
-    state.counters["compile_s"] = c.compile_seconds;
-    state.SetLabel(c.summary);
+    bench::timeCase(state, *c.scheduled, stream);
+    state.counters["M"] = static_cast<double>(spec.m);
+    state.counters["N"] = static_cast<double>(spec.n);
   });
 }
 

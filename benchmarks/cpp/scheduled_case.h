@@ -15,7 +15,9 @@
 #include "braze/plugin/scheduler_registry.h"
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/device_tensor.h"
+#include "braze/runtime/dump_options.h"
 #include "braze/runtime/kernel_executor.h"
+#include "braze/sched/schedule_printer.h"
 #include "random_fill.h"
 
 namespace braze::bench {
@@ -41,6 +43,42 @@ inline int64_t alignmentOf(CUdeviceptr pointer) {
   return alignment;
 }
 
+/// A fusion scheduled through the registry, its kernel generated and compiled.
+struct CompiledFusion {
+  std::unique_ptr<Fusion> scheduled;
+  std::string summary;  ///< "id@version: params"
+  GeneratedKernel kernel;
+  CompiledKernel compiled;
+  double seconds = 0.0;  ///< scheduling, code generation and NVRTC
+};
+
+/// Schedules `fusion` with `scheduler` for the arguments `info` describes (throws the
+/// registry's message, with the scheduler's reason, when it declines), generates and compiles
+/// its kernel; `dump` prints the schedule, kernel IR, CUDA, PTX and compile log it asks for.
+inline CompiledFusion scheduleAndCompile(const Fusion& fusion, const SchedulerRuntimeInfo& info,
+                                         const std::string& scheduler, CompileOptions options = {},
+                                         const DumpOptions& dump = {}) {
+  options.dump = dump;
+  const auto start = std::chrono::steady_clock::now();
+  ScheduledFusion scheduled = benchmarkRegistry().schedule(fusion, info, scheduler);
+  CompiledFusion result;
+  result.summary =
+      scheduled.scheduler->id + "@" + scheduled.scheduler->version + ": " + scheduled.summary;
+  result.scheduled = std::move(scheduled.fusion);
+  if (dump.scheduled) {
+    dump.out() << "=== schedule (" << result.summary << ")\n" << printSchedule(*result.scheduled);
+  }
+  LowerOptions lower_options;
+  lower_options.dump_lowering = dump.lowering;
+  lower_options.dump_stream = dump.stream;
+  result.kernel = generateCuda(*result.scheduled, lower_options);
+  if (dump.cuda_kernel) dump.out() << "=== CUDA\n" << result.kernel.source << "\n";
+  result.compiled =
+      CompiledKernel::compile(result.kernel.source, result.kernel.kernel_name, options);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
 struct ScheduledCase {
   std::unique_ptr<Fusion> scheduled;
   std::unique_ptr<KernelExecutor> executor;
@@ -57,7 +95,8 @@ struct ScheduledCase {
 /// the scheduler's reason, when it declines), compiles it for this GPU and allocates the
 /// outputs (every byte 0xFF before the first run).
 inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputSpec>& specs,
-                                  const std::string& scheduler, CUstream stream) {
+                                  const std::string& scheduler, CUstream stream,
+                                  const DumpOptions& dump = {}) {
   ScheduledCase c;
   SchedulerRuntimeInfo info;
   info.device = driver::deviceProperties(0);
@@ -70,17 +109,13 @@ inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputS
     c.bytes += tensor.numel() * sizeInBytes(tensor.dtype());
     c.inputs.emplace_back(std::move(tensor));
   }
-  const auto start = std::chrono::steady_clock::now();
-  ScheduledFusion scheduled = benchmarkRegistry().schedule(fusion, info, scheduler);
-  c.summary =
-      scheduled.scheduler->id + "@" + scheduled.scheduler->version + ": " + scheduled.summary;
-  c.scheduled = std::move(scheduled.fusion);
-  GeneratedKernel kernel = generateCuda(*c.scheduled);
-  CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name);
-  c.compile_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CompiledFusion compiled = scheduleAndCompile(fusion, info, scheduler, {}, dump);
+  c.summary = std::move(compiled.summary);
+  c.compile_seconds = compiled.seconds;
+  c.scheduled = std::move(compiled.scheduled);
   c.executor =
-      std::make_unique<KernelExecutor>(*c.scheduled, std::move(kernel), std::move(compiled));
+      std::make_unique<KernelExecutor>(*c.scheduled, std::move(compiled.kernel),
+                                       std::move(compiled.compiled), ExecutorOptions{.dump = dump});
   const LaunchPlan plan = c.executor->plan(c.inputs);
   const GeneratedKernel& generated = c.executor->generatedKernel();
   c.outputs.resize(c.scheduled->outputs().size());
@@ -98,20 +133,24 @@ inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputS
 }
 
 /// Times `c` (two untimed launches, then one sample per iteration) and reports its bandwidth,
-/// median time and compile time, with the scheduler's summary as label.
+/// median time, host time per launch (`host_us`: near `median_us`, the launches waited for
+/// the host) and compile time, with the scheduler's summary as label.
 inline void timeCase(benchmark::State& state, ScheduledCase& c, CUstream stream) {
   c.launch(stream);
   c.launch(stream);
   BRAZE_CU(streamSynchronize, stream);
   EventTimer timer(stream);
   std::vector<double> samples;
+  std::vector<double> host_samples;
   for (auto _ : state) {
     samples.push_back(timer.time([&] { c.launch(stream); }));
+    host_samples.push_back(timer.hostSecondsPerLaunch());
     state.SetIterationTime(samples.back());
   }
   const double seconds = median(samples);
   reportBandwidth(state, stream, c.bytes, seconds);
   state.counters["median_us"] = seconds * 1e6;
+  state.counters["host_us"] = median(host_samples) * 1e6;
   state.counters["bytes"] = static_cast<double>(c.bytes);
   state.counters["compile_s"] = c.compile_seconds;
   state.SetLabel(c.summary);
