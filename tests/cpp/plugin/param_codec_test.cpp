@@ -80,5 +80,12 @@ TEST(ParamCodec, RefusesForeignStaleAndTruncatedBytes) {
               ThrowsMessage<Error>(HasSubstr("found 0 bytes")));
 }
 
+TEST(ParamCodec, RefusesABoolThatIsNeitherZeroNorOne) {
+  std::vector<uint8_t> bytes = sdk::encodeParams(TestParams{});
+  bytes[4 + 1 + 2 * 8] = 2;  // unswitch, the third field
+  EXPECT_THAT([&] { sdk::decodeParams<TestParams>(bytes); },
+              ThrowsMessage<Error>(HasSubstr("field unswitch must be 0 or 1, found 2")));
+}
+
 }  // namespace
 }  // namespace braze

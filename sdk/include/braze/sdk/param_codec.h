@@ -76,7 +76,7 @@ std::vector<uint8_t> encodeParams(const Params& params) {
 }
 
 /// Decodes what encodeParams<Params> wrote. Throws braze::Error naming what was expected and
-/// found when the magic, the version or the length differs.
+/// found when the magic, the version or the length differs, or a bool field is not 0 or 1.
 template <typename Params>
 Params decodeParams(std::span<const uint8_t> bytes) {
   const std::string magic(Params::kMagic, 4);
@@ -93,10 +93,17 @@ Params decodeParams(std::span<const uint8_t> bytes) {
       << "; the bytes are truncated or padded";
   Params params;
   size_t offset = 5;
-  Params::forEachField(params, [&](const char*, auto& field) {
+  Params::forEachField(params, [&](const char* name, auto& field) {
+    using T = std::remove_reference_t<decltype(field)>;
     uint64_t bits = 0;
     for (int shift = 0; shift < 64; shift += 8) bits |= uint64_t{bytes[offset++]} << shift;
-    field = param_codec_detail::fromBits<std::remove_reference_t<decltype(field)>>(bits);
+    // Any other value would read back as true and hide the corruption.
+    if constexpr (std::is_same_v<T, bool>) {
+      BRAZE_USER_CHECK(bits <= 1) << Params::kName << " params: field " << name
+                                  << " must be 0 or 1, found " << static_cast<int64_t>(bits)
+                                  << "; the bytes are corrupt";
+    }
+    field = param_codec_detail::fromBits<T>(bits);
   });
   return params;
 }
