@@ -1,0 +1,18 @@
+#include "braze/sched/outputs_problem.h"
+
+#include "braze/ir/tensor_view.h"
+
+namespace braze {
+
+std::optional<std::string> outputsProblem(const Fusion& fusion) {
+  if (fusion.outputs().empty()) return "the fusion has no outputs";
+  for (const Val* output : fusion.outputs()) {
+    if (!output->isA<TensorView>())
+      return "output " + output->name() + " is a scalar, not a tensor";
+    if (fusion.isInput(output))
+      return "output " + output->name() + " is also an input: there is nothing to compute";
+  }
+  return std::nullopt;
+}
+
+}  // namespace braze
