@@ -29,6 +29,12 @@ enum class Persistence : int64_t {
 /// decoding, printing and hashing; a new field is appended there (the byte format's version
 /// grows with it).
 struct InnerOuterParams {
+  /// The byte format (braze/sdk/param_codec.h): "BZIO", a version byte, then every field as
+  /// 8 little-endian bytes.
+  static constexpr char kMagic[5] = "BZIO";
+  static constexpr uint8_t kFormatVersion = 1;
+  static constexpr const char* kName = "inner_outer";
+
   Persistence persistence = Persistence::Registers;
   /// Position among the fusion's outputs of the full-size tensor whose loop all others follow.
   int64_t reference_output = 0;
@@ -65,8 +71,9 @@ struct InnerOuterParams {
 
 /// "registers", "shared" or "multi_wave".
 BRAZE_INNER_OUTER_API std::string toString(Persistence persistence);
+BRAZE_INNER_OUTER_API std::ostream& operator<<(std::ostream& os, Persistence persistence);
 
-/// The byte format: "BZIO", a version byte, then every field as 8 little-endian bytes.
+/// The params as bytes (InnerOuterParams::kMagic, the version, then the fields).
 BRAZE_INNER_OUTER_API std::vector<uint8_t> encodeParams(const InnerOuterParams& params);
 
 /// Decodes what encodeParams wrote; throws a braze::Error saying what was expected and what

@@ -21,6 +21,12 @@ namespace braze::reduction {
 /// does (a column reduction). The loop shapes these fields produce are drawn in
 /// reduction_scheduler.h.
 struct ReductionParams {
+  /// The byte format (braze/sdk/param_codec.h): "BZRD", a version byte, then every field as
+  /// 8 little-endian bytes. Version 2 added unswitch.
+  static constexpr char kMagic[5] = "BZRD";
+  static constexpr uint8_t kFormatVersion = 2;
+  static constexpr const char* kName = "reduction";
+
   /// True: the reduced dims hold the innermost dim in memory (rows are contiguous).
   bool inner = true;
   /// Elements per vector load along the innermost dim in memory (1: no vectorization).
@@ -70,7 +76,7 @@ BRAZE_REDUCTION_API ReductionStrategy strategyOf(const ReductionParams& params);
 /// "inner_warp", "outer_grid", ...
 BRAZE_REDUCTION_API std::string_view toString(ReductionStrategy strategy);
 
-/// The byte format: "BZRD", a version byte (2), then every field as 8 little-endian bytes.
+/// The params as bytes (ReductionParams::kMagic, the version, then the fields).
 BRAZE_REDUCTION_API std::vector<uint8_t> encodeParams(const ReductionParams& params);
 
 /// Decodes what encodeParams wrote; throws a braze::Error saying what was expected and what
