@@ -10,8 +10,6 @@ namespace braze::inner_outer {
 
 namespace {
 
-constexpr const char* kPackageVersion = "1.0.0";
-
 // The SDK's runtime info in the form the heuristics read.
 InnerOuterRuntimeInfo innerOuterInfo(const SchedulerRuntimeInfo& info) {
   InnerOuterRuntimeInfo result;
@@ -34,8 +32,8 @@ InnerOuterRuntimeInfo innerOuterInfo(const SchedulerRuntimeInfo& info) {
 
 class InnerOuterPlugin : public sdk::SchedulerPlugin {
  public:
-  static constexpr const char* kId = "braze::inner_outer";
-  static constexpr const char* kVersion = "1.0.0";
+  static constexpr const char* kId = BRAZE_PLUGIN_ID;
+  static constexpr const char* kVersion = BRAZE_PLUGIN_VERSION;
   // After pointwise (100), before the reduction scheduler (200): it declines plain reductions,
   // which the reduction scheduler then takes.
   static constexpr int kRank = 150;
@@ -66,4 +64,4 @@ class InnerOuterPlugin : public sdk::SchedulerPlugin {
 
 }  // namespace braze::inner_outer
 
-BRAZE_DEFINE_PLUGIN(braze::inner_outer::kPackageVersion, braze::inner_outer::InnerOuterPlugin)
+BRAZE_DEFINE_PLUGIN(BRAZE_PLUGIN_VERSION, braze::inner_outer::InnerOuterPlugin)
