@@ -1,34 +1,12 @@
 // The inner-outer scheduler as a plugin: the SDK's C++ base class turns it into the C table
 // the host loads, and BRAZE_DEFINE_PLUGIN exports the entry point.
 
-#include <algorithm>
-
 #include "braze/sdk/scheduler_plugin.h"
 #include "inner_outer_scheduler.h"
 
 namespace braze::inner_outer {
 
 namespace {
-
-// The SDK's runtime info in the form the heuristics read.
-InnerOuterRuntimeInfo innerOuterInfo(const SchedulerRuntimeInfo& info) {
-  InnerOuterRuntimeInfo result;
-  result.device = info.device;
-  for (size_t i = 0; i < info.arguments.size(); ++i) {
-    InnerOuterInput input;
-    if (const auto* tensor = std::get_if<TensorArgumentInfo>(&info.arguments[i])) {
-      input.sizes = tensor->sizes;
-      input.strides = tensor->strides;
-      // Unknown alignment (none given) allows no vector access.
-      const int64_t alignment = i < info.data_alignments.size() ? info.data_alignments[i] : 0;
-      input.data_alignment = std::clamp<int64_t>(alignment, 1, 16);
-    } else {
-      input.scalar = std::get<ScalarValue>(info.arguments[i]);
-    }
-    result.inputs.push_back(std::move(input));
-  }
-  return result;
-}
 
 class InnerOuterPlugin : public sdk::SchedulerPlugin {
  public:
@@ -46,11 +24,11 @@ class InnerOuterPlugin : public sdk::SchedulerPlugin {
   }
   std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
                                                 const SchedulerRuntimeInfo& info) override {
-    return inner_outer::canScheduleRunTime(fusion, innerOuterInfo(info));
+    return inner_outer::canScheduleRunTime(fusion, info);
   }
   std::vector<uint8_t> computeHeuristics(const Fusion& fusion,
                                          const SchedulerRuntimeInfo& info) override {
-    return encodeParams(inner_outer::computeHeuristics(fusion, innerOuterInfo(info)));
+    return encodeParams(inner_outer::computeHeuristics(fusion, info));
   }
   std::string describeParams(sdk::ParamBytes params) override {
     return toString(decodeParams(params));

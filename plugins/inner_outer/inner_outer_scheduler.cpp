@@ -5,18 +5,20 @@
 #include <numeric>
 #include <sstream>
 #include <tuple>
-#include <unordered_map>
 #include <variant>
 
 #include "braze/error.h"
-#include "braze/eval/argument_binding.h"
 #include "braze/eval/expression_evaluator.h"
 #include "braze/ir/tensor_view.h"
 #include "braze/sched/inlining.h"
+#include "braze/sched/keep_intermediates_in_registers.h"
 #include "braze/sched/logical_map.h"
+#include "braze/sched/outputs_problem.h"
 #include "braze/sched/parallel_propagation.h"
 #include "braze/sched/persistent_buffer.h"
 #include "braze/sched/reduction_analysis.h"
+#include "braze/sched/reference_dim_map.h"
+#include "braze/sched/runtime_arguments.h"
 #include "braze/sched/transform_propagation.h"
 
 namespace braze::inner_outer {
@@ -44,49 +46,8 @@ int64_t ceilDiv(int64_t a, int64_t b) {
 
 // ---- analysis ------------------------------------------------------------------------------
 
-// Per tensor, per user-visible dim: the reference dim it indexes, or -1.
-using DimMap = std::unordered_map<const TensorView*, std::vector<int64_t>>;
-
-// The position of `id` in tv's logical domain (reduced dims included), or -1.
-int64_t positionOf(const TensorView* tv, const IterDomain* id) {
-  const auto it = std::find(tv->logical().begin(), tv->logical().end(), id);
-  return it == tv->logical().end() ? -1 : static_cast<int64_t>(it - tv->logical().begin());
-}
-
-// Carries the reference's dims through every op, both ways, until nothing changes. A reduced
-// dim keeps its reference dim (positions index the full logical domain for tensors with
-// reductions).
-DimMap mapToReference(const Fusion& fusion, const TensorView* reference) {
-  DimMap map;
-  for (const TensorView* tv : fusion.allTensors()) map[tv].assign(tv->nDims(), -1);
-  std::iota(map[reference].begin(), map[reference].end(), 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const TensorView* consumer : fusion.allTensors()) {
-      if (consumer->definition() == nullptr) continue;
-      for (const TensorView* producer : producersOf(consumer)) {
-        for (const LogicalPair& pair : logicalMap(producer, consumer)) {
-          const auto& pl = producer->logical();
-          const auto& cl = consumer->root();
-          const auto pi = std::find(pl.begin(), pl.end(), pair.producer) - pl.begin();
-          const auto ci = std::find(cl.begin(), cl.end(), pair.consumer) - cl.begin();
-          if (pi >= static_cast<int64_t>(pl.size()) || ci >= static_cast<int64_t>(cl.size()))
-            continue;
-          int64_t& pd = map[producer][pi];
-          int64_t& cd = map[consumer][ci];
-          if (pd < 0 && cd >= 0) {
-            pd = cd;
-            changed = true;
-          } else if (cd < 0 && pd >= 0) {
-            cd = pd;
-            changed = true;
-          }
-        }
-      }
-    }
-  }
-  return map;
-}
+// Per tensor, per logical dim (reduced dims included): the reference dim it indexes, or -1.
+using DimMap = ReferenceDimMap;
 
 // The output all others follow: the first one of the largest rank with no reduced dims.
 std::optional<int64_t> referenceIndex(const Fusion& fusion) {
@@ -167,32 +128,18 @@ struct RowShape {
 // Binds the arguments (the core's validation throws on a mismatch) and evaluates the
 // reference's extents.
 RowShape rowShape(const Fusion& fusion, const TensorView* reference,
-                  const InnerOuterRuntimeInfo& info, ExpressionEvaluator& evaluator) {
-  std::vector<ArgumentInfo> arguments;
-  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
-    const InnerOuterInput& actual = info.inputs[i];
-    if (const auto* tv = fusion.inputs()[i]->dynCast<TensorView>()) {
-      TensorArgumentInfo tensor;
-      tensor.dtype = tv->dtype();
-      tensor.sizes = actual.sizes;
-      tensor.strides = actual.strides;
-      arguments.emplace_back(std::move(tensor));
-    } else {
-      arguments.emplace_back(actual.scalar.value_or(ScalarValue(int64_t{0})));
-    }
-  }
-  validateAndBindArguments(fusion, arguments, "inner-outer scheduler", evaluator);
+                  const SchedulerRuntimeInfo& info, ExpressionEvaluator& evaluator) {
+  const std::vector<std::optional<int64_t>> extents = evaluateExtents(
+      fusion, info.arguments, reference->logicalNoReductions(), "inner-outer scheduler", evaluator);
   RowShape shape;
-  const std::vector<IterDomain*> dims = reference->logicalNoReductions();
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const std::optional<ScalarValue> value = evaluator.evaluate(dims[d]->logicalExtent());
-    BRAZE_USER_CHECK(value.has_value())
+  for (size_t d = 0; d < extents.size(); ++d) {
+    BRAZE_USER_CHECK(extents[d].has_value())
         << "inner-outer scheduler: extent " << d << " of " << reference->name()
         << " depends on a scalar whose value was not given";
-    if (d + 1 == dims.size()) {
-      shape.length = toInt64(*value);
+    if (d + 1 == extents.size()) {
+      shape.length = *extents[d];
     } else {
-      shape.rows *= toInt64(*value);
+      shape.rows *= *extents[d];
     }
   }
   return shape;
@@ -206,7 +153,7 @@ bool alongRow(const TensorView* tv, const DimMap& map, int64_t row_dim) {
   const std::vector<IterDomain*> dims = tv->logicalNoReductions();
   if (dims.empty()) return false;
   const std::vector<int64_t>& to_ref = map.at(tv);
-  const int64_t last = positionOf(tv, dims.back());
+  const int64_t last = logicalPosition(tv, dims.back());
   return last >= 0 && to_ref[static_cast<size_t>(last)] == row_dim && !dims.back()->isBroadcast();
 }
 
@@ -216,7 +163,7 @@ struct VectorPlan {
 };
 
 VectorPlan vectorPlan(const Fusion& fusion, const TensorView* reference) {
-  const DimMap map = mapToReference(fusion, reference);
+  const DimMap map = mapDimsToReference(fusion, reference);
   const int64_t row_dim = reference->nDims() - 1;
   VectorPlan plan;
   for (Val* input : fusion.inputs()) {
@@ -234,7 +181,7 @@ VectorPlan vectorPlan(const Fusion& fusion, const TensorView* reference) {
 
 // The widest vector every row tensor allows for these arguments: a divisor of the row length,
 // aligned data pointers, unit inner strides and outer strides that keep vectors aligned.
-int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const InnerOuterRuntimeInfo& info,
+int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const SchedulerRuntimeInfo& info,
                     int64_t row_length) {
   int64_t width = kMaxVectorBytes;
   for (const std::vector<TensorView*>* list : {&plan.inputs, &plan.outputs}) {
@@ -244,8 +191,9 @@ int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const InnerOut
   const auto fits = [&](int64_t w) {
     if (row_length % w != 0) return false;
     for (TensorView* tv : plan.inputs) {
-      const InnerOuterInput& actual = info.inputs[fusion.inputIndex(tv)];
-      if (actual.data_alignment % (w * sizeInBytes(tv->dtype())) != 0) return false;
+      const size_t index = fusion.inputIndex(tv);
+      const auto& actual = std::get<TensorArgumentInfo>(info.arguments[index]);
+      if (vectorAlignment(info, index) % (w * sizeInBytes(tv->dtype())) != 0) return false;
       if (actual.strides.empty() || actual.strides.back() != 1) return false;
       for (size_t d = 0; d + 1 < actual.strides.size(); ++d) {
         if (actual.sizes[d] > 1 && actual.strides[d] % w != 0) return false;
@@ -295,13 +243,6 @@ std::optional<RegisterChoice> chooseRegisterSplit(int64_t vectors, int64_t bytes
   return best;
 }
 
-void keepIntermediatesInRegisters(Fusion& fusion) {
-  for (TensorView* tv : fusion.allTensors()) {
-    if (fusion.isInput(tv) || fusion.isOutput(tv)) continue;
-    tv->setMemoryType(MemoryType::Local);
-  }
-}
-
 // A broadcast axis (extent 1) bound to a thread dim would be computed by thread 0 alone, while
 // every thread reads the value (a per-row rstd seen along the row): such axes stay serial, so
 // each thread computes its own copy.
@@ -319,38 +260,8 @@ void keepBroadcastsSerial(Fusion& fusion) {
 
 }  // namespace
 
-InnerOuterRuntimeInfo InnerOuterRuntimeInfo::contiguous(
-    const Fusion& fusion, const std::vector<std::vector<int64_t>>& tensor_sizes,
-    const std::vector<ScalarValue>& scalars) {
-  InnerOuterRuntimeInfo info;
-  size_t tensor = 0;
-  size_t scalar = 0;
-  for (const Val* input : fusion.inputs()) {
-    InnerOuterInput actual;
-    if (input->isA<TensorView>()) {
-      BRAZE_USER_CHECK(tensor < tensor_sizes.size())
-          << "InnerOuterRuntimeInfo::contiguous: expected sizes for every tensor input, found "
-          << tensor_sizes.size();
-      actual.sizes = tensor_sizes[tensor++];
-      actual.strides.assign(actual.sizes.size(), 1);
-      for (size_t d = actual.sizes.size(); d-- > 1;)
-        actual.strides[d - 1] = actual.strides[d] * std::max<int64_t>(actual.sizes[d], 1);
-    } else if (scalar < scalars.size()) {
-      actual.scalar = scalars[scalar++];
-    }
-    info.inputs.push_back(std::move(actual));
-  }
-  return info;
-}
-
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
-  if (fusion.outputs().empty()) return "the fusion has no outputs";
-  for (const Val* output : fusion.outputs()) {
-    if (!output->isA<TensorView>())
-      return "output " + output->name() + " is a scalar, not a tensor";
-    if (fusion.isInput(output))
-      return "output " + output->name() + " is also an input: there is nothing to compute";
-  }
+  if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
   for (const Expr* expr : fusion.exprs()) {
     if (std::optional<std::string> reason = refusedOp(expr->op())) {
       std::ostringstream os;
@@ -380,7 +291,7 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (!reductions.columns.empty() && ref->rank() != 2)
     return "column sums are fused with row reductions for 2D [rows, row] tensors only; " +
            ref->name() + " has rank " + std::to_string(ref->rank());
-  const DimMap map = mapToReference(fusion, ref);
+  const DimMap map = mapDimsToReference(fusion, ref);
   for (const ReductionInfo& r : reductions.rows) {
     const std::vector<int64_t>& dims = map.at(r.tv);
     if (r.tv->nDims() != ref->nDims() || dims.back() != ref->nDims() - 1) {
@@ -403,26 +314,8 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
 }
 
 std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
-                                              const InnerOuterRuntimeInfo& info) {
-  if (info.inputs.size() != fusion.inputs().size()) {
-    return "expected arguments for " + std::to_string(fusion.inputs().size()) + " inputs, found " +
-           std::to_string(info.inputs.size());
-  }
-  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
-    const auto* tv = fusion.inputs()[i]->dynCast<TensorView>();
-    const InnerOuterInput& actual = info.inputs[i];
-    if (tv == nullptr) {
-      if (!actual.scalar) return "scalar input " + std::to_string(i) + " has no value";
-      continue;
-    }
-    if (static_cast<int64_t>(actual.sizes.size()) != tv->rank() ||
-        actual.strides.size() != actual.sizes.size()) {
-      return "input " + std::to_string(i) + " (" + tv->name() + ") has rank " +
-             std::to_string(tv->rank()) + " but its argument has " +
-             std::to_string(actual.sizes.size()) + " sizes and " +
-             std::to_string(actual.strides.size()) + " strides";
-    }
-  }
+                                              const SchedulerRuntimeInfo& info) {
+  if (std::optional<std::string> problem = argumentProblem(fusion, info.arguments)) return problem;
   const auto* reference = fusion.outputs()[referenceIndex(fusion).value()]->as<TensorView>();
   RowShape shape;
   try {
@@ -434,7 +327,8 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   // Elementwise ops do not tie two symbolic extents together, so the core's validation cannot
   // see a weight of the wrong length; every row tensor must match the rows.
   for (const TensorView* tv : vectorPlan(fusion, reference).inputs) {
-    const int64_t size = info.inputs[fusion.inputIndex(tv)].sizes.back();
+    const int64_t size =
+        std::get<TensorArgumentInfo>(info.arguments[fusion.inputIndex(tv)]).sizes.back();
     if (size != shape.length)
       return "input " + std::to_string(fusion.inputIndex(tv)) + " (" + tv->name() + ") has " +
              std::to_string(size) + " elements along the row, but the rows of " +
@@ -456,7 +350,7 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   return std::nullopt;
 }
 
-InnerOuterParams computeHeuristics(const Fusion& fusion, const InnerOuterRuntimeInfo& info) {
+InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info) {
   InnerOuterParams params;
   params.reference_output = referenceIndex(fusion).value();
   const auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();

@@ -55,48 +55,25 @@
 #include <string>
 #include <vector>
 
-#include "braze/driver/device_properties.h"
 #include "braze/ir/fusion.h"
-#include "braze/ir/scalar_value.h"
+#include "braze/plugin/scheduler_runtime_info.h"
 #include "inner_outer_export.h"
 #include "inner_outer_params.h"
 
 namespace braze::inner_outer {
 
-/// What the actual arguments of a launch tell the heuristics, one entry per fusion input in
-/// order.
-struct InnerOuterInput {
-  /// For a tensor input: its sizes and strides (in elements).
-  std::vector<int64_t> sizes = {};
-  std::vector<int64_t> strides = {};
-  /// The largest power of two (in bytes, at most 16) dividing the data pointer.
-  int64_t data_alignment = 16;
-  /// For a scalar input: its value.
-  std::optional<ScalarValue> scalar = std::nullopt;
-};
-
-struct BRAZE_INNER_OUTER_API InnerOuterRuntimeInfo {
-  std::vector<InnerOuterInput> inputs;
-  driver::DeviceProperties device = driver::h100Properties();
-
-  /// Contiguous row-major tensors of the given sizes, 16-byte aligned (scalar inputs: give
-  /// their values with `scalars`, in order of the fusion's scalar inputs).
-  static InnerOuterRuntimeInfo contiguous(const Fusion& fusion,
-                                          const std::vector<std::vector<int64_t>>& tensor_sizes,
-                                          const std::vector<ScalarValue>& scalars = {});
-};
-
 /// nullopt when the fusion is a normalization this scheduler handles; otherwise why not.
 BRAZE_INNER_OUTER_API std::optional<std::string> canScheduleCompileTime(const Fusion& fusion);
 
-/// nullopt when the arguments fit (one entry per input, ranks as declared, sizes that agree
-/// where the fusion says they must, at least one row); otherwise why not.
+/// nullopt when the arguments fit (one per input, ranks as declared, sizes that agree where
+/// the fusion says they must, at least one row); otherwise why not. Tests build `info` with
+/// contiguousRuntimeInfo (braze/plugin/scheduler_runtime_info.h).
 BRAZE_INNER_OUTER_API std::optional<std::string> canScheduleRunTime(
-    const Fusion& fusion, const InnerOuterRuntimeInfo& info);
+    const Fusion& fusion, const SchedulerRuntimeInfo& info);
 
 /// The heuristics: no change to the fusion. Requires both checks above to have passed.
 BRAZE_INNER_OUTER_API InnerOuterParams computeHeuristics(const Fusion& fusion,
-                                                         const InnerOuterRuntimeInfo& info);
+                                                         const SchedulerRuntimeInfo& info);
 
 /// Applies `params` to the fusion with scheduling primitives only.
 BRAZE_INNER_OUTER_API void schedule(Fusion& fusion, const InnerOuterParams& params);

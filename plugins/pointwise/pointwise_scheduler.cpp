@@ -3,15 +3,17 @@
 #include <algorithm>
 #include <numeric>
 #include <sstream>
-#include <unordered_map>
 
 #include "braze/error.h"
-#include "braze/eval/argument_binding.h"
 #include "braze/eval/expression_evaluator.h"
 #include "braze/ir/tensor_view.h"
 #include "braze/sched/inlining.h"
+#include "braze/sched/keep_intermediates_in_registers.h"
 #include "braze/sched/logical_map.h"
+#include "braze/sched/outputs_problem.h"
 #include "braze/sched/parallel_propagation.h"
+#include "braze/sched/reference_dim_map.h"
+#include "braze/sched/runtime_arguments.h"
 #include "braze/sched/transform_propagation.h"
 #include "braze/sched/vectorization.h"
 
@@ -24,8 +26,9 @@ constexpr int64_t kDefaultThreads = 128;
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 constexpr int64_t kMaxGridY = 65535;
 
-// Per tensor, per user-visible dim: the reference dim it indexes, or -1.
-using DimMap = std::unordered_map<const TensorView*, std::vector<int64_t>>;
+// Per tensor, per dim (pointwise tensors have no reduced dims): the reference dim it
+// indexes, or -1.
+using DimMap = ReferenceDimMap;
 
 int64_t positionOf(const TensorView* tv, const IterDomain* id) {
   const std::vector<IterDomain*> dims = tv->logicalNoReductions();
@@ -48,36 +51,6 @@ int64_t referenceIndex(const Fusion& fusion) {
       best = static_cast<int64_t>(i);
   }
   return best;
-}
-
-// Carries the reference's dims through every op, both ways, until nothing changes.
-DimMap mapToReference(const Fusion& fusion, const TensorView* reference) {
-  DimMap map;
-  for (const TensorView* tv : fusion.allTensors()) map[tv].assign(tv->rank(), -1);
-  std::iota(map[reference].begin(), map[reference].end(), 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const TensorView* consumer : fusion.allTensors()) {
-      if (consumer->definition() == nullptr) continue;
-      for (const TensorView* producer : producersOf(consumer)) {
-        for (const LogicalPair& pair : logicalMap(producer, consumer)) {
-          const int64_t p = positionOf(producer, pair.producer);
-          const int64_t c = positionOf(consumer, pair.consumer);
-          if (p < 0 || c < 0) continue;
-          int64_t& pd = map[producer][p];
-          int64_t& cd = map[consumer][c];
-          if (pd < 0 && cd >= 0) {
-            pd = cd;
-            changed = true;
-          } else if (cd < 0 && pd >= 0) {
-            cd = pd;
-            changed = true;
-          }
-        }
-      }
-    }
-  }
-  return map;
 }
 
 // The reference dims where `tv` holds real (not broadcast) data.
@@ -193,28 +166,10 @@ std::optional<std::string> refusedOp(OpKind op) {
 // dtypes, ranks, fixed and shared sizes, broadcast dims, layouts), which throws on a mismatch.
 std::vector<std::optional<int64_t>> referenceSizes(const Fusion& fusion,
                                                    const TensorView* reference,
-                                                   const PointwiseRuntimeInfo& info) {
-  std::vector<ArgumentInfo> arguments;
-  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
-    const PointwiseInput& actual = info.inputs[i];
-    if (const auto* tv = fusion.inputs()[i]->dynCast<TensorView>()) {
-      TensorArgumentInfo tensor;
-      tensor.dtype = tv->dtype();
-      tensor.sizes = actual.sizes;
-      tensor.strides = actual.strides;
-      arguments.emplace_back(std::move(tensor));
-    } else {
-      arguments.emplace_back(actual.scalar.value_or(ScalarValue(int64_t{0})));
-    }
-  }
+                                                   const SchedulerRuntimeInfo& info) {
   ExpressionEvaluator evaluator;
-  validateAndBindArguments(fusion, arguments, "pointwise scheduler", evaluator);
-  std::vector<std::optional<int64_t>> sizes;
-  for (const IterDomain* id : reference->logicalNoReductions()) {
-    const std::optional<ScalarValue> value = evaluator.evaluate(id->logicalExtent());
-    sizes.push_back(value ? std::optional<int64_t>(toInt64(*value)) : std::nullopt);
-  }
-  return sizes;
+  return evaluateExtents(fusion, info.arguments, reference->logicalNoReductions(),
+                         "pointwise scheduler", evaluator);
 }
 
 int64_t product(const std::vector<std::optional<int64_t>>& sizes, int64_t first, int64_t last) {
@@ -252,7 +207,7 @@ VectorPlan vectorPlan(const Fusion& fusion, const TensorView* reference, const D
 
 // The widest width every vectorized tensor allows for these arguments.
 int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& map,
-                    int64_t break_point, const PointwiseRuntimeInfo& info, int64_t inner_elements) {
+                    int64_t break_point, const SchedulerRuntimeInfo& info, int64_t inner_elements) {
   std::vector<TensorView*> tensors = plan.inputs;
   tensors.insert(tensors.end(), plan.outputs.begin(), plan.outputs.end());
   if (tensors.empty()) return 1;
@@ -260,8 +215,9 @@ int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& 
   const auto fits = [&](int64_t w) {
     if (inner_elements % w != 0) return false;
     for (TensorView* tv : plan.inputs) {
-      const PointwiseInput& actual = info.inputs[fusion.inputIndex(tv)];
-      if (actual.data_alignment % (w * sizeInBytes(tv->dtype())) != 0) return false;
+      const size_t index = fusion.inputIndex(tv);
+      const auto& actual = std::get<TensorArgumentInfo>(info.arguments[index]);
+      if (vectorAlignment(info, index) % (w * sizeInBytes(tv->dtype())) != 0) return false;
       // The vectorized dims are merged into one loop: a gap between them (padded rows, an
       // inner stride) would put a vector across it.
       const std::vector<IterDomain*> dims = tv->logicalNoReductions();
@@ -283,48 +239,10 @@ int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& 
   return width;
 }
 
-// Intermediates stay in registers: each is produced and consumed by the same thread.
-void keepIntermediatesInRegisters(Fusion& fusion) {
-  for (TensorView* tv : fusion.allTensors()) {
-    if (fusion.isInput(tv) || fusion.isOutput(tv)) continue;
-    tv->setMemoryType(MemoryType::Local);
-  }
-}
-
 }  // namespace
 
-PointwiseRuntimeInfo PointwiseRuntimeInfo::contiguous(
-    const Fusion& fusion, const std::vector<std::vector<int64_t>>& tensor_sizes,
-    const std::vector<ScalarValue>& scalars) {
-  PointwiseRuntimeInfo info;
-  size_t tensor = 0;
-  size_t scalar = 0;
-  for (const Val* input : fusion.inputs()) {
-    PointwiseInput actual;
-    if (input->isA<TensorView>()) {
-      BRAZE_USER_CHECK(tensor < tensor_sizes.size())
-          << "PointwiseRuntimeInfo::contiguous: expected sizes for every tensor input, found "
-          << tensor_sizes.size();
-      actual.sizes = tensor_sizes[tensor++];
-      actual.strides.assign(actual.sizes.size(), 1);
-      for (size_t d = actual.sizes.size(); d-- > 1;)
-        actual.strides[d - 1] = actual.strides[d] * std::max<int64_t>(actual.sizes[d], 1);
-    } else if (scalar < scalars.size()) {
-      actual.scalar = scalars[scalar++];
-    }
-    info.inputs.push_back(std::move(actual));
-  }
-  return info;
-}
-
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
-  if (fusion.outputs().empty()) return "the fusion has no outputs";
-  for (const Val* output : fusion.outputs()) {
-    if (!output->isA<TensorView>())
-      return "output " + output->name() + " is a scalar, not a tensor";
-    if (fusion.isInput(output))
-      return "output " + output->name() + " is also an input: there is nothing to compute";
-  }
+  if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
   for (const Expr* expr : fusion.exprs()) {
     if (std::optional<std::string> reason = refusedOp(expr->op())) {
       std::ostringstream os;
@@ -333,7 +251,7 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
     }
   }
   const auto* reference = fusion.outputs()[referenceIndex(fusion)]->as<TensorView>();
-  const DimMap map = mapToReference(fusion, reference);
+  const DimMap map = mapDimsToReference(fusion, reference);
   for (const Val* output : fusion.outputs()) {
     const auto* tv = output->as<TensorView>();
     if (tv->rank() != reference->rank()) {
@@ -353,25 +271,12 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
 }
 
 std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
-                                              const PointwiseRuntimeInfo& info) {
-  if (info.inputs.size() != fusion.inputs().size()) {
-    return "expected arguments for " + std::to_string(fusion.inputs().size()) + " inputs, found " +
-           std::to_string(info.inputs.size());
-  }
+                                              const SchedulerRuntimeInfo& info) {
+  if (std::optional<std::string> problem = argumentProblem(fusion, info.arguments)) return problem;
   for (size_t i = 0; i < fusion.inputs().size(); ++i) {
     const auto* tv = fusion.inputs()[i]->dynCast<TensorView>();
-    const PointwiseInput& actual = info.inputs[i];
-    if (tv == nullptr) {
-      if (!actual.scalar) return "scalar input " + std::to_string(i) + " has no value";
-      continue;
-    }
-    if (static_cast<int64_t>(actual.sizes.size()) != tv->rank() ||
-        actual.strides.size() != actual.sizes.size()) {
-      return "input " + std::to_string(i) + " (" + tv->name() + ") has rank " +
-             std::to_string(tv->rank()) + " but its argument has " +
-             std::to_string(actual.sizes.size()) + " sizes and " +
-             std::to_string(actual.strides.size()) + " strides";
-    }
+    if (tv == nullptr) continue;
+    const auto& actual = std::get<TensorArgumentInfo>(info.arguments[i]);
     const std::vector<IterDomain*> dims = tv->logicalNoReductions();
     for (size_t d = 0; d < dims.size(); ++d) {
       if (dims[d]->isBroadcast() && actual.sizes[d] != 1) {
@@ -394,12 +299,12 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   return std::nullopt;
 }
 
-PointwiseParams computeHeuristics(const Fusion& fusion, const PointwiseRuntimeInfo& info) {
+PointwiseParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info) {
   PointwiseParams params;
   params.reference_output = referenceIndex(fusion);
   const auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
   const int64_t rank = reference->rank();
-  const DimMap map = mapToReference(fusion, reference);
+  const DimMap map = mapDimsToReference(fusion, reference);
   const std::vector<std::optional<int64_t>> sizes = referenceSizes(fusion, reference, info);
 
   if (const std::optional<int64_t> b = chooseBreakPoint(fusion, reference, map)) {
@@ -448,7 +353,7 @@ void schedule(Fusion& fusion, const PointwiseParams& params) {
   BRAZE_USER_CHECK(params.break_point >= 0 && params.break_point < std::max<int64_t>(rank, 1))
       << "pointwise schedule: break_point " << params.break_point << " is outside [0, " << rank
       << ") for reference " << reference->name() << "; compute the params for this fusion";
-  const DimMap map = mapToReference(fusion, reference);
+  const DimMap map = mapDimsToReference(fusion, reference);
   const VectorPlan plan = vectorPlan(fusion, reference, map, params.break_point);
 
   // Vectors move between global memory and registers through cached copies.

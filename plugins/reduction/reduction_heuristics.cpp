@@ -75,14 +75,15 @@ int64_t elementBytes(const Fusion& fusion, const std::vector<TensorView*>& vecto
 
 // The widest vector every vectorized input allows for these arguments.
 int64_t vectorWidth(const Fusion& fusion, const std::vector<TensorView*>& vectorized,
-                    const ReductionRuntimeInfo& info, int64_t fast_extent) {
+                    const SchedulerRuntimeInfo& info, int64_t fast_extent) {
   if (vectorized.empty()) return 1;
   int64_t width = commonVectorWidth(vectorized, kMaxVectorBytes);
   const auto fits = [&](int64_t w) {
     if (fast_extent % w != 0) return false;
     for (TensorView* tv : vectorized) {
-      const ReductionInput& actual = info.inputs[fusion.inputIndex(tv)];
-      if (actual.data_alignment % (w * sizeInBytes(tv->dtype())) != 0) return false;
+      const size_t index = fusion.inputIndex(tv);
+      const auto& actual = std::get<TensorArgumentInfo>(info.arguments[index]);
+      if (vectorAlignment(info, index) % (w * sizeInBytes(tv->dtype())) != 0) return false;
       for (const IterDomain* id : vectorizationLimit(tv, kMaxVectorBytes).strides_to_check) {
         if (actual.strides[logicalPosition(tv, id)] % w != 0) return false;
       }
@@ -174,7 +175,7 @@ ReductionParams outerParams(int64_t columns, int64_t column_length, int64_t vect
 
 }  // namespace
 
-ReductionParams computeHeuristics(const Fusion& fusion, const ReductionRuntimeInfo& info) {
+ReductionParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info) {
   const ReductionLayout layout = reductionLayout(fusion);
   const std::vector<std::optional<int64_t>> extents = referenceExtents(fusion, layout, info);
   const int64_t iteration = product(extents, layout.iteration);

@@ -26,36 +26,6 @@ std::vector<TensorView*> reductionOutputs(const Fusion& fusion) {
   return reductions;
 }
 
-// Carries the reference's dims through every op, both ways, until nothing changes.
-DimMap mapToReference(const Fusion& fusion, const TensorView* reference) {
-  DimMap map;
-  for (const TensorView* tv : fusion.allTensors()) map[tv].assign(tv->logical().size(), -1);
-  std::iota(map[reference].begin(), map[reference].end(), 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const TensorView* consumer : fusion.allTensors()) {
-      if (consumer->definition() == nullptr) continue;
-      for (const TensorView* producer : producersOf(consumer)) {
-        for (const LogicalPair& pair : logicalMap(producer, consumer)) {
-          const int64_t p = logicalPosition(producer, pair.producer);
-          const int64_t c = logicalPosition(consumer, pair.consumer);
-          if (p < 0 || c < 0) continue;
-          int64_t& pd = map[producer][p];
-          int64_t& cd = map[consumer][c];
-          if (pd < 0 && cd >= 0) {
-            pd = cd;
-            changed = true;
-          } else if (cd < 0 && pd >= 0) {
-            cd = pd;
-            changed = true;
-          }
-        }
-      }
-    }
-  }
-  return map;
-}
-
 std::string positionsText(const std::vector<int64_t>& positions) {
   std::ostringstream os;
   os << "{";
@@ -133,15 +103,6 @@ std::vector<int64_t> memoryOrder(const Fusion& fusion, const TensorView* referen
 
 }  // namespace
 
-int64_t logicalPosition(const TensorView* tv, const IterDomain* id) {
-  const std::vector<IterDomain*>& dims = tv->root();
-  auto it = std::find(dims.begin(), dims.end(), id);
-  if (it != dims.end()) return static_cast<int64_t>(it - dims.begin());
-  const std::vector<IterDomain*>& logical = tv->logical();
-  it = std::find(logical.begin(), logical.end(), id);
-  return it == logical.end() ? -1 : static_cast<int64_t>(it - logical.begin());
-}
-
 std::optional<std::string> layoutProblem(const Fusion& fusion) {
   const std::vector<TensorView*> reductions = reductionOutputs(fusion);
   if (reductions.empty()) return "the fusion has no reduction";
@@ -179,7 +140,7 @@ std::optional<std::string> layoutProblem(const Fusion& fusion) {
   }
 
   const TensorView* reference = reductions.front();
-  const DimMap map = mapToReference(fusion, reference);
+  const DimMap map = mapDimsToReference(fusion, reference);
   for (const TensorView* tv : reductions) {
     if (tv == reference) continue;
     const std::vector<int64_t>& to_ref = map.at(tv);
@@ -225,7 +186,7 @@ ReductionLayout reductionLayout(const Fusion& fusion) {
   BRAZE_INTERNAL_CHECK(!layout.reductions.empty())
       << "reductionLayout: the fusion has no reduction; please report";
   layout.reference = layout.reductions.front();
-  layout.map = mapToReference(fusion, layout.reference);
+  layout.map = mapDimsToReference(fusion, layout.reference);
   layout.memory_order = memoryOrder(fusion, layout.reference, layout.map);
   const std::vector<IterDomain*>& dims = layout.reference->logical();
   for (const int64_t d : layout.memory_order) {

@@ -4,9 +4,9 @@
 // the schedule (internal to the reduction plugin).
 //
 // The reference is the output of the first reduction (for Welford, its avg). Every tensor's
-// logical dims are mapped to the reference's logical dims (reduced dims included) through each
-// op's logicalMap, both ways. The reference's dims are then ordered as they lie in memory in
-// the main input (the input tensor holding the most of them), and split into two groups:
+// logical dims are mapped to the reference's logical dims (reduced dims included) by
+// mapDimsToReference. The reference's dims are then ordered as they lie in memory in the main
+// input (the input tensor holding the most of them), and split into two groups:
 //
 //   x[i0, i1, r2] = input;  T1[i0, i1, r2(R)] = sum(x, {2})
 //     iteration = {0, 1}, reduced = {2}, fast_dim = 2, inner = true
@@ -16,15 +16,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "braze/ir/fusion.h"
+#include "braze/sched/reference_dim_map.h"
 
 namespace braze::reduction {
 
 /// Per tensor, per logical dim (reduced dims included): the reference dim it indexes, or -1.
-using DimMap = std::unordered_map<const TensorView*, std::vector<int64_t>>;
+using DimMap = ReferenceDimMap;
 
 struct ReductionLayout {
   /// The output of every reduction and Welford op (avg for Welford), in topological order.
@@ -55,8 +55,5 @@ ReductionLayout reductionLayout(const Fusion& fusion);
 /// reference, and their innermost non-broadcast dim in memory maps to the fast dim and has
 /// stride 1. These are loaded as vectors.
 std::vector<TensorView*> vectorizableInputs(const Fusion& fusion, const ReductionLayout& layout);
-
-/// The position of `id` in tv's logical domain, or -1.
-int64_t logicalPosition(const TensorView* tv, const IterDomain* id);
 
 }  // namespace braze::reduction

@@ -1,34 +1,12 @@
 // The reduction scheduler as a plugin: the SDK's C++ base class turns it into the C table the
 // host loads, and BRAZE_DEFINE_PLUGIN exports the entry point.
 
-#include <algorithm>
-
 #include "braze/sdk/scheduler_plugin.h"
 #include "reduction_scheduler.h"
 
 namespace braze::reduction {
 
 namespace {
-
-// The SDK's runtime info in the form the heuristics read.
-ReductionRuntimeInfo reductionInfo(const SchedulerRuntimeInfo& info) {
-  ReductionRuntimeInfo result;
-  result.device = info.device;
-  for (size_t i = 0; i < info.arguments.size(); ++i) {
-    ReductionInput input;
-    if (const auto* tensor = std::get_if<TensorArgumentInfo>(&info.arguments[i])) {
-      input.sizes = tensor->sizes;
-      input.strides = tensor->strides;
-      // Unknown alignment (none given) allows no vector access.
-      const int64_t alignment = i < info.data_alignments.size() ? info.data_alignments[i] : 0;
-      input.data_alignment = std::clamp<int64_t>(alignment, 1, 16);
-    } else {
-      input.scalar = std::get<ScalarValue>(info.arguments[i]);
-    }
-    result.inputs.push_back(std::move(input));
-  }
-  return result;
-}
 
 class ReductionPlugin : public sdk::SchedulerPlugin {
  public:
@@ -45,11 +23,11 @@ class ReductionPlugin : public sdk::SchedulerPlugin {
   }
   std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
                                                 const SchedulerRuntimeInfo& info) override {
-    return reduction::canScheduleRunTime(fusion, reductionInfo(info));
+    return reduction::canScheduleRunTime(fusion, info);
   }
   std::vector<uint8_t> computeHeuristics(const Fusion& fusion,
                                          const SchedulerRuntimeInfo& info) override {
-    return encodeParams(reduction::computeHeuristics(fusion, reductionInfo(info)));
+    return encodeParams(reduction::computeHeuristics(fusion, info));
   }
   std::string describeParams(sdk::ParamBytes params) override {
     return toString(decodeParams(params));

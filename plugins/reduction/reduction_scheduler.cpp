@@ -7,8 +7,11 @@
 #include "braze/error.h"
 #include "braze/ir/tensor_view.h"
 #include "braze/sched/inlining.h"
+#include "braze/sched/keep_intermediates_in_registers.h"
 #include "braze/sched/logical_map.h"
+#include "braze/sched/outputs_problem.h"
 #include "braze/sched/parallel_propagation.h"
+#include "braze/sched/runtime_arguments.h"
 #include "braze/sched/transform_propagation.h"
 #include "reduction_extents.h"
 #include "reduction_layout.h"
@@ -68,14 +71,6 @@ void cacheReductionOutputs(Fusion& fusion) {
       auto* tv = output->dynCast<TensorView>();
       if (tv != nullptr && fusion.isOutput(tv)) tv->cacheBefore();
     }
-  }
-}
-
-// Intermediates stay in registers: each is produced and consumed by the same thread.
-void keepIntermediatesInRegisters(Fusion& fusion) {
-  for (TensorView* tv : fusion.allTensors()) {
-    if (fusion.isInput(tv) || fusion.isOutput(tv)) continue;
-    tv->setMemoryType(MemoryType::Local);
   }
 }
 
@@ -253,38 +248,8 @@ void inlineIntoSharedReductions(Fusion& fusion) {
 
 }  // namespace
 
-ReductionRuntimeInfo ReductionRuntimeInfo::contiguous(
-    const Fusion& fusion, const std::vector<std::vector<int64_t>>& tensor_sizes,
-    const std::vector<ScalarValue>& scalars) {
-  ReductionRuntimeInfo info;
-  size_t tensor = 0;
-  size_t scalar = 0;
-  for (const Val* input : fusion.inputs()) {
-    ReductionInput actual;
-    if (input->isA<TensorView>()) {
-      BRAZE_USER_CHECK(tensor < tensor_sizes.size())
-          << "ReductionRuntimeInfo::contiguous: expected sizes for every tensor input ("
-          << tensor + 1 << " or more), found " << tensor_sizes.size();
-      actual.sizes = tensor_sizes[tensor++];
-      actual.strides.assign(actual.sizes.size(), 1);
-      for (size_t d = actual.sizes.size(); d-- > 1;)
-        actual.strides[d - 1] = actual.strides[d] * std::max<int64_t>(actual.sizes[d], 1);
-    } else if (scalar < scalars.size()) {
-      actual.scalar = scalars[scalar++];
-    }
-    info.inputs.push_back(std::move(actual));
-  }
-  return info;
-}
-
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
-  if (fusion.outputs().empty()) return "the fusion has no outputs";
-  for (const Val* output : fusion.outputs()) {
-    if (!output->isA<TensorView>())
-      return "output " + output->name() + " is a scalar, not a tensor";
-    if (fusion.isInput(output))
-      return "output " + output->name() + " is also an input: there is nothing to compute";
-  }
+  if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
   bool reduces = false;
   for (const Expr* expr : fusion.exprs()) {
     if (std::optional<std::string> reason = refusedOp(expr->op())) {
@@ -302,26 +267,8 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
 }
 
 std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
-                                              const ReductionRuntimeInfo& info) {
-  if (info.inputs.size() != fusion.inputs().size()) {
-    return "expected arguments for " + std::to_string(fusion.inputs().size()) + " inputs, found " +
-           std::to_string(info.inputs.size());
-  }
-  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
-    const auto* tv = fusion.inputs()[i]->dynCast<TensorView>();
-    const ReductionInput& actual = info.inputs[i];
-    if (tv == nullptr) {
-      if (!actual.scalar) return "scalar input " + std::to_string(i) + " has no value";
-      continue;
-    }
-    if (static_cast<int64_t>(actual.sizes.size()) != tv->rank() ||
-        actual.strides.size() != actual.sizes.size()) {
-      return "input " + std::to_string(i) + " (" + tv->name() + ") has rank " +
-             std::to_string(tv->rank()) + " but its argument has " +
-             std::to_string(actual.sizes.size()) + " sizes and " +
-             std::to_string(actual.strides.size()) + " strides";
-    }
-  }
+                                              const SchedulerRuntimeInfo& info) {
+  if (std::optional<std::string> problem = argumentProblem(fusion, info.arguments)) return problem;
   const ReductionLayout layout = reductionLayout(fusion);
   std::vector<std::optional<int64_t>> extents;
   try {

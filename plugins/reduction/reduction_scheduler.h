@@ -78,48 +78,25 @@
 #include <string>
 #include <vector>
 
-#include "braze/driver/device_properties.h"
 #include "braze/ir/fusion.h"
-#include "braze/ir/scalar_value.h"
+#include "braze/plugin/scheduler_runtime_info.h"
 #include "reduction_export.h"
 #include "reduction_params.h"
 
 namespace braze::reduction {
 
-/// What the actual arguments of a launch tell the heuristics, one entry per fusion input in
-/// order.
-struct ReductionInput {
-  /// For a tensor input: its sizes and strides (in elements).
-  std::vector<int64_t> sizes = {};
-  std::vector<int64_t> strides = {};
-  /// The largest power of two (in bytes, at most 16) dividing the data pointer.
-  int64_t data_alignment = 16;
-  /// For a scalar input: its value.
-  std::optional<ScalarValue> scalar = std::nullopt;
-};
-
-struct BRAZE_REDUCTION_API ReductionRuntimeInfo {
-  std::vector<ReductionInput> inputs;
-  driver::DeviceProperties device = driver::h100Properties();
-
-  /// Contiguous row-major tensors of the given sizes, 16-byte aligned (scalar inputs: give
-  /// their values with `scalars`, in order of the fusion's scalar inputs).
-  static ReductionRuntimeInfo contiguous(const Fusion& fusion,
-                                         const std::vector<std::vector<int64_t>>& tensor_sizes,
-                                         const std::vector<ScalarValue>& scalars = {});
-};
-
 /// nullopt when the fusion's ops and shapes fit the reduction kernel; otherwise why not.
 BRAZE_REDUCTION_API std::optional<std::string> canScheduleCompileTime(const Fusion& fusion);
 
-/// nullopt when the arguments fit (one entry per input, ranks as declared, sizes that agree
-/// where the fusion says they must, no empty dim); otherwise why not.
+/// nullopt when the arguments fit (one per input, ranks as declared, sizes that agree where
+/// the fusion says they must, no empty dim); otherwise why not. Tests build `info` with
+/// contiguousRuntimeInfo (braze/plugin/scheduler_runtime_info.h).
 BRAZE_REDUCTION_API std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
-                                                                  const ReductionRuntimeInfo& info);
+                                                                  const SchedulerRuntimeInfo& info);
 
 /// The heuristics: no change to the fusion. Requires both checks above to have passed.
 BRAZE_REDUCTION_API ReductionParams computeHeuristics(const Fusion& fusion,
-                                                      const ReductionRuntimeInfo& info);
+                                                      const SchedulerRuntimeInfo& info);
 
 /// Applies `params` to the fusion with scheduling primitives only. Requires
 /// canScheduleCompileTime(fusion) to have passed; refuses params that do not fit the fusion

@@ -11,10 +11,9 @@ std::string NormalizationCase::name() const {
   return toString(kind) + "_" + dtype_name + "_" + std::to_string(rows) + "x" + std::to_string(n);
 }
 
-inner_outer::InnerOuterRuntimeInfo runtimeInfoOf(const NormalizationCase& c) {
+SchedulerRuntimeInfo runtimeInfoOf(const NormalizationCase& c) {
   const std::unique_ptr<Fusion> fusion = makeNormalization(c.kind, c.dtype);
-  return inner_outer::InnerOuterRuntimeInfo::contiguous(
-      *fusion, normalizationInputSizes(c.kind, c.rows, c.n));
+  return contiguousRuntimeInfo(*fusion, normalizationInputSizes(c.kind, c.rows, c.n));
 }
 
 std::vector<EvaluatorArgument> makeNormalizationArguments(const NormalizationCase& c,

@@ -28,7 +28,7 @@ struct NormalizationCase {
 inline const std::vector<int64_t> kRowLengths = {256, 1000, 1024, 4096, 8192, 16384, 65536, 262144};
 
 /// Row-major contiguous runtime info for `c` (16-byte aligned, H100 properties).
-inner_outer::InnerOuterRuntimeInfo runtimeInfoOf(const NormalizationCase& c);
+SchedulerRuntimeInfo runtimeInfoOf(const NormalizationCase& c);
 
 /// Fresh random inputs for `c` from a generator seeded with `seed` (per-row statistics such as
 /// rstd drawn positive).

@@ -72,7 +72,7 @@ TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
   for (const uint64_t seed : {uint64_t{101}, uint64_t{202}}) {
     const std::vector<EvaluatorArgument> host = test::makeNormalizationArguments(c, seed);
     std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
-    inner_outer::InnerOuterRuntimeInfo info = test::runtimeInfoOf(c);
+    SchedulerRuntimeInfo info = test::runtimeInfoOf(c);
     info.device = driver::deviceProperties();
     const inner_outer::InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
     inner_outer::schedule(*fusion, params);

@@ -31,20 +31,6 @@ const BrazeSchedulerInfo& innerOuterTable() {
   return *info->schedulers[0];
 }
 
-SchedulerRuntimeInfo runtimeInfo(const std::vector<std::vector<int64_t>>& sizes) {
-  SchedulerRuntimeInfo info;
-  info.device = driver::h100Properties();
-  for (const std::vector<int64_t>& s : sizes) {
-    TensorArgumentInfo tensor;
-    tensor.sizes = s;
-    tensor.strides.assign(s.size(), 1);
-    for (size_t d = s.size(); d-- > 1;) tensor.strides[d - 1] = tensor.strides[d] * s[d];
-    info.arguments.emplace_back(std::move(tensor));
-    info.data_alignments.push_back(16);
-  }
-  return info;
-}
-
 TEST(InnerOuterPluginTest, DescribesItself) {
   const BrazeSchedulerInfo& table = innerOuterTable();
   EXPECT_STREQ(table.id, "braze::inner_outer");
@@ -59,7 +45,7 @@ TEST(InnerOuterPluginTest, SchedulesThroughTheCTableAndDeclinesRowSums) {
   ASSERT_EQ(status.code, BRAZE_STATUS_OK);
   const std::unique_ptr<Fusion> fusion =
       test::makeNormalization(test::Normalization::LayerNorm, DataType::BFloat16);
-  const SchedulerRuntimeInfo info = runtimeInfo({{64, 4096}, {4096}, {4096}});
+  const SchedulerRuntimeInfo info = contiguousRuntimeInfo(*fusion, {{64, 4096}, {4096}, {4096}});
   table.can_schedule_compile_time(handle, fusion.get(), &status);
   EXPECT_EQ(status.code, BRAZE_STATUS_OK);
   table.can_schedule_run_time(handle, fusion.get(), &info, &status);
@@ -109,8 +95,8 @@ TEST(InnerOuterPluginTest, LoadsFromTheBuildTreeAndIsChosenByName) {
 
   const std::unique_ptr<Fusion> fusion =
       test::makeNormalization(test::Normalization::Softmax, DataType::Float32);
-  const ScheduledFusion scheduled =
-      registry.schedule(*fusion, runtimeInfo({{128, 1000}}), "braze::inner_outer");
+  const ScheduledFusion scheduled = registry.schedule(
+      *fusion, contiguousRuntimeInfo(*fusion, {{128, 1000}}), "braze::inner_outer");
   ASSERT_NE(scheduled.fusion, nullptr);
   EXPECT_EQ(scheduled.scheduler->id, "braze::inner_outer");
   EXPECT_THAT(scheduled.summary, HasSubstr("inner_outer{persistence=registers"));
@@ -120,12 +106,14 @@ TEST(InnerOuterPluginTest, LoadsFromTheBuildTreeAndIsChosenByName) {
   row_sum.addOutput(sum(makeSymbolicTensor(row_sum, 2), {1}));
   EXPECT_THAT(
       [&] {
-        registry.schedule(row_sum, runtimeInfo({{128, 1000}}), "braze::inner_outer");
+        registry.schedule(row_sum, contiguousRuntimeInfo(row_sum, {{128, 1000}}),
+                          "braze::inner_outer");
       },
       ::testing::ThrowsMessage<Error>(HasSubstr("use the reduction scheduler")));
   // Without a name it is never the inner-outer scheduler that takes it.
   try {
-    const ScheduledFusion other = registry.schedule(row_sum, runtimeInfo({{128, 1000}}));
+    const ScheduledFusion other =
+        registry.schedule(row_sum, contiguousRuntimeInfo(row_sum, {{128, 1000}}));
     EXPECT_NE(other.scheduler->id, "braze::inner_outer");
   } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("braze::inner_outer"));

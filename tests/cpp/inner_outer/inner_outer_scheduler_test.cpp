@@ -26,7 +26,7 @@ constexpr Normalization kRowKinds[] = {Normalization::Softmax, Normalization::Lo
                                        Normalization::SoftmaxBackward};
 
 InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fusion& fusion) {
-  const inner_outer::InnerOuterRuntimeInfo info = test::runtimeInfoOf(c);
+  const SchedulerRuntimeInfo info = test::runtimeInfoOf(c);
   EXPECT_EQ(inner_outer::canScheduleCompileTime(fusion), std::nullopt) << c.name();
   EXPECT_EQ(inner_outer::canScheduleRunTime(fusion, info), std::nullopt) << c.name();
   return inner_outer::computeHeuristics(fusion, info);
@@ -177,11 +177,10 @@ TEST(InnerOuterDecisionTest, ShortRowsStackRowsInABlock) {
 TEST(InnerOuterDecisionTest, MisalignedOrOddRowsNarrowTheVector) {
   const std::unique_ptr<Fusion> fusion =
       test::makeNormalization(Normalization::Softmax, DataType::Float32);
-  inner_outer::InnerOuterRuntimeInfo info =
-      inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{8, 1001}});
+  SchedulerRuntimeInfo info = contiguousRuntimeInfo(*fusion, {{8, 1001}});
   EXPECT_EQ(inner_outer::computeHeuristics(*fusion, info).vector_width, 1);
-  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{8, 1024}});
-  info.inputs[0].data_alignment = 8;
+  info = contiguousRuntimeInfo(*fusion, {{8, 1024}});
+  info.data_alignments[0] = 8;
   EXPECT_EQ(inner_outer::computeHeuristics(*fusion, info).vector_width, 2);
 }
 
@@ -192,7 +191,7 @@ TEST(InnerOuterDecisionTest, HigherRankInputsMergeTheirOuterDims) {
   TensorView* e = exp(sub(xf, max(xf, {2}, true)));
   fusion.addOutput(cast(div(e, sum(e, {2}, true)), DataType::BFloat16));
   ASSERT_EQ(inner_outer::canScheduleCompileTime(fusion), std::nullopt);
-  const auto info = inner_outer::InnerOuterRuntimeInfo::contiguous(fusion, {{4, 6, 2048}});
+  const auto info = contiguousRuntimeInfo(fusion, {{4, 6, 2048}});
   const InnerOuterParams params = inner_outer::computeHeuristics(fusion, info);
   EXPECT_EQ(params.persistence, Persistence::Registers);
   inner_outer::schedule(fusion, params);
@@ -309,19 +308,19 @@ TEST(InnerOuterRefusalTest, ColumnSumsWithRowsTooLongForRegisters) {
 TEST(InnerOuterRefusalTest, RunTimeReasons) {
   const std::unique_ptr<Fusion> fusion =
       test::makeNormalization(Normalization::LayerNorm, DataType::Float32);
-  inner_outer::InnerOuterRuntimeInfo info;
+  SchedulerRuntimeInfo info;
   EXPECT_THAT(inner_outer::canScheduleRunTime(*fusion, info).value_or("accepted"),
               HasSubstr("expected arguments for 3 inputs, found 0"));
-  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{4, 8}, {8}, {8, 1}});
+  info = contiguousRuntimeInfo(*fusion, {{4, 8}, {8}, {8, 1}});
   EXPECT_THAT(inner_outer::canScheduleRunTime(*fusion, info).value_or("accepted"),
               HasSubstr("has rank 1 but its argument has 2 sizes"));
-  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{4, 8}, {9}, {8}});
+  info = contiguousRuntimeInfo(*fusion, {{4, 8}, {9}, {8}});
   EXPECT_THAT(inner_outer::canScheduleRunTime(*fusion, info).value_or("accepted"),
               HasSubstr("has 9 elements along the row, but the rows of"));
-  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{0, 8}, {8}, {8}});
+  info = contiguousRuntimeInfo(*fusion, {{0, 8}, {8}, {8}});
   EXPECT_THAT(inner_outer::canScheduleRunTime(*fusion, info).value_or("accepted"),
               HasSubstr("is empty"));
-  info = inner_outer::InnerOuterRuntimeInfo::contiguous(*fusion, {{4, 8}, {8}, {8}});
+  info = contiguousRuntimeInfo(*fusion, {{4, 8}, {8}, {8}});
   EXPECT_EQ(inner_outer::canScheduleRunTime(*fusion, info), std::nullopt);
 }
 

@@ -14,6 +14,7 @@
 #include "braze/ops/elementwise.h"
 #include "braze/ops/shape.h"
 #include "pointwise_scheduler.h"
+#include "support/host_runtime_info.h"
 #include "support/scheduled_suite.h"
 
 namespace braze::test {
@@ -249,21 +250,10 @@ inline ScheduledCase asSuiteCase(const PointwiseCase& c) {
 }
 
 /// What the heuristics see for these host arguments.
-inline pointwise::PointwiseRuntimeInfo runtimeInfoOf(const PointwiseCase& c,
-                                                     const std::vector<EvaluatorArgument>& args) {
-  pointwise::PointwiseRuntimeInfo info;
+inline SchedulerRuntimeInfo runtimeInfoOf(const PointwiseCase& c,
+                                          const std::vector<EvaluatorArgument>& args) {
+  SchedulerRuntimeInfo info = hostRuntimeInfo(args, c.data_alignment);
   if (c.sm_count > 0) info.device.sm_count = c.sm_count;
-  for (const EvaluatorArgument& argument : args) {
-    pointwise::PointwiseInput in;
-    if (const auto* tensor = std::get_if<HostTensor>(&argument)) {
-      in.sizes = tensor->sizes();
-      in.strides = tensor->strides();
-      in.data_alignment = c.data_alignment;
-    } else {
-      in.scalar = std::get<ScalarValue>(argument);
-    }
-    info.inputs.push_back(std::move(in));
-  }
   return info;
 }
 

@@ -28,20 +28,6 @@ const BrazeSchedulerInfo& pointwiseTable() {
   return *info->schedulers[0];
 }
 
-SchedulerRuntimeInfo runtimeInfo(const std::vector<std::vector<int64_t>>& sizes) {
-  SchedulerRuntimeInfo info;
-  info.device = driver::h100Properties();
-  for (const std::vector<int64_t>& s : sizes) {
-    TensorArgumentInfo tensor;
-    tensor.sizes = s;
-    tensor.strides.assign(s.size(), 1);
-    for (size_t d = s.size(); d-- > 1;) tensor.strides[d - 1] = tensor.strides[d] * s[d];
-    info.arguments.emplace_back(std::move(tensor));
-    info.data_alignments.push_back(16);
-  }
-  return info;
-}
-
 TEST(PointwisePluginTest, DescribesItself) {
   const BrazeSchedulerInfo& table = pointwiseTable();
   EXPECT_STREQ(table.id, "braze::pointwise");
@@ -58,7 +44,7 @@ TEST(PointwisePluginTest, SchedulesThroughTheCTable) {
   TensorView* x = makeSymbolicTensor(fusion, 2);
   TensorView* bias = makeSymbolicTensor(fusion, 1);
   fusion.addOutput(gelu(add(x, broadcast(bias, {true, false}))));
-  const SchedulerRuntimeInfo info = runtimeInfo({{64, 512}, {512}});
+  const SchedulerRuntimeInfo info = contiguousRuntimeInfo(fusion, {{64, 512}, {512}});
   table.can_schedule_compile_time(handle, &fusion, &status);
   EXPECT_EQ(status.code, BRAZE_STATUS_OK);
   table.can_schedule_run_time(handle, &fusion, &info, &status);

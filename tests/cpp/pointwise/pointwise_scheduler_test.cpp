@@ -21,7 +21,7 @@ class PointwiseCaseTest : public ::testing::TestWithParam<std::string> {};
 
 PointwiseParams heuristicsFor(const test::PointwiseCase& c, const Fusion& fusion) {
   const std::vector<EvaluatorArgument> args = test::makeSuiteArguments(test::asSuiteCase(c), 1);
-  const pointwise::PointwiseRuntimeInfo info = test::runtimeInfoOf(c, args);
+  const SchedulerRuntimeInfo info = test::runtimeInfoOf(c, args);
   EXPECT_EQ(pointwise::canScheduleCompileTime(fusion), std::nullopt);
   EXPECT_EQ(pointwise::canScheduleRunTime(fusion, info), std::nullopt);
   return pointwise::computeHeuristics(fusion, info);
@@ -160,27 +160,29 @@ TEST(PointwiseRefusalTest, RunTimeReasons) {
   TensorView* x = makeSymbolicTensor(fusion, 2);
   TensorView* bias = makeInputTensor(fusion, {.sizes = {1, -1}});
   fusion.addOutput(add(x, bias));
-  pointwise::PointwiseRuntimeInfo info;
+  SchedulerRuntimeInfo info;
   EXPECT_THAT(pointwise::canScheduleRunTime(fusion, info).value(),
               HasSubstr("expected arguments for 2 inputs, found 0"));
-  info = pointwise::PointwiseRuntimeInfo::contiguous(fusion, {{4, 8}, {8}});
+  info = contiguousRuntimeInfo(fusion, {{4, 8}, {8}});
   EXPECT_THAT(pointwise::canScheduleRunTime(fusion, info).value(),
               HasSubstr("has rank 2 but its argument has 1 sizes"));
-  info = pointwise::PointwiseRuntimeInfo::contiguous(fusion, {{4, 8}, {3, 8}});
+  info = contiguousRuntimeInfo(fusion, {{4, 8}, {3, 8}});
   EXPECT_THAT(pointwise::canScheduleRunTime(fusion, info).value(),
               HasSubstr("declared broadcast (size 1) but its argument has size 3"));
   Fusion fixed;
   fixed.addOutput(neg(makeInputTensor(fixed, {.sizes = {4, 8}})));
-  info = pointwise::PointwiseRuntimeInfo::contiguous(fixed, {{4, 9}});
+  info = contiguousRuntimeInfo(fixed, {{4, 9}});
   EXPECT_THAT(pointwise::canScheduleRunTime(fixed, info).value(),
               HasSubstr("contradict the fusion"));
   Fusion scaled;
   TensorView* y = makeSymbolicTensor(scaled, 1);
   scaled.addOutput(mul(y, makeInputScalar(scaled, DataType::Float32)));
-  info = pointwise::PointwiseRuntimeInfo::contiguous(scaled, {{8}});
+  info = contiguousRuntimeInfo(scaled, {{8}}, {ScalarValue(2.0)});
+  info.arguments[1] = info.arguments[0];
   EXPECT_THAT(pointwise::canScheduleRunTime(scaled, info).value(),
-              HasSubstr("scalar input 1 has no value"));
-  info = pointwise::PointwiseRuntimeInfo::contiguous(fusion, {{4, 8}, {1, 8}});
+              HasSubstr("input 1 (" + scaled.inputs()[1]->name() +
+                        ") is a scalar but its argument is a tensor"));
+  info = contiguousRuntimeInfo(fusion, {{4, 8}, {1, 8}});
   EXPECT_EQ(pointwise::canScheduleRunTime(fusion, info), std::nullopt);
 }
 

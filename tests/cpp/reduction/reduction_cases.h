@@ -19,6 +19,7 @@
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 #include "reduction_scheduler.h"
+#include "support/host_runtime_info.h"
 #include "support/scheduled_suite.h"
 #include "support/tensor_compare.h"
 
@@ -349,21 +350,9 @@ inline ScheduledCase asSuiteCase(const ReductionCase& c) {
 }
 
 /// What the heuristics see for these host arguments.
-inline reduction::ReductionRuntimeInfo runtimeInfoOf(const ReductionCase& c,
-                                                     const std::vector<EvaluatorArgument>& args) {
-  reduction::ReductionRuntimeInfo info;
-  for (const EvaluatorArgument& argument : args) {
-    reduction::ReductionInput in;
-    if (const auto* tensor = std::get_if<HostTensor>(&argument)) {
-      in.sizes = tensor->sizes();
-      in.strides = tensor->strides();
-      in.data_alignment = c.data_alignment;
-    } else {
-      in.scalar = std::get<ScalarValue>(argument);
-    }
-    info.inputs.push_back(std::move(in));
-  }
-  return info;
+inline SchedulerRuntimeInfo runtimeInfoOf(const ReductionCase& c,
+                                          const std::vector<EvaluatorArgument>& args) {
+  return hostRuntimeInfo(args, c.data_alignment);
 }
 
 }  // namespace braze::test

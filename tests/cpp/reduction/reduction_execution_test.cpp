@@ -54,7 +54,7 @@ TEST_P(ReductionExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
     const std::vector<EvaluatorArgument> host =
         test::makeSuiteArguments(test::asSuiteCase(c), seed);
     std::unique_ptr<Fusion> fusion = c.build();
-    reduction::ReductionRuntimeInfo info = test::runtimeInfoOf(c, host);
+    SchedulerRuntimeInfo info = test::runtimeInfoOf(c, host);
     info.device = driver::deviceProperties();
     const reduction::ReductionParams params = reduction::computeHeuristics(*fusion, info);
     reduction::schedule(*fusion, params);
@@ -161,8 +161,7 @@ TEST(ReductionTimingTest, RowSumBandwidth) {
           return fusion;
         };
         std::unique_ptr<Fusion> fusion = build();
-        reduction::ReductionRuntimeInfo info =
-            reduction::ReductionRuntimeInfo::contiguous(*fusion, {{m, n}});
+        SchedulerRuntimeInfo info = contiguousRuntimeInfo(*fusion, {{m, n}});
         info.device = driver::deviceProperties();
         const reduction::ReductionParams chosen = reduction::computeHeuristics(*fusion, info);
         DeviceTensor x = DeviceTensor::empty(dtype, {m, n});

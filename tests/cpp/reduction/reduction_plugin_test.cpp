@@ -32,20 +32,6 @@ const BrazeSchedulerInfo& reductionTable() {
   return *info->schedulers[0];
 }
 
-SchedulerRuntimeInfo runtimeInfo(const std::vector<std::vector<int64_t>>& sizes) {
-  SchedulerRuntimeInfo info;
-  info.device = driver::h100Properties();
-  for (const std::vector<int64_t>& s : sizes) {
-    TensorArgumentInfo tensor;
-    tensor.sizes = s;
-    tensor.strides.assign(s.size(), 1);
-    for (size_t d = s.size(); d-- > 1;) tensor.strides[d - 1] = tensor.strides[d] * s[d];
-    info.arguments.emplace_back(std::move(tensor));
-    info.data_alignments.push_back(16);
-  }
-  return info;
-}
-
 std::unique_ptr<Fusion> rowSum() {
   auto fusion = std::make_unique<Fusion>();
   fusion->addOutput(sum(makeSymbolicTensor(*fusion, 2, DataType::BFloat16), {1}));
@@ -66,7 +52,7 @@ TEST(ReductionPluginTest, SchedulesThroughTheCTable) {
   BrazeSchedulerHandle handle = table.create(&status);
   ASSERT_EQ(status.code, BRAZE_STATUS_OK);
   std::unique_ptr<Fusion> fusion = rowSum();
-  const SchedulerRuntimeInfo info = runtimeInfo({{4096, 4096}});
+  const SchedulerRuntimeInfo info = contiguousRuntimeInfo(*fusion, {{4096, 4096}});
   table.can_schedule_compile_time(handle, fusion.get(), &status);
   EXPECT_EQ(status.code, BRAZE_STATUS_OK);
   table.can_schedule_run_time(handle, fusion.get(), &info, &status);
@@ -147,8 +133,8 @@ TEST(ReductionPluginTest, LoadedFromItsOwnLibraryAndChosenByName) {
   EXPECT_EQ(entry.path.filename(), "libbraze_reduction.so");
 
   const std::unique_ptr<Fusion> fusion = rowSum();
-  const ScheduledFusion scheduled =
-      shipped.registry->schedule(*fusion, runtimeInfo({{1024, 4096}}), "braze::reduction");
+  const ScheduledFusion scheduled = shipped.registry->schedule(
+      *fusion, contiguousRuntimeInfo(*fusion, {{1024, 4096}}), "braze::reduction");
   ASSERT_NE(scheduled.fusion, nullptr);
   EXPECT_EQ(scheduled.scheduler->id, "braze::reduction");
   EXPECT_EQ(scheduled.summary, reduction::toString(reduction::decodeParams(std::span<const uint8_t>(
@@ -162,7 +148,8 @@ TEST(ReductionPluginTest, ChosenByRankWhenPointwiseDeclines) {
   for (const SchedulerEntry* candidate : shipped.registry->candidates())
     has_pointwise = has_pointwise || candidate->id == "braze::pointwise";
   const std::unique_ptr<Fusion> fusion = rowSum();
-  const ScheduledFusion scheduled = shipped.registry->schedule(*fusion, runtimeInfo({{64, 256}}));
+  const ScheduledFusion scheduled =
+      shipped.registry->schedule(*fusion, contiguousRuntimeInfo(*fusion, {{64, 256}}));
   EXPECT_EQ(scheduled.scheduler->id, "braze::reduction");
   if (has_pointwise) {
     // Pointwise (rank 100) was asked first and declined with its reason.
@@ -176,7 +163,8 @@ TEST(ReductionPluginTest, ChosenByRankWhenPointwiseDeclines) {
   pointwise.addOutput(add(x, x));
   EXPECT_THAT(
       [&] {
-        shipped.registry->schedule(pointwise, runtimeInfo({{4, 4}}), "reduction");
+        shipped.registry->schedule(pointwise, contiguousRuntimeInfo(pointwise, {{4, 4}}),
+                                   "reduction");
       },
       ::testing::ThrowsMessage<Error>(HasSubstr("has no reduction")));
 }

@@ -24,7 +24,7 @@ class ReductionCaseTest : public ::testing::TestWithParam<std::string> {};
 
 ReductionParams heuristicsFor(const test::ReductionCase& c, const Fusion& fusion) {
   const std::vector<EvaluatorArgument> args = test::makeSuiteArguments(test::asSuiteCase(c), 1);
-  const reduction::ReductionRuntimeInfo info = test::runtimeInfoOf(c, args);
+  const SchedulerRuntimeInfo info = test::runtimeInfoOf(c, args);
   EXPECT_EQ(reduction::canScheduleCompileTime(fusion), std::nullopt);
   EXPECT_EQ(reduction::canScheduleRunTime(fusion, info), std::nullopt);
   return reduction::computeHeuristics(fusion, info);
@@ -84,7 +84,7 @@ ReductionParams heuristicsOn(const std::function<void(Fusion&)>& body,
                              driver::DeviceProperties device = driver::h100Properties()) {
   Fusion fusion;
   body(fusion);
-  reduction::ReductionRuntimeInfo info = reduction::ReductionRuntimeInfo::contiguous(fusion, sizes);
+  SchedulerRuntimeInfo info = contiguousRuntimeInfo(fusion, sizes);
   info.device = device;
   EXPECT_EQ(reduction::canScheduleCompileTime(fusion), std::nullopt);
   EXPECT_EQ(reduction::canScheduleRunTime(fusion, info), std::nullopt);
@@ -168,9 +168,8 @@ TEST(ReductionHeuristicsTest, VectorWidthFollowsDivisibilityAndAlignment) {
   EXPECT_EQ(heuristicsOn(rowSum, {{64, 1027}}).vector_width, 1);
   Fusion fusion;
   rowSum(fusion);
-  reduction::ReductionRuntimeInfo info =
-      reduction::ReductionRuntimeInfo::contiguous(fusion, {{64, 1024}});
-  info.inputs[0].data_alignment = 8;
+  SchedulerRuntimeInfo info = contiguousRuntimeInfo(fusion, {{64, 1024}});
+  info.data_alignments[0] = 8;
   EXPECT_EQ(reduction::computeHeuristics(fusion, info).vector_width, 2);
   // A padded row stride (not a multiple of the width) allows no vectors.
   Fusion padded;
@@ -178,10 +177,10 @@ TEST(ReductionHeuristicsTest, VectorWidthFollowsDivisibilityAndAlignment) {
       sum(makeInputTensor(
               padded, {.dtype = DataType::Float32, .sizes = {-1, -1}, .contiguity = {false, true}}),
           {1}));
-  info = reduction::ReductionRuntimeInfo::contiguous(padded, {{64, 1024}});
-  info.inputs[0].strides = {1026, 1};
+  info = contiguousRuntimeInfo(padded, {{64, 1024}});
+  std::get<TensorArgumentInfo>(info.arguments[0]).strides = {1026, 1};
   EXPECT_EQ(reduction::computeHeuristics(padded, info).vector_width, 2);
-  info.inputs[0].strides = {1027, 1};
+  std::get<TensorArgumentInfo>(info.arguments[0]).strides = {1027, 1};
   EXPECT_EQ(reduction::computeHeuristics(padded, info).vector_width, 1);
 }
 
@@ -329,21 +328,21 @@ TEST(ReductionRefusalTest, OutputsThatKeepTheReducedDims) {
 TEST(ReductionRefusalTest, RunTimeReasons) {
   Fusion fusion;
   fusion.addOutput(sum(makeSymbolicTensor(fusion, 2), {1}));
-  reduction::ReductionRuntimeInfo info;
+  SchedulerRuntimeInfo info;
   EXPECT_THAT(reduction::canScheduleRunTime(fusion, info).value(),
               HasSubstr("expected arguments for 1 inputs, found 0"));
-  info = reduction::ReductionRuntimeInfo::contiguous(fusion, {{8}});
+  info = contiguousRuntimeInfo(fusion, {{8}});
   EXPECT_THAT(reduction::canScheduleRunTime(fusion, info).value(),
               HasSubstr("has rank 2 but its argument has 1 sizes"));
-  info = reduction::ReductionRuntimeInfo::contiguous(fusion, {{8, 0}});
+  info = contiguousRuntimeInfo(fusion, {{8, 0}});
   EXPECT_THAT(reduction::canScheduleRunTime(fusion, info).value(),
               HasSubstr("dim 1 of the reduction T1 has size 0"));
   Fusion fixed;
   fixed.addOutput(sum(makeInputTensor(fixed, {.sizes = {4, 8}}), {1}));
-  info = reduction::ReductionRuntimeInfo::contiguous(fixed, {{4, 9}});
+  info = contiguousRuntimeInfo(fixed, {{4, 9}});
   EXPECT_THAT(reduction::canScheduleRunTime(fixed, info).value(),
               HasSubstr("contradict the fusion"));
-  info = reduction::ReductionRuntimeInfo::contiguous(fusion, {{4, 8}});
+  info = contiguousRuntimeInfo(fusion, {{4, 8}});
   EXPECT_EQ(reduction::canScheduleRunTime(fusion, info), std::nullopt);
 }
 
