@@ -46,4 +46,21 @@ ReferenceDimMap mapDimsToReference(const Fusion& fusion, const TensorView* refer
   return map;
 }
 
+std::optional<std::string> unmappedOutputDimProblem(const Fusion& fusion,
+                                                    const ReferenceDimMap& map,
+                                                    const TensorView* reference) {
+  for (const Val* output : fusion.outputs()) {
+    const auto* tv = output->as<TensorView>();
+    const std::vector<int64_t>& to_reference = map.at(tv);
+    const std::vector<IterDomain*>& dims = tv->logical();
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!dims[d]->isBroadcast() && to_reference[d] < 0) {
+        return "dim " + std::to_string(d) + " of output " + tv->name() +
+               " does not map to a dim of the reference output " + reference->name();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace braze

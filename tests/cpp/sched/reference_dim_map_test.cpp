@@ -43,5 +43,21 @@ TEST(ReferenceDimMap, LogicalPositionCountsReducedDims) {
   EXPECT_EQ(logicalPosition(s.sum, s.x->logical()[1]), -1);
 }
 
+TEST(ReferenceDimMap, NamesAnOutputDimNoReferenceDimWalks) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* row_sums = sum(x, {1});  // [i, r]
+  TensorView* y = makeSymbolicTensor(fusion, 1);
+  fusion.addOutput(row_sums);
+  fusion.addOutput(neg(y));  // its only dim meets nothing of row_sums
+  const ReferenceDimMap map = mapDimsToReference(fusion, row_sums);
+  EXPECT_EQ(unmappedOutputDimProblem(fusion, map, row_sums),
+            "dim 0 of output " + fusion.outputs()[1]->name() +
+                " does not map to a dim of the reference output " + row_sums->name());
+  const test::SoftmaxFusion s = test::makeSoftmax();
+  EXPECT_EQ(unmappedOutputDimProblem(*s.fusion, mapDimsToReference(*s.fusion, s.y), s.y),
+            std::nullopt);
+}
+
 }  // namespace
 }  // namespace braze

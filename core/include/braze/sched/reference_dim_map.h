@@ -10,6 +10,8 @@
 //   reference T3:  T2, T4, T5 -> {0, 1} (T4's b1 meets r1 through T5 and T2)
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -26,6 +28,13 @@ using ReferenceDimMap = std::unordered_map<const TensorView*, std::vector<int64_
 /// until nothing changes. Requires `reference` to be a tensor of `fusion`. Read before
 /// rFactor, while each tensor's root and logical dims are the same.
 ReferenceDimMap mapDimsToReference(const Fusion& fusion, const TensorView* reference);
+
+/// Why `reference`'s loops cannot write every output, or nullopt: an output has a dim that is
+/// not a broadcast and that `map` (from mapDimsToReference) pairs with no dim of the
+/// reference, so no loop of the kernel walks it.
+std::optional<std::string> unmappedOutputDimProblem(const Fusion& fusion,
+                                                    const ReferenceDimMap& map,
+                                                    const TensorView* reference);
 
 /// The position of `id` in tv's root domain, else in its logical domain (reduced dims
 /// included), or -1 when `tv` holds neither.
