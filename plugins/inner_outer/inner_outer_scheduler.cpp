@@ -299,18 +299,7 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
              ref->name();
     }
   }
-  for (const Val* output : fusion.outputs()) {
-    const auto* tv = output->as<TensorView>();
-    const std::vector<int64_t>& dims = map.at(tv);
-    const auto& logical = tv->logical();
-    for (size_t d = 0; d < logical.size(); ++d) {
-      if (!logical[d]->isBroadcast() && dims[d] < 0) {
-        return "dim " + std::to_string(d) + " of output " + tv->name() +
-               " does not map to a dim of the reference output " + ref->name();
-      }
-    }
-  }
-  return std::nullopt;
+  return unmappedOutputDimProblem(fusion, map, ref);
 }
 
 std::optional<std::string> canScheduleRunTime(const Fusion& fusion,

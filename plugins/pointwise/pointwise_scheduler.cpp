@@ -258,16 +258,9 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
       return "outputs " + reference->name() + " and " + tv->name() +
              " have different ranks; one loop cannot cover both";
     }
-    const std::vector<int64_t>& to_ref = map.at(tv);
-    const std::vector<IterDomain*> dims = tv->logicalNoReductions();
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (!dims[d]->isBroadcast() && to_ref[d] < 0) {
-        return "dim " + std::to_string(d) + " of output " + tv->name() +
-               " does not map to a dim of the reference output " + reference->name();
-      }
-    }
   }
-  return std::nullopt;
+  // Pointwise tensors have no reduced dims: logical and user-visible dims are the same.
+  return unmappedOutputDimProblem(fusion, map, reference);
 }
 
 std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
