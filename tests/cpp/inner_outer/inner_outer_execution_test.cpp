@@ -10,6 +10,7 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/kernel_executor.h"
 #include "inner_outer/inner_outer_cases.h"
+#include "support/poisoned_outputs.h"
 #include "support/tensor_compare.h"
 
 namespace braze {
@@ -17,21 +18,6 @@ namespace {
 
 using test::Normalization;
 using test::NormalizationCase;
-
-// Contiguous outputs of the planned sizes, every byte 0xFF, so that an element the kernel
-// never writes shows.
-std::vector<DeviceTensor> poisonedOutputs(const KernelExecutor& executor, const LaunchPlan& plan) {
-  const GeneratedKernel& kernel = executor.generatedKernel();
-  std::vector<DeviceTensor> outputs(executor.fusion().outputs().size());
-  for (size_t i = 0; i < kernel.parameters.size(); ++i) {
-    const KernelParameter& p = kernel.parameters[i];
-    if (p.kind != KernelParameter::Kind::OutputTensor) continue;
-    DeviceTensor& output = outputs[static_cast<size_t>(p.fusion_position)];
-    output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
-    output.fillBytes(0xFF);
-  }
-  return outputs;
-}
 
 // Rows that leave remainders: not a multiple of the rows a block stacks, and few rows for the
 // long ones so the CPU reference stays quick.
@@ -86,7 +72,7 @@ TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
     }
     const LaunchPlan plan = executor.plan(inputs);
     const std::vector<DeviceTensor> outputs =
-        executor.run(inputs, nullptr, poisonedOutputs(executor, plan));
+        executor.run(inputs, nullptr, test::poisonedOutputs(executor, plan));
     BRAZE_CU(ctxSynchronize);
     // The oracle evaluates a fresh, unscheduled fusion.
     const std::vector<EvaluatorArgument> expected =

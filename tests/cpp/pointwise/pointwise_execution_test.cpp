@@ -9,25 +9,11 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/kernel_executor.h"
 #include "pointwise/pointwise_cases.h"
+#include "support/poisoned_outputs.h"
 #include "support/tensor_compare.h"
 
 namespace braze {
 namespace {
-
-// Contiguous outputs of the planned sizes, every byte 0xFF, so that an element the kernel
-// never writes shows.
-std::vector<DeviceTensor> poisonedOutputs(const KernelExecutor& executor, const LaunchPlan& plan) {
-  const GeneratedKernel& kernel = executor.generatedKernel();
-  std::vector<DeviceTensor> outputs(executor.fusion().outputs().size());
-  for (size_t i = 0; i < kernel.parameters.size(); ++i) {
-    const KernelParameter& p = kernel.parameters[i];
-    if (p.kind != KernelParameter::Kind::OutputTensor) continue;
-    DeviceTensor& output = outputs[static_cast<size_t>(p.fusion_position)];
-    output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
-    output.fillBytes(0xFF);
-  }
-  return outputs;
-}
 
 void expectMatchesReference(const std::function<std::unique_ptr<Fusion>()>& build,
                             Fusion& scheduled, const std::vector<EvaluatorArgument>& host,
@@ -45,7 +31,7 @@ void expectMatchesReference(const std::function<std::unique_ptr<Fusion>()>& buil
   }
   const LaunchPlan plan = executor.plan(inputs);
   const std::vector<DeviceTensor> outputs =
-      executor.run(inputs, nullptr, poisonedOutputs(executor, plan));
+      executor.run(inputs, nullptr, test::poisonedOutputs(executor, plan));
   BRAZE_CU(ctxSynchronize);
   // The oracle evaluates a fresh, unscheduled fusion.
   const std::vector<EvaluatorArgument> expected = evaluateFusion(*build(), host);

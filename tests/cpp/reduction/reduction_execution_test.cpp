@@ -13,24 +13,10 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/kernel_executor.h"
 #include "reduction/reduction_cases.h"
+#include "support/poisoned_outputs.h"
 
 namespace braze {
 namespace {
-
-// Contiguous outputs of the planned sizes, every byte 0xFF, so that an element the kernel
-// never writes shows.
-std::vector<DeviceTensor> poisonedOutputs(const KernelExecutor& executor, const LaunchPlan& plan) {
-  const GeneratedKernel& kernel = executor.generatedKernel();
-  std::vector<DeviceTensor> outputs(executor.fusion().outputs().size());
-  for (size_t i = 0; i < kernel.parameters.size(); ++i) {
-    const KernelParameter& p = kernel.parameters[i];
-    if (p.kind != KernelParameter::Kind::OutputTensor) continue;
-    DeviceTensor& output = outputs[static_cast<size_t>(p.fusion_position)];
-    output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
-    output.fillBytes(0xFF);
-  }
-  return outputs;
-}
 
 std::vector<ExecutorArgument> deviceInputs(const std::vector<EvaluatorArgument>& host) {
   std::vector<ExecutorArgument> inputs;
@@ -69,7 +55,7 @@ TEST_P(ReductionExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
     // Twice on the same executor: a grid reduction must leave its semaphores ready.
     for (int run = 0; run < 2; ++run) {
       const std::vector<DeviceTensor> outputs =
-          executor.run(inputs, nullptr, poisonedOutputs(executor, plan));
+          executor.run(inputs, nullptr, test::poisonedOutputs(executor, plan));
       BRAZE_CU(ctxSynchronize);
       // The oracle evaluates a fresh, unscheduled fusion.
       const std::vector<EvaluatorArgument> expected = evaluateFusion(*c.build(), host);
@@ -100,7 +86,7 @@ double secondsPerLaunch(const std::function<std::unique_ptr<Fusion>()>& build,
   CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name);
   KernelExecutor executor(*fusion, std::move(generated), std::move(compiled));
   const LaunchPlan plan = executor.plan(inputs);
-  std::vector<DeviceTensor> outputs = poisonedOutputs(executor, plan);
+  std::vector<DeviceTensor> outputs = test::poisonedOutputs(executor, plan);
   executor.run(inputs, nullptr, outputs);
   BRAZE_CU(ctxSynchronize);
   CUevent start = nullptr;
