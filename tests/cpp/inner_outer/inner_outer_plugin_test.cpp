@@ -14,32 +14,22 @@
 #include "braze/sdk/plugin_abi.h"
 #include "inner_outer/normalization_fusions.h"
 #include "inner_outer_params.h"
-
-extern "C" const BrazePluginInfo* braze_plugin_info();
+#include "support/linked_plugin.h"
 
 namespace braze {
 namespace {
 
 using ::testing::HasSubstr;
 
-const BrazeSchedulerInfo& innerOuterTable() {
-  const BrazePluginInfo* info = braze_plugin_info();
-  EXPECT_EQ(info->struct_size, sizeof(BrazePluginInfo));
-  EXPECT_EQ(info->abi.major, uint32_t{BRAZE_PLUGIN_ABI_MAJOR});
-  EXPECT_STREQ(info->build_tag, BRAZE_BUILD_TAG);
-  EXPECT_EQ(info->scheduler_count, 1u);
-  return *info->schedulers[0];
-}
-
 TEST(InnerOuterPluginTest, DescribesItself) {
-  const BrazeSchedulerInfo& table = innerOuterTable();
+  const BrazeSchedulerInfo& table = test::linkedSchedulerTable();
   EXPECT_STREQ(table.id, "braze::inner_outer");
   EXPECT_STREQ(table.version, "1.0.0");
   EXPECT_EQ(table.default_rank, 150);
 }
 
 TEST(InnerOuterPluginTest, SchedulesThroughTheCTableAndDeclinesRowSums) {
-  const BrazeSchedulerInfo& table = innerOuterTable();
+  const BrazeSchedulerInfo& table = test::linkedSchedulerTable();
   BrazeStatus status{};
   BrazeSchedulerHandle handle = table.create(&status);
   ASSERT_EQ(status.code, BRAZE_STATUS_OK);

@@ -11,32 +11,22 @@
 #include "braze/sdk/plugin_abi.h"
 #include "pointwise/pointwise_cases.h"
 #include "pointwise_params.h"
-
-extern "C" const BrazePluginInfo* braze_plugin_info();
+#include "support/linked_plugin.h"
 
 namespace braze {
 namespace {
 
 using ::testing::HasSubstr;
 
-const BrazeSchedulerInfo& pointwiseTable() {
-  const BrazePluginInfo* info = braze_plugin_info();
-  EXPECT_EQ(info->struct_size, sizeof(BrazePluginInfo));
-  EXPECT_EQ(info->abi.major, uint32_t{BRAZE_PLUGIN_ABI_MAJOR});
-  EXPECT_STREQ(info->build_tag, BRAZE_BUILD_TAG);
-  EXPECT_EQ(info->scheduler_count, 1u);
-  return *info->schedulers[0];
-}
-
 TEST(PointwisePluginTest, DescribesItself) {
-  const BrazeSchedulerInfo& table = pointwiseTable();
+  const BrazeSchedulerInfo& table = test::linkedSchedulerTable();
   EXPECT_STREQ(table.id, "braze::pointwise");
   EXPECT_STREQ(table.version, "1.0.0");
   EXPECT_EQ(table.struct_size, sizeof(BrazeSchedulerInfo));
 }
 
 TEST(PointwisePluginTest, SchedulesThroughTheCTable) {
-  const BrazeSchedulerInfo& table = pointwiseTable();
+  const BrazeSchedulerInfo& table = test::linkedSchedulerTable();
   BrazeStatus status{};
   BrazeSchedulerHandle handle = table.create(&status);
   ASSERT_EQ(status.code, BRAZE_STATUS_OK);
@@ -65,7 +55,7 @@ TEST(PointwisePluginTest, SchedulesThroughTheCTable) {
 }
 
 TEST(PointwisePluginTest, DeclinesWithAReasonAndReportsErrors) {
-  const BrazeSchedulerInfo& table = pointwiseTable();
+  const BrazeSchedulerInfo& table = test::linkedSchedulerTable();
   BrazeStatus status{};
   BrazeSchedulerHandle handle = table.create(&status);
   Fusion fusion;

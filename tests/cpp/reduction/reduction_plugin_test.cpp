@@ -15,22 +15,12 @@
 #include "braze/sdk/plugin_abi.h"
 #include "reduction/reduction_cases.h"
 #include "reduction_params.h"
-
-extern "C" const BrazePluginInfo* braze_plugin_info();
+#include "support/linked_plugin.h"
 
 namespace braze {
 namespace {
 
 using ::testing::HasSubstr;
-
-const BrazeSchedulerInfo& reductionTable() {
-  const BrazePluginInfo* info = braze_plugin_info();
-  EXPECT_EQ(info->struct_size, sizeof(BrazePluginInfo));
-  EXPECT_EQ(info->abi.major, uint32_t{BRAZE_PLUGIN_ABI_MAJOR});
-  EXPECT_STREQ(info->build_tag, BRAZE_BUILD_TAG);
-  EXPECT_EQ(info->scheduler_count, 1u);
-  return *info->schedulers[0];
-}
 
 std::unique_ptr<Fusion> rowSum() {
   auto fusion = std::make_unique<Fusion>();
@@ -39,7 +29,7 @@ std::unique_ptr<Fusion> rowSum() {
 }
 
 TEST(ReductionPluginTest, DescribesItself) {
-  const BrazeSchedulerInfo& table = reductionTable();
+  const BrazeSchedulerInfo& table = test::linkedSchedulerTable();
   EXPECT_STREQ(table.id, "braze::reduction");
   EXPECT_STREQ(table.version, "1.0.0");
   EXPECT_EQ(table.default_rank, 200);
@@ -47,7 +37,7 @@ TEST(ReductionPluginTest, DescribesItself) {
 }
 
 TEST(ReductionPluginTest, SchedulesThroughTheCTable) {
-  const BrazeSchedulerInfo& table = reductionTable();
+  const BrazeSchedulerInfo& table = test::linkedSchedulerTable();
   BrazeStatus status{};
   BrazeSchedulerHandle handle = table.create(&status);
   ASSERT_EQ(status.code, BRAZE_STATUS_OK);
@@ -73,7 +63,7 @@ TEST(ReductionPluginTest, SchedulesThroughTheCTable) {
 }
 
 TEST(ReductionPluginTest, DeclinesWithAReasonAndReportsErrors) {
-  const BrazeSchedulerInfo& table = reductionTable();
+  const BrazeSchedulerInfo& table = test::linkedSchedulerTable();
   BrazeStatus status{};
   BrazeSchedulerHandle handle = table.create(&status);
   Fusion fusion;
