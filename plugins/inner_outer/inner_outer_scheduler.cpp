@@ -20,6 +20,7 @@
 #include "braze/sched/reference_dim_map.h"
 #include "braze/sched/runtime_arguments.h"
 #include "braze/sched/transform_propagation.h"
+#include "braze/sched/unsupported_op_problem.h"
 
 namespace braze::inner_outer {
 
@@ -262,13 +263,7 @@ void keepBroadcastsSerial(Fusion& fusion) {
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
-  for (const Expr* expr : fusion.exprs()) {
-    if (std::optional<std::string> reason = refusedOp(expr->op())) {
-      std::ostringstream os;
-      os << expr->op() << " is not supported: " << *reason;
-      return os.str();
-    }
-  }
+  if (std::optional<std::string> problem = unsupportedOpProblem(fusion, refusedOp)) return problem;
   if (!hasReductions(fusion))
     return "the fusion has no reduction; it is the pointwise scheduler's work";
   const auto classified = classifyReductions(fusion);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <sstream>
 
 #include "braze/error.h"
 #include "braze/eval/expression_evaluator.h"
@@ -15,6 +14,7 @@
 #include "braze/sched/reference_dim_map.h"
 #include "braze/sched/runtime_arguments.h"
 #include "braze/sched/transform_propagation.h"
+#include "braze/sched/unsupported_op_problem.h"
 #include "braze/sched/vectorization.h"
 
 namespace braze::pointwise {
@@ -243,13 +243,7 @@ int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& 
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
-  for (const Expr* expr : fusion.exprs()) {
-    if (std::optional<std::string> reason = refusedOp(expr->op())) {
-      std::ostringstream os;
-      os << expr->op() << " is not supported: " << *reason;
-      return os.str();
-    }
-  }
+  if (std::optional<std::string> problem = unsupportedOpProblem(fusion, refusedOp)) return problem;
   const auto* reference = fusion.outputs()[referenceIndex(fusion)]->as<TensorView>();
   const DimMap map = mapDimsToReference(fusion, reference);
   for (const Val* output : fusion.outputs()) {

@@ -1,7 +1,6 @@
 #include "reduction_scheduler.h"
 
 #include <algorithm>
-#include <sstream>
 #include <unordered_set>
 
 #include "braze/error.h"
@@ -13,6 +12,7 @@
 #include "braze/sched/parallel_propagation.h"
 #include "braze/sched/runtime_arguments.h"
 #include "braze/sched/transform_propagation.h"
+#include "braze/sched/unsupported_op_problem.h"
 #include "reduction_extents.h"
 #include "reduction_layout.h"
 
@@ -250,16 +250,9 @@ void inlineIntoSharedReductions(Fusion& fusion) {
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
-  bool reduces = false;
-  for (const Expr* expr : fusion.exprs()) {
-    if (std::optional<std::string> reason = refusedOp(expr->op())) {
-      std::ostringstream os;
-      os << expr->op() << " is not supported: " << *reason;
-      return os.str();
-    }
-    reduces = reduces || isReductionExpr(expr);
-  }
-  if (!reduces) {
+  if (std::optional<std::string> problem = unsupportedOpProblem(fusion, refusedOp)) return problem;
+  const std::vector<Expr*> exprs = fusion.exprs();
+  if (std::none_of(exprs.begin(), exprs.end(), isReductionExpr)) {
     return "the fusion has no reduction; the pointwise scheduler handles reduction-free "
            "fusions";
   }
