@@ -14,6 +14,7 @@
 #include "braze/ops/elementwise.h"
 #include "braze/ops/shape.h"
 #include "pointwise_scheduler.h"
+#include "support/fusion_of.h"
 #include "support/host_runtime_info.h"
 #include "support/scheduled_suite.h"
 
@@ -47,15 +48,6 @@ inline SuiteInput scalarInput(double value) {
   SuiteInput in;
   in.scalar = ScalarValue(value);
   return in;
-}
-
-template <typename Body>
-std::function<std::unique_ptr<Fusion>()> fusionOf(Body body) {
-  return [body] {
-    auto fusion = std::make_unique<Fusion>();
-    body(*fusion);
-    return fusion;
-  };
 }
 
 inline TensorView* symbolic(Fusion& f, int64_t rank, DataType dtype = DataType::Float32) {

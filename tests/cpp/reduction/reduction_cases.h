@@ -19,6 +19,7 @@
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 #include "reduction_scheduler.h"
+#include "support/fusion_of.h"
 #include "support/host_runtime_info.h"
 #include "support/scheduled_suite.h"
 #include "support/tensor_compare.h"
@@ -56,15 +57,6 @@ inline SuiteInput tensorOf(std::vector<int64_t> sizes, DataType dtype = DataType
 
 inline SuiteInput positiveOf(std::vector<int64_t> sizes, DataType dtype = DataType::Float32) {
   return tensorOf(std::move(sizes), dtype, 0.25, 2.0);
-}
-
-template <typename Body>
-std::function<std::unique_ptr<Fusion>()> fusionOf(Body body) {
-  return [body] {
-    auto fusion = std::make_unique<Fusion>();
-    body(*fusion);
-    return fusion;
-  };
 }
 
 /// sum(x, axes) of a symbolic input of rank `rank`.
