@@ -13,11 +13,6 @@ namespace braze::reduction {
 
 namespace {
 
-bool isReductionExpr(const Expr* expr) {
-  const OpFamily family = familyOf(expr->op());
-  return family == OpFamily::Reduction || family == OpFamily::Welford;
-}
-
 std::vector<TensorView*> reductionOutputs(const Fusion& fusion) {
   std::vector<TensorView*> reductions;
   for (const Expr* expr : fusion.exprs()) {
@@ -102,6 +97,11 @@ std::vector<int64_t> memoryOrder(const Fusion& fusion, const TensorView* referen
 }
 
 }  // namespace
+
+bool isReductionExpr(const Expr* expr) {
+  const OpFamily family = familyOf(expr->op());
+  return family == OpFamily::Reduction || family == OpFamily::Welford;
+}
 
 std::optional<std::string> layoutProblem(const Fusion& fusion) {
   const std::vector<TensorView*> reductions = reductionOutputs(fusion);

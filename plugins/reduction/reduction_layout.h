@@ -43,6 +43,9 @@ struct ReductionLayout {
   bool inner = true;
 };
 
+/// True for the ops this kernel reduces: sum, prod, max, min (OpFamily::Reduction) and Welford.
+bool isReductionExpr(const Expr* expr);
+
 /// Why the reduction kernel cannot compute this fusion's reductions and outputs together
 /// (reductions over different dims, a reduction of a reduction, a normalization, an output
 /// that keeps the reduced dims, ...), or nullopt. Requires at least one reduction.

@@ -57,11 +57,6 @@ std::optional<std::string> refusedOp(OpKind op) {
   }
 }
 
-bool isReductionExpr(const Expr* expr) {
-  const OpFamily family = familyOf(expr->op());
-  return family == OpFamily::Reduction || family == OpFamily::Welford;
-}
-
 // Reduction results the fusion returns are computed in registers and written by a copy, so
 // that the cross-thread combine finishes before the single store.
 void cacheReductionOutputs(Fusion& fusion) {
