@@ -61,10 +61,11 @@ TEST(InnerOuterPluginTest, SchedulesThroughTheCTableAndDeclinesRowSums) {
   table.destroy(handle);
 }
 
-// Only the build tree's plugins: no user or install folders, no environment.
+// The shipped plugins as a user process finds them (the build tree, or BRAZE_PLUGIN_PATH and
+// BRAZE_PLUGIN_SCANNER where the tests run from a bundle), without the user's or install folders
+// or probe cache.
 RegistryOptions buildTreeOnly(const std::filesystem::path& scratch) {
   RegistryOptions options;
-  options.use_environment = false;
   options.user_dir = scratch / "user";
   options.install_dir = scratch / "install";
   options.cache_file = scratch / "probe-cache.json";
