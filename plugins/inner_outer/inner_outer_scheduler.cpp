@@ -477,20 +477,6 @@ void scheduleMultiWave(Fusion& fusion, TensorView* reference, const InnerOuterPa
   }
 }
 
-bool isThreadOrBlock(ParallelType type) {
-  switch (type) {
-    case ParallelType::BIDx:
-    case ParallelType::BIDy:
-    case ParallelType::BIDz:
-    case ParallelType::TIDx:
-    case ParallelType::TIDy:
-    case ParallelType::TIDz:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Multi-wave: a register tensor that its consumers cannot inline along the wave loop (the float
 // copy of a weight, whose consumer has the extra row dim in front) would be a row-sized
 // register array. It becomes a global intermediate: every block writes the same values, and
@@ -501,7 +487,8 @@ void moveRowSizedRegistersToGlobal(Fusion& fusion) {
       continue;
     for (int64_t j = tv->inlinePosition(); j < tv->nLoopDims(); ++j) {
       const IterDomain* id = tv->loopAxis(j);
-      if (id->isReduction() || isThreadOrBlock(id->parallelType())) continue;
+      if (id->isReduction() || isThreadDim(id->parallelType()) || isBlockDim(id->parallelType()))
+        continue;
       if (!id->extent()->constantInt()) {
         tv->setMemoryType(MemoryType::Global);
         break;

@@ -45,6 +45,14 @@ std::string_view toString(ParallelType type) {
   return "?";
 }
 
+bool isThreadDim(ParallelType type) {
+  return type == ParallelType::TIDx || type == ParallelType::TIDy || type == ParallelType::TIDz;
+}
+
+bool isBlockDim(ParallelType type) {
+  return type == ParallelType::BIDx || type == ParallelType::BIDy || type == ParallelType::BIDz;
+}
+
 std::ostream& operator<<(std::ostream& os, IterType type) {
   return os << toString(type);
 }

@@ -190,7 +190,7 @@ class NestBuilder {
     p.group = ctx_.graph().loopGroup(id);
     p.position.id = promoted;
     p.type = promoted->parallelType();
-    if (kir::isThreadDim(p.type) || kir::isBlockDim(p.type)) {
+    if (isThreadDim(p.type) || isBlockDim(p.type)) {
       p.position.index = ctx_.parallelIndex(p.type);
       return p;
     }

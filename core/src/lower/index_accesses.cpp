@@ -95,9 +95,8 @@ class Indexer {
     for (int64_t j = 0; j < producer->nLoopDims(); ++j) {
       const IterDomain* id = producer->loopAxis(j);
       const ParallelType type = id->parallelType();
-      const bool private_dim = memory == MemoryType::Local
-                                   ? (kir::isThreadDim(type) || kir::isBlockDim(type))
-                                   : kir::isBlockDim(type);
+      const bool private_dim =
+          memory == MemoryType::Local ? (isThreadDim(type) || isBlockDim(type)) : isBlockDim(type);
       if (!private_dim || id->isReduction() || id->isBroadcast()) continue;
       auto index = map.find(id);
       if (!index) continue;

@@ -312,7 +312,7 @@ IndexMap::Bounds IndexMap::bounds(const TensorView* out) const {
   for (const kir::NestPosition& position : nest_) {
     if (position.id == nullptr) continue;
     const ParallelType type = position.id->parallelType();
-    if (!kir::isThreadDim(type) && !kir::isBlockDim(type)) continue;
+    if (!isThreadDim(type) && !isBlockDim(type)) continue;
     const kir::Value condition = kir::lt(position.index, ctx_.extentOf(position.id));
     if (condition.isTrue()) continue;
     (position.id->isReduction() ? bounds.reduction : bounds.iteration).push_back(condition);

@@ -110,7 +110,7 @@ class Predicator {
     }
     for (ParallelType type : kLaunchTypes) {
       if (!ctx_.launchDim(type).used) continue;
-      if (memory == MemoryType::Shared && kir::isBlockDim(type)) continue;
+      if (memory == MemoryType::Shared && isBlockDim(type)) continue;
       if ((type == ParallelType::BIDx && finished.x) ||
           (type == ParallelType::BIDy && finished.y) || (type == ParallelType::BIDz && finished.z))
         continue;

@@ -44,14 +44,6 @@ int launchSlot(ParallelType type) {
   }
 }
 
-bool isThreadDim(ParallelType type) {
-  return type == ParallelType::TIDx || type == ParallelType::TIDy || type == ParallelType::TIDz;
-}
-
-bool isBlockDim(ParallelType type) {
-  return type == ParallelType::BIDx || type == ParallelType::BIDy || type == ParallelType::BIDz;
-}
-
 void forEachStmt(const Scope& scope, const std::function<void(const Stmt&)>& visit) {
   for (const StmtPtr& stmt : scope) {
     visit(*stmt);

@@ -344,11 +344,11 @@ const AllocationLayout& LowerContext::layoutOf(const TensorView* tv) const {
     const ParallelType type = id->parallelType();
     bool stored = false;
     if (memory == MemoryType::Local) {
-      stored = j >= k && !kir::isThreadDim(type) && !kir::isBlockDim(type);
+      stored = j >= k && !isThreadDim(type) && !isBlockDim(type);
     } else {
       // Shared memory is seen by every thread of a block, so thread dims are stored even
       // where the tensor is inlined; each block has its own.
-      stored = (j >= k && !kir::isBlockDim(type)) || kir::isThreadDim(type);
+      stored = (j >= k && !isBlockDim(type)) || isThreadDim(type);
     }
     if (!stored) continue;
     const kir::Value extent = extentOf(id);

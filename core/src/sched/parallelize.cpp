@@ -13,19 +13,8 @@ namespace {
 // Types that one tensor may use on a single axis: a thread or block index names one loop, and
 // a vector access is one innermost axis.
 bool isExclusive(ParallelType type) {
-  switch (type) {
-    case ParallelType::BIDx:
-    case ParallelType::BIDy:
-    case ParallelType::BIDz:
-    case ParallelType::TIDx:
-    case ParallelType::TIDy:
-    case ParallelType::TIDz:
-    case ParallelType::Vectorize:
-    case ParallelType::Stream:
-      return true;
-    default:
-      return false;
-  }
+  return isThreadDim(type) || isBlockDim(type) || type == ParallelType::Vectorize ||
+         type == ParallelType::Stream;
 }
 
 }  // namespace

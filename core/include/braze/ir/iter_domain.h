@@ -31,6 +31,8 @@ enum class ParallelType : uint8_t {
 
 std::string_view toString(IterType type);
 std::string_view toString(ParallelType type);
+bool isThreadDim(ParallelType type);  ///< TIDx/y/z
+bool isBlockDim(ParallelType type);   ///< BIDx/y/z
 std::ostream& operator<<(std::ostream& os, IterType type);
 std::ostream& operator<<(std::ostream& os, ParallelType type);
 

@@ -294,8 +294,6 @@ struct Kernel {
 
 /// Index of a thread/block parallel type in Kernel::launch (BIDx..TIDz), or -1.
 int launchSlot(ParallelType type);
-bool isThreadDim(ParallelType type);  ///< TIDx/y/z
-bool isBlockDim(ParallelType type);   ///< BIDx/y/z
 
 /// Calls `visit` on every statement of `scope`, depth first, parents before children.
 void forEachStmt(const Scope& scope, const std::function<void(const Stmt&)>& visit);
