@@ -10,7 +10,7 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/kernel_executor.h"
 #include "inner_outer/inner_outer_cases.h"
-#include "support/poisoned_outputs.h"
+#include "support/gpu_run.h"
 #include "support/tensor_compare.h"
 
 namespace braze {
@@ -63,17 +63,10 @@ TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
     const inner_outer::InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
     inner_outer::schedule(*fusion, params);
 
-    GeneratedKernel generated = generateCuda(*fusion);
-    CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name);
-    KernelExecutor executor(*fusion, std::move(generated), std::move(compiled));
-    std::vector<ExecutorArgument> inputs;
-    for (const EvaluatorArgument& argument : host) {
-      inputs.emplace_back(DeviceTensor::fromHost(std::get<HostTensor>(argument)));
-    }
-    const LaunchPlan plan = executor.plan(inputs);
-    const std::vector<DeviceTensor> outputs =
-        executor.run(inputs, nullptr, test::poisonedOutputs(executor, plan));
-    BRAZE_CU(ctxSynchronize);
+    const std::unique_ptr<KernelExecutor> executor = test::compileForGpu(*fusion);
+    const test::GpuRun run = test::runWithPoisonedOutputs(*executor, test::deviceArguments(host));
+    const std::vector<HostTensor>& outputs = run.outputs;
+    const LaunchPlan& plan = run.plan;
     // The oracle evaluates a fresh, unscheduled fusion.
     const std::vector<EvaluatorArgument> expected =
         evaluateFusion(*test::makeNormalization(c.kind, c.dtype), host);
@@ -91,7 +84,7 @@ TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
         // hundreds of rows in another order too.
         tolerance = {1e-4, 1e-4};
       }
-      EXPECT_TRUE(test::isClose(outputs[j].toHost(), reference, tolerance))
+      EXPECT_TRUE(test::isClose(outputs[j], reference, tolerance))
           << c.name() << " seed " << seed << ", output " << j << " " << params
           << "\nlaunch: " << plan.launch.toString();
     }

@@ -9,7 +9,7 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/kernel_executor.h"
 #include "pointwise/pointwise_cases.h"
-#include "support/poisoned_outputs.h"
+#include "support/gpu_run.h"
 #include "support/tensor_compare.h"
 
 namespace braze {
@@ -18,28 +18,16 @@ namespace {
 void expectMatchesReference(const std::function<std::unique_ptr<Fusion>()>& build,
                             Fusion& scheduled, const std::vector<EvaluatorArgument>& host,
                             const std::string& what) {
-  GeneratedKernel generated = generateCuda(scheduled);
-  CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name);
-  KernelExecutor executor(scheduled, std::move(generated), std::move(compiled));
-  std::vector<ExecutorArgument> inputs;
-  for (const EvaluatorArgument& argument : host) {
-    if (const auto* tensor = std::get_if<HostTensor>(&argument)) {
-      inputs.emplace_back(DeviceTensor::fromHost(*tensor));
-    } else {
-      inputs.emplace_back(std::get<ScalarValue>(argument));
-    }
-  }
-  const LaunchPlan plan = executor.plan(inputs);
-  const std::vector<DeviceTensor> outputs =
-      executor.run(inputs, nullptr, test::poisonedOutputs(executor, plan));
-  BRAZE_CU(ctxSynchronize);
+  const std::unique_ptr<KernelExecutor> executor = test::compileForGpu(scheduled);
+  const test::GpuRun run = test::runWithPoisonedOutputs(*executor, test::deviceArguments(host));
+  const std::vector<HostTensor>& outputs = run.outputs;
+  const LaunchPlan& plan = run.plan;
   // The oracle evaluates a fresh, unscheduled fusion.
   const std::vector<EvaluatorArgument> expected = evaluateFusion(*build(), host);
   ASSERT_EQ(outputs.size(), expected.size());
   for (size_t j = 0; j < outputs.size(); ++j) {
     const HostTensor& reference = std::get<HostTensor>(expected[j]);
-    EXPECT_TRUE(
-        test::isClose(outputs[j].toHost(), reference, test::toleranceFor(reference.dtype())))
+    EXPECT_TRUE(test::isClose(outputs[j], reference, test::toleranceFor(reference.dtype())))
         << what << ", output " << j << "\nlaunch: " << plan.launch.toString();
   }
 }

@@ -13,22 +13,11 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/kernel_executor.h"
 #include "reduction/reduction_cases.h"
+#include "support/gpu_run.h"
 #include "support/poisoned_outputs.h"
 
 namespace braze {
 namespace {
-
-std::vector<ExecutorArgument> deviceInputs(const std::vector<EvaluatorArgument>& host) {
-  std::vector<ExecutorArgument> inputs;
-  for (const EvaluatorArgument& argument : host) {
-    if (const auto* tensor = std::get_if<HostTensor>(&argument)) {
-      inputs.emplace_back(DeviceTensor::fromHost(*tensor));
-    } else {
-      inputs.emplace_back(std::get<ScalarValue>(argument));
-    }
-  }
-  return inputs;
-}
 
 class ReductionExecutionTest : public ::testing::TestWithParam<std::string> {};
 
@@ -47,22 +36,19 @@ TEST_P(ReductionExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
     const std::string what =
         c.name + " seed " + std::to_string(seed) + " " + reduction::toString(params);
 
-    GeneratedKernel generated = generateCuda(*fusion);
-    CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name);
-    KernelExecutor executor(*fusion, std::move(generated), std::move(compiled));
-    const std::vector<ExecutorArgument> inputs = deviceInputs(host);
-    const LaunchPlan plan = executor.plan(inputs);
+    const std::unique_ptr<KernelExecutor> executor = test::compileForGpu(*fusion);
+    const std::vector<ExecutorArgument> inputs = test::deviceArguments(host);
     // Twice on the same executor: a grid reduction must leave its semaphores ready.
     for (int run = 0; run < 2; ++run) {
-      const std::vector<DeviceTensor> outputs =
-          executor.run(inputs, nullptr, test::poisonedOutputs(executor, plan));
-      BRAZE_CU(ctxSynchronize);
+      const test::GpuRun gpu = test::runWithPoisonedOutputs(*executor, inputs);
+      const std::vector<HostTensor>& outputs = gpu.outputs;
+      const LaunchPlan& plan = gpu.plan;
       // The oracle evaluates a fresh, unscheduled fusion.
       const std::vector<EvaluatorArgument> expected = evaluateFusion(*c.build(), host);
       ASSERT_EQ(outputs.size(), expected.size());
       for (size_t j = 0; j < outputs.size(); ++j) {
         const HostTensor& reference = std::get<HostTensor>(expected[j]);
-        EXPECT_TRUE(test::isClose(outputs[j].toHost(), reference,
+        EXPECT_TRUE(test::isClose(outputs[j], reference,
                                   c.tolerance.value_or(test::toleranceFor(reference.dtype()))))
             << what << ", run " << run << ", output " << j
             << "\nlaunch: " << plan.launch.toString();
@@ -82,9 +68,8 @@ double secondsPerLaunch(const std::function<std::unique_ptr<Fusion>()>& build,
                         const std::vector<ExecutorArgument>& inputs) {
   std::unique_ptr<Fusion> fusion = build();
   reduction::schedule(*fusion, params);
-  GeneratedKernel generated = generateCuda(*fusion);
-  CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name);
-  KernelExecutor executor(*fusion, std::move(generated), std::move(compiled));
+  const std::unique_ptr<KernelExecutor> compiled = test::compileForGpu(*fusion);
+  KernelExecutor& executor = *compiled;
   const LaunchPlan plan = executor.plan(inputs);
   std::vector<DeviceTensor> outputs = test::poisonedOutputs(executor, plan);
   executor.run(inputs, nullptr, outputs);

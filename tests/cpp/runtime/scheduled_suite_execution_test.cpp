@@ -12,6 +12,7 @@
 #include "braze/driver/cuda_driver.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/kernel_executor.h"
+#include "support/gpu_run.h"
 #include "support/scheduled_suite.h"
 #include "support/tensor_compare.h"
 
@@ -105,14 +106,7 @@ TEST_P(ScheduledSuiteExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
   // Two runs on fresh inputs: the second must not pass on what the first left behind.
   for (const uint64_t seed : {uint64_t{101}, uint64_t{202}}) {
     const std::vector<EvaluatorArgument> host = test::makeSuiteArguments(c, seed);
-    std::vector<ExecutorArgument> inputs;
-    for (const EvaluatorArgument& argument : host) {
-      if (const auto* tensor = std::get_if<HostTensor>(&argument)) {
-        inputs.emplace_back(DeviceTensor::fromHost(*tensor));
-      } else {
-        inputs.emplace_back(std::get<ScalarValue>(argument));
-      }
-    }
+    const std::vector<ExecutorArgument> inputs = test::deviceArguments(host);
     const LaunchPlan plan = kernel.executor->plan(inputs);
     const std::vector<DeviceTensor> outputs =
         kernel.executor->run(inputs, nullptr, poisonedOutputs(*kernel.executor, plan, true));
