@@ -21,6 +21,7 @@
 #include "braze/sched/runtime_arguments.h"
 #include "braze/sched/transform_propagation.h"
 #include "braze/sched/unsupported_op_problem.h"
+#include "kernel_shapes.h"
 
 namespace braze::inner_outer {
 
@@ -392,112 +393,6 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
   }
   return params;
 }
-
-namespace {
-
-// [rows..., row] -> [rows, row]: the outer dims merged into one.
-void mergeRows(TensorView* tv) {
-  while (tv->nLoopDims() > 2) tv->merge(0, 1);
-}
-
-void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {
-  // [rows, row] -> [batch, rows/r, r, ceil(V/batch), v]. The batch loop goes first so that
-  // tensors without the rows dim (a weight's float copy) share it with their consumers: they
-  // are loaded one vector at a time where they are used, after the reductions, instead of
-  // being kept whole in registers from the start of the kernel.
-  mergeRows(reference);
-  reference->split(1, params.vector_width);
-  reference->split(1, params.persistent_batch, /*inner_split=*/false);
-  reference->split(0, params.rows_per_block);
-  reference->reorder({{2, 0}});
-  propagateTransforms(reference);
-  reference->parallelize(1, ParallelType::BIDx);
-  if (params.rows_per_block > 1) reference->parallelize(2, ParallelType::TIDy);
-  // Unrolled loops index the register arrays with constants, so they stay in registers.
-  reference->parallelize(0, ParallelType::Unroll);
-  reference->parallelize(3, ParallelType::TIDx);
-  if (params.vector_width > 1) reference->parallelize(4, ParallelType::Unroll);
-  propagateParallelTypes(reference);
-  keepIntermediatesInRegisters(fusion);
-}
-
-// Inner-outer: [rows, row] -> [BIDx G, ceil(rows/G), Unroll batch, TIDx, v]. Each column sum
-// is split (rFactor) into a per-thread serial sum over the block's rows, kept in registers
-// next to the row's buffers, and a grid reduction of those partials across the G blocks.
-void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterParams& params,
-                        const std::vector<TensorView*>& column_sums) {
-  reference->split(1, params.vector_width);
-  reference->split(1, params.persistent_batch, /*inner_split=*/false);
-  reference->split(0, params.row_blocks, /*inner_split=*/false);
-  propagateTransforms(reference);
-  reference->parallelize(0, ParallelType::BIDx);
-  reference->parallelize(2, ParallelType::Unroll);
-  reference->parallelize(3, ParallelType::TIDx);
-  if (params.vector_width > 1) reference->parallelize(4, ParallelType::Unroll);
-  propagateParallelTypes(reference);
-  keepIntermediatesInRegisters(fusion);
-  for (TensorView* column_sum : column_sums) {
-    column_sum->rFactor({1})->setMemoryType(MemoryType::Local);
-    // [r BIDx, batch, TIDx, v] -> [batch, TIDx, v, r BIDx]: the grid reduction runs once per
-    // register element, and the column sum's reader (the output) in the same iteration, where
-    // the finishing block holds the result.
-    column_sum->reorder({{0, column_sum->nLoopDims() - 1}});
-  }
-}
-
-// inlineMost keeps a tensor read both by the row's ops and by a column sum's partial outside
-// the row loop (its consumers do not share that loop yet); computing it inside the row loop
-// [BIDx, row] puts both consumers, and the partial's accumulation, in that one loop.
-void inlineIntoRowLoop(Fusion& fusion) {
-  for (TensorView* tv : fusion.allTensors()) {
-    if (fusion.isInput(tv) || tv->memoryType() == MemoryType::Global) continue;
-    if (tv->inlinePosition() < 2 && maxInlinePosition(tv) >= 2 && !tv->hasReduction())
-      inlineAt(tv, 2);
-  }
-}
-
-void scheduleMultiWave(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {
-  // [rows, row] -> [ceil(V/t), rows, t, v]. The wave loop goes first so that tensors without
-  // the rows dim (the float copy of a weight) share it with their consumers and are computed
-  // one vector at a time inside it, rather than kept whole.
-  mergeRows(reference);
-  reference->split(1, params.vector_width);
-  reference->split(1, params.threads_x);
-  reference->reorder({{1, 0}, {0, 1}});
-  propagateTransforms(reference);
-  reference->parallelize(1, ParallelType::BIDx);
-  reference->parallelize(2, ParallelType::TIDx);
-  if (params.vector_width > 1) reference->parallelize(3, ParallelType::Unroll);
-  propagateParallelTypes(reference);
-  keepIntermediatesInRegisters(fusion);
-  // What outlives a reduction is written to global memory and read back in the next wave loop.
-  for (const PersistentBuffer& buffer : persistentBuffers(fusion)) {
-    if (!fusion.isInput(buffer.tv) && !fusion.isOutput(buffer.tv))
-      buffer.tv->setMemoryType(MemoryType::Global);
-  }
-}
-
-// Multi-wave: a register tensor that its consumers cannot inline along the wave loop (the float
-// copy of a weight, whose consumer has the extra row dim in front) would be a row-sized
-// register array. It becomes a global intermediate: every block writes the same values, and
-// each thread reads back only what it wrote itself.
-void moveRowSizedRegistersToGlobal(Fusion& fusion) {
-  for (TensorView* tv : fusion.allTensors()) {
-    if (tv->memoryType() != MemoryType::Local || fusion.isInput(tv) || fusion.isOutput(tv))
-      continue;
-    for (int64_t j = tv->inlinePosition(); j < tv->nLoopDims(); ++j) {
-      const IterDomain* id = tv->loopAxis(j);
-      if (id->isReduction() || isThreadDim(id->parallelType()) || isBlockDim(id->parallelType()))
-        continue;
-      if (!id->extent()->constantInt()) {
-        tv->setMemoryType(MemoryType::Global);
-        break;
-      }
-    }
-  }
-}
-
-}  // namespace
 
 void schedule(Fusion& fusion, const InnerOuterParams& params) {
   BRAZE_USER_CHECK(params.reference_output >= 0 &&

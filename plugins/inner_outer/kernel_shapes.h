@@ -1,0 +1,32 @@
+#pragma once
+
+// The three kernel shapes of the inner-outer scheduler (inner_outer_scheduler.h describes
+// them), one file each. schedule() caches inputs and outputs first, then applies one shape,
+// then vectorizes and inlines.
+
+#include <vector>
+
+#include "braze/ir/fusion.h"
+#include "inner_outer_params.h"
+
+namespace braze::inner_outer {
+
+/// [rows..., row] -> [rows, row]: the outer dims merged into one.
+void mergeRows(TensorView* tv);
+
+/// Registers: [Unroll batch, BIDx rows/r, TIDy r, TIDx ceil(V/batch), v].
+void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params);
+
+/// Inner-outer (row reductions with column sums): [BIDx G, serial ceil(rows/G), Unroll batch,
+/// TIDx, v], each column sum an rFactored per-thread partial plus a grid reduction. Call
+/// inlineIntoRowLoop after inlineMost.
+void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterParams& params,
+                        const std::vector<TensorView*>& column_sums);
+void inlineIntoRowLoop(Fusion& fusion);
+
+/// Multi-wave: [ceil(V/t) waves, BIDx rows, TIDx t, v]. Call moveRowSizedRegistersToGlobal
+/// after inlineMost.
+void scheduleMultiWave(Fusion& fusion, TensorView* reference, const InnerOuterParams& params);
+void moveRowSizedRegistersToGlobal(Fusion& fusion);
+
+}  // namespace braze::inner_outer
