@@ -63,6 +63,15 @@ void Expr::replaceInput(Val* old, Val* replacement) {
   }
 }
 
+void Expr::detach() {
+  for (Val* input : inputs_) std::erase(input->uses_, this);
+  for (Val* output : outputs_) {
+    if (output->definition_ == this) output->definition_ = nullptr;
+  }
+  inputs_.clear();
+  outputs_.clear();
+}
+
 void Expr::replaceOutput(Val* old, Val* replacement) {
   BRAZE_INTERNAL_CHECK(replacement != nullptr && &replacement->fusion() == &fusion())
       << op_ << ": the replacement output belongs to another fusion";

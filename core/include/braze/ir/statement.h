@@ -123,6 +123,10 @@ class Expr : public Statement {
   /// Makes `replacement` (which has no definition) an output in place of `old`, which is left
   /// without a definition. Only scheduling calls this (cacheBefore).
   void replaceOutput(Val* old, Val* replacement);
+  /// Takes this Expr out of the graph: its inputs forget it as a use, its outputs lose it as
+  /// their definition, and it keeps no inputs or outputs, so no traversal reaches it and a
+  /// clone copies it empty. Only scheduling calls this (rewrites that redefine a tensor).
+  void detach();
 
   bool hasAttribute(std::string_view name) const;
   /// The attribute's value; a missing name or wrong type is an internal error.
