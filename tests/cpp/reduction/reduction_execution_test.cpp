@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 
 #include "braze/codegen/codegen.h"
 #include "braze/driver/cuda_driver.h"
@@ -15,6 +17,8 @@
 #include "reduction/reduction_cases.h"
 #include "support/gpu_run.h"
 #include "support/poisoned_outputs.h"
+#include "support/random_tensor.h"
+#include "support/tensor_compare.h"
 
 namespace braze {
 namespace {
@@ -60,6 +64,50 @@ TEST_P(ReductionExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
 INSTANTIATE_TEST_SUITE_P(Cases, ReductionExecutionTest,
                          ::testing::ValuesIn(test::reductionCaseNames()),
                          [](const auto& info) { return info.param; });
+
+// NaN wins in max and min, elementwise and along a row, as in torch.maximum and torch.amax:
+// rows holding a NaN in either input reduce to NaN, the others to their exact extreme. The
+// device code takes a single NaN-propagating instruction for float on sm_80 and newer.
+TEST(ReductionNanTest, MaxAndMinPropagateNanOnTheGpu) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  for (const bool is_max : {true, false}) {
+    for (const DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+      const auto build = [dtype, is_max] {
+        auto fusion = std::make_unique<Fusion>();
+        TensorView* x = makeSymbolicTensor(*fusion, 2, dtype);
+        TensorView* y = makeSymbolicTensor(*fusion, 2, dtype);
+        fusion->addOutput(is_max ? amax(maximum(x, y), {1}) : amin(minimum(x, y), {1}));
+        return fusion;
+      };
+      test::RandomTensors random(is_max ? 31 : 32);
+      constexpr int64_t kRows = 37;
+      constexpr int64_t kLength = 1000;
+      HostTensor x = random.uniform(dtype, {kRows, kLength});
+      HostTensor y = random.uniform(dtype, {kRows, kLength});
+      const ScalarValue nan(std::numeric_limits<double>::quiet_NaN());
+      x.setFlat(3 * kLength + 0, nan);     // first element of a row
+      x.setFlat(17 * kLength + 999, nan);  // last element of a row
+      y.setFlat(5 * kLength + 500, nan);   // the other input
+      const std::vector<EvaluatorArgument> host = {x, y};
+
+      std::unique_ptr<Fusion> fusion = build();
+      SchedulerRuntimeInfo info =
+          contiguousRuntimeInfo(*fusion, {{kRows, kLength}, {kRows, kLength}});
+      info.device = driver::deviceProperties();
+      reduction::schedule(*fusion, reduction::computeHeuristics(*fusion, info));
+      const std::unique_ptr<KernelExecutor> executor = test::compileForGpu(*fusion);
+      const test::GpuRun gpu = test::runWithPoisonedOutputs(*executor, test::deviceArguments(host));
+      const HostTensor expected = std::get<HostTensor>(evaluateFusion(*build(), host)[0]);
+      EXPECT_TRUE(test::isClose(gpu.outputs[0], expected, test::toleranceFor(dtype)))
+          << (is_max ? "amax(maximum)" : "amin(minimum)") << " " << dtype;
+      for (const int64_t row : {3, 5, 17}) {
+        EXPECT_TRUE(std::isnan(toDouble(gpu.outputs[0].atFlat(row)))) << "row " << row;
+      }
+      EXPECT_FALSE(std::isnan(toDouble(gpu.outputs[0].atFlat(0))));
+    }
+  }
+}
 
 // Seconds per launch of `fusion` scheduled with `params` on `inputs`, from CUDA events around
 // back-to-back launches (after one that loads the module).
