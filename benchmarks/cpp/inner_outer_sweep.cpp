@@ -1,0 +1,275 @@
+// A sweep of the inner-outer scheduler's register-persistent shape around its heuristics: for
+// each selected normalization case (normalization_cases.h), the kernel the heuristics choose
+// and variants of it (persistent batch, rows per block, fast math), each checked against the
+// reference evaluator and timed. It is how the heuristics' constants were chosen, and how to
+// check them on another GPU:
+//
+//   braze_inner_outer_sweep [--filter=REGEX] [--input_mib=MIB] [--jobs=N]
+//
+// REGEX matches "<op>/<dtype>/<N>" (default: the forward ops, rows up to 16384). Variants are
+// compiled in parallel (--jobs, default: the hardware threads), then timed one after another
+// as bandwidth_timing.h times (median of 7 samples of 10 launches); a table per case, fastest
+// first, with the bandwidth as a fraction of the device-to-device copy.
+//
+// The scheduler is linked directly (not loaded through the registry), so that params other
+// than the heuristics' can be applied.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <iostream>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "braze/codegen/codegen.h"
+#include "braze/driver/device_properties.h"
+#include "braze/driver/primary_context.h"
+#include "braze/runtime/compiled_kernel.h"
+#include "braze/runtime/kernel_executor.h"
+#include "inner_outer_scheduler.h"
+#include "normalization_cases.h"
+
+namespace braze::bench {
+namespace {
+
+struct SweepOptions {
+  std::string filter =
+      "(softmax_fwd|layer_norm_fwd|rms_norm_fwd)/(bf16|fp32)/(256|1000|1024|4096|8192|16384)$";
+  int64_t input_mib = 256;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+};
+
+struct Variant {
+  inner_outer::InnerOuterParams params;
+  bool fast_math = false;
+  bool heuristic = false;
+};
+
+struct CompiledVariant {
+  Variant variant;
+  std::unique_ptr<Fusion> scheduled;
+  GeneratedKernel kernel;
+  std::optional<CompiledKernel> compiled;
+  std::string error;
+};
+
+// The heuristics' params and, for the register shape, every persistent batch and rows per
+// block that keeps a block within 1024 threads and the row within one block.
+std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
+  std::vector<Variant> variants{{chosen, false, true}, {chosen, true, false}};
+  if (chosen.persistence == inner_outer::Persistence::Registers && chosen.row_blocks > 0) {
+    // Column sums: rows stacked along threadIdx.y, and one or two blocks per SM (132 SMs).
+    for (int64_t rows : {1, 2, 4, 8, 16, 32}) {
+      if (chosen.threads_x * rows > 1024) continue;
+      for (int64_t blocks : {132, 264}) {
+        inner_outer::InnerOuterParams p = chosen;
+        p.rows_per_block = rows;
+        p.row_blocks = blocks;
+        if (p != chosen) variants.push_back({p, false, false});
+      }
+    }
+    return variants;
+  }
+  if (chosen.persistence != inner_outer::Persistence::Registers) return variants;
+  const int64_t vectors = (chosen.row_length + chosen.vector_width - 1) / chosen.vector_width;
+  for (int64_t batch : {1, 2, 4, 8, 16}) {
+    const int64_t tx = (vectors + batch - 1) / batch;
+    if (tx > 1024 || (batch > 1 && (vectors + batch - 2) / (batch - 1) == tx)) continue;
+    for (int64_t rows : {1, 2, 4, 8, 16}) {
+      if (tx * rows > 1024 || tx * rows < 32) continue;
+      inner_outer::InnerOuterParams p = chosen;
+      p.persistent_batch = batch;
+      p.threads_x = tx;
+      p.rows_per_block = rows;
+      if (p == chosen) continue;
+      variants.push_back({p, false, false});
+    }
+  }
+  return variants;
+}
+
+CompiledVariant compileVariant(const Fusion& fusion, const Variant& variant) {
+  CompiledVariant result{variant, nullptr, {}, std::nullopt, ""};
+  try {
+    result.scheduled = fusion.clone();
+    inner_outer::schedule(*result.scheduled, variant.params);
+    result.kernel = generateCuda(*result.scheduled);
+    CompileOptions options;
+    options.fast_math = variant.fast_math;
+    result.compiled =
+        CompiledKernel::compile(result.kernel.source, result.kernel.kernel_name, options);
+  } catch (const std::exception& error) {
+    result.error = error.what();
+  }
+  return result;
+}
+
+struct Timing {
+  std::string label;
+  double seconds = 0.0;
+  std::string error;
+};
+
+void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CUstream stream,
+               double copy_bandwidth) {
+  const int64_t m = rowsFor(n, dtype, options.input_mib);
+  const std::unique_ptr<Fusion> fusion = defineFusion(op, dtype);
+  std::vector<ExecutorArgument> inputs;
+  SchedulerRuntimeInfo info;
+  info.device = driver::deviceProperties(0);
+  int64_t bytes = 0;      // every input read once
+  int64_t bytes_out = 0;  // every output written once (from the first variant that runs)
+  uint32_t seed = 1;
+  for (const InputSpec& spec : inputsOf(op, dtype, m, n)) {
+    DeviceTensor tensor = DeviceTensor::empty(spec.dtype, spec.sizes);
+    fillUniform(tensor, spec.low, spec.high, seed++, stream);
+    info.arguments.emplace_back(tensor.argumentInfo());
+    info.data_alignments.push_back(alignmentOf(tensor.data()));
+    bytes += tensor.numel() * sizeInBytes(tensor.dtype());
+    inputs.emplace_back(std::move(tensor));
+  }
+  if (auto reason = inner_outer::canScheduleRunTime(*fusion, info)) {
+    std::cout << "  declined: " << *reason << "\n";
+    return;
+  }
+  const std::vector<Variant> variants = variantsOf(inner_outer::computeHeuristics(*fusion, info));
+
+  // Compile in parallel: each variant schedules its own copy of the fusion.
+  std::vector<CompiledVariant> compiled(variants.size());
+  for (size_t first = 0; first < variants.size(); first += options.jobs) {
+    std::vector<std::future<CompiledVariant>> pending;
+    for (size_t i = first; i < std::min(variants.size(), first + options.jobs); ++i) {
+      pending.push_back(std::async(std::launch::async, compileVariant, std::cref(*fusion),
+                                   std::cref(variants[i])));
+    }
+    for (size_t i = 0; i < pending.size(); ++i) compiled[first + i] = pending[i].get();
+  }
+
+  std::vector<Timing> timings;
+  for (CompiledVariant& c : compiled) {
+    Timing t;
+    t.label = (c.variant.heuristic ? "* " : "  ") + inner_outer::toString(c.variant.params) +
+              (c.variant.fast_math ? " fast_math" : "");
+    if (!c.error.empty()) {
+      t.error = c.error.substr(0, 160);
+      timings.push_back(t);
+      continue;
+    }
+    try {
+      ScheduledCase sc;
+      sc.scheduled = std::move(c.scheduled);
+      sc.executor = std::make_unique<KernelExecutor>(*sc.scheduled, std::move(c.kernel),
+                                                     std::move(*c.compiled));
+      sc.inputs = inputs;
+      const LaunchPlan plan = sc.executor->plan(sc.inputs);
+      const GeneratedKernel& generated = sc.executor->generatedKernel();
+      sc.outputs.resize(sc.scheduled->outputs().size());
+      for (size_t i = 0; i < generated.parameters.size(); ++i) {
+        const KernelParameter& p = generated.parameters[i];
+        if (p.kind != KernelParameter::Kind::OutputTensor) continue;
+        DeviceTensor& output = sc.outputs[static_cast<size_t>(p.fusion_position)];
+        output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
+        output.fillBytes(0xFF, stream);
+      }
+      if (bytes_out == 0) {
+        for (const DeviceTensor& output : sc.outputs)
+          bytes_out += output.numel() * sizeInBytes(output.dtype());
+      }
+      sc.launch(stream);
+      BRAZE_CU(streamSynchronize, stream);
+      t.error = checkLeadingRows(op, dtype, sc);
+      if (t.error.empty()) {
+        EventTimer timer(stream);
+        std::vector<double> samples;
+        for (int i = 0; i < 7; ++i) samples.push_back(timer.time([&] { sc.launch(stream); }));
+        t.seconds = median(samples);
+      }
+    } catch (const std::exception& error) {
+      t.error = std::string(error.what()).substr(0, 160);
+    }
+    timings.push_back(t);
+  }
+  std::stable_sort(timings.begin(), timings.end(), [](const Timing& a, const Timing& b) {
+    if (a.error.empty() != b.error.empty()) return a.error.empty();
+    return a.seconds < b.seconds;
+  });
+  for (const Timing& t : timings) {
+    if (!t.error.empty()) {
+      std::cout << "  " << t.label << "  error: " << t.error << "\n";
+      continue;
+    }
+    const double bandwidth = static_cast<double>(bytes + bytes_out) / t.seconds;
+    std::printf("  %8.1f us %6.0f GB/s %5.1f%%  %s\n", t.seconds * 1e6, bandwidth / 1e9,
+                100.0 * bandwidth / copy_bandwidth, t.label.c_str());
+  }
+}
+
+std::optional<SweepOptions> parseOptions(int argc, char** argv) {
+  SweepOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--filter=")) {
+      options.filter = std::string(arg.substr(9));
+    } else if (arg.starts_with("--input_mib=")) {
+      options.input_mib = std::atoll(argv[i] + 12);
+    } else if (arg.starts_with("--jobs=")) {
+      options.jobs = static_cast<unsigned>(std::max(1, std::atoi(argv[i] + 7)));
+    } else {
+      std::cerr << "braze_inner_outer_sweep: unknown argument '" << arg
+                << "'; usage: [--filter=REGEX] [--input_mib=MIB] [--jobs=N]\n";
+      return std::nullopt;
+    }
+  }
+  if (options.input_mib <= 0) {
+    std::cerr << "braze_inner_outer_sweep: --input_mib needs a positive number of MiB\n";
+    return std::nullopt;
+  }
+  return options;
+}
+
+int sweep(const SweepOptions& options) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) {
+    std::cerr << "braze_inner_outer_sweep: no CUDA driver or device: " << reason << "\n";
+    return 1;
+  }
+  driver::makePrimaryContextCurrent(0);
+  CUstream stream = nullptr;
+  BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
+  const double copy = copyBandwidth(stream);
+  std::printf("device-to-device copy: %.0f GB/s\n", copy / 1e9);
+  const std::regex filter(options.filter);
+  for (const OpInfo& op : kOps) {
+    for (const DataType dtype : kDtypes) {
+      for (const int64_t n : kRowLengths) {
+        const std::string name =
+            std::string(op.name) + "/" + std::string(shortName(dtype)) + "/" + std::to_string(n);
+        if (std::string(op.scheduler) != "braze::inner_outer" || !std::regex_search(name, filter))
+          continue;
+        std::cout << name << " (M=" << rowsFor(n, dtype, options.input_mib) << ")\n";
+        sweepCase(op.op, dtype, n, options, stream, copy);
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace braze::bench
+
+int main(int argc, char** argv) {
+  const std::optional<braze::bench::SweepOptions> options = braze::bench::parseOptions(argc, argv);
+  if (!options) return 2;
+  try {
+    return braze::bench::sweep(*options);
+  } catch (const std::exception& error) {
+    std::cerr << "braze_inner_outer_sweep: " << error.what() << "\n";
+    return 1;
+  }
+}
