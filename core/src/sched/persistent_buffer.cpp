@@ -111,19 +111,26 @@ std::vector<PersistentBuffer> persistentBuffers(const Fusion& fusion) {
     }
     for (TensorView* tv : tensors) {
       if (!before.count(tv) || found.count(tv)) continue;
-      bool reread = false;
-      for (TensorView* consumer : consumersOf(tv)) {
-        if (!live.count(consumer) || consumer == reduction || before.count(consumer)) continue;
-        // Read by something that also needs the finished reduction.
-        const TensorSet& further = below[consumer];
-        reread = after.count(consumer) ||
-                 std::any_of(further.begin(), further.end(),
-                             [&](const TensorView* t) { return after.count(t) > 0; });
-        if (reread) break;
+      std::vector<Expr*> rereads;
+      for (Expr* use : tv->uses()) {
+        for (Val* output : use->outputs()) {
+          auto* consumer = output->dynCast<TensorView>();
+          if (consumer == nullptr || !live.count(consumer) || consumer == reduction ||
+              before.count(consumer))
+            continue;
+          // Read by something that also needs the finished reduction.
+          const TensorSet& further = below[consumer];
+          if (after.count(consumer) ||
+              std::any_of(further.begin(), further.end(),
+                          [&](const TensorView* t) { return after.count(t) > 0; })) {
+            rereads.push_back(use);
+            break;
+          }
+        }
       }
-      if (!reread) continue;
+      if (rereads.empty()) continue;
       std::vector<IterDomain*> dims = reducedDims(tv, reduction, before);
-      if (!dims.empty()) found[tv] = {tv, reduction, std::move(dims)};
+      if (!dims.empty()) found[tv] = {tv, reduction, std::move(dims), std::move(rereads)};
     }
   }
   std::vector<PersistentBuffer> buffers;

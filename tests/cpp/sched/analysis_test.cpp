@@ -161,6 +161,9 @@ TEST(PersistentBufferTest, Softmax) {
   EXPECT_EQ(buffers[1].tv, s.exp);
   EXPECT_EQ(buffers[1].reduction, s.sum);
   EXPECT_THAT(buffers[1].dims, ElementsAre(s.exp->axis(1)));
+  // x is read again by the subtraction of the max, exp(x - max) by the division by the sum.
+  EXPECT_THAT(buffers[0].rereads, ElementsAre(s.shifted->definition()));
+  EXPECT_THAT(buffers[1].rereads, ElementsAre(s.y->definition()));
 
   ExpressionEvaluator extents;
   EXPECT_EQ(persistentBufferBytes(*s.fusion, extents), std::nullopt);
@@ -181,6 +184,9 @@ TEST(PersistentBufferTest, LayerNormWithReducedPrecisionInput) {
   ASSERT_EQ(buffers.size(), 2u);
   EXPECT_EQ(buffers[0].tv, xf);
   EXPECT_EQ(buffers[1].tv, centered);
+  // The squares feed the variance; only the normalization reads `centered` again.
+  EXPECT_THAT(buffers[0].rereads, ElementsAre(centered->definition()));
+  EXPECT_THAT(buffers[1].rereads, ElementsAre(y->definition()));
   ExpressionEvaluator extents;
   EXPECT_EQ(persistentBufferBytes(fusion, extents), 2 * 768 * 4);
 }

@@ -24,6 +24,9 @@ struct PersistentBuffer {
   /// The logical dims of `tv` that the reduction reduces: the buffer holds their extents'
   /// product of elements per iteration of the other dims.
   std::vector<IterDomain*> dims;
+  /// The uses of `tv` that read it again after the reduction: each is, or leads to, something
+  /// that also needs the reduction's result (the uses that feed the reduction are not listed).
+  std::vector<Expr*> rereads;
 };
 
 /// The persistent buffers of `fusion`, each tensor once, in creation order.
