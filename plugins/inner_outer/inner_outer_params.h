@@ -19,8 +19,9 @@ enum class Persistence : int64_t {
   /// arrays, 48 KiB at most, which registers already cover).
   Shared = 1,
   /// The row does not fit on chip: one block per row loops over it in waves of
-  /// threads_x * vector_width elements, and every persistent buffer is a global
-  /// intermediate written in one wave loop and read back in the next.
+  /// wave_unroll * threads_x * vector_width elements; every persistent buffer is recomputed
+  /// from the fusion's inputs, read again from global memory (mostly L2), in each wave loop
+  /// that reads it.
   MultiWave = 2,
 };
 
@@ -32,7 +33,7 @@ struct InnerOuterParams {
   /// The byte format (braze/sdk/param_codec.h): "BZIO", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZIO";
-  static constexpr uint8_t kFormatVersion = 1;
+  static constexpr uint8_t kFormatVersion = 2;
   static constexpr const char* kName = "inner_outer";
 
   Persistence persistence = Persistence::Registers;
@@ -52,6 +53,9 @@ struct InnerOuterParams {
   int64_t row_blocks = 0;
   /// The row length the heuristics saw (a persistent schedule is only valid for it).
   int64_t row_length = 0;
+  /// Multi-wave: vectors each thread loads per iteration of a wave loop (the unrolled split of
+  /// a wave, all loads issued before their first use); 1 in the other shapes.
+  int64_t wave_unroll = 1;
 
   bool operator==(const InnerOuterParams&) const = default;
 
@@ -66,6 +70,7 @@ struct InnerOuterParams {
     f("rows_per_block", p.rows_per_block);
     f("row_blocks", p.row_blocks);
     f("row_length", p.row_length);
+    f("wave_unroll", p.wave_unroll);
   }
 };
 

@@ -35,8 +35,16 @@ constexpr int64_t kMaxPersistentBatch = 16;
 constexpr int64_t kMaxPersistentBytesPerThread = 256;
 constexpr int64_t kOtherRegistersPerThread = 24;
 constexpr int64_t kRegisterBytes = 4;
-// Threads of one block along a row in the multi-wave shape.
+// Multi-wave blocks: 512 threads loading 8 vectors each per wave iteration, or 1024 threads
+// loading 4 (one block per SM), within this many elements of row vectors per thread and wave
+// iteration at 512 threads (layer norm's x, weight and bias at 8 bf16 vectors: 126 registers).
 constexpr int64_t kMultiWaveThreads = 512;
+constexpr int64_t kMultiWaveUnroll = 8;
+constexpr int64_t kMultiWaveWideThreads = 1024;
+constexpr int64_t kMultiWaveWideUnroll = 4;
+constexpr int64_t kMultiWaveElementsPerThread = 192;
+// Fraction of L2 that the rows in flight may fill and still be read again from it.
+constexpr double kMultiWaveL2Share = 0.75;
 // Blocks of fewer threads than this stack rows along threadIdx.y.
 constexpr int64_t kMinThreadsPerBlock = 128;
 constexpr int64_t kPreferredThreadsX = 256;
@@ -245,6 +253,44 @@ std::optional<RegisterChoice> chooseRegisterSplit(int64_t vectors, int64_t bytes
   return best;
 }
 
+struct MultiWaveChoice {
+  int64_t threads_x = 0;
+  int64_t unroll = 0;
+};
+
+// Multi-wave blocks walk their rows two or three times, and a row read again soon enough is
+// read from L2 rather than DRAM: the rows all resident blocks walk at once must fit in L2.
+// Measured on an H200 (50 MiB L2): bf16 rows of 65536 at two 512-thread blocks per SM (33 MiB)
+// read again from L2 and reached 57-84% of copy; float rows of 65536 only at one block per
+// SM, which 1024 threads of more than 32 registers give (57-70% against 49-64% at 512
+// threads); rows of 262144 at any size are read from DRAM each time, where 512 threads with 8
+// vectors in flight each were within 1-3% of the best. A block of 1024 threads holds 64
+// registers per thread, so it loads 4 vectors per wave iteration, not 8.
+MultiWaveChoice chooseMultiWave(const VectorPlan& plan, int64_t rank, int64_t vector_width,
+                                int64_t row_length, const driver::DeviceProperties& device) {
+  // Bytes of [rows, row] inputs per row (weights are shared by every row: read once into L2),
+  // and elements of every row input a thread holds per vector of a wave iteration.
+  int64_t row_bytes = 0;
+  int64_t row_inputs = 0;
+  for (const TensorView* input : plan.inputs) {
+    ++row_inputs;
+    if (input->rank() == rank) row_bytes += row_length * sizeInBytes(input->dtype());
+  }
+  const auto fits_l2 = [&](int64_t blocks_per_sm) {
+    return static_cast<double>(blocks_per_sm * device.sm_count * row_bytes) <=
+           kMultiWaveL2Share * static_cast<double>(device.l2_cache_bytes);
+  };
+  MultiWaveChoice choice{kMultiWaveThreads, kMultiWaveUnroll};
+  if (!fits_l2(2) && fits_l2(1) && device.max_threads_per_block >= kMultiWaveWideThreads)
+    choice = {kMultiWaveWideThreads, kMultiWaveWideUnroll};
+  // Fewer vectors per iteration where many row inputs would not fit the registers.
+  const int64_t budget = kMultiWaveElementsPerThread * kMultiWaveThreads / choice.threads_x;
+  while (choice.unroll > 1 &&
+         choice.unroll * vector_width * std::max<int64_t>(row_inputs, 1) > budget)
+    choice.unroll /= 2;
+  return choice;
+}
+
 // A broadcast axis (extent 1) bound to a thread dim would be computed by thread 0 alone, while
 // every thread reads the value (a per-row rstd seen along the row): such axes stay serial, so
 // each thread computes its own copy.
@@ -388,8 +434,11 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
   } else {
     params.persistence = Persistence::MultiWave;
     params.persistent_batch = 1;
-    params.threads_x = std::min<int64_t>(kMultiWaveThreads, vectors);
     params.rows_per_block = 1;
+    const MultiWaveChoice choice = chooseMultiWave(vectorPlan(fusion, reference), reference->rank(),
+                                                   params.vector_width, shape.length, info.device);
+    params.threads_x = std::min(choice.threads_x, vectors);
+    params.wave_unroll = std::clamp<int64_t>(vectors / params.threads_x, 1, choice.unroll);
   }
   return params;
 }
@@ -401,7 +450,7 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
       << " is not an output position (the fusion has " << fusion.outputs().size()
       << " outputs); compute the params for this fusion";
   BRAZE_USER_CHECK(params.vector_width >= 1 && params.persistent_batch >= 1 &&
-                   params.threads_x >= 1 && params.rows_per_block >= 1)
+                   params.threads_x >= 1 && params.rows_per_block >= 1 && params.wave_unroll >= 1)
       << "inner_outer schedule: " << toString(params)
       << " has a split factor below 1; compute the params with computeHeuristics";
   auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
@@ -411,20 +460,10 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
       << "this fusion";
   const VectorPlan plan = vectorPlan(fusion, reference);
 
-  // Vectors move between global memory and registers through cached copies. In the multi-wave
-  // shape an input read by loops on both sides of a reduction is read from global memory by
-  // each of them instead: a cached copy would be a row-sized register buffer.
+  // Vectors move between global memory and registers through cached copies.
   std::vector<TensorView*> vectorized;
   const bool multi_wave = params.persistence == Persistence::MultiWave;
-  std::vector<const TensorView*> reread;
-  if (multi_wave) {
-    for (const PersistentBuffer& buffer : persistentBuffers(fusion)) reread.push_back(buffer.tv);
-  }
-  for (TensorView* input : plan.inputs) {
-    if (std::find(reread.begin(), reread.end(), input) != reread.end()) continue;
-    TensorView* cache = input->cacheAfter();
-    if (params.vector_width > 1) vectorized.push_back(cache);
-  }
+  for (TensorView* input : plan.inputs) input->cacheAfter();
   // Outputs the fusion also reads (mean, rstd) are read from registers, not back from global
   // memory: the output becomes a copy.
   for (Val* output : std::vector<Val*>(fusion.outputs().begin(), fusion.outputs().end())) {
@@ -435,6 +474,15 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
     output->cacheBefore();
     if (params.vector_width > 1) vectorized.push_back(output);
   }
+  // Multi-wave: each wave loop computes what it reads again from the inputs, through its own
+  // input caches.
+  if (multi_wave) recomputePersistentBuffers(fusion);
+  std::vector<TensorView*> input_caches;
+  for (TensorView* input : plan.inputs) {
+    for (Expr* use : input->uses()) input_caches.push_back(use->output(0)->as<TensorView>());
+  }
+  if (params.vector_width > 1)
+    vectorized.insert(vectorized.end(), input_caches.begin(), input_caches.end());
 
   // Column sums accumulate in registers; an output that is one gets a register copy to
   // reduce into.
@@ -465,7 +513,10 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   for (TensorView* tv : vectorized) tv->parallelize(-1, ParallelType::Vectorize);
   keepBroadcastsSerial(fusion);
   inlineMost(fusion);
-  if (multi_wave) moveRowSizedRegistersToGlobal(fusion);
+  if (multi_wave) {
+    loadWavesFirst(input_caches);
+    moveRowSizedRegistersToGlobal(fusion);
+  }
   if (params.row_blocks > 0) inlineIntoRowLoop(fusion);
 }
 

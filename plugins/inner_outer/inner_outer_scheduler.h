@@ -38,13 +38,18 @@
 //                SM count; a grid reduction rather than a second kernel because one scheduled
 //                fusion is one kernel, and the lowering's grid reduction needs no co-resident
 //                grid (no grid-wide barrier).
-//   multi_wave   [ceil(V/t) waves, BIDx rows, TIDx t, Vectorize v]   (t constant)
-//                A row too long for registers: one block per row walks it in waves; buffers
-//                that must outlive a reduction become global intermediates, written by a
-//                thread in one wave loop and read back by the same thread in the next, so no
-//                barrier is needed. Inputs read in several loops are read from global memory
-//                each time. The wave loop is outermost so that a weight's float copy, which has
-//                no rows dim, is computed one vector at a time inside it.
+//   multi_wave   [ceil(V/(u t)) waves, BIDx rows, Unroll u, TIDx t, Vectorize v]
+//                A row too long for registers: one block per row walks it in waves, once per
+//                row reduction and once for the results. What a loop reads again after a
+//                reduction (the float copy of a bf16 x, exp(x - max), x - mean) is computed
+//                again in that loop from the inputs, read again from global memory (from L2
+//                where the rows in flight fit it), and the per-row values already reduced
+//                (registers); nothing is written to global memory but the outputs. Each thread
+//                loads its u vectors of a wave iteration before using them, so u * t vectors
+//                per block are in flight. t and u are chosen so that the rows all resident
+//                blocks walk at once fit in L2 (512 threads and u = 8, or 1024 threads and
+//                u = 4 for one block per SM). The wave loop is outermost so that a weight's
+//                float copy, which has no rows dim, is computed u vectors at a time inside it.
 //
 // Why no shared-memory persistence: shared tensors are static arrays today, so a buffer could
 // hold 48 KiB, which the register file already covers (64K registers per SM); rows beyond

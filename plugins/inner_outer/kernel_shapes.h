@@ -24,9 +24,12 @@ void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterP
                         const std::vector<TensorView*>& column_sums);
 void inlineIntoRowLoop(Fusion& fusion);
 
-/// Multi-wave: [ceil(V/t) waves, BIDx rows, TIDx t, v]. Call moveRowSizedRegistersToGlobal
-/// after inlineMost.
+/// Multi-wave: [ceil(V/(u t)) waves, BIDx rows, Unroll u, TIDx t, v] (no u axis when
+/// wave_unroll is 1). Call recomputePersistentBuffers before it (after caching), and
+/// loadWavesFirst (on the input caches) and moveRowSizedRegistersToGlobal after inlineMost.
+void recomputePersistentBuffers(Fusion& fusion);
 void scheduleMultiWave(Fusion& fusion, TensorView* reference, const InnerOuterParams& params);
+void loadWavesFirst(const std::vector<TensorView*>& caches);
 void moveRowSizedRegistersToGlobal(Fusion& fusion);
 
 }  // namespace braze::inner_outer

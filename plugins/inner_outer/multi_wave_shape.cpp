@@ -1,33 +1,86 @@
-#include "kernel_shapes.h"
+#include <algorithm>
 
+#include "braze/error.h"
 #include "braze/ir/iter_domain.h"
 #include "braze/ir/tensor_view.h"
 #include "braze/sched/inlining.h"
 #include "braze/sched/keep_intermediates_in_registers.h"
 #include "braze/sched/parallel_propagation.h"
 #include "braze/sched/persistent_buffer.h"
+#include "braze/sched/recompute.h"
 #include "braze/sched/transform_propagation.h"
+#include "kernel_shapes.h"
 
 namespace braze::inner_outer {
 
+// A row does not fit on chip, so a value read on both sides of a reduction is either written
+// to global memory and read back, or computed again from the inputs. Computing it again reads
+// the inputs once more (a recently read row mostly hits L2) and writes nothing, where a float
+// intermediate of a bf16 row wrote and read back four times the input's bytes. Each round
+// gives the rereading uses of one buffer their own copy of its computation, from the fusion
+// inputs and the finished reductions (registers):
+//
+//   T1 = cast(T10); max(T1); T4 = T1 - max      ->  T1 = cast(T10); max(T1);
+//                                                   T4 = cast(T10') - max, T10' = set(T0)
+//
+// so the copy's input cache is read in its own wave loop. A buffer that is not computed by
+// elementwise ops, casts and broadcasts (none is today) would stay one.
+void recomputePersistentBuffers(Fusion& fusion) {
+  // Each round moves rereads to tensors later in a chain of reductions; a normalization has a
+  // few, so this bound is only a guard.
+  const size_t max_rounds = 4 * fusion.exprs().size() + 4;
+  for (size_t round = 0;; ++round) {
+    const std::vector<PersistentBuffer> buffers = persistentBuffers(fusion);
+    auto it = std::find_if(buffers.begin(), buffers.end(),
+                           [](const PersistentBuffer& b) { return isRecomputable(b.tv); });
+    if (it == buffers.end()) return;
+    BRAZE_INTERNAL_CHECK(round < max_rounds)
+        << "inner_outer multi-wave: persistent buffers still recomputable after " << round
+        << " rounds (" << it->tv->name() << "); please report";
+    recomputeFor(it->tv, it->rereads);
+  }
+}
+
 void scheduleMultiWave(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {
-  // [rows, row] -> [ceil(V/t), rows, t, v]. The wave loop goes first so that tensors without
-  // the rows dim (the float copy of a weight) share it with their consumers and are computed
-  // one vector at a time inside it, rather than kept whole.
+  // [rows, row] -> [ceil(V/(u t)), rows, u, t, v] (no u axis when u is 1). The wave loop goes
+  // first so that tensors without the rows dim (the float copy of a weight) share it with
+  // their consumers and are computed one vector at a time inside it, rather than kept whole.
+  const bool unrolled = params.wave_unroll > 1;
   mergeRows(reference);
   reference->split(1, params.vector_width);
   reference->split(1, params.threads_x);
+  if (unrolled) reference->split(1, params.wave_unroll);
   reference->reorder({{1, 0}, {0, 1}});
   propagateTransforms(reference);
   reference->parallelize(1, ParallelType::BIDx);
-  reference->parallelize(2, ParallelType::TIDx);
-  if (params.vector_width > 1) reference->parallelize(3, ParallelType::Unroll);
+  const int64_t tidx = unrolled ? 3 : 2;
+  // The u vectors of a wave iteration are indexed with constants: their loads can all be
+  // issued before the first is used (loadWavesFirst).
+  if (unrolled) reference->parallelize(2, ParallelType::Unroll);
+  reference->parallelize(tidx, ParallelType::TIDx);
+  if (params.vector_width > 1) reference->parallelize(tidx + 1, ParallelType::Unroll);
   propagateParallelTypes(reference);
   keepIntermediatesInRegisters(fusion);
-  // What outlives a reduction is written to global memory and read back in the next wave loop.
+  // What outlives a reduction and could not be recomputed is written to global memory and
+  // read back in the next wave loop, by the thread that wrote it.
   for (const PersistentBuffer& buffer : persistentBuffers(fusion)) {
     if (!fusion.isInput(buffer.tv) && !fusion.isOutput(buffer.tv))
       buffer.tv->setMemoryType(MemoryType::Global);
+  }
+}
+
+// inlineMost puts an input's cache inside the unrolled loop, next to its reader: one load,
+// then its use, u times. Computed just outside that loop instead, the cache holds the u
+// vectors of a wave iteration and all u loads are in flight before the first is used; a
+// store in between (the output's) would otherwise keep the compiler from moving the later
+// loads up, as it cannot tell the output from the input.
+void loadWavesFirst(const std::vector<TensorView*>& caches) {
+  for (TensorView* cache : caches) {
+    for (int64_t j = 0; j < cache->nLoopDims(); ++j) {
+      if (cache->loopAxis(j)->parallelType() != ParallelType::Unroll) continue;
+      if (j < cache->inlinePosition()) inlineAt(cache, j);
+      break;
+    }
   }
 }
 

@@ -208,7 +208,7 @@ TEST(InnerOuterParamsTest, PrintsEveryField) {
   EXPECT_EQ(inner_outer::toString(params),
             "inner_outer{persistence=multi_wave, reference_output=0, vector_width=8, "
             "persistent_batch=1, threads_x=128, rows_per_block=1, row_blocks=0, "
-            "row_length=262144}");
+            "row_length=262144, wave_unroll=1}");
 }
 
 TEST(InnerOuterParamsTest, DifferentParamsHashDifferently) {
@@ -226,7 +226,7 @@ TEST(InnerOuterParamsTest, DecodeRefusesForeignOrCorruptBytes) {
   std::vector<uint8_t> bytes = inner_outer::encodeParams({});
   bytes[4] = 7;
   EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 1, found 7")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 2, found 7")));
   bytes = inner_outer::encodeParams({});
   bytes.push_back(0);
   EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },

@@ -1,0 +1,180 @@
+// The inner-outer scheduler's multi-wave shape (rows too long for registers): values read again
+// after a reduction are recomputed from the inputs in each wave loop instead of written to
+// global memory, and a wave iteration loads wave_unroll vectors per thread before using them.
+// CPU tier: decisions and the generated kernel's structure, compiled with NVRTC for sm_90. GPU
+// tier: arrangements other than the heuristics' (partial waves, odd rows, other unrolls and
+// block sizes) against the reference evaluator; skipped without a GPU.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "braze/codegen/codegen.h"
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/device_properties.h"
+#include "braze/runtime/compiled_kernel.h"
+#include "inner_outer/inner_outer_cases.h"
+#include "support/gpu_run.h"
+#include "support/tensor_compare.h"
+
+namespace braze {
+namespace {
+
+using inner_outer::InnerOuterParams;
+using inner_outer::Persistence;
+using test::Normalization;
+using test::NormalizationCase;
+using ::testing::HasSubstr;
+
+constexpr Normalization kRowKinds[] = {Normalization::Softmax, Normalization::LogSoftmax,
+                                       Normalization::LayerNorm, Normalization::RmsNorm,
+                                       Normalization::SoftmaxBackward};
+
+InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fusion& fusion) {
+  const SchedulerRuntimeInfo info = test::runtimeInfoOf(c);
+  EXPECT_EQ(inner_outer::canScheduleCompileTime(fusion), std::nullopt) << c.name();
+  EXPECT_EQ(inner_outer::canScheduleRunTime(fusion, info), std::nullopt) << c.name();
+  return inner_outer::computeHeuristics(fusion, info);
+}
+
+size_t countMatches(const std::string& text, const std::regex& pattern) {
+  return static_cast<size_t>(
+      std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), {}));
+}
+
+// Loops over the row: the kernel body's top-level loops (everything else is inside them).
+size_t rowLoops(const std::string& source) {
+  return countMatches(source, std::regex("\n  for \\(IndexT "));
+}
+
+// Loops over the row per kind: one per row reduction, one for the results.
+size_t expectedRowLoops(Normalization kind) {
+  return kind == Normalization::RmsNorm || kind == Normalization::SoftmaxBackward ? 2 : 3;
+}
+
+// Rows too long for registers, including lengths that leave a partial wave (70000 floats:
+// 17500 vectors) and odd ones (no vectors).
+std::vector<NormalizationCase> multiWaveSweep() {
+  std::vector<NormalizationCase> cases;
+  for (Normalization kind : kRowKinds) {
+    for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+      for (int64_t n : {65536, 262144}) cases.push_back({kind, dtype, 2048, n});
+    }
+  }
+  cases.push_back({Normalization::Softmax, DataType::Float32, 5, 70000});
+  cases.push_back({Normalization::LayerNorm, DataType::BFloat16, 5, 100003});
+  return cases;
+}
+
+class InnerOuterMultiWaveTest : public ::testing::TestWithParam<NormalizationCase> {};
+
+// The kernel takes only the fusion's inputs and outputs (no global intermediate), reads each
+// [rows, row] input once per loop over the row, vectorized where the row allows, and keeps a
+// wave iteration's vectors in one register array, loaded before their first use.
+TEST_P(InnerOuterMultiWaveTest, RecomputesFromTheInputsInsteadOfSpilling) {
+  const NormalizationCase& c = GetParam();
+  const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+  const InnerOuterParams params = heuristicsFor(c, *fusion);
+  ASSERT_EQ(params.persistence, Persistence::MultiWave) << params;
+  EXPECT_EQ(params.persistent_batch, 1) << params;
+  EXPECT_EQ(params.rows_per_block, 1) << params;
+  EXPECT_GE(params.wave_unroll, 1) << params;
+  // A wave iteration stays within the row.
+  EXPECT_LE(params.wave_unroll * params.threads_x * params.vector_width, c.n) << params;
+  inner_outer::schedule(*fusion, params);
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  for (const KernelParameter& p : kernel.parameters) {
+    EXPECT_TRUE(p.kind == KernelParameter::Kind::InputTensor ||
+                p.kind == KernelParameter::Kind::OutputTensor)
+        << "a global intermediate or workspace: " << (p.val ? p.val->name() : "") << "\n"
+        << kernel.source;
+  }
+  const size_t loops = expectedRowLoops(c.kind);
+  EXPECT_EQ(rowLoops(kernel.source), loops) << kernel.source;
+  if (params.vector_width > 1) {
+    // Loads from a [rows, row] input (indexed by the block's row) into a register array.
+    const size_t row_inputs = c.kind == Normalization::SoftmaxBackward ? 2 : 1;
+    const std::regex row_load(R"(vectorCopy<[^>]*>\(&T\d+\[[^\]]*\], &T\d+\.data\[bidx)");
+    EXPECT_EQ(countMatches(kernel.source, row_load), loops * row_inputs) << kernel.source;
+    const std::string array = "[" + std::to_string(params.wave_unroll * params.vector_width) + "];";
+    EXPECT_THAT(kernel.source, HasSubstr(array)) << kernel.source;
+  }
+  const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                          {.arch = driver::GpuArch{9, 0, false}});
+  const KernelResources& resources = compiled.resources();
+  if (resources.reported) {
+    EXPECT_EQ(resources.spill_store_bytes, 0) << params;
+    EXPECT_EQ(resources.stack_frame_bytes, 0) << params;
+    EXPECT_LE(resources.registers * params.threads_x, 65536) << params;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, InnerOuterMultiWaveTest, ::testing::ValuesIn(multiWaveSweep()),
+                         [](const auto& info) { return info.param.name(); });
+
+TEST(InnerOuterMultiWaveDecisionTest, ParamsOtherThanTheHeuristicsAlsoSchedule) {
+  // No unroll, an unroll that leaves a partial wave, and 1024 threads: each still recomputes.
+  const NormalizationCase c{Normalization::LayerNorm, DataType::BFloat16, 8, 65536};
+  for (const auto& [unroll, threads] : {std::pair{1, 512}, std::pair{3, 512}, std::pair{2, 1024}}) {
+    const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+    InnerOuterParams params = heuristicsFor(c, *fusion);
+    params.wave_unroll = unroll;
+    params.threads_x = threads;
+    inner_outer::schedule(*fusion, params);
+    const GeneratedKernel kernel = generateCuda(*fusion);
+    EXPECT_EQ(rowLoops(kernel.source), 3u) << kernel.source;
+    EXPECT_THAT(kernel.source, HasSubstr("__launch_bounds__(" + std::to_string(threads) + ")"));
+    EXPECT_NO_THROW(CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                            {.arch = driver::GpuArch{9, 0, false}}));
+  }
+}
+
+// ---- GPU tier
+
+// Runs `c` scheduled with the heuristics' params, changed by `adjust`, on fresh inputs and
+// compares every output with the reference evaluator.
+void expectMatchesReference(const NormalizationCase& c, int64_t wave_unroll = 0,
+                            int64_t threads_x = 0) {
+  const std::vector<EvaluatorArgument> host = test::makeNormalizationArguments(c, 303);
+  std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+  SchedulerRuntimeInfo info = test::runtimeInfoOf(c);
+  info.device = driver::deviceProperties();
+  InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
+  ASSERT_EQ(params.persistence, Persistence::MultiWave) << params;
+  if (wave_unroll > 0) params.wave_unroll = wave_unroll;
+  if (threads_x > 0) params.threads_x = threads_x;
+  inner_outer::schedule(*fusion, params);
+  const std::unique_ptr<KernelExecutor> executor = test::compileForGpu(*fusion);
+  const test::GpuRun run = test::runWithPoisonedOutputs(*executor, test::deviceArguments(host));
+  const std::vector<EvaluatorArgument> expected =
+      evaluateFusion(*test::makeNormalization(c.kind, c.dtype), host);
+  ASSERT_EQ(run.outputs.size(), expected.size());
+  for (size_t j = 0; j < run.outputs.size(); ++j) {
+    const HostTensor& reference = std::get<HostTensor>(expected[j]);
+    test::Tolerance tolerance = test::toleranceFor(reference.dtype());
+    // softmax backward's row sum cancels (see the inner-outer execution test).
+    if (c.kind == Normalization::SoftmaxBackward && reference.dtype() == DataType::Float32)
+      tolerance = {1e-4, 1e-4};
+    EXPECT_TRUE(test::isClose(run.outputs[j], reference, tolerance))
+        << c.name() << ", output " << j << " " << params
+        << "\nlaunch: " << run.plan.launch.toString();
+  }
+}
+
+TEST(InnerOuterMultiWaveExecutionTest, PartialWavesOddRowsAndOtherUnrollsOnTheGpu) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  // 17500 vectors: the last wave iteration is partial.
+  expectMatchesReference({Normalization::Softmax, DataType::Float32, 5, 70000});
+  // Odd rows: one element per access.
+  expectMatchesReference({Normalization::LayerNorm, DataType::BFloat16, 5, 100003});
+  expectMatchesReference({Normalization::LogSoftmax, DataType::BFloat16, 3, 65537});
+  // Other unrolls and block sizes than the heuristics'.
+  expectMatchesReference({Normalization::SoftmaxBackward, DataType::BFloat16, 3, 65536}, 1);
+  expectMatchesReference({Normalization::LayerNorm, DataType::Float32, 3, 65536}, 3);
+  expectMatchesReference({Normalization::RmsNorm, DataType::BFloat16, 3, 262144}, 8, 1024);
+}
+
+}  // namespace
+}  // namespace braze
