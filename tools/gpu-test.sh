@@ -96,9 +96,9 @@ configure_and_build() {
       -DBRAZE_BUILD_EXAMPLES=OFF "${extra[@]}" >/dev/null
   fi
   local targets
-  # Every test binary and benchmark the build defines.
+  # Every test binary, benchmark and tuning sweep the build defines.
   targets=$(ninja -C "$build" -t targets all 2>/dev/null |
-    sed -n 's/^\(braze_[a-z_]*_\(tests\|benchmark\)\): .*/\1/p' | sort -u)
+    sed -n 's/^\(braze_[a-z_]*_\(tests\|benchmark\|sweep\)\): .*/\1/p' | sort -u)
   log "building: $(echo $targets)"
   # Keep going past a broken target: the other binaries are still worth running.
   # shellcheck disable=SC2086
@@ -118,7 +118,9 @@ pack() {
   rm -rf "$bundle"
   mkdir -p "$bundle/bin" "$bundle/lib"
   local binary
-  for binary in "$build"/tests/cpp/braze_*_tests "$build"/benchmarks/braze_*_benchmark; do
+  # Sweeps (braze_*_sweep) travel too but are run by hand: they time many variants per case.
+  for binary in "$build"/tests/cpp/braze_*_tests "$build"/benchmarks/braze_*_benchmark \
+    "$build"/benchmarks/braze_*_sweep; do
     [[ -x $binary && -f $binary ]] || continue
     # The plugin host's tests use fixture plugins that exist only in the build tree (CI runs them).
     [[ $(basename "$binary") == braze_plugin_tests ]] && continue

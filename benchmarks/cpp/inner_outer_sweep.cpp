@@ -4,8 +4,11 @@
 // reference evaluator and timed. It is how the heuristics' constants were chosen, and how to
 // check them on another GPU:
 //
-//   braze_inner_outer_sweep [--filter=REGEX] [--input_mib=MIB] [--jobs=N]
+//   braze_inner_outer_sweep [--filter=REGEX] [--input_mib=MIB] [--jobs=N] [--compile_only]
 //
+// --compile_only needs no GPU: it compiles every variant for sm_90 (an H100's properties) and
+// prints the registers and spills ptxas reports, which the timed run shows too when NVRTC
+// reports them.
 // REGEX matches "<op>/<dtype>/<N>" (default: the forward ops, rows up to 16384). Variants are
 // compiled in parallel (--jobs, default: the hardware threads), then timed one after another
 // as bandwidth_timing.h times (median of 7 samples of 10 launches); a table per case, fastest
@@ -43,12 +46,14 @@ struct SweepOptions {
       "(softmax_fwd|layer_norm_fwd|rms_norm_fwd)/(bf16|fp32)/(256|1000|1024|4096|8192|16384)$";
   int64_t input_mib = 256;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  bool compile_only = false;  ///< no GPU needed: compile for sm_90 and print resources only
 };
 
 struct Variant {
   inner_outer::InnerOuterParams params;
   bool fast_math = false;
   bool heuristic = false;
+  int max_registers = 0;  ///< CompileOptions::max_registers (0: ptxas decides)
 };
 
 struct CompiledVariant {
@@ -77,6 +82,21 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
     return variants;
   }
   if (chosen.persistence != inner_outer::Persistence::Registers) return variants;
+  // Every register variant of 256 threads or more also capped so that two blocks fit an SM
+  // (64K registers), to see what a block overlapping another's memory phase is worth.
+  const auto with_two_blocks = [](std::vector<Variant> list) {
+    const size_t n = list.size();
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t threads = list[i].params.threads_x * list[i].params.rows_per_block;
+      if (list[i].fast_math || threads < 256) continue;
+      Variant capped = list[i];
+      capped.heuristic = false;
+      capped.max_registers =
+          static_cast<int>(std::min<int64_t>(255, 65536 / (2 * threads) / 8 * 8));
+      list.push_back(capped);
+    }
+    return list;
+  };
   const int64_t vectors = (chosen.row_length + chosen.vector_width - 1) / chosen.vector_width;
   for (int64_t batch : {1, 2, 4, 8, 16}) {
     const int64_t tx = (vectors + batch - 1) / batch;
@@ -91,10 +111,11 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
       variants.push_back({p, false, false});
     }
   }
-  return variants;
+  return with_two_blocks(std::move(variants));
 }
 
-CompiledVariant compileVariant(const Fusion& fusion, const Variant& variant) {
+CompiledVariant compileVariant(const Fusion& fusion, const Variant& variant,
+                               std::optional<driver::GpuArch> arch) {
   CompiledVariant result{variant, nullptr, {}, std::nullopt, ""};
   try {
     result.scheduled = fusion.clone();
@@ -102,6 +123,8 @@ CompiledVariant compileVariant(const Fusion& fusion, const Variant& variant) {
     result.kernel = generateCuda(*result.scheduled);
     CompileOptions options;
     options.fast_math = variant.fast_math;
+    options.arch = arch;
+    options.max_registers = variant.max_registers;
     result.compiled =
         CompiledKernel::compile(result.kernel.source, result.kernel.kernel_name, options);
   } catch (const std::exception& error) {
@@ -122,17 +145,25 @@ void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CU
   const std::unique_ptr<Fusion> fusion = defineFusion(op, dtype);
   std::vector<ExecutorArgument> inputs;
   SchedulerRuntimeInfo info;
-  info.device = driver::deviceProperties(0);
+  std::optional<driver::GpuArch> arch;
   int64_t bytes = 0;      // every input read once
   int64_t bytes_out = 0;  // every output written once (from the first variant that runs)
-  uint32_t seed = 1;
-  for (const InputSpec& spec : inputsOf(op, dtype, m, n)) {
-    DeviceTensor tensor = DeviceTensor::empty(spec.dtype, spec.sizes);
-    fillUniform(tensor, spec.low, spec.high, seed++, stream);
-    info.arguments.emplace_back(tensor.argumentInfo());
-    info.data_alignments.push_back(alignmentOf(tensor.data()));
-    bytes += tensor.numel() * sizeInBytes(tensor.dtype());
-    inputs.emplace_back(std::move(tensor));
+  if (options.compile_only) {
+    std::vector<std::vector<int64_t>> sizes;
+    for (const InputSpec& spec : inputsOf(op, dtype, m, n)) sizes.push_back(spec.sizes);
+    info = contiguousRuntimeInfo(*fusion, sizes);
+    arch = driver::GpuArch{9, 0, false};
+  } else {
+    info.device = driver::deviceProperties(0);
+    uint32_t seed = 1;
+    for (const InputSpec& spec : inputsOf(op, dtype, m, n)) {
+      DeviceTensor tensor = DeviceTensor::empty(spec.dtype, spec.sizes);
+      fillUniform(tensor, spec.low, spec.high, seed++, stream);
+      info.arguments.emplace_back(tensor.argumentInfo());
+      info.data_alignments.push_back(alignmentOf(tensor.data()));
+      bytes += tensor.numel() * sizeInBytes(tensor.dtype());
+      inputs.emplace_back(std::move(tensor));
+    }
   }
   if (auto reason = inner_outer::canScheduleRunTime(*fusion, info)) {
     std::cout << "  declined: " << *reason << "\n";
@@ -146,7 +177,7 @@ void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CU
     std::vector<std::future<CompiledVariant>> pending;
     for (size_t i = first; i < std::min(variants.size(), first + options.jobs); ++i) {
       pending.push_back(std::async(std::launch::async, compileVariant, std::cref(*fusion),
-                                   std::cref(variants[i])));
+                                   std::cref(variants[i]), arch));
     }
     for (size_t i = 0; i < pending.size(); ++i) compiled[first + i] = pending[i].get();
   }
@@ -154,10 +185,21 @@ void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CU
   std::vector<Timing> timings;
   for (CompiledVariant& c : compiled) {
     Timing t;
-    t.label = (c.variant.heuristic ? "* " : "  ") + inner_outer::toString(c.variant.params) +
-              (c.variant.fast_math ? " fast_math" : "");
-    if (!c.error.empty()) {
-      t.error = c.error.substr(0, 160);
+    t.label =
+        (c.variant.heuristic ? "* " : "  ") + inner_outer::toString(c.variant.params) +
+        (c.variant.fast_math ? " fast_math" : "") +
+        (c.variant.max_registers > 0 ? " max_registers=" + std::to_string(c.variant.max_registers)
+                                     : "");
+    if (c.compiled && c.compiled->resources().reported) {
+      const KernelResources& r = c.compiled->resources();
+      t.label +=
+          " [" + std::to_string(r.registers) + " registers" +
+          (r.spill_store_bytes > 0 ? ", " + std::to_string(r.spill_store_bytes) + " bytes spilled"
+                                   : "") +
+          "]";
+    }
+    if (!c.error.empty() || options.compile_only) {
+      t.error = c.error.empty() ? "not timed (--compile_only)" : c.error.substr(0, 160);
       timings.push_back(t);
       continue;
     }
@@ -218,11 +260,13 @@ std::optional<SweepOptions> parseOptions(int argc, char** argv) {
       options.filter = std::string(arg.substr(9));
     } else if (arg.starts_with("--input_mib=")) {
       options.input_mib = std::atoll(argv[i] + 12);
+    } else if (arg == "--compile_only") {
+      options.compile_only = true;
     } else if (arg.starts_with("--jobs=")) {
       options.jobs = static_cast<unsigned>(std::max(1, std::atoi(argv[i] + 7)));
     } else {
       std::cerr << "braze_inner_outer_sweep: unknown argument '" << arg
-                << "'; usage: [--filter=REGEX] [--input_mib=MIB] [--jobs=N]\n";
+                << "'; usage: [--filter=REGEX] [--input_mib=MIB] [--jobs=N] [--compile_only]\n";
       return std::nullopt;
     }
   }
@@ -234,16 +278,21 @@ std::optional<SweepOptions> parseOptions(int argc, char** argv) {
 }
 
 int sweep(const SweepOptions& options) {
-  std::string reason;
-  if (!driver::isDriverAvailable(&reason)) {
-    std::cerr << "braze_inner_outer_sweep: no CUDA driver or device: " << reason << "\n";
-    return 1;
-  }
-  driver::makePrimaryContextCurrent(0);
   CUstream stream = nullptr;
-  BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
-  const double copy = copyBandwidth(stream);
-  std::printf("device-to-device copy: %.0f GB/s\n", copy / 1e9);
+  double copy = 0.0;
+  if (!options.compile_only) {
+    std::string reason;
+    if (!driver::isDriverAvailable(&reason)) {
+      std::cerr << "braze_inner_outer_sweep: no CUDA driver or device (--compile_only needs "
+                   "none): "
+                << reason << "\n";
+      return 1;
+    }
+    driver::makePrimaryContextCurrent(0);
+    BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
+    copy = copyBandwidth(stream);
+    std::printf("device-to-device copy: %.0f GB/s\n", copy / 1e9);
+  }
   const std::regex filter(options.filter);
   for (const OpInfo& op : kOps) {
     for (const DataType dtype : kDtypes) {
