@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "braze/codegen/codegen.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
@@ -152,22 +154,32 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
 INSTANTIATE_TEST_SUITE_P(Sweep, InnerOuterBackwardTest, ::testing::ValuesIn(backwardSweep()),
                          [](const auto& info) { return info.param.name(); });
 
-TEST(InnerOuterDecisionTest, NonPowerOfTwoRowsGetWholeWarps) {
-  // 1000 floats: 250 float4 vectors; a batch of 8 leaves 32 threads (6 vectors of padding)
-  // rather than 250 threads, which would take the shared-memory tree instead of shuffles.
+TEST(InnerOuterDecisionTest, RowsGetFourVectorsPerThread) {
+  // 1000 floats: 250 float4 vectors, four per thread: 63 threads (two vectors of padding), one
+  // row per block.
   const NormalizationCase c{Normalization::Softmax, DataType::Float32, 1000, 1000};
   const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
   const InnerOuterParams params = heuristicsFor(c, *fusion);
-  EXPECT_EQ(params.threads_x, 32) << params;
-  EXPECT_EQ(params.persistent_batch, 8) << params;
-  EXPECT_EQ(params.rows_per_block, 8) << params;
+  EXPECT_EQ(params.persistent_batch, 4) << params;
+  EXPECT_EQ(params.threads_x, 63) << params;
+  EXPECT_EQ(params.rows_per_block, 1) << params;
+  // 8192 floats: four vectors per thread is 512 threads; 16384 would be 1024, so eight.
+  for (const auto& [length, batch, threads] :
+       {std::tuple{8192, 4, 512}, std::tuple{16384, 8, 512}}) {
+    const NormalizationCase wide{Normalization::RmsNorm, DataType::Float32, 64, length};
+    const std::unique_ptr<Fusion> rms = test::makeNormalization(wide.kind, wide.dtype);
+    const InnerOuterParams p = heuristicsFor(wide, *rms);
+    EXPECT_EQ(p.persistent_batch, batch) << p;
+    EXPECT_EQ(p.threads_x, threads) << p;
+  }
 }
 
 TEST(InnerOuterDecisionTest, ShortRowsStackRowsInABlock) {
+  // 256 bf16: 32 vectors of 8, four per thread: 8 threads per row, 8 rows per block of 64.
   const NormalizationCase c{Normalization::RmsNorm, DataType::BFloat16, 1 << 20, 256};
   const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
   const InnerOuterParams params = heuristicsFor(c, *fusion);
-  EXPECT_EQ(params.threads_x, 32) << params;
+  EXPECT_EQ(params.threads_x, 8) << params;
   EXPECT_EQ(params.rows_per_block, 8) << params;
   // One row: no stacking.
   const NormalizationCase one{Normalization::RmsNorm, DataType::BFloat16, 1, 256};
