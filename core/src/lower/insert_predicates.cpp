@@ -120,6 +120,11 @@ class Predicator {
             !position.id->isReduction())
           iterated = true;
       }
+      // An output computed inside a reduction's nest shares that nest's TIDx, a reduction
+      // axis, but iterates TIDx itself: every thread writes its own elements.
+      for (const IterDomain* id : out->loop()) {
+        if (id->parallelType() == type && !id->isReduction()) iterated = true;
+      }
       if (!iterated) conditions.push_back(kir::eq(ctx_.parallelIndex(type), kir::constant(0)));
     }
     return conditions;

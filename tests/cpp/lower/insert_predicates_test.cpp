@@ -6,6 +6,7 @@
 #include "braze/lower/lower.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
+#include "braze/sched/inlining.h"
 #include "support/scheduled_suite.h"
 
 namespace braze {
@@ -76,6 +77,27 @@ TEST(InsertPredicatesTest, ThreadDimWiderThanALoopIsPredicated) {
 TEST(InsertPredicatesTest, OneThreadWritesWhatAllThreadsComputed) {
   const std::string ir = lowered(*test::findScheduledCase("inner_reduction_block").build());
   EXPECT_NE(ir.find("if tidx == 0:\n    T1[bidx] = set(T2[0])"), std::string::npos) << ir;
+}
+
+TEST(InsertPredicatesTest, AnOutputInsideABlockReductionNestIsWrittenByEveryThread) {
+  // y = exp(x) is an output that only the row sum reads, so it is computed inside the sum's
+  // nest, whose TIDx is the sum's reduction; y iterates TIDx itself: each thread writes its own
+  // element, not thread 0 alone.
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1, 128}});
+  TensorView* y = exp(x);
+  TensorView* s = sum(y, {1});
+  fusion.addOutput(y);
+  fusion.addOutput(s);
+  for (TensorView* tv : {y, s}) {
+    tv->parallelize(0, ParallelType::BIDx);
+    tv->parallelize(1, ParallelType::TIDx);
+  }
+  inlineAt(y, 2);
+  const std::string ir = lowered(fusion);
+  EXPECT_NE(ir.find("\n  T1[bidx * 128 + tidx] = exp(T0[bidx * 128 + tidx])"), std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("if tidx == 0:\n    T2[bidx] = "), std::string::npos) << ir;
 }
 
 TEST(InsertPredicatesTest, BlockReductionsPredicateTheirInputNotTheCall) {
