@@ -13,9 +13,12 @@
 #include "braze/codegen/codegen.h"
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/device_properties.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
 #include "braze/runtime/compiled_kernel.h"
 #include "inner_outer/inner_outer_cases.h"
 #include "support/gpu_run.h"
+#include "support/random_tensor.h"
 #include "support/tensor_compare.h"
 
 namespace braze {
@@ -130,6 +133,77 @@ TEST(InnerOuterMultiWaveDecisionTest, ParamsOtherThanTheHeuristicsAlsoSchedule) 
   }
 }
 
+// Fusions other than the normalization table's: rows merged from three dims, a row-sized
+// output that the fusion also reads after the reduction, and a scalar input in the recomputed
+// chain.
+struct CustomCase {
+  std::string name;
+  std::unique_ptr<Fusion> (*define)();
+  std::vector<std::vector<int64_t>> sizes;
+  std::vector<ScalarValue> scalars;
+};
+
+std::vector<CustomCase> customCases() {
+  std::vector<CustomCase> cases;
+  cases.push_back({"softmax_of_3d_rows",
+                   [] {
+                     auto fusion = std::make_unique<Fusion>();
+                     TensorView* x = makeSymbolicTensor(*fusion, 3, DataType::BFloat16);
+                     TensorView* xf = cast(x, DataType::Float32);
+                     TensorView* e = exp(sub(xf, max(xf, {2}, /*keepdim=*/true)));
+                     fusion->addOutput(
+                         cast(div(e, sum(e, {2}, /*keepdim=*/true)), DataType::BFloat16));
+                     return fusion;
+                   },
+                   {{2, 3, 65536}},
+                   {}});
+  cases.push_back({"output_read_again",
+                   [] {
+                     // y = exp(x) is an output and the reference; y / sum(y) reads it again.
+                     auto fusion = std::make_unique<Fusion>();
+                     TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::Float32);
+                     TensorView* y = exp(x);
+                     fusion->addOutput(y);
+                     fusion->addOutput(div(y, sum(y, {1}, /*keepdim=*/true)));
+                     return fusion;
+                   },
+                   {{3, 65536}},
+                   {}});
+  cases.push_back({"scaled_softmax",
+                   [] {
+                     auto fusion = std::make_unique<Fusion>();
+                     TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+                     Scalar* scale = makeInputScalar(*fusion, DataType::Float32);
+                     TensorView* xs = mul(cast(x, DataType::Float32), scale);
+                     TensorView* e = exp(sub(xs, max(xs, {1}, /*keepdim=*/true)));
+                     fusion->addOutput(
+                         cast(div(e, sum(e, {1}, /*keepdim=*/true)), DataType::BFloat16));
+                     return fusion;
+                   },
+                   {{3, 65536}},
+                   {0.75}});
+  return cases;
+}
+
+TEST(InnerOuterMultiWaveCustomTest, RecomputesWithoutGlobalIntermediates) {
+  for (const CustomCase& c : customCases()) {
+    const std::unique_ptr<Fusion> fusion = c.define();
+    ASSERT_EQ(inner_outer::canScheduleCompileTime(*fusion), std::nullopt) << c.name;
+    const SchedulerRuntimeInfo info = contiguousRuntimeInfo(*fusion, c.sizes, c.scalars);
+    ASSERT_EQ(inner_outer::canScheduleRunTime(*fusion, info), std::nullopt) << c.name;
+    const InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
+    ASSERT_EQ(params.persistence, Persistence::MultiWave) << c.name << " " << params;
+    inner_outer::schedule(*fusion, params);
+    const GeneratedKernel kernel = generateCuda(*fusion);
+    for (const KernelParameter& p : kernel.parameters) {
+      EXPECT_NE(p.kind, KernelParameter::Kind::GlobalBuffer) << c.name << "\n" << kernel.source;
+    }
+    EXPECT_NO_THROW(CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                            {.arch = driver::GpuArch{9, 0, false}}))
+        << c.name;
+  }
+}
+
 // ---- GPU tier
 
 // Runs `c` scheduled with the heuristics' params, changed by `adjust`, on fresh inputs and
@@ -174,6 +248,38 @@ TEST(InnerOuterMultiWaveExecutionTest, PartialWavesOddRowsAndOtherUnrollsOnTheGp
   expectMatchesReference({Normalization::SoftmaxBackward, DataType::BFloat16, 3, 65536}, 1);
   expectMatchesReference({Normalization::LayerNorm, DataType::Float32, 3, 65536}, 3);
   expectMatchesReference({Normalization::RmsNorm, DataType::BFloat16, 3, 262144}, 8, 1024);
+}
+
+TEST(InnerOuterMultiWaveCustomExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  for (const CustomCase& c : customCases()) {
+    std::unique_ptr<Fusion> fusion = c.define();
+    test::RandomTensors random(404);
+    std::vector<EvaluatorArgument> host;
+    size_t tensors = 0;
+    size_t scalars = 0;
+    for (Val* input : fusion->inputs()) {
+      if (auto* tv = input->dynCast<TensorView>()) {
+        host.emplace_back(random.uniform(tv->dtype(), c.sizes[tensors++]));
+      } else {
+        host.emplace_back(c.scalars[scalars++]);
+      }
+    }
+    SchedulerRuntimeInfo info = contiguousRuntimeInfo(*fusion, c.sizes, c.scalars);
+    info.device = driver::deviceProperties();
+    const InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
+    inner_outer::schedule(*fusion, params);
+    const std::unique_ptr<KernelExecutor> executor = test::compileForGpu(*fusion);
+    const test::GpuRun run = test::runWithPoisonedOutputs(*executor, test::deviceArguments(host));
+    const std::vector<EvaluatorArgument> expected = evaluateFusion(*c.define(), host);
+    ASSERT_EQ(run.outputs.size(), expected.size());
+    for (size_t j = 0; j < run.outputs.size(); ++j) {
+      const HostTensor& reference = std::get<HostTensor>(expected[j]);
+      EXPECT_TRUE(test::isClose(run.outputs[j], reference, test::toleranceFor(reference.dtype())))
+          << c.name << ", output " << j << " " << params;
+    }
+  }
 }
 
 }  // namespace
