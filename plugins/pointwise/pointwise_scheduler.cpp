@@ -286,7 +286,10 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   return std::nullopt;
 }
 
-PointwiseParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info) {
+namespace {
+
+// The heuristics, with the 2D shape when `rows` allows it and the fusion has a break point.
+PointwiseParams heuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info, bool rows) {
   PointwiseParams params;
   params.reference_output = referenceIndex(fusion);
   const auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
@@ -294,8 +297,8 @@ PointwiseParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeIn
   const DimMap map = mapDimsToReference(fusion, reference);
   const std::vector<std::optional<int64_t>> sizes = referenceSizes(fusion, reference, info);
 
-  if (const std::optional<int64_t> b = chooseBreakPoint(fusion, reference, map)) {
-    if (product(sizes, 0, *b) <= kMaxGridY) params.break_point = *b;
+  if (const std::optional<int64_t> b = chooseBreakPoint(fusion, reference, map); b && rows) {
+    params.break_point = *b;
   }
   const int64_t inner = product(sizes, params.break_point, rank);
   const int64_t outer = product(sizes, 0, params.break_point);
@@ -303,30 +306,68 @@ PointwiseParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeIn
   const VectorPlan plan = vectorPlan(fusion, reference, map, params.break_point);
   params.vector_width = vectorWidth(fusion, plan, map, params.break_point, info, inner);
 
-  // Small problems get narrower blocks so that more SMs share the work.
+  // Small problems get narrower blocks so that more SMs share the work. 2D rows shorter than
+  // a block get a block of their own width, with rows stacked along threadIdx.y to fill it.
   const int64_t vectors_per_row = ceilDiv(inner, params.vector_width);
+  const bool two_d = params.break_point > 0;
+  const int64_t min_threads = two_d ? 1 : info.device.warp_size;
   params.threads_per_block = kDefaultThreads;
-  while (params.threads_per_block > info.device.warp_size &&
-         params.threads_per_block / 2 >= vectors_per_row)
+  while (params.threads_per_block > min_threads && params.threads_per_block / 2 >= vectors_per_row)
     params.threads_per_block /= 2;
+  if (two_d) {
+    params.rows_per_block = std::clamp<int64_t>(kDefaultThreads / params.threads_per_block, 1,
+                                                std::max<int64_t>(outer, 1));
+  }
+  const int64_t block_threads = params.threads_per_block * params.rows_per_block;
 
   // Unroll only while the grid still fills the device once: more bytes in flight per thread
-  // at no loss of parallelism.
-  const int64_t resident_blocks = static_cast<int64_t>(info.device.sm_count) *
-                                  (info.device.max_threads_per_sm / params.threads_per_block);
+  // at no loss of parallelism. Along the row first, where a thread has more than one vector;
+  // rows too short for that unroll over rows instead.
+  const int64_t resident_blocks =
+      static_cast<int64_t>(info.device.sm_count) * (info.device.max_threads_per_sm / block_threads);
+  const int64_t vectors_per_thread = ceilDiv(vectors_per_row, params.threads_per_block);
+  const int64_t row_groups = ceilDiv(outer, params.rows_per_block);
   for (const int64_t unroll : {4, 2}) {
-    if (outer * ceilDiv(vectors_per_row, params.threads_per_block * unroll) >= resident_blocks) {
+    if (unroll > vectors_per_thread && two_d) continue;
+    if (row_groups * ceilDiv(vectors_per_row, params.threads_per_block * unroll) >=
+        resident_blocks) {
       params.unroll = unroll;
       break;
     }
   }
+  if (two_d && params.unroll == 1) {
+    for (const int64_t unroll : {4, 2}) {
+      if (ceilDiv(row_groups, unroll) >= resident_blocks) {
+        params.row_unroll = unroll;
+        break;
+      }
+    }
+  }
   params.blocks =
       std::max<int64_t>(1, ceilDiv(vectors_per_row, params.threads_per_block * params.unroll));
+  if (two_d) {
+    // Rows beyond what gridDim.y addresses go to gridDim.x; rows of more blocks than gridDim.y
+    // allows too (rare: both huge) take the 1D loop instead.
+    const int64_t row_blocks = ceilDiv(row_groups, params.row_unroll);
+    if (row_blocks > kMaxGridY) {
+      if (params.blocks <= kMaxGridY) {
+        params.rows_on_x = true;
+      } else {
+        return heuristics(fusion, info, /*rows=*/false);
+      }
+    }
+  }
   if (params.break_point == 0 && params.blocks > kMaxGridX) {
     params.grid_stride = true;
     params.blocks = resident_blocks;
   }
   return params;
+}
+
+}  // namespace
+
+PointwiseParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info) {
+  return heuristics(fusion, info, /*rows=*/true);
 }
 
 void schedule(Fusion& fusion, const PointwiseParams& params) {
@@ -353,7 +394,8 @@ void schedule(Fusion& fusion, const PointwiseParams& params) {
     }
   }
 
-  // [outer?, inner] -> [outer?, blocks, unroll, threads, vector]
+  // 1D: [inner] -> [blocks, unroll, threads, vector].
+  // 2D: [outer, inner] -> [row blocks, blocks, row unroll, rows, unroll, threads, vector].
   if (rank == 0) return;
   const int64_t b = params.break_point;
   for (int64_t i = 1; i < b; ++i) reference->merge(0, 1);
@@ -366,12 +408,35 @@ void schedule(Fusion& fusion, const PointwiseParams& params) {
     reference->split(axis, params.blocks);
     ++axis;  // the serial loop stays outside the blocks
   }
+  // 2D rows: [outer, ...] -> [outer / (u r), u, r, ...], then the row blocks next to the
+  // blocks along the row: [outer / (u r), blocks, u, r, ...].
+  int64_t row_axes = 0;
+  if (b > 0) {
+    if (params.rows_per_block > 1) {
+      reference->split(0, params.rows_per_block);
+      ++row_axes;
+    }
+    if (params.row_unroll > 1) {
+      reference->split(0, params.row_unroll);
+      ++row_axes;
+    }
+    axis += row_axes;
+    if (row_axes > 0) reference->reorder({{axis, 1}});
+  }
   propagateTransforms(reference);
 
-  if (b > 0) reference->parallelize(0, ParallelType::BIDy);
-  reference->parallelize(axis, ParallelType::BIDx);
-  if (params.unroll > 1) reference->parallelize(axis + 1, ParallelType::Unroll);
-  const int64_t threads_axis = axis + (params.unroll > 1 ? 2 : 1);
+  const int64_t blocks_axis = b > 0 ? 1 : axis;
+  if (b > 0) {
+    reference->parallelize(0, params.rows_on_x ? ParallelType::BIDx : ParallelType::BIDy);
+    int64_t row_axis = 2;
+    if (params.row_unroll > 1) reference->parallelize(row_axis++, ParallelType::Unroll);
+    if (params.rows_per_block > 1) reference->parallelize(row_axis, ParallelType::TIDy);
+  }
+  reference->parallelize(blocks_axis,
+                         b > 0 && params.rows_on_x ? ParallelType::BIDy : ParallelType::BIDx);
+  const int64_t after_rows = b > 0 ? 2 + row_axes : axis + 1;
+  if (params.unroll > 1) reference->parallelize(after_rows, ParallelType::Unroll);
+  const int64_t threads_axis = after_rows + (params.unroll > 1 ? 1 : 0);
   reference->parallelize(threads_axis, ParallelType::TIDx);
   propagateParallelTypes(reference);
   keepIntermediatesInRegisters(fusion);

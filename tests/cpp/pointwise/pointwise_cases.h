@@ -211,6 +211,32 @@ inline const std::vector<PointwiseCase>& pointwiseCases() {
                  {input({20, 52}), input({20, 52})},
                  0,
                  4});
+    // Rows shorter than a warp of vectors: rows stacked along threadIdx.y, unrolled over rows.
+    c.push_back({"bias_short_rows_bf16",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2, DT::BFloat16);
+                   TensorView* bias = symbolic(f, 1, DT::BFloat16);
+                   TensorView* y =
+                       add(cast(x, DT::Float32), broadcast(cast(bias, DT::Float32), {true, false}));
+                   f.addOutput(cast(y, DT::BFloat16));
+                 }),
+                 {input({3001, 48}, DT::BFloat16), input({48}, DT::BFloat16)},
+                 1,
+                 8,
+                 1,
+                 16,
+                 /*sm_count=*/2});
+    // More rows than gridDim.y addresses: rows on gridDim.x.
+    c.push_back({"bias_many_rows",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   TensorView* bias = symbolic(f, 1);
+                   f.addOutput(mul(x, broadcast(bias, {true, false})));
+                 }),
+                 {input({65537, 257}), input({257})},
+                 1,
+                 1,
+                 2});
     c.push_back({"unrolled_small_device",
                  fusionOf([](Fusion& f) { f.addOutput(add(symbolic(f, 1), symbolic(f, 1))); }),
                  {input({65536}), input({65536})},

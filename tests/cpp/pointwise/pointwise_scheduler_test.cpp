@@ -34,8 +34,15 @@ TEST_P(PointwiseCaseTest, DecisionsAreAsExpected) {
   EXPECT_EQ(params.break_point, c.break_point) << params;
   EXPECT_EQ(params.vector_width, c.vector_width) << params;
   EXPECT_EQ(params.unroll, c.unroll) << params;
-  EXPECT_GE(params.threads_per_block, 32) << params;
-  EXPECT_LE(params.threads_per_block, 128) << params;
+  // 1D blocks are at least a warp; 2D blocks of short rows stack rows to a block of 128.
+  const int64_t block_threads = params.threads_per_block * params.rows_per_block;
+  EXPECT_GE(block_threads, 32) << params;
+  EXPECT_LE(block_threads, 128) << params;
+  if (params.break_point == 0) {
+    EXPECT_EQ(params.rows_per_block, 1) << params;
+    EXPECT_EQ(params.row_unroll, 1) << params;
+    EXPECT_FALSE(params.rows_on_x) << params;
+  }
   EXPECT_GE(params.blocks, 1) << params;
   EXPECT_FALSE(params.grid_stride) << params;
 }
@@ -73,7 +80,8 @@ TEST(PointwiseParamsTest, PrintsEveryField) {
   params.grid_stride = true;
   EXPECT_EQ(pointwise::toString(params),
             "pointwise{reference_output=0, break_point=1, vector_width=4, unroll=1, "
-            "threads_per_block=128, blocks=1, grid_stride=true}");
+            "threads_per_block=128, blocks=1, grid_stride=true, rows_per_block=1, row_unroll=1, "
+            "rows_on_x=false}");
 }
 
 TEST(PointwiseParamsTest, DifferentParamsHashDifferently) {
@@ -91,11 +99,44 @@ TEST(PointwiseParamsTest, DecodeRefusesForeignBytes) {
   std::vector<uint8_t> bytes = pointwise::encodeParams({});
   bytes[4] = 99;
   EXPECT_THAT([&] { pointwise::decodeParams(bytes); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 1, found 99")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 2, found 99")));
   bytes = pointwise::encodeParams({});
   bytes.pop_back();
   EXPECT_THAT([&] { pointwise::decodeParams(bytes); },
               ::testing::ThrowsMessage<Error>(HasSubstr("truncated or padded")));
+}
+
+TEST(PointwiseDecisionTest, ShortRowsStackRowsAndUnrollOverThem) {
+  // 48 bf16 per row: 6 vectors of 8, so 8 threads per row and 16 rows per block of 128; no
+  // vector beyond the first along the row, so the unroll goes over rows (small device: 2 SMs).
+  const test::PointwiseCase& c = test::findPointwiseCase("bias_short_rows_bf16");
+  const std::unique_ptr<Fusion> fusion = c.build();
+  const PointwiseParams params = heuristicsFor(c, *fusion);
+  EXPECT_EQ(params.threads_per_block, 8) << params;
+  EXPECT_EQ(params.rows_per_block, 16) << params;
+  EXPECT_EQ(params.unroll, 1) << params;
+  EXPECT_EQ(params.row_unroll, 4) << params;
+  EXPECT_FALSE(params.rows_on_x) << params;
+}
+
+TEST(PointwiseDecisionTest, MoreRowBlocksThanGridYPutsRowsOnX) {
+  // 65537 rows of 257 floats: 128 threads, two vectors each along the row, one row per block:
+  // 65537 row blocks exceed gridDim.y, so rows go to gridDim.x. Before, such fusions took the
+  // 1D loop, which reads the bias through a modulo of the flat index, element by element.
+  const test::PointwiseCase& c = test::findPointwiseCase("bias_many_rows");
+  const std::unique_ptr<Fusion> fusion = c.build();
+  const PointwiseParams params = heuristicsFor(c, *fusion);
+  EXPECT_EQ(params.break_point, 1) << params;
+  EXPECT_EQ(params.threads_per_block, 128) << params;
+  EXPECT_EQ(params.rows_per_block, 1) << params;
+  EXPECT_EQ(params.unroll, 2) << params;
+  EXPECT_TRUE(params.rows_on_x) << params;
+  pointwise::schedule(*fusion, params);
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  // The bias is read by its column index: no remainder of the flat index in the kernel.
+  const std::string body = kernel.source.substr(kernel.source.find("__global__"));
+  EXPECT_THAT(body, ::testing::Not(HasSubstr("%"))) << body;
+  EXPECT_THAT(body, HasSubstr("blockIdx.y")) << body;
 }
 
 std::optional<std::string> refusal(const std::function<void(Fusion&)>& body) {
