@@ -44,7 +44,7 @@ constexpr int64_t kMultiWaveUnroll = 8;
 constexpr int64_t kMultiWaveWideThreads = 1024;
 constexpr int64_t kMultiWaveWideUnroll = 4;
 constexpr int64_t kMultiWaveElementsPerThread = 192;
-// Fraction of L2 that the rows in flight may fill and still be read again from it.
+// Fraction of L2 that the rows in flight may fill (chooseMultiWave says what it buys).
 constexpr double kMultiWaveL2Share = 0.75;
 // Blocks of fewer threads than this stack rows along threadIdx.y.
 constexpr int64_t kMinThreadsPerBlock = 128;
@@ -298,13 +298,17 @@ struct MultiWaveChoice {
 };
 
 // Multi-wave blocks walk their rows two or three times, and a row read again soon enough is
-// read from L2 rather than DRAM: the rows all resident blocks walk at once must fit in L2.
-// Measured on an H200 (50 MiB L2): bf16 rows of 65536 at two 512-thread blocks per SM (33 MiB)
-// read again from L2 and reached 57-84% of copy; float rows of 65536 only at one block per
-// SM, which 1024 threads of more than 32 registers give (57-70% against 49-64% at 512
-// threads); rows of 262144 at any size are read from DRAM each time, where 512 threads with 8
-// vectors in flight each were within 1-3% of the best. A block of 1024 threads holds 64
-// registers per thread, so it loads 4 vectors per wave iteration, not 8.
+// read from L2 rather than DRAM: the rows all resident blocks walk at once should fit in L2,
+// while enough warps stay resident to cover the reductions' barriers. Measured on an H200
+// (50 MiB L2, ncu): DRAM reads of the input were 1.0x for bf16 rows of 65536 at one block per
+// SM (RMS norm, 16 MiB in flight; 84% of copy), 1.45x for float rows at one block of 1024
+// threads (33 MiB; softmax 58%, 50% at two blocks of 512), 2.0x for bf16 softmax at two
+// blocks of 512 (33 MiB; 57%, still faster than one block of 1024 per SM: 49%), and 3.0x,
+// every pass, for rows of 262144 at any block size (softmax 46-50%, RMS norm 63%), where 512
+// threads with 8 vectors in flight each were within 1-3% of the best. Over the 65536 cases,
+// 512 x 8 (or 1024 x 4 at 256 KiB per row) was the best of 12 variants or within 2% of it.
+// A block of 1024 threads holds 64 registers per thread, so it loads 4 vectors per wave
+// iteration, not 8.
 MultiWaveChoice chooseMultiWave(const VectorPlan& plan, int64_t rank, int64_t vector_width,
                                 int64_t row_length, const driver::DeviceProperties& device) {
   // Bytes of [rows, row] inputs per row (weights are shared by every row: read once into L2),
