@@ -1,8 +1,8 @@
-// A sweep of the inner-outer scheduler's register-persistent shape around its heuristics: for
-// each selected normalization case (normalization_cases.h), the kernel the heuristics choose
-// and variants of it (persistent batch, rows per block, fast math), each checked against the
-// reference evaluator and timed. It is how the heuristics' constants were chosen, and how to
-// check them on another GPU:
+// A sweep of the inner-outer scheduler's kernel shapes around its heuristics: for each
+// selected normalization case (normalization_cases.h), the kernel the heuristics choose and
+// variants of it (persistent batch, rows per block, fast math; for rows too long for registers,
+// threads and vectors per wave iteration), each checked against the reference evaluator and
+// timed. It is how the heuristics' constants were chosen, and how to check them on another GPU:
 //
 //   braze_inner_outer_sweep [--filter=REGEX] [--input_mib=MIB] [--jobs=N] [--compile_only]
 //
@@ -76,6 +76,20 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
         inner_outer::InnerOuterParams p = chosen;
         p.rows_per_block = rows;
         p.row_blocks = blocks;
+        if (p != chosen) variants.push_back({p, false, false});
+      }
+    }
+    return variants;
+  }
+  if (chosen.persistence == inner_outer::Persistence::MultiWave) {
+    // Multi-wave: threads along a row and vectors each loads per wave iteration. A block of
+    // 1024 threads holds 64 registers per thread, which 8 vectors each would spill.
+    for (int64_t threads : {256, 512, 1024}) {
+      for (int64_t unroll : {1, 2, 4, 8}) {
+        if (threads * unroll > 4096) continue;
+        inner_outer::InnerOuterParams p = chosen;
+        p.threads_x = threads;
+        p.wave_unroll = unroll;
         if (p != chosen) variants.push_back({p, false, false});
       }
     }
