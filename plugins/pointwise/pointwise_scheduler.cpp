@@ -64,6 +64,18 @@ std::vector<bool> presentDims(const TensorView* tv, const DimMap& map, int64_t r
   return present;
 }
 
+// Whether an input has none of the row dims [0, break_point): every row reads it again.
+bool rowInvariantInput(const Fusion& fusion, const DimMap& map, int64_t break_point, int64_t rank) {
+  for (const Val* input : fusion.inputs()) {
+    const auto* tv = input->dynCast<TensorView>();
+    if (tv == nullptr || tv->rank() == 0) continue;
+    const std::vector<bool> present = presentDims(tv, map, rank);
+    if (std::none_of(present.begin(), present.begin() + break_point, [](bool p) { return p; }))
+      return true;
+  }
+  return false;
+}
+
 // The reference dims the vector walks: the non-broadcast dims of [first, rank).
 std::vector<int64_t> vectorSide(const TensorView* reference, int64_t first) {
   std::vector<int64_t> side;
@@ -321,28 +333,38 @@ PointwiseParams heuristics(const Fusion& fusion, const SchedulerRuntimeInfo& inf
   const int64_t block_threads = params.threads_per_block * params.rows_per_block;
 
   // Unroll only while the grid still fills the device once: more bytes in flight per thread
-  // at no loss of parallelism. Along the row first, where a thread has more than one vector;
-  // rows too short for that unroll over rows instead.
+  // at no loss of parallelism. Over rows when an input is the same for every row (a bias: each
+  // thread then loads its vectors once for all its rows; bf16 x * w + b with rows of 4096 went
+  // from 79% to 97% of copy on an H200, GELU with a bias from 90% to 94%) or when a thread has one
+  // vector of a row; else along the row.
   const int64_t resident_blocks =
       static_cast<int64_t>(info.device.sm_count) * (info.device.max_threads_per_sm / block_threads);
   const int64_t vectors_per_thread = ceilDiv(vectors_per_row, params.threads_per_block);
   const int64_t row_groups = ceilDiv(outer, params.rows_per_block);
-  for (const int64_t unroll : {4, 2}) {
-    if (unroll > vectors_per_thread && two_d) continue;
-    if (row_groups * ceilDiv(vectors_per_row, params.threads_per_block * unroll) >=
-        resident_blocks) {
-      params.unroll = unroll;
-      break;
-    }
-  }
-  if (two_d && params.unroll == 1) {
+  const auto fills = [&](int64_t row_unroll, int64_t unroll) {
+    return ceilDiv(row_groups, row_unroll) *
+               ceilDiv(vectors_per_row, params.threads_per_block * unroll) >=
+           resident_blocks;
+  };
+  const auto unroll_rows = [&] {
     for (const int64_t unroll : {4, 2}) {
-      if (ceilDiv(row_groups, unroll) >= resident_blocks) {
+      if (fills(unroll, 1)) {
         params.row_unroll = unroll;
+        return;
+      }
+    }
+  };
+  if (two_d && rowInvariantInput(fusion, map, params.break_point, rank)) unroll_rows();
+  if (params.row_unroll == 1) {
+    for (const int64_t unroll : {4, 2}) {
+      if (two_d && unroll > vectors_per_thread) continue;
+      if (fills(1, unroll)) {
+        params.unroll = unroll;
         break;
       }
     }
   }
+  if (two_d && params.unroll == 1 && params.row_unroll == 1) unroll_rows();
   params.blocks =
       std::max<int64_t>(1, ceilDiv(vectors_per_row, params.threads_per_block * params.unroll));
   if (two_d) {

@@ -226,14 +226,15 @@ inline const std::vector<PointwiseCase>& pointwiseCases() {
                  1,
                  16,
                  /*sm_count=*/2});
-    // More rows than gridDim.y addresses: rows on gridDim.x.
-    c.push_back({"bias_many_rows",
+    // More rows than gridDim.y addresses: rows on gridDim.x (a per-row scale, so nothing is
+    // read again by every row and the unroll goes along the row).
+    c.push_back({"row_scale_many_rows",
                  fusionOf([](Fusion& f) {
                    TensorView* x = symbolic(f, 2);
-                   TensorView* bias = symbolic(f, 1);
-                   f.addOutput(mul(x, broadcast(bias, {true, false})));
+                   TensorView* scale = symbolic(f, 1);
+                   f.addOutput(mul(x, broadcast(scale, {false, true})));
                  }),
-                 {input({65537, 257}), input({257})},
+                 {input({65537, 257}), input({65537})},
                  1,
                  1,
                  2});

@@ -122,21 +122,37 @@ TEST(PointwiseDecisionTest, ShortRowsStackRowsAndUnrollOverThem) {
 TEST(PointwiseDecisionTest, MoreRowBlocksThanGridYPutsRowsOnX) {
   // 65537 rows of 257 floats: 128 threads, two vectors each along the row, one row per block:
   // 65537 row blocks exceed gridDim.y, so rows go to gridDim.x. Before, such fusions took the
-  // 1D loop, which reads the bias through a modulo of the flat index, element by element.
-  const test::PointwiseCase& c = test::findPointwiseCase("bias_many_rows");
+  // 1D loop, which reads a broadcast input through a remainder of the flat index per element.
+  const test::PointwiseCase& c = test::findPointwiseCase("row_scale_many_rows");
   const std::unique_ptr<Fusion> fusion = c.build();
   const PointwiseParams params = heuristicsFor(c, *fusion);
   EXPECT_EQ(params.break_point, 1) << params;
   EXPECT_EQ(params.threads_per_block, 128) << params;
   EXPECT_EQ(params.rows_per_block, 1) << params;
   EXPECT_EQ(params.unroll, 2) << params;
+  EXPECT_EQ(params.row_unroll, 1) << params;
   EXPECT_TRUE(params.rows_on_x) << params;
   pointwise::schedule(*fusion, params);
   const GeneratedKernel kernel = generateCuda(*fusion);
-  // The bias is read by its column index: no remainder of the flat index in the kernel.
+  // The scale is read by its row index: no remainder of the flat index in the kernel.
   const std::string body = kernel.source.substr(kernel.source.find("__global__"));
   EXPECT_THAT(body, ::testing::Not(HasSubstr("%"))) << body;
   EXPECT_THAT(body, HasSubstr("blockIdx.y")) << body;
+}
+
+TEST(PointwiseDecisionTest, InputsEveryRowReadsUnrollOverRows) {
+  // x * w + b with bf16 rows of 4096: each thread loads its w and b vectors once for four rows
+  // instead of once per row.
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2, DataType::BFloat16);
+  TensorView* w = makeSymbolicTensor(fusion, 1, DataType::BFloat16);
+  TensorView* b = makeSymbolicTensor(fusion, 1, DataType::BFloat16);
+  fusion.addOutput(add(mul(x, broadcast(w, {true, false})), broadcast(b, {true, false})));
+  const SchedulerRuntimeInfo info = contiguousRuntimeInfo(fusion, {{32768, 4096}, {4096}, {4096}});
+  const PointwiseParams params = pointwise::computeHeuristics(fusion, info);
+  EXPECT_EQ(params.break_point, 1) << params;
+  EXPECT_EQ(params.row_unroll, 4) << params;
+  EXPECT_EQ(params.unroll, 1) << params;
 }
 
 std::optional<std::string> refusal(const std::function<void(Fusion&)>& body) {
