@@ -10,6 +10,7 @@
 #include "braze/driver/primary_context.h"
 #include "braze/error.h"
 #include "braze/eval/argument_binding.h"
+#include "braze/runtime/argument_signature.h"
 #include "runtime/extent_equalities.h"
 
 namespace braze {
@@ -86,6 +87,11 @@ KernelExecutor::KernelExecutor(const Fusion& fusion, GeneratedKernel kernel,
       options_(std::move(options)),
       output_parameters_(checkContract()),
       extent_equalities_(runtime_detail::collectExtentEqualities(fusion)) {}
+
+struct KernelExecutor::CachedPlan {
+  ArgumentSignature key;
+  LaunchPlan plan;
+};
 
 KernelExecutor::~KernelExecutor() {
   // A module is unloaded only once the device is done with it; destructors must not throw,
@@ -406,9 +412,21 @@ KernelExecutor::LoadedFunction& KernelExecutor::load(int device) {
   return loaded_.emplace(device, loaded).first->second;
 }
 
+LaunchPlan KernelExecutor::cachedPlan(const std::vector<ExecutorArgument>& inputs) {
+  ArgumentSignature key(inputs);
+  {
+    std::lock_guard<std::mutex> lock(plan_mutex_);
+    if (last_plan_ && last_plan_->key == key) return last_plan_->plan;
+  }
+  LaunchPlan fresh = plan(inputs);  // throws for arguments it refuses: nothing is cached then
+  std::lock_guard<std::mutex> lock(plan_mutex_);
+  last_plan_ = std::make_unique<CachedPlan>(CachedPlan{std::move(key), fresh});
+  return fresh;
+}
+
 std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument>& inputs,
                                               CUstream stream, std::vector<DeviceTensor> outputs) {
-  const LaunchPlan plan = this->plan(inputs);
+  const LaunchPlan plan = cachedPlan(inputs);
   const std::string& name = kernel_.kernel_name;
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DeviceProperties& properties = driver::deviceProperties(plan.device);

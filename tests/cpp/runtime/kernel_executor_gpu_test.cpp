@@ -86,6 +86,30 @@ TEST_F(KernelExecutorGpuTest, StridedAddMatchesTheReference) {
   }
 }
 
+// run() reuses its last launch plan only for arguments of the same signature: alternating
+// shapes and layouts on one executor, each launch on fresh values matches the reference.
+TEST_F(KernelExecutorGpuTest, ReusesItsPlanOnlyForTheSameArgumentSignature) {
+  test::HandWrittenKernel add = test::stridedAdd(DataType::Int64);
+  KernelExecutor executor(*add.fusion, add.kernel,
+                          CompiledKernel::compile(add.kernel.source, add.kernel.kernel_name));
+  test::RandomTensors random(21);
+  const std::vector<std::vector<int64_t>> shapes = {{37, 45}, {37, 45}, {300, 257}, {37, 45}};
+  for (size_t step = 0; step < shapes.size() * 2; ++step) {
+    const std::vector<int64_t>& sizes = shapes[step % shapes.size()];
+    const HostTensor a = random.uniform(DataType::Float32, sizes);
+    const HostTensor b = random.uniform(DataType::Float32, sizes);
+    // The second round transposes a: same sizes, other strides.
+    const HostTensor a_layout = step < shapes.size() ? a : test::withAllocationOrder(a, {1, 0});
+    const std::vector<ExecutorArgument> inputs = {DeviceTensor::fromHost(a_layout),
+                                                  DeviceTensor::fromHost(b)};
+    std::vector<DeviceTensor> outputs =
+        executor.run(inputs, nullptr, poisonedOutputs(executor, executor.plan(inputs)));
+    synchronize();
+    const std::vector<HostTensor> expected = evaluateFusionTensors(*add.fusion, {a_layout, b});
+    test::expectClose(outputs[0].toHost(), expected[0]);
+  }
+}
+
 TEST_F(KernelExecutorGpuTest, AllocatedOutputsAreContiguousOnTheInputsDevice) {
   test::HandWrittenKernel add = test::stridedAdd();
   KernelExecutor executor(*add.fusion, add.kernel,

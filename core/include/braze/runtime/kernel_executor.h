@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <variant>
 #include <vector>
@@ -102,6 +103,11 @@ class KernelExecutor {
     int64_t dynamic_shared_memory_limit = 48 * 1024;  ///< what the function allows now
   };
 
+  struct CachedPlan;  // the last plan run() used and the arguments it was made for
+  /// plan(inputs), reused when the inputs have the previous launch's shapes, strides, dtypes,
+  /// devices and scalar values.
+  LaunchPlan cachedPlan(const std::vector<ExecutorArgument>& inputs);
+
   /// Checks the generated kernel against the fusion; returns the parameter of each output.
   std::vector<size_t> checkContract() const;
   LoadedFunction& load(int device);
@@ -119,6 +125,8 @@ class KernelExecutor {
   std::vector<runtime_detail::ExtentEquality> extent_equalities_;
   std::mutex mutex_;  // guards loaded_
   std::map<int, LoadedFunction> loaded_;
+  std::mutex plan_mutex_;  // guards last_plan_
+  std::unique_ptr<CachedPlan> last_plan_;
 };
 
 }  // namespace braze
