@@ -20,6 +20,13 @@ const char* boolText(bool b) {
 
 class KernelPrinter {
  public:
+  // The C++ type of a block or grid reduction's value, its identity and its contribution.
+  struct ReductionText {
+    bool welford = false;
+    std::string type;
+    std::string identity;
+    std::string contribution;
+  };
   KernelPrinter(const kir::Kernel& kernel, std::ostream& os) : kernel_(kernel), os_(os) {
     for (const kir::Parameter& p : kernel.parameters) {
       if (const auto* tv = p.val != nullptr ? p.val->dynCast<TensorView>() : nullptr)
@@ -220,6 +227,13 @@ class KernelPrinter {
   }
 
   void printLoop(const kir::ForLoop& loop, int depth) {
+    if (grouped_ == nullptr && serial_loops_ == 0) {
+      int64_t elements = 0;
+      if (const kir::ReductionOp* op = groupableGridReduction(loop, elements)) {
+        printGroupedGridReduction(loop, *op, elements, depth);
+        return;
+      }
+    }
     if (loop.index.isConstant()) {
       // A marker loop of extent 1 (an unswitched axis): just its body, in its own scope.
       indent(depth);
@@ -237,9 +251,157 @@ class KernelPrinter {
     const std::string i = loop.index.toString();
     os_ << "for (IndexT " << i << " = 0; " << i << " < " << loop.extent.toString() << "; ++" << i
         << ") {\n";
+    ++serial_loops_;
     printScope(loop.body, depth + 1);
+    --serial_loops_;
     indent(depth);
     os_ << "}\n";
+  }
+
+  // ---- grouped grid reductions ----
+  //
+  // A grid reduction inside unrolled loops of constant extents (one per register element of a
+  // column partial, each through its own workspace region: hoist-parallel-reductions) would make
+  // the blocks meet once per element, each time a fence, a semaphore round trip and the
+  // finishing block's dependent loads. The elements are independent, so such loops are printed
+  // twice around one braze::gridReduceGroup: the first copy computes each element's value (and
+  // its block reduction) into an array, the second runs the loops' statements as before with
+  // the element's result in place of the grid reduction.
+  //
+  //   for i in 0..8 (unrolled):                  float g[8];
+  //     T3[0] = 0                                for i: g[i] = blockReduce(T2[i])
+  //     T3[0] += gridReduce(T2[i], ws + i * R) -> f = gridReduceGroup(g, ws, R)
+  //     if (f) T4[i] = T3[0]                     for i: T3[0] = 0; T3[0] += g[i]; if (f) T4[i] =
+  //     T3[0]
+  //
+  // Only where the loops are the outermost ones the grid reduction's region counts (no serial
+  // loop around them), the reduction is not under a branch, and its input is not written inside
+  // the loops (the first copy computes nothing else).
+
+  static bool isUnrolledConstant(const kir::ForLoop& loop) {
+    return loop.index.isConstant() || (loop.unroll && loop.extent.constantValue().has_value());
+  }
+
+  struct GridReductionSite {
+    const kir::ReductionOp* op = nullptr;
+    bool direct = false;   // reached through unrolled constant loops only
+    int64_t elements = 1;  // iterations of those loops
+  };
+
+  static void findGridReductions(const kir::Scope& scope, bool direct, int64_t elements,
+                                 std::vector<GridReductionSite>& sites,
+                                 std::set<const TensorView*>& written) {
+    for (const kir::StmtPtr& stmt : scope) {
+      if (const auto* loop = stmt->dynCast<kir::ForLoop>()) {
+        const bool unrolled = isUnrolledConstant(*loop);
+        const int64_t extent =
+            loop->index.isConstant() ? 1 : loop->extent.constantValue().value_or(1);
+        findGridReductions(loop->body, direct && unrolled, elements * extent, sites, written);
+      } else if (const auto* branch = stmt->dynCast<kir::IfThenElse>()) {
+        findGridReductions(branch->then_body, false, elements, sites, written);
+        findGridReductions(branch->else_body, false, elements, sites, written);
+      } else if (const auto* op = stmt->dynCast<kir::ReductionOp>()) {
+        for (const kir::TensorAccess& a : op->outputs) written.insert(a.tv);
+        if (op->grid.any()) sites.push_back({op, direct, elements});
+      } else if (const auto* tensor_op = stmt->dynCast<kir::TensorOp>()) {
+        written.insert(tensor_op->output.tv);
+      } else if (const auto* init = stmt->dynCast<kir::InitOp>()) {
+        written.insert(init->output.tv);
+      } else if (const auto* copy = stmt->dynCast<kir::VectorCopy>()) {
+        written.insert(copy->dst.tv);
+      }
+    }
+  }
+
+  static const kir::ReductionOp* groupableGridReduction(const kir::ForLoop& loop,
+                                                        int64_t& elements) {
+    if (loop.index.isConstant() || !isUnrolledConstant(loop)) return nullptr;
+    std::vector<GridReductionSite> sites;
+    std::set<const TensorView*> written;
+    findGridReductions(loop.body, true, *loop.extent.constantValue(), sites, written);
+    if (sites.size() != 1 || !sites[0].direct || sites[0].elements < 2) return nullptr;
+    const kir::ReductionOp& op = *sites[0].op;
+    if (!op.workspace_region.defined() || op.finish) return nullptr;
+    if (op.input.kind == kir::Operand::Kind::Tensor && written.count(op.input.access.tv))
+      return nullptr;
+    elements = sites[0].elements;
+    return &op;
+  }
+
+  std::string groupName(const kir::ReductionOp& op) const { return op.grid_flag + "_group"; }
+
+  void printGroupedGridReduction(const kir::ForLoop& loop, const kir::ReductionOp& op,
+                                 int64_t elements, int depth) {
+    const Expr& expr = *op.expr;
+    const ReductionText text = reductionText(op);
+    indent(depth);
+    os_ << "{\n";
+    indent(depth + 1);
+    os_ << text.type << " " << groupName(op) << "[" << elements << "];\n";
+    printGroupValues(loop, op, text, depth + 1);
+    indent(depth + 1);
+    os_ << op.grid_flag << " = braze::gridReduceGroup<" << maskArgs(op.grid) << ", "
+        << maskArgs(op.block) << ", " << elements << ">(" << groupName(op) << ", "
+        << reductionFunctor(expr) << ", " << text.identity << ", "
+        << kernel_.parameters[static_cast<size_t>(op.workspace)].name
+        << ", braze::gridReduceRegionBytes(" << (text.welford ? "24" : "8") << "), "
+        << (op.block.any() ? "braze_smem" : "nullptr") << ");\n";
+    grouped_ = &op;
+    printLoop(loop, depth + 1);
+    grouped_ = nullptr;
+    indent(depth);
+    os_ << "}\n";
+  }
+
+  // The first copy of the loops: only the loops leading to `op`, and its value.
+  void printGroupValues(const kir::ForLoop& loop, const kir::ReductionOp& op,
+                        const ReductionText& text, int depth) {
+    if (loop.unroll) {
+      indent(depth);
+      os_ << "#pragma unroll\n";
+    }
+    indent(depth);
+    const std::string i = loop.index.toString();
+    os_ << "for (IndexT " << i << " = 0; " << i << " < " << loop.extent.toString() << "; ++" << i
+        << ") {\n";
+    for (const kir::StmtPtr& stmt : loop.body) {
+      if (const auto* inner = stmt->dynCast<kir::ForLoop>()) {
+        if (contains(inner->body, op)) {
+          if (inner->index.isConstant()) {
+            for (const kir::StmtPtr& s : inner->body) {
+              if (const auto* l = s->dynCast<kir::ForLoop>(); l && contains(l->body, op))
+                printGroupValues(*l, op, text, depth + 1);
+              if (s.get() == &op) printGroupValue(op, text, depth + 1);
+            }
+          } else {
+            printGroupValues(*inner, op, text, depth + 1);
+          }
+        }
+      } else if (stmt.get() == &op) {
+        printGroupValue(op, text, depth + 1);
+      }
+    }
+    indent(depth);
+    os_ << "}\n";
+  }
+
+  void printGroupValue(const kir::ReductionOp& op, const ReductionText& text, int depth) {
+    indent(depth);
+    os_ << "{\n";
+    printReductionValue(op, text, depth + 1);
+    indent(depth + 1);
+    os_ << groupName(op) << "[" << op.workspace_region.toString() << "] = braze_value;\n";
+    indent(depth);
+    os_ << "}\n";
+  }
+
+  static bool contains(const kir::Scope& scope, const kir::ReductionOp& op) {
+    for (const kir::StmtPtr& stmt : scope) {
+      if (stmt.get() == &op) return true;
+      if (const auto* loop = stmt->dynCast<kir::ForLoop>(); loop && contains(loop->body, op))
+        return true;
+    }
+    return false;
   }
 
   std::string valueOf(const kir::TensorOp& op) const {
@@ -286,6 +448,46 @@ class KernelPrinter {
     return std::string(boolText(m.x)) + ", " + boolText(m.y) + ", " + boolText(m.z);
   }
 
+  ReductionText reductionText(const kir::ReductionOp& op) const {
+    const Expr& expr = *op.expr;
+    ReductionText text;
+    text.welford = expr.op() == OpKind::Welford;
+    const DataType acc = computeDtype(op.outputs[0].tv->dtype());
+    text.type = text.welford ? "braze::WelfordTriplet<" + computeType(acc) + ">" : computeType(acc);
+    const std::string zero = literal(int64_t{0}, acc);
+    text.identity =
+        text.welford ? text.type + "{" + zero + ", " + zero + ", 0}" : identityText(expr, 0);
+    if (op.finish) {
+      text.contribution = text.welford ? text.type + "{" + accessText(op.outputs[0]) + ", " +
+                                             accessText(op.outputs[1]) + ", " +
+                                             accessText(op.outputs[2]) + "}"
+                                       : accumulator(op);
+    } else {
+      const std::string x = convert(render(op.input), acc);
+      text.contribution = text.welford ? text.type + "{" + x + ", " + zero + ", 1}" : x;
+    }
+    return text;
+  }
+
+  // `braze_value` declared with this thread's contribution (the identity where out of
+  // bounds), reduced across the block's reduced thread dims.
+  void printReductionValue(const kir::ReductionOp& op, const ReductionText& text, int depth) {
+    indent(depth);
+    os_ << text.type << " braze_value = ";
+    if (op.input_predicate.defined() && !op.input_predicate.isTrue()) {
+      os_ << "(" << op.input_predicate.toString() << ") ? " << text.contribution << " : "
+          << text.identity;
+    } else {
+      os_ << text.contribution;
+    }
+    os_ << ";\n";
+    if (op.block.any()) {
+      indent(depth);
+      os_ << "braze_value = braze::blockReduce<" << maskArgs(op.block) << ">(braze_value, "
+          << reductionFunctor(*op.expr) << ", " << text.identity << ", braze_smem);\n";
+    }
+  }
+
   void printReduction(const kir::ReductionOp& op, int depth) {
     const Expr& expr = *op.expr;
     const bool welford = expr.op() == OpKind::Welford;
@@ -305,37 +507,18 @@ class KernelPrinter {
     }
     // Block and grid reductions: every thread takes part; out-of-bounds threads bring the
     // identity, and only the owners of the result store it.
-    const std::string type =
-        welford ? "braze::WelfordTriplet<" + computeType(acc) + ">" : computeType(acc);
-    const std::string zero = literal(int64_t{0}, acc);
-    const std::string identity =
-        welford ? type + "{" + zero + ", " + zero + ", 0}" : identityText(expr, 0);
-    std::string contribution;
-    if (op.finish) {
-      contribution = welford
-                         ? type + "{" + accessText(op.outputs[0]) + ", " +
-                               accessText(op.outputs[1]) + ", " + accessText(op.outputs[2]) + "}"
-                         : accumulator(op);
-    } else {
-      const std::string x = convert(render(op.input), acc);
-      contribution = welford ? type + "{" + x + ", " + zero + ", 1}" : x;
-    }
+    const ReductionText text = reductionText(op);
     indent(depth);
     os_ << "{\n";
-    indent(depth + 1);
-    os_ << type << " braze_value = ";
-    if (op.input_predicate.defined() && !op.input_predicate.isTrue()) {
-      os_ << "(" << op.input_predicate.toString() << ") ? " << contribution << " : " << identity;
-    } else {
-      os_ << contribution;
-    }
-    os_ << ";\n";
-    if (op.block.any()) {
+    if (&op == grouped_) {
+      // The second copy of grouped loops: gridReduceGroup left the result in the array.
       indent(depth + 1);
-      os_ << "braze_value = braze::blockReduce<" << maskArgs(op.block) << ">(braze_value, "
-          << reductionFunctor(expr) << ", " << identity << ", braze_smem);\n";
+      os_ << text.type << " braze_value = " << groupName(op) << "["
+          << op.workspace_region.toString() << "];\n";
+    } else {
+      printReductionValue(op, text, depth + 1);
     }
-    if (op.grid.any()) {
+    if (op.grid.any() && &op != grouped_) {
       indent(depth + 1);
       std::string workspace = kernel_.parameters[static_cast<size_t>(op.workspace)].name;
       if (op.workspace_region.defined()) {
@@ -343,8 +526,12 @@ class KernelPrinter {
         workspace += " + (" + op.workspace_region.toString() + ") * braze::gridReduceRegionBytes(" +
                      (welford ? "24" : "8") + ")";
       }
-      os_ << op.grid_flag << " = braze::gridReduce<" << maskArgs(op.grid) << ">(braze_value, "
-          << reductionFunctor(expr) << ", " << identity << ", " << workspace << ");\n";
+      // After a block reduction every thread of its dims holds the block's value: the grid
+      // reduction stores one copy and shares the finishing loads among the copies.
+      os_ << op.grid_flag << " = braze::gridReduce<" << maskArgs(op.grid);
+      if (op.block.any()) os_ << ", " << maskArgs(op.block);
+      os_ << ">(braze_value, " << reductionFunctor(expr) << ", " << text.identity << ", "
+          << workspace << (op.block.any() ? ", braze_smem" : "") << ");\n";
     }
     indent(depth + 1);
     const bool guarded = op.write_predicate.defined() && !op.write_predicate.isTrue();
@@ -399,6 +586,10 @@ class KernelPrinter {
   const kir::Kernel& kernel_;
   std::ostream& os_;
   std::set<const TensorView*> global_;
+  // Serial (not unrolled-constant) loops open around the statement being printed.
+  int serial_loops_ = 0;
+  // The grid reduction whose grouped loops are being printed a second time.
+  const kir::ReductionOp* grouped_ = nullptr;
 };
 
 }  // namespace

@@ -765,7 +765,8 @@ std::vector<ScheduledCase> makeSuite() {
                    welfordGrid,
                    {tensorInput({5000})},
                    Tolerance{1e-4, 1e-4},
-                   {"braze::gridReduce<true, false, false>(braze_value, braze::WelfordOp{}"}});
+                   {"braze::gridReduce<true, false, false, true, false, false>(braze_value, "
+                    "braze::WelfordOp{}"}});
   suite.push_back({"outer_reduction",
                    "column maxima, columns across threads, rows serial in each thread",
                    outerReduction,
@@ -775,21 +776,23 @@ std::vector<ScheduledCase> makeSuite() {
                    gridReduction,
                    {tensorInput({10000})},
                    Tolerance{1e-4, 1e-4},
-                   {"braze::gridReduce<true, false, false>"}});
-  suite.push_back(
-      {"grid_reduction_columns",
-       "column sums with rows spread over BIDy and TIDy",
-       gridReductionColumns,
-       {tensorInput({1000, 100})},
-       Tolerance{1e-4, 1e-4},
-       {"braze::gridReduce<false, true, false>", "braze::blockReduce<false, true, false>"}});
+                   {"braze::gridReduce<true, false, false, true, false, false>"}});
+  suite.push_back({"grid_reduction_columns",
+                   "column sums with rows spread over BIDy and TIDy",
+                   gridReductionColumns,
+                   {tensorInput({1000, 100})},
+                   Tolerance{1e-4, 1e-4},
+                   {"braze::gridReduce<false, true, false, false, true, false>",
+                    "braze::blockReduce<false, true, false>"}});
   suite.push_back({"grid_reduction_per_element",
                    "column sums, 4 columns per thread: serial partials per block, then a grid "
-                   "reduction per register element through its own workspace region",
+                   "reduction per register element through its own workspace region, the four "
+                   "grouped into one round of the blocks",
                    gridReductionPerElement,
                    {tensorInput({301, 102})},
                    Tolerance{1e-4, 1e-4},
-                   {"braze::gridReduceRegionBytes(8)"}});
+                   {"braze::gridReduceRegionBytes(8)",
+                    "braze::gridReduceGroup<true, false, false, false, false, false, 4>"}});
   suite.push_back({"welford_block",
                    "var_mean over rows with a block Welford reduction",
                    welfordBlock,

@@ -96,4 +96,116 @@ __device__ bool gridReduce(T& value, Op op, T identity, char* workspace) {
   return true;
 }
 
+// A grid reduction of a value that a block reduction over the thread dims (BX, BY, BZ) has
+// just made the same in every thread of those dims (blockReduce is an all-reduce). The copies
+// are not stored again: only the first thread of the reduced dims stores the block's value, and
+// in the finishing block the copies share the loads instead (the thread at position k of the
+// reduced dims adds blocks k, k + copies, ...), then one block reduction over the same dims
+// combines their sums. Rows of a few hundred blocks then take a few loads per thread, not one
+// load per block. Same workspace layout and size as above; `smem` as for blockReduce.
+template <bool GX, bool GY, bool GZ, bool BX, bool BY, bool BZ, typename T, typename Op>
+__device__ bool gridReduce(T& value, Op op, T identity, char* workspace, void* smem) {
+  const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned long long blocks =
+      static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z;
+  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  unsigned copy, kept, copies;
+  reductionCoordinates<BX, BY, BZ>(copy, kept, copies);
+  const unsigned long long kept_threads = threads / copies;
+  unsigned long long reduced, group, count;
+  gridCoordinates<GX, GY, GZ>(reduced, group, count);
+  T* partials = reinterpret_cast<T*>(workspace);
+  const unsigned long long partial_bytes = (threads * blocks * sizeof(T) + 15) / 16 * 16;
+  unsigned long long* semaphores = reinterpret_cast<unsigned long long*>(workspace + partial_bytes);
+
+  if (copy == 0) partials[((group * count) + reduced) * kept_threads + kept] = value;
+  __threadfence();
+  __syncthreads();
+  __shared__ bool last;
+  if (tid == 0) last = atomicAdd(&semaphores[group], 1ULL) == count - 1;
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  constexpr int kInFlight = sizeof(T) <= 8 ? 8 : 1;
+  T result = identity;
+  const T* mine = &partials[group * count * kept_threads + kept];
+  unsigned long long b = copy;
+  for (; b + (kInFlight - 1) * copies < count; b += kInFlight * copies) {
+    T part[kInFlight];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k)
+      part[k] = loadCoherent(&mine[(b + k * copies) * kept_threads]);
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) result = op(result, part[k]);
+  }
+  for (; b < count; b += copies) result = op(result, loadCoherent(&mine[b * kept_threads]));
+  value = blockReduce<BX, BY, BZ>(result, op, identity, smem);
+  __syncthreads();
+  if (tid == 0) semaphores[group] = 0;  // ready for the next launch with this workspace
+  return true;
+}
+
+// N independent grid reductions at once (one per register element of a column partial), each
+// through its own region of the workspace (element i at workspace + i * region_bytes, laid out
+// as above): every block stores its N values and is counted once, on region 0's semaphore, and
+// the finishing block loads the N partials of a block together, so the blocks meet once instead
+// of N times and the finishing loads overlap. Each value must already be the same in every
+// thread of the block-reduced dims (BX, BY, BZ), as for the gridReduce above; `smem` as for
+// blockReduce (unused without block-reduced dims).
+template <bool GX, bool GY, bool GZ, bool BX, bool BY, bool BZ, int N, typename T, typename Op>
+__device__ bool gridReduceGroup(T (&values)[N], Op op, T identity, char* workspace,
+                                unsigned long long region_bytes, void* smem) {
+  const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned long long blocks =
+      static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z;
+  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  unsigned copy, kept, copies;
+  reductionCoordinates<BX, BY, BZ>(copy, kept, copies);
+  const unsigned long long kept_threads = threads / copies;
+  unsigned long long reduced, group, count;
+  gridCoordinates<GX, GY, GZ>(reduced, group, count);
+  const unsigned long long partial_bytes = (threads * blocks * sizeof(T) + 15) / 16 * 16;
+  unsigned long long* semaphores = reinterpret_cast<unsigned long long*>(workspace + partial_bytes);
+
+  if (copy == 0) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      T* partials = reinterpret_cast<T*>(workspace + i * region_bytes);
+      partials[((group * count) + reduced) * kept_threads + kept] = values[i];
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  __shared__ bool last;
+  if (tid == 0) last = atomicAdd(&semaphores[group], 1ULL) == count - 1;
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  T result[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i) result[i] = identity;
+#pragma unroll 2
+  for (unsigned long long b = copy; b < count; b += copies) {
+    T part[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const T* partials = reinterpret_cast<const T*>(workspace + i * region_bytes);
+      part[i] = loadCoherent(&partials[((group * count) + b) * kept_threads + kept]);
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) result[i] = op(result[i], part[i]);
+  }
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    if constexpr (BX || BY || BZ) {
+      values[i] = blockReduce<BX, BY, BZ>(result[i], op, identity, smem);
+    } else {
+      values[i] = result[i];
+    }
+  }
+  __syncthreads();
+  if (tid == 0) semaphores[group] = 0;  // ready for the next launch with this workspace
+  return true;
+}
+
 }  // namespace braze
