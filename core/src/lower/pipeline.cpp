@@ -32,6 +32,8 @@ constexpr PassEntry kPipeline[] = {
     {"vectorize-accesses", lower::vectorizeAccesses,
      "after predicates: folds a vector loop's predicate into one check"},
     {"unswitch", lower::unswitch, "after predicates and vectorization: hoists what is left"},
+    {"issue-loads-early", lower::issueLoadsEarly,
+     "after unswitch: moves final statements; before syncs, which see their order"},
     {"insert-syncs", lower::insertSyncs, "late: sees the final statements and their order"},
     {"record-launch-checks", lower::recordLaunchChecks, "last: the parameters are final"},
 };

@@ -27,10 +27,16 @@ std::unique_ptr<Fusion> splitPointwise() {
 }
 
 TEST(PipelineTest, PassesRunInTheDocumentedOrder) {
-  const std::vector<std::string_view> expected = {
-      "build-loop-nests",          "allocate",           "index-accesses", "insert-predicates",
-      "hoist-parallel-reductions", "vectorize-accesses", "unswitch",       "insert-syncs",
-      "record-launch-checks"};
+  const std::vector<std::string_view> expected = {"build-loop-nests",
+                                                  "allocate",
+                                                  "index-accesses",
+                                                  "insert-predicates",
+                                                  "hoist-parallel-reductions",
+                                                  "vectorize-accesses",
+                                                  "unswitch",
+                                                  "issue-loads-early",
+                                                  "insert-syncs",
+                                                  "record-launch-checks"};
   EXPECT_EQ(pipelinePassNames(), expected);
 }
 
