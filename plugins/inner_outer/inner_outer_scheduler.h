@@ -20,9 +20,12 @@
 //                persistent buffer (the cached input, exp(x - max), x - mean, ...) is a
 //                register array of batch * v elements per thread and the input is read from
 //                global memory exactly once. blockDim.x = ceil(V / batch) is known only at
-//                launch; the heuristics choose batch so that it is a multiple of 32 where one
-//                exists (warp shuffles, no idle lanes), and stack r rows per block when rows
-//                are short. Row reductions are per-thread serial sums followed by one block
+//                launch; the heuristics give each thread four vectors (64 bytes of loads in
+//                flight with 16-byte vectors) with at most 512 threads along a row, more
+//                vectors only for longer rows, and stack r rows per block when a row has fewer
+//                than 32 threads (measured with braze_inner_outer_sweep). Division by a per-row
+//                value (softmax's sum) becomes a product with its reciprocal, computed once per
+//                row. Row reductions are per-thread serial sums followed by one block
 //                reduction (warp shuffles, then one round through shared memory). The batch
 //                loop is outermost so that weights (no rows dim) share it with their readers
 //                and are loaded one vector at a time after the reductions, not kept whole.
