@@ -8,38 +8,53 @@
 
 namespace braze::inner_outer {
 
-// Inner-outer: [rows, row] -> [BIDx G, ceil(rows/G), Unroll batch, TIDx, v]. Each column sum
-// is split (rFactor) into a per-thread serial sum over the block's rows, kept in registers
-// next to the row's buffers, and a grid reduction of those partials across the G blocks.
+// Inner-outer: [rows, row] -> [BIDx G, ceil(rows/(G r)), TIDy r, Unroll batch, TIDx, v]
+// (without the TIDy dim when r is 1). Each iteration of the row loop works on r rows at once,
+// one per threadIdx.y, so that r rows' loads are in flight per block between the barriers of
+// the row reductions. Each column sum is split (rFactor) into a per-thread serial sum over the
+// thread's rows, kept in registers next to the row's buffers, then a block reduction over
+// threadIdx.y and a grid reduction across the G blocks.
 void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterParams& params,
                         const std::vector<TensorView*>& column_sums) {
+  const bool stacked = params.rows_per_block > 1;
   reference->split(1, params.vector_width);
   reference->split(1, params.persistent_batch, /*inner_split=*/false);
+  if (stacked) reference->split(0, params.rows_per_block);
   reference->split(0, params.row_blocks, /*inner_split=*/false);
   propagateTransforms(reference);
+  const int64_t row = stacked ? 3 : 2;  // the first dim along the row
   reference->parallelize(0, ParallelType::BIDx);
-  reference->parallelize(2, ParallelType::Unroll);
-  reference->parallelize(3, ParallelType::TIDx);
-  if (params.vector_width > 1) reference->parallelize(4, ParallelType::Unroll);
+  if (stacked) reference->parallelize(2, ParallelType::TIDy);
+  reference->parallelize(row, ParallelType::Unroll);
+  reference->parallelize(row + 1, ParallelType::TIDx);
+  if (params.vector_width > 1) reference->parallelize(row + 2, ParallelType::Unroll);
   propagateParallelTypes(reference);
   keepIntermediatesInRegisters(fusion);
   for (TensorView* column_sum : column_sums) {
     column_sum->rFactor({1})->setMemoryType(MemoryType::Local);
-    // [r BIDx, batch, TIDx, v] -> [batch, TIDx, v, r BIDx]: the grid reduction runs once per
-    // register element, and the column sum's reader (the output) in the same iteration, where
-    // the finishing block holds the result.
-    column_sum->reorder({{0, column_sum->nLoopDims() - 1}});
+    // [r BIDx, (r TIDy,) batch, TIDx, v] -> [batch, TIDx, v, (r TIDy,) r BIDx]: a grid
+    // reduction per register element (the lowering groups them into one round of the blocks),
+    // and the column sum's reader (the output) in the same iteration, where the finishing
+    // block holds the result.
+    const int64_t last = column_sum->nLoopDims() - 1;
+    if (stacked) {
+      column_sum->reorder({{0, last}, {1, last - 1}});
+    } else {
+      column_sum->reorder({{0, last}});
+    }
   }
 }
 
 // inlineMost keeps a tensor read both by the row's ops and by a column sum's partial outside
 // the row loop (its consumers do not share that loop yet); computing it inside the row loop
-// [BIDx, row] puts both consumers, and the partial's accumulation, in that one loop.
-void inlineIntoRowLoop(Fusion& fusion) {
+// [BIDx, row(, TIDy)] puts both consumers, and the partial's accumulation, in that one loop
+// (the stacked rows' TIDy dim belongs to it: the rows of one iteration).
+void inlineIntoRowLoop(Fusion& fusion, const InnerOuterParams& params) {
+  const int64_t row_loop = params.rows_per_block > 1 ? 3 : 2;
   for (TensorView* tv : fusion.allTensors()) {
     if (fusion.isInput(tv) || tv->memoryType() == MemoryType::Global) continue;
-    if (tv->inlinePosition() < 2 && maxInlinePosition(tv) >= 2 && !tv->hasReduction())
-      inlineAt(tv, 2);
+    if (tv->inlinePosition() < row_loop && maxInlinePosition(tv) >= row_loop && !tv->hasReduction())
+      inlineAt(tv, row_loop);
   }
 }
 

@@ -55,6 +55,11 @@ constexpr int64_t kMaxInnerOuterThreads = 512;
 constexpr int64_t kVectorsPerThread = 4;
 constexpr int64_t kMaxRowThreads = 512;
 constexpr int64_t kShortRowBlockThreads = 64;
+// Buffer bytes per thread up to which an inner-outer kernel fits 64 registers per thread.
+constexpr int64_t kSmallInnerOuterThreadBytes = 160;
+// Registers of a long-row inner-outer thread beside its buffers (indices, the row's sums,
+// bfloat16 conversions): 32 to 51 measured for sm_90.
+constexpr int64_t kLongRowOtherRegisters = 48;
 
 int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -259,6 +264,22 @@ std::optional<RegisterChoice> chooseRegisterSplit(int64_t vectors, int64_t bytes
   return best;
 }
 
+// Column sums with rows longer than chooseRegisterSplit's per-thread cap: the fewest vectors
+// per thread at kMaxInnerOuterThreads threads (128 registers each, one block per SM), with
+// kLongRowOtherRegisters of them left beside the buffers. No launch bound tells the compiler
+// the block size (blockDim.x follows the row length), so the estimate must hold: RMS norm
+// backward rows of 8192 (320 bytes of buffers) compile to 113-127 registers for sm_90, layer
+// norm's (384 bytes) to 128-147.
+std::optional<RegisterChoice> longRowSplit(int64_t vectors, int64_t bytes_per_vector,
+                                           const driver::DeviceProperties& device) {
+  const int64_t batch = ceilDiv(vectors, kMaxInnerOuterThreads);
+  const int64_t threads_x = ceilDiv(vectors, batch);
+  const int64_t budget =
+      (device.registers_per_sm / kMaxInnerOuterThreads - kLongRowOtherRegisters) * kRegisterBytes;
+  if (batch > kMaxPersistentBatch || batch * bytes_per_vector > budget) return std::nullopt;
+  return RegisterChoice{batch, threads_x};
+}
+
 // Rows without column sums: four vectors per thread (64 bytes of loads in flight per thread
 // when vectors are 16 bytes) with at most kMaxRowThreads threads along the row, more vectors
 // per thread only when the row needs them. Measured on an H200 over softmax, layer norm and
@@ -447,26 +468,43 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
   bytes_per_element += 4 * column_sums;
   // Backward kernels keep more live values than their buffers (dy, w dy, the row's sums and
   // the column partials' indices): at most 512 threads, so each may use 128 registers.
-  const std::optional<RegisterChoice> split =
+  std::optional<RegisterChoice> split =
       column_sums > 0
           ? chooseRegisterSplit(vectors, bytes_per_element * params.vector_width, info.device,
                                 kMaxInnerOuterThreads)
           : chooseRowSplit(vectors, bytes_per_element * params.vector_width, info.device);
+  if (!split && column_sums > 0)
+    split = longRowSplit(vectors, bytes_per_element * params.vector_width, info.device);
   if (split && column_sums > 0) {
-    // Inner-outer: blocks loop over their share of the rows one row at a time, so that each
-    // block adds one partial per column to the final sums; enough blocks to fill the device
-    // once, no more.
+    // Inner-outer: each block loops over its share of the rows, rows_per_block rows at a time
+    // (one per threadIdx.y), so that each block adds one partial per column to the final sums.
+    // Stacked rows keep more loads in flight per SM between the row reductions' barriers.
     params.persistence = Persistence::Registers;
     params.persistent_batch = split->batch;
     params.threads_x = split->threads_x;
+    // Threads per SM: 1024 where a thread holds one vector of each of several stacked rows with
+    // at most kSmallInnerOuterThreadBytes of buffers (48 to 63 registers for sm_90), 512
+    // otherwise (70 to 147; a row of 512 threads alone compiles to more registers than stacked
+    // ones), as two blocks of stacked rows, measured faster than one block of twice the threads
+    // (half the warps wait at each barrier). A row longer than such a block is one block per
+    // SM: no launch bound tells the compiler the block size (blockDim.x follows the row
+    // length), so a block of 1024 threads, which launches only at 64 registers or fewer, is
+    // not chosen.
+    const bool small = split->batch == 1 && split->threads_x <= 256 &&
+                       bytes_per_element * params.vector_width <= kSmallInnerOuterThreadBytes;
+    const int64_t block_threads = (small ? 1024 : 512) / 2;
+    int64_t blocks_per_sm = 1;
     params.rows_per_block = 1;
-    // The blocks one SM holds at about 128 registers per thread, at most two: the block that
-    // finishes the grid reduction reads every block's partials, row_blocks * row elements per
-    // column sum, and blocks beyond one wave would only add partials.
-    const int64_t blocks_per_sm =
-        std::clamp<int64_t>(info.device.registers_per_sm / (split->threads_x * 128), 1, 2);
-    params.row_blocks = std::clamp<int64_t>(
-        static_cast<int64_t>(std::max(info.device.sm_count, 1)) * blocks_per_sm, 1, shape.rows);
+    if (split->threads_x <= block_threads) {
+      params.rows_per_block = block_threads / split->threads_x;
+      blocks_per_sm = 2;
+    }
+    params.rows_per_block = std::min(params.rows_per_block, shape.rows);
+    // Enough blocks to fill the device once, no more: the block that finishes the grid
+    // reduction reads every block's partials, row_blocks * row elements per column sum.
+    params.row_blocks =
+        std::clamp<int64_t>(static_cast<int64_t>(std::max(info.device.sm_count, 1)) * blocks_per_sm,
+                            1, ceilDiv(shape.rows, params.rows_per_block));
   } else if (split) {
     params.persistence = Persistence::Registers;
     params.persistent_batch = split->batch;
@@ -567,7 +605,7 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
     loadWavesFirst(input_caches);
     moveRowSizedRegistersToGlobal(fusion);
   }
-  if (params.row_blocks > 0) inlineIntoRowLoop(fusion);
+  if (params.row_blocks > 0) inlineIntoRowLoop(fusion, params);
 }
 
 }  // namespace braze::inner_outer

@@ -43,24 +43,29 @@ std::vector<NormalizationCase> cases() {
       for (int64_t n : {256, 1000, 4096}) result.push_back({kind, dtype, n <= 1000 ? 600 : 300, n});
     }
   }
+  // More rows than 132 blocks of stacked rows hold at once; fewer rows than blocks.
+  result.push_back({Normalization::LayerNormBackward, DataType::BFloat16, 2000, 256});
+  result.push_back({Normalization::RmsNormBackward, DataType::Float32, 5, 1024});
+  // Long rows: two vectors per thread (bfloat16), four (float32).
+  result.push_back({Normalization::RmsNormBackward, DataType::BFloat16, 37, 8192});
+  result.push_back({Normalization::RmsNormBackward, DataType::Float32, 37, 8192});
   result.push_back({Normalization::RmsNormBackward, DataType::Float16, 7, 1024});
   result.push_back({Normalization::LayerNorm, DataType::Float16, 33, 1000});
   result.push_back({Normalization::Softmax, DataType::Float16, 5, 32768});
   return result;
 }
 
-class InnerOuterExecutionTest : public ::testing::TestWithParam<NormalizationCase> {};
-
-TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
-  std::string reason;
-  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
-  const NormalizationCase& c = GetParam();
+// Runs `c` scheduled with `params` (the heuristics' for its arguments when `adjust` leaves them)
+// on fresh inputs for two seeds and compares every output with the reference evaluator.
+void expectMatchesReference(const NormalizationCase& c,
+                            void (*adjust)(inner_outer::InnerOuterParams&) = nullptr) {
   for (const uint64_t seed : {uint64_t{101}, uint64_t{202}}) {
     const std::vector<EvaluatorArgument> host = test::makeNormalizationArguments(c, seed);
     std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
     SchedulerRuntimeInfo info = test::runtimeInfoOf(c);
     info.device = driver::deviceProperties();
-    const inner_outer::InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
+    inner_outer::InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
+    if (adjust != nullptr) adjust(params);
     inner_outer::schedule(*fusion, params);
 
     const std::unique_ptr<KernelExecutor> executor = test::compileForGpu(*fusion);
@@ -89,6 +94,48 @@ TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
           << "\nlaunch: " << plan.launch.toString();
     }
   }
+}
+
+class InnerOuterExecutionTest : public ::testing::TestWithParam<NormalizationCase> {};
+
+TEST_P(InnerOuterExecutionTest, MatchesTheReferenceEvaluatorOnTheGpu) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  expectMatchesReference(GetParam());
+}
+
+// Backward kernels with rows stacked along threadIdx.y in other arrangements than the
+// heuristics': rows that leave a remainder in the last group of a block, a stack that is not a
+// power of two, fewer rows than blocks (blocks without rows still take part in the grid
+// reduction), and blocks of 1024 threads.
+TEST(InnerOuterBackwardExecutionTest, StackedRowsMatchTheReferenceEvaluatorOnTheGpu) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  using Params = inner_outer::InnerOuterParams;
+  // Several row groups per block, 1061 rows: not a multiple of 4.
+  expectMatchesReference({Normalization::LayerNormBackward, DataType::BFloat16, 1061, 1024},
+                         [](Params& p) {
+                           p.rows_per_block = 4;
+                           p.row_blocks = 132;
+                         });
+  // 1000 rows, a multiple of 8: 125 groups over 20 blocks of 7 (the last ones short or empty).
+  expectMatchesReference({Normalization::RmsNormBackward, DataType::Float32, 1000, 256},
+                         [](Params& p) {
+                           p.rows_per_block = 8;
+                           p.row_blocks = 20;
+                         });
+  // 3 rows per block, 50 rows over 132 blocks: most blocks have no rows.
+  expectMatchesReference({Normalization::LayerNormBackward, DataType::Float32, 50, 1000},
+                         [](Params& p) {
+                           p.rows_per_block = 3;
+                           p.row_blocks = 132;
+                         });
+  // 1024 threads: 4 rows of 256.
+  expectMatchesReference({Normalization::RmsNormBackward, DataType::Float32, 301, 1024},
+                         [](Params& p) {
+                           p.rows_per_block = 4;
+                           p.row_blocks = 64;
+                         });
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, InnerOuterExecutionTest, ::testing::ValuesIn(cases()),

@@ -7,6 +7,8 @@
 
 #include <tuple>
 
+#include <utility>
+
 #include "braze/codegen/codegen.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
@@ -120,7 +122,13 @@ std::vector<NormalizationCase> backwardSweep() {
       for (int64_t n : {256, 1000, 1024, 4096}) cases.push_back({kind, dtype, 100000, n});
     }
   }
+  // Long rows: RMS norm's buffers fit 512 threads at 8192.
+  cases.push_back({Normalization::RmsNormBackward, DataType::Float32, 100000, 8192});
+  cases.push_back({Normalization::RmsNormBackward, DataType::BFloat16, 100000, 8192});
+  // Fewer rows than blocks, and than a block stacks.
   cases.push_back({Normalization::RmsNormBackward, DataType::Float16, 7, 4096});
+  cases.push_back({Normalization::LayerNormBackward, DataType::BFloat16, 7, 256});
+  cases.push_back({Normalization::LayerNormBackward, DataType::Float32, 1000, 1000});
   return cases;
 }
 
@@ -131,23 +139,45 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
   const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
   const InnerOuterParams params = heuristicsFor(c, *fusion);
   EXPECT_EQ(params.persistence, Persistence::Registers) << params;
-  EXPECT_EQ(params.rows_per_block, 1) << params;
-  // One block per SM (132 on the H100 the heuristics assume) at 512 threads, two below, fewer
-  // for few rows.
   EXPECT_LE(params.threads_x, 512) << params;
-  EXPECT_EQ(params.row_blocks, std::min<int64_t>(c.rows, params.threads_x > 256 ? 132 : 264))
-      << params;
+  // Two blocks per SM of rows stacked along threadIdx.y, 512 threads each where a thread keeps
+  // one vector of each row and rows are at most 256 threads (the float kernels and RMS norm's
+  // bfloat16 up to 1024), 256 otherwise; rows of more than such a block: one block of one row
+  // per SM (132 on the H100 the heuristics assume). Never more rows than there are.
+  const bool small = params.persistent_batch == 1 && params.threads_x <= 256 &&
+                     !(c.kind == Normalization::LayerNormBackward && c.dtype != DataType::Float32);
+  const int64_t target = small ? 512 : 256;
+  int64_t rows_per_block = params.threads_x <= target ? target / params.threads_x : 1;
+  const int64_t blocks = params.threads_x <= target ? 264 : 132;
+  rows_per_block = std::min(rows_per_block, c.rows);
+  EXPECT_EQ(params.rows_per_block, rows_per_block) << params;
+  const int64_t block_threads = params.threads_x * params.rows_per_block;
+  const int64_t groups = (c.rows + params.rows_per_block - 1) / params.rows_per_block;
+  EXPECT_EQ(params.row_blocks, std::min(groups, blocks)) << params;
   inner_outer::schedule(*fusion, params);
   const GeneratedKernel kernel = generateCuda(*fusion);
-  // One grid reduction per register element of a column partial, each in its own region.
-  EXPECT_THAT(kernel.source, HasSubstr("braze::gridReduceRegionBytes(8)")) << kernel.source;
+  // The column partial's register elements reduce across the grid together, one workspace
+  // region each; stacked rows reduce over threadIdx.y first, and share the final loads.
+  const int64_t elements = params.persistent_batch * params.vector_width;
+  const std::string dims =
+      params.rows_per_block > 1 ? "false, true, false, " : "false, false, false, ";
+  EXPECT_THAT(kernel.source, HasSubstr("braze::gridReduceGroup<true, false, false, " + dims +
+                                       std::to_string(elements) + ">"))
+      << kernel.source;
+  EXPECT_THAT(kernel.source, HasSubstr("braze::gridReduceRegionBytes(8)"));
+  if (params.rows_per_block > 1) {
+    EXPECT_THAT(kernel.source, HasSubstr("braze::blockReduce<false, true, false>"));
+  }
   const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
                                                           {.arch = driver::GpuArch{9, 0, false}});
   const KernelResources& resources = compiled.resources();
   if (resources.reported) {
     EXPECT_EQ(resources.spill_store_bytes, 0) << params;
     EXPECT_EQ(resources.stack_frame_bytes, 0) << params;
-    EXPECT_LE(resources.registers * params.threads_x, 65536) << params;
+    EXPECT_LE(resources.registers * block_threads, 65536) << params;
+    // Two blocks per SM fit the register file together.
+    if (params.row_blocks > 132)
+      EXPECT_LE(resources.registers * block_threads * 2, 65536) << params;
   }
 }
 
@@ -299,10 +329,12 @@ TEST(InnerOuterRefusalTest, EachRefusedShapeHasItsReason) {
 }
 
 TEST(InnerOuterRefusalTest, ColumnSumsWithRowsTooLongForRegisters) {
-  // Rows of 8192: dy, w dy and xhat in float registers plus the column partials do not fit
-  // 512 threads; one block per row cannot sum columns.
-  for (Normalization kind : {Normalization::LayerNormBackward, Normalization::RmsNormBackward}) {
-    const NormalizationCase c{kind, DataType::BFloat16, 512, 8192};
+  // Layer norm rows of 8192 (dy, w dy and xhat in float registers plus two column partials:
+  // 384 bytes per thread at 512 threads, more registers than 128) and any row of 16384; one
+  // block per row cannot sum columns.
+  for (const auto& [kind, n] : {std::pair{Normalization::LayerNormBackward, int64_t{8192}},
+                                std::pair{Normalization::RmsNormBackward, int64_t{16384}}}) {
+    const NormalizationCase c{kind, DataType::BFloat16, 512, n};
     const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
     EXPECT_EQ(inner_outer::canScheduleCompileTime(*fusion), std::nullopt);
     EXPECT_THAT(inner_outer::canScheduleRunTime(*fusion, test::runtimeInfoOf(c)).value_or(""),
