@@ -123,6 +123,7 @@ GeneratedKernel generateCuda(const kir::Kernel& kernel) {
   generated.launch.dynamic_shared_memory_bytes = dynamicSharedMemory(kernel);
   generated.index_type = kernel.index_type;
   generated.launch_checks = kernel.launch_checks;
+  generated.launch_bounds = kernel.launch_bounds;
   for (const kir::Kernel::Alignment& a : kernel.alignments) {
     generated.alignments.push_back({a.parameter, a.bytes, a.stride_dims});
   }

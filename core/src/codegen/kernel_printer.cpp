@@ -59,8 +59,18 @@ class KernelPrinter {
 
   void printSignature(const std::string& name) {
     os_ << "extern \"C\" __global__ void ";
+    // Constant block sizes are exact bounds; stated bounds (lowering checked that a constant
+    // block fits them) add the blocks per SM that ptxas budgets registers for.
     const int64_t threads = constantThreads();
-    if (threads > 0 && threads <= 1024) os_ << "__launch_bounds__(" << threads << ") ";
+    const std::optional<LaunchBounds>& bounds = kernel_.launch_bounds;
+    const int64_t max_threads = threads > 0 && threads <= 1024 ? threads
+                                : bounds                       ? bounds->max_threads_per_block
+                                                               : 0;
+    if (max_threads > 0) {
+      os_ << "__launch_bounds__(" << max_threads;
+      if (bounds && bounds->min_blocks_per_sm > 0) os_ << ", " << bounds->min_blocks_per_sm;
+      os_ << ") ";
+    }
     os_ << name << "(";
     for (size_t i = 0; i < kernel_.parameters.size(); ++i) {
       const kir::Parameter& p = kernel_.parameters[i];

@@ -135,6 +135,16 @@ std::vector<TensorView*> Fusion::allTensors() const {
   return tensors;
 }
 
+void Fusion::setLaunchBounds(int64_t max_threads_per_block, int64_t min_blocks_per_sm) {
+  BRAZE_USER_CHECK(max_threads_per_block >= 1 && max_threads_per_block <= 1024)
+      << "setLaunchBounds(" << max_threads_per_block << ", " << min_blocks_per_sm
+      << "): a block has 1 to 1024 threads; state the largest block the schedule launches";
+  BRAZE_USER_CHECK(min_blocks_per_sm >= 0)
+      << "setLaunchBounds(" << max_threads_per_block << ", " << min_blocks_per_sm
+      << "): min_blocks_per_sm is a count of blocks per SM, >= 0 (0: no minimum)";
+  launch_bounds_ = LaunchBounds{max_threads_per_block, min_blocks_per_sm};
+}
+
 std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   auto copy = std::make_unique<Fusion>();
   CloneMap map;
@@ -162,6 +172,7 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
     copy->inputs_.push_back(map[input]);
   for (Val* output : outputs_)
     copy->outputs_.push_back(map[output]);
+  copy->launch_bounds_ = launch_bounds_;
   if (map_out != nullptr) *map_out = std::move(map);
   return copy;
 }

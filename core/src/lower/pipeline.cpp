@@ -43,6 +43,26 @@ bool listed(const std::vector<std::string>& names, std::string_view name) {
                      [&](const std::string& n) { return n == name || n == "all"; });
 }
 
+// A block whose size the schedule fixes must fit the bounds the scheduler stated: the kernel
+// would be compiled for fewer threads than every launch has.
+void checkLaunchBounds(const kir::Kernel& kernel) {
+  if (!kernel.launch_bounds) return;
+  int64_t threads = 1;
+  for (size_t slot = 3; slot < 6; ++slot) {
+    const kir::LaunchDim& dim = kernel.launch[slot];
+    if (!dim.used) continue;
+    const std::optional<int64_t> size = dim.size_in_kernel.constantValue();
+    if (!size) return;  // known at launch only: the executor checks it then
+    threads *= *size;
+  }
+  const LaunchBounds& bounds = *kernel.launch_bounds;
+  BRAZE_USER_CHECK(threads <= bounds.max_threads_per_block)
+      << "lowering: the schedule gives every block " << threads
+      << " threads, but the fusion's launch bounds allow at most " << bounds.max_threads_per_block
+      << " (setLaunchBounds(" << bounds.max_threads_per_block << ", " << bounds.min_blocks_per_sm
+      << ")); state a bound of at least " << threads << " threads or schedule smaller blocks";
+}
+
 }  // namespace
 
 std::vector<std::string_view> pipelinePassNames() {
@@ -76,6 +96,8 @@ kir::Kernel lowerFusion(const Fusion& scheduled, const LowerOptions& options) {
   kernel.launch = ctx.launch();
   kernel.index_type = options.index_type;
   kernel.scalar_names = ctx.scalarNames();
+  kernel.launch_bounds = scheduled.launchBounds();
+  checkLaunchBounds(kernel);
 #ifdef NDEBUG
   const bool verify = options.verify;
 #else

@@ -235,6 +235,17 @@ LaunchPlan KernelExecutor::plan(const std::vector<ExecutorArgument>& inputs) con
                                 "may have size 1 against a larger one)";
   }
   plan.launch = evaluateLaunchParams(kernel_.launch, scalars, name);
+  if (kernel_.launch_bounds) {
+    const LaunchBounds& bounds = *kernel_.launch_bounds;
+    BRAZE_USER_CHECK(plan.launch.threadsPerBlock() <= bounds.max_threads_per_block)
+        << "kernel " << name << " cannot run with these inputs: they need blocks of "
+        << plan.launch.threadsPerBlock() << " threads (" << plan.launch.toString()
+        << "), but the kernel was compiled for at most " << bounds.max_threads_per_block
+        << " (__launch_bounds__ from the fusion's setLaunchBounds(" << bounds.max_threads_per_block
+        << ", " << bounds.min_blocks_per_sm
+        << ")); the scheduler must state bounds that cover the largest block its schedule "
+           "launches for these sizes, or schedule these sizes again";
+  }
   for (const auto& [check, message] : kernel_.launch_checks) {
     const bool holds = toBool(
         scalars.evaluateOrThrow(check, "launch check of kernel " + name + " (" + message + ")"));
@@ -442,7 +453,8 @@ std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument
         << " threads per block, but with " << compiled_.resources().registers
         << " registers per thread it can run at most " << loaded.max_threads_per_block
         << " on cuda:" << plan.device << " (" << plan.launch.toString()
-        << "); schedule fewer threads per block or limit registers (CompileOptions::max_registers)";
+        << "); schedule fewer threads per block, state launch bounds (Fusion::setLaunchBounds) "
+           "or limit registers (CompileOptions::max_registers)";
     // Above 48 KiB a kernel must opt in to more dynamic shared memory.
     if (plan.launch.dynamic_shared_memory_bytes > loaded.dynamic_shared_memory_limit) {
       driver::checkDriver(driver::driverApi().funcSetAttribute(

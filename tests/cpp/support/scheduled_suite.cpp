@@ -603,6 +603,29 @@ FusionPtr layerNorm() {
   return fusion;
 }
 
+}  // namespace
+
+std::unique_ptr<Fusion> persistentSoftmax(int64_t elements_per_thread,
+                                          std::optional<LaunchBounds> bounds) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* e = exp(sub(x, max(x, {1}, true)));
+  TensorView* y = div(e, sum(e, {1}, true));
+  fusion->addOutput(y);
+  y->split(1, elements_per_thread);
+  propagateTransforms(y);
+  y->parallelize(0, ParallelType::BIDx);
+  y->parallelize(1, ParallelType::TIDx);
+  y->parallelize(2, ParallelType::Unroll);
+  propagateParallelTypes(y);
+  keepIntermediatesInRegisters(*fusion);
+  inlineMost(*fusion);
+  if (bounds) fusion->setLaunchBounds(bounds->max_threads_per_block, bounds->min_blocks_per_sm);
+  return fusion;
+}
+
+namespace {
+
 std::vector<ScheduledCase> makeSuite() {
   std::vector<ScheduledCase> suite;
   suite.push_back({"pointwise_broadcast",
@@ -810,6 +833,16 @@ std::vector<ScheduledCase> makeSuite() {
                    layerNorm,
                    {tensorInput({30, 512}), tensorInput({512}), tensorInput({512})},
                    Tolerance{1e-4, 1e-4}});
+  suite.push_back({"softmax_launch_bounds",
+                   "softmax over rows of symbolic length, 8 elements per thread in registers and "
+                   "row / 8 threads per block, with launch bounds of 512 threads and 2 blocks "
+                   "per SM stated on the fusion",
+                   [] {
+                     return persistentSoftmax(8, LaunchBounds{512, 2});
+                   },
+                   {tensorInput({30, 2048})},
+                   std::nullopt,
+                   {"__launch_bounds__(512, 2)", "extern __shared__"}});
   return suite;
 }
 

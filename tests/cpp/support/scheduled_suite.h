@@ -62,6 +62,13 @@ struct ScheduledCase {
   std::vector<std::string> expected_snippets = {};
 };
 
+/// Softmax over rows of symbolic length kept in registers: one block per row, each thread
+/// holding `elements_per_thread` consecutive elements of it (an unrolled loop), so a block has
+/// row length / elements_per_thread threads, a size known only at launch. `bounds`, when
+/// given, are stated with Fusion::setLaunchBounds.
+std::unique_ptr<Fusion> persistentSoftmax(int64_t elements_per_thread,
+                                          std::optional<LaunchBounds> bounds = std::nullopt);
+
 /// Prints the case's name (for parameterized tests).
 void PrintTo(const ScheduledCase& c, std::ostream* os);
 

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,9 @@ struct GeneratedKernel {
     std::vector<int64_t> stride_dims = {};
   };
   std::vector<Alignment> alignments;
+  /// The launch bounds the source declares (Fusion::setLaunchBounds); the executor refuses a
+  /// block larger than their max_threads_per_block, which the kernel was compiled for.
+  std::optional<LaunchBounds> launch_bounds;
 };
 
 }  // namespace braze

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -14,6 +15,16 @@
 namespace braze {
 
 class Fusion;
+
+/// What a scheduler states about the kernel of a scheduled fusion so that the compiler can
+/// budget registers (CUDA's `__launch_bounds__`): no block will have more than
+/// `max_threads_per_block` threads, and `min_blocks_per_sm` blocks (0: no wish) should fit on
+/// one SM at once, which caps registers per thread at 65536 / (max threads x min blocks).
+struct LaunchBounds {
+  int64_t max_threads_per_block = 0;
+  int64_t min_blocks_per_sm = 0;
+  bool operator==(const LaunchBounds&) const = default;
+};
 
 /// Old-to-new statement map produced by Fusion::clone.
 class CloneMap {
@@ -80,8 +91,16 @@ class Fusion {
   /// All TensorViews, in creation order.
   std::vector<TensorView*> allTensors() const;
 
-  /// A deep copy: same statements, ids, names, inputs, outputs and schedule. `map` (when given)
-  /// receives the old-to-new statement map.
+  /// States the launch bounds of the fusion's kernel (part of its schedule): the generated
+  /// kernel carries `__launch_bounds__(max_threads_per_block, min_blocks_per_sm)`, and a launch
+  /// with a larger block is refused. Needs 1 <= max_threads_per_block <= 1024 and
+  /// min_blocks_per_sm >= 0 (0: only the thread bound). Replaces bounds stated before.
+  void setLaunchBounds(int64_t max_threads_per_block, int64_t min_blocks_per_sm = 0);
+  /// The bounds setLaunchBounds stated, if any.
+  const std::optional<LaunchBounds>& launchBounds() const { return launch_bounds_; }
+
+  /// A deep copy: same statements, ids, names, inputs, outputs, schedule and launch bounds.
+  /// `map` (when given) receives the old-to-new statement map.
   std::unique_ptr<Fusion> clone(CloneMap* map = nullptr) const;
 
  private:
@@ -93,6 +112,7 @@ class Fusion {
   int64_t num_tensors_ = 0;
   int64_t num_scalars_ = 0;
   int64_t num_iter_domains_ = 0;
+  std::optional<LaunchBounds> launch_bounds_;
 };
 
 /// Describes a fusion input tensor. `sizes` gives each dimension: -1 for a size known only at

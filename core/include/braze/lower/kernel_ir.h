@@ -284,6 +284,8 @@ struct Kernel {
   std::unordered_map<const Val*, std::string> scalar_names;
   /// Bytes of shared memory the block reductions need per thread (0: none).
   int64_t reduction_smem_bytes_per_thread = 0;
+  /// The fusion's launch bounds (Fusion::setLaunchBounds), printed as __launch_bounds__.
+  std::optional<LaunchBounds> launch_bounds;
   /// Counter for fresh symbol names.
   int64_t next_name = 0;
 
