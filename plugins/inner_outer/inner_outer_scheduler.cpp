@@ -569,6 +569,8 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   for (TensorView* input : plan.inputs) {
     for (Expr* use : input->uses()) input_caches.push_back(use->output(0)->as<TensorView>());
   }
+  if (params.persistence == Persistence::Registers && params.row_blocks == 0)
+    keepOnlyInputCaches(fusion, input_caches);
   if (params.vector_width > 1)
     vectorized.insert(vectorized.end(), input_caches.begin(), input_caches.end());
 

@@ -14,6 +14,13 @@ namespace braze::inner_outer {
 /// [rows..., row] -> [rows, row]: the outer dims merged into one.
 void mergeRows(TensorView* tv);
 
+/// Registers: every persistent buffer that cheap elementwise ops (casts, add, sub, mul)
+/// compute from the inputs' register copies (`caches`) is computed again from them where it is
+/// read after a reduction, so that the copies stay in registers across the reductions instead
+/// (in the inputs' own dtype: a bf16 row takes half the registers of its float copy). Dearer
+/// buffers (softmax's exp) are kept. Call before scheduleRegisters.
+void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches);
+
 /// Registers: [Unroll batch, BIDx rows/r, TIDy r, TIDx ceil(V/batch), v].
 void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params);
 

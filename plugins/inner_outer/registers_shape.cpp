@@ -1,15 +1,75 @@
 #include "kernel_shapes.h"
 
+#include <algorithm>
+
+#include "braze/error.h"
 #include "braze/ir/tensor_view.h"
 #include "braze/sched/inlining.h"
 #include "braze/sched/keep_intermediates_in_registers.h"
 #include "braze/sched/parallel_propagation.h"
+#include "braze/sched/persistent_buffer.h"
+#include "braze/sched/recompute.h"
 #include "braze/sched/transform_propagation.h"
 
 namespace braze::inner_outer {
 
 void mergeRows(TensorView* tv) {
   while (tv->nLoopDims() > 2) tv->merge(0, 1);
+}
+
+namespace {
+
+// Ops a thread computes again for about the cost of reading a register: casts, moves and the
+// arithmetic of centering and scaling. Anything dearer (exp, division) stays a buffer: computed
+// twice, softmax's exp made a bf16 softmax issue-bound (75% of copy instead of 97% on an H200).
+bool cheapToRecompute(OpKind op) {
+  switch (op) {
+    case OpKind::Set:
+    case OpKind::Cast:
+    case OpKind::Broadcast:
+    case OpKind::Neg:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether every op between `tv` and the tensors it is computed from (those in `stop`, fusion
+// inputs, reduction results) is cheap to recompute.
+bool cheapChain(const TensorView* tv, const std::vector<const TensorView*>& stop) {
+  if (std::find(stop.begin(), stop.end(), tv) != stop.end() || !isRecomputable(tv)) return true;
+  const Expr* definition = tv->definition();
+  if (!cheapToRecompute(definition->op())) return false;
+  return std::all_of(definition->inputs().begin(), definition->inputs().end(), [&](const Val* v) {
+    const auto* producer = v->dynCast<TensorView>();
+    return producer == nullptr || cheapChain(producer, stop);
+  });
+}
+
+}  // namespace
+
+void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches) {
+  const std::vector<const TensorView*> stop(caches.begin(), caches.end());
+  const auto computed = [&](const PersistentBuffer& buffer) {
+    return isRecomputable(buffer.tv) && !buffer.rereads.empty() &&
+           std::find(stop.begin(), stop.end(), buffer.tv) == stop.end() &&
+           cheapChain(buffer.tv, stop);
+  };
+  // Each round moves the rereads of one buffer onto a copy of its chain; a normalization has a
+  // few buffers, so this bound is only a guard.
+  const size_t max_rounds = 4 * fusion.exprs().size() + 4;
+  for (size_t round = 0;; ++round) {
+    const std::vector<PersistentBuffer> buffers = persistentBuffers(fusion);
+    auto it = std::find_if(buffers.begin(), buffers.end(), computed);
+    if (it == buffers.end()) return;
+    BRAZE_INTERNAL_CHECK(round < max_rounds)
+        << "inner_outer registers: persistent buffers still recomputable after " << round
+        << " rounds (" << it->tv->name() << "); please report";
+    recomputeFor(it->tv, it->rereads, stop);
+  }
 }
 
 void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {

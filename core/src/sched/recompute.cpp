@@ -26,15 +26,18 @@ TensorView* freshCopyOf(const TensorView* like) {
 }
 
 // Copies the definition of `tv` (recomputable) and, first, of each recomputable tensor it
-// reads; `copies` maps each copied tensor to its copy, so a tensor read twice is copied once.
-TensorView* copyChain(TensorView* tv, std::unordered_map<const TensorView*, TensorView*>& copies) {
+// reads that is not in `stop_at`; `copies` maps each copied tensor to its copy, so a tensor read
+// twice is copied once.
+TensorView* copyChain(TensorView* tv, std::unordered_map<const TensorView*, TensorView*>& copies,
+                      const std::vector<const TensorView*>& stop_at) {
   if (auto it = copies.find(tv); it != copies.end()) return it->second;
   Expr* definition = tv->definition();
   std::vector<Val*> inputs;
   for (Val* input : definition->inputs()) {
     auto* producer = input->dynCast<TensorView>();
-    inputs.push_back(producer != nullptr && isRecomputable(producer) ? copyChain(producer, copies)
-                                                                     : input);
+    const bool copied = producer != nullptr && isRecomputable(producer) &&
+                        std::find(stop_at.begin(), stop_at.end(), producer) == stop_at.end();
+    inputs.push_back(copied ? copyChain(producer, copies, stop_at) : input);
   }
   TensorView* copy = freshCopyOf(tv);
   tv->fusion().create<Expr>(definition->op(), std::move(inputs), std::vector<Val*>{copy},
@@ -55,7 +58,8 @@ bool isRecomputable(const TensorView* tv) {
          definition->outputs().size() == 1;
 }
 
-TensorView* recomputeFor(TensorView* tv, const std::vector<Expr*>& uses) {
+TensorView* recomputeFor(TensorView* tv, const std::vector<Expr*>& uses,
+                         const std::vector<const TensorView*>& stop_at) {
   const std::string call = "recomputeFor() on " + tensorLabel(tv);
   BRAZE_USER_CHECK(isRecomputable(tv))
       << call << ": "
@@ -64,6 +68,9 @@ TensorView* recomputeFor(TensorView* tv, const std::vector<Expr*>& uses) {
               : tv->name() + " is computed by " + std::string(toString(tv->definition()->op())) +
                     ", which is not an elementwise op, cast, broadcast or set")
       << "; recompute a tensor computed by one of those";
+  BRAZE_USER_CHECK(std::find(stop_at.begin(), stop_at.end(), tv) == stop_at.end())
+      << call << ": " << tv->name() << " is one of the tensors to stop at; recompute a tensor "
+      << "computed from them";
   BRAZE_USER_CHECK(!uses.empty()) << call << ": no uses given; name the Exprs that should read "
                                   << "the copy";
   for (const Expr* use : uses) {
@@ -72,7 +79,7 @@ TensorView* recomputeFor(TensorView* tv, const std::vector<Expr*>& uses) {
         << "; pass Exprs from " << tv->name() << "->uses()";
   }
   std::unordered_map<const TensorView*, TensorView*> copies;
-  TensorView* copy = copyChain(tv, copies);
+  TensorView* copy = copyChain(tv, copies, stop_at);
   // A use listed twice is rewired once.
   std::vector<Expr*> rewired;
   for (Expr* use : uses) {

@@ -89,6 +89,24 @@ TEST(RecomputeForTest, SoftmaxExpIsRecomputedFromTheInputAndTheMax) {
   EXPECT_EQ(buffers[0].tv, s.x);
 }
 
+TEST(RecomputeForTest, StopsAtTheGivenTensors) {
+  // A register copy of the input (what cacheAfter makes) is read, not copied: only the ops after
+  // it are computed again, and the copy becomes the one buffer kept.
+  test::SoftmaxFusion s = test::makeSoftmax();
+  TensorView* cache = s.x->cacheAfter();
+  Expr* division = s.y->definition();
+  TensorView* copy = recomputeFor(s.exp, {division}, {cache});
+  TensorView* shifted = copy->definition()->input(0)->as<TensorView>();
+  EXPECT_EQ(shifted->definition()->input(0), cache);
+  EXPECT_EQ(s.x->uses().size(), 1u);  // only the cache reads the input
+  expectConsistentUses(*s.fusion);
+  const std::vector<PersistentBuffer> buffers = persistentBuffers(*s.fusion);
+  ASSERT_EQ(buffers.size(), 1u);
+  EXPECT_EQ(buffers[0].tv, cache);
+  EXPECT_TRUE(throwsError([&] { recomputeFor(cache, {shifted->definition()}, {cache}); },
+                          {"is one of the tensors to stop at"}));
+}
+
 TEST(RecomputeForTest, SameValuesAsPlainLoops) {
   test::SoftmaxFusion s = test::makeSoftmax();
   test::RandomTensors random(21);

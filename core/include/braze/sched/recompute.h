@@ -29,8 +29,11 @@ bool isRecomputable(const TensorView* tv);
 ///
 /// The copies are MemoryType::Local, with a loop domain equal to their logical domain and inline
 /// position 0, as cacheAfter's copies: recompute before scheduling, then propagate transforms.
-/// Refused with an Error naming the tensor when `tv` is not recomputable, `uses` is empty, or
-/// an Expr of `uses` does not read `tv`. Returns the copy of `tv`.
-TensorView* recomputeFor(TensorView* tv, const std::vector<Expr*>& uses);
+/// Tensors in `stop_at` are read as they are too: a persistent schedule keeps the register
+/// copies of its inputs (cacheAfter) and recomputes from them rather than from global memory.
+/// Refused with an Error naming the tensor when `tv` is not recomputable or is in `stop_at`,
+/// `uses` is empty, or an Expr of `uses` does not read `tv`. Returns the copy of `tv`.
+TensorView* recomputeFor(TensorView* tv, const std::vector<Expr*>& uses,
+                         const std::vector<const TensorView*>& stop_at = {});
 
 }  // namespace braze
