@@ -1,8 +1,9 @@
 // A sweep of the inner-outer scheduler's kernel shapes around its heuristics: for each
 // selected normalization case (normalization_cases.h), the kernel the heuristics choose and
-// variants of it (persistent batch, rows per block, fast math; for rows too long for registers,
-// threads and vectors per wave iteration), each checked against the reference evaluator and
-// timed. It is how the heuristics' constants were chosen, and how to check them on another GPU:
+// variants of it (persistent batch, rows per block, blocks per SM of the launch bounds, fast
+// math; for rows too long for registers, threads and vectors per wave iteration), each checked
+// against the reference evaluator and timed. It is how the heuristics' constants were chosen, and
+// how to check them on another GPU:
 //
 //   braze_inner_outer_sweep [--filter=REGEX] [--input_mib=MIB] [--jobs=N] [--compile_only]
 //
@@ -53,7 +54,6 @@ struct Variant {
   inner_outer::InnerOuterParams params;
   bool fast_math = false;
   bool heuristic = false;
-  int max_registers = 0;  ///< CompileOptions::max_registers (0: ptxas decides)
 };
 
 struct CompiledVariant {
@@ -64,8 +64,28 @@ struct CompiledVariant {
   std::string error;
 };
 
+// Every variant of `list` also with each blocks-per-SM launch bound (min_blocks_per_sm) that
+// leaves a thread at least 32 registers (2048 threads per SM), to see what a block overlapping
+// another's memory phase is worth against the registers it gives up.
+std::vector<Variant> withBlocksPerSm(std::vector<Variant> list, std::vector<int64_t> blocks) {
+  const size_t n = list.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (list[i].fast_math) continue;
+    for (int64_t b : blocks) {
+      const int64_t threads = list[i].params.threads_x * list[i].params.rows_per_block;
+      if (b == list[i].params.min_blocks_per_sm || threads * b > 2048) continue;
+      Variant bounded = list[i];
+      bounded.heuristic = false;
+      bounded.params.min_blocks_per_sm = b;
+      list.push_back(bounded);
+    }
+  }
+  return list;
+}
+
 // The heuristics' params and, for the register shape, every persistent batch and rows per
-// block that keeps a block within 1024 threads and the row within one block.
+// block that keeps a block within 1024 threads and the row within one block, each with the
+// launch bounds' blocks per SM.
 std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
   std::vector<Variant> variants{{chosen, false, true}, {chosen, true, false}};
   if (chosen.persistence == inner_outer::Persistence::Registers && chosen.row_blocks > 0) {
@@ -76,10 +96,11 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
         inner_outer::InnerOuterParams p = chosen;
         p.rows_per_block = rows;
         p.row_blocks = blocks;
+        p.min_blocks_per_sm = 0;
         if (p != chosen) variants.push_back({p, false, false});
       }
     }
-    return variants;
+    return withBlocksPerSm(std::move(variants), {0, 1, 2});
   }
   if (chosen.persistence == inner_outer::Persistence::MultiWave) {
     // Multi-wave: threads along a row and vectors each loads per wave iteration. A block of
@@ -96,21 +117,6 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
     return variants;
   }
   if (chosen.persistence != inner_outer::Persistence::Registers) return variants;
-  // Every register variant of 256 threads or more also capped so that two blocks fit an SM
-  // (64K registers), to see what a block overlapping another's memory phase is worth.
-  const auto with_two_blocks = [](std::vector<Variant> list) {
-    const size_t n = list.size();
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t threads = list[i].params.threads_x * list[i].params.rows_per_block;
-      if (list[i].fast_math || threads < 256) continue;
-      Variant capped = list[i];
-      capped.heuristic = false;
-      capped.max_registers =
-          static_cast<int>(std::min<int64_t>(255, 65536 / (2 * threads) / 8 * 8));
-      list.push_back(capped);
-    }
-    return list;
-  };
   const int64_t vectors = (chosen.row_length + chosen.vector_width - 1) / chosen.vector_width;
   for (int64_t batch : {1, 2, 4, 8, 16}) {
     const int64_t tx = (vectors + batch - 1) / batch;
@@ -121,11 +127,12 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
       p.persistent_batch = batch;
       p.threads_x = tx;
       p.rows_per_block = rows;
+      p.min_blocks_per_sm = 0;
       if (p == chosen) continue;
       variants.push_back({p, false, false});
     }
   }
-  return with_two_blocks(std::move(variants));
+  return withBlocksPerSm(std::move(variants), {0, 1, 2, 3, 4});
 }
 
 CompiledVariant compileVariant(const Fusion& fusion, const Variant& variant,
@@ -138,7 +145,6 @@ CompiledVariant compileVariant(const Fusion& fusion, const Variant& variant,
     CompileOptions options;
     options.fast_math = variant.fast_math;
     options.arch = arch;
-    options.max_registers = variant.max_registers;
     result.compiled =
         CompiledKernel::compile(result.kernel.source, result.kernel.kernel_name, options);
   } catch (const std::exception& error) {
@@ -199,11 +205,8 @@ void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CU
   std::vector<Timing> timings;
   for (CompiledVariant& c : compiled) {
     Timing t;
-    t.label =
-        (c.variant.heuristic ? "* " : "  ") + inner_outer::toString(c.variant.params) +
-        (c.variant.fast_math ? " fast_math" : "") +
-        (c.variant.max_registers > 0 ? " max_registers=" + std::to_string(c.variant.max_registers)
-                                     : "");
+    t.label = (c.variant.heuristic ? "* " : "  ") + inner_outer::toString(c.variant.params) +
+              (c.variant.fast_math ? " fast_math" : "");
     if (c.compiled && c.compiled->resources().reported) {
       const KernelResources& r = c.compiled->resources();
       t.label +=

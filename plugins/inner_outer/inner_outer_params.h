@@ -33,7 +33,7 @@ struct InnerOuterParams {
   /// The byte format (braze/sdk/param_codec.h): "BZIO", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZIO";
-  static constexpr uint8_t kFormatVersion = 2;
+  static constexpr uint8_t kFormatVersion = 3;
   static constexpr const char* kName = "inner_outer";
 
   Persistence persistence = Persistence::Registers;
@@ -56,6 +56,11 @@ struct InnerOuterParams {
   /// Multi-wave: vectors each thread loads per iteration of a wave loop (the unrolled split of
   /// a wave, all loads issued before their first use); 1 in the other shapes.
   int64_t wave_unroll = 1;
+  /// Blocks of threads_x * rows_per_block threads that should be resident on one SM at once:
+  /// the kernel's launch bounds (Fusion::setLaunchBounds) ask ptxas to fit that many in the
+  /// register file (65536 / (threads * blocks) registers per thread). 0: no minimum, only the
+  /// block size is stated.
+  int64_t min_blocks_per_sm = 0;
 
   bool operator==(const InnerOuterParams&) const = default;
 
@@ -71,6 +76,7 @@ struct InnerOuterParams {
     f("row_blocks", p.row_blocks);
     f("row_length", p.row_length);
     f("wave_unroll", p.wave_unroll);
+    f("min_blocks_per_sm", p.min_blocks_per_sm);
   }
 };
 

@@ -538,6 +538,12 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
                    params.threads_x >= 1 && params.rows_per_block >= 1 && params.wave_unroll >= 1)
       << "inner_outer schedule: " << toString(params)
       << " has a split factor below 1; compute the params with computeHeuristics";
+  BRAZE_USER_CHECK(params.threads_x * params.rows_per_block <= 1024 &&
+                   params.min_blocks_per_sm >= 0)
+      << "inner_outer schedule: " << toString(params) << " asks for blocks of "
+      << params.threads_x * params.rows_per_block
+      << " threads (threads_x * rows_per_block; at most 1024) or a negative min_blocks_per_sm; "
+         "compute the params with computeHeuristics";
   auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
   BRAZE_USER_CHECK(!reference->hasReduction() && reference->rank() >= 2)
       << "inner_outer schedule: reference_output " << params.reference_output << " ("
@@ -608,6 +614,10 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
     moveRowSizedRegistersToGlobal(fusion);
   }
   if (params.row_blocks > 0) inlineIntoRowLoop(fusion, params);
+  // blockDim follows the row length in the kernel, so without a bound ptxas would budget
+  // registers for any block size (and a kernel of more than 64 registers would not launch
+  // 1024 threads); the params know the block.
+  fusion.setLaunchBounds(params.threads_x * params.rows_per_block, params.min_blocks_per_sm);
 }
 
 }  // namespace braze::inner_outer

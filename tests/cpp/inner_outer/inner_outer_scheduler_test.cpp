@@ -86,6 +86,12 @@ TEST_P(InnerOuterSweepTest, ScheduledFusionCompilesForSm90WithoutSpills) {
   inner_outer::schedule(*fusion, params);
   const GeneratedKernel kernel = generateCuda(*fusion);
   EXPECT_THAT(kernel.source, HasSubstr("braze::vectorCopy<")) << kernel.source;
+  // The block the params launch is the kernel's launch bound.
+  EXPECT_EQ(fusion->launchBounds(),
+            (LaunchBounds{params.threads_x * params.rows_per_block, params.min_blocks_per_sm}));
+  EXPECT_THAT(kernel.source, HasSubstr("__launch_bounds__(" +
+                                       std::to_string(params.threads_x * params.rows_per_block)))
+      << params;
   EXPECT_THAT(kernel.source, HasSubstr("braze::blockReduce<true, false, false>"));
   const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
                                                           {.arch = driver::GpuArch{9, 0, false}});
@@ -158,6 +164,8 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
   const GeneratedKernel kernel = generateCuda(*fusion);
   // The column partial's register elements reduce across the grid together, one workspace
   // region each; stacked rows reduce over threadIdx.y first, and share the final loads.
+  EXPECT_EQ(fusion->launchBounds(), (LaunchBounds{block_threads, params.min_blocks_per_sm}));
+  EXPECT_THAT(kernel.source, HasSubstr("__launch_bounds__(" + std::to_string(block_threads)));
   const int64_t elements = params.persistent_batch * params.vector_width;
   const std::string dims =
       params.rows_per_block > 1 ? "false, true, false, " : "false, false, false, ";
@@ -250,7 +258,7 @@ TEST(InnerOuterParamsTest, PrintsEveryField) {
   EXPECT_EQ(inner_outer::toString(params),
             "inner_outer{persistence=multi_wave, reference_output=0, vector_width=8, "
             "persistent_batch=1, threads_x=128, rows_per_block=1, row_blocks=0, "
-            "row_length=262144, wave_unroll=1}");
+            "row_length=262144, wave_unroll=1, min_blocks_per_sm=0}");
 }
 
 TEST(InnerOuterParamsTest, DifferentParamsHashDifferently) {
@@ -268,7 +276,7 @@ TEST(InnerOuterParamsTest, DecodeRefusesForeignOrCorruptBytes) {
   std::vector<uint8_t> bytes = inner_outer::encodeParams({});
   bytes[4] = 7;
   EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 2, found 7")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 3, found 7")));
   bytes = inner_outer::encodeParams({});
   bytes.push_back(0);
   EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
