@@ -558,6 +558,15 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   std::vector<TensorView*> vectorized;
   const bool multi_wave = params.persistence == Persistence::MultiWave;
   for (TensorView* input : plan.inputs) input->cacheAfter();
+  // Per-row inputs (a saved mean or rstd: no row dim) go to a register once per row; read
+  // through their broadcast, every element of the row loaded them again.
+  for (Val* v : fusion.inputs()) {
+    auto* tv = v->dynCast<TensorView>();
+    if (tv == nullptr || tv->rank() == 0 || consumersOf(tv).empty() ||
+        std::find(plan.inputs.begin(), plan.inputs.end(), tv) != plan.inputs.end())
+      continue;
+    tv->cacheAfter();
+  }
   // Outputs the fusion also reads (mean, rstd) are read from registers, not back from global
   // memory: the output becomes a copy.
   for (Val* output : std::vector<Val*>(fusion.outputs().begin(), fusion.outputs().end())) {
