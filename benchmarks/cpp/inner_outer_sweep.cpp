@@ -1,9 +1,9 @@
 // A sweep of the inner-outer scheduler's kernel shapes around its heuristics: for each
 // selected normalization case (normalization_cases.h), the kernel the heuristics choose and
-// variants of it (persistent batch, rows per block, blocks per SM of the launch bounds, fast
-// math; for rows too long for registers, threads and vectors per wave iteration), each checked
-// against the reference evaluator and timed. It is how the heuristics' constants were chosen, and
-// how to check them on another GPU:
+// variants of it (persistent batch, rows per block, blocks per SM of the launch bounds, no
+// launch bounds, fast math; for rows too long for registers, threads and vectors per wave
+// iteration), each checked against the reference evaluator and timed. It is how the heuristics'
+// constants were chosen, and how to check them on another GPU:
 //
 //   braze_inner_outer_sweep [--filter=REGEX] [--input_mib=MIB] [--jobs=N] [--compile_only]
 //
@@ -54,6 +54,9 @@ struct Variant {
   inner_outer::InnerOuterParams params;
   bool fast_math = false;
   bool heuristic = false;
+  /// Compiled without the kernel's __launch_bounds__ (how kernels were compiled before
+  /// schedulers stated them): ptxas then budgets registers for any block size.
+  bool unbounded = false;
 };
 
 struct CompiledVariant {
@@ -83,6 +86,22 @@ std::vector<Variant> withBlocksPerSm(std::vector<Variant> list, std::vector<int6
   return list;
 }
 
+// Every variant of `list` without blocks per SM whose block still states its size (more than
+// 512 threads) also compiled without launch bounds: kernels that ptxas may give more registers
+// than such a block can launch with.
+std::vector<Variant> withUnbounded(std::vector<Variant> list) {
+  const size_t n = list.size();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t threads = list[i].params.threads_x * list[i].params.rows_per_block;
+    if (list[i].fast_math || list[i].params.min_blocks_per_sm != 0 || threads <= 512) continue;
+    Variant unbounded = list[i];
+    unbounded.heuristic = false;
+    unbounded.unbounded = true;
+    list.push_back(unbounded);
+  }
+  return list;
+}
+
 // The heuristics' params and, for the register shape, every persistent batch and rows per
 // block that keeps a block within 1024 threads and the row within one block, each with the
 // launch bounds' blocks per SM.
@@ -100,7 +119,7 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
         if (p != chosen) variants.push_back({p, false, false});
       }
     }
-    return withBlocksPerSm(std::move(variants), {0, 1, 2});
+    return withUnbounded(withBlocksPerSm(std::move(variants), {0, 1, 2}));
   }
   if (chosen.persistence == inner_outer::Persistence::MultiWave) {
     // Multi-wave: threads along a row and vectors each loads per wave iteration. A block of
@@ -122,7 +141,8 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
     const int64_t tx = (vectors + batch - 1) / batch;
     if (tx > 1024 || (batch > 1 && (vectors + batch - 2) / (batch - 1) == tx)) continue;
     for (int64_t rows : {1, 2, 4, 8, 16}) {
-      if (tx * rows > 1024 || tx * rows < 32) continue;
+      // Rows of a warp or more of threads were fastest one per block: stacked only below that.
+      if (tx * rows > 1024 || tx * rows < 32 || (rows > 1 && tx >= 128)) continue;
       inner_outer::InnerOuterParams p = chosen;
       p.persistent_batch = batch;
       p.threads_x = tx;
@@ -132,7 +152,7 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
       variants.push_back({p, false, false});
     }
   }
-  return withBlocksPerSm(std::move(variants), {0, 1, 2, 3, 4});
+  return withUnbounded(withBlocksPerSm(std::move(variants), {0, 1, 2, 3, 4}));
 }
 
 CompiledVariant compileVariant(const Fusion& fusion, const Variant& variant,
@@ -142,6 +162,11 @@ CompiledVariant compileVariant(const Fusion& fusion, const Variant& variant,
     result.scheduled = fusion.clone();
     inner_outer::schedule(*result.scheduled, variant.params);
     result.kernel = generateCuda(*result.scheduled);
+    if (variant.unbounded) {
+      std::string& source = result.kernel.source;
+      const size_t at = source.find("__launch_bounds__(");
+      if (at != std::string::npos) source.erase(at, source.find(") ", at) + 2 - at);
+    }
     CompileOptions options;
     options.fast_math = variant.fast_math;
     options.arch = arch;
@@ -206,7 +231,8 @@ void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CU
   for (CompiledVariant& c : compiled) {
     Timing t;
     t.label = (c.variant.heuristic ? "* " : "  ") + inner_outer::toString(c.variant.params) +
-              (c.variant.fast_math ? " fast_math" : "");
+              (c.variant.fast_math ? " fast_math" : "") +
+              (c.variant.unbounded ? " no_launch_bounds" : "");
     if (c.compiled && c.compiled->resources().reported) {
       const KernelResources& r = c.compiled->resources();
       t.label +=

@@ -58,8 +58,8 @@ struct InnerOuterParams {
   int64_t wave_unroll = 1;
   /// Blocks of threads_x * rows_per_block threads that should be resident on one SM at once:
   /// the kernel's launch bounds (Fusion::setLaunchBounds) ask ptxas to fit that many in the
-  /// register file (65536 / (threads * blocks) registers per thread). 0: no minimum, only the
-  /// block size is stated.
+  /// register file (65536 / (threads * blocks) registers per thread). 0: no launch bounds,
+  /// except the block size for blocks of more than 512 threads.
   int64_t min_blocks_per_sm = 0;
 
   bool operator==(const InnerOuterParams&) const = default;

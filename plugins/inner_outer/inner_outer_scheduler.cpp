@@ -57,6 +57,16 @@ constexpr int64_t kMaxRowThreads = 512;
 constexpr int64_t kShortRowBlockThreads = 64;
 // Buffer bytes per thread up to which an inner-outer kernel fits 64 registers per thread.
 constexpr int64_t kSmallInnerOuterThreadBytes = 160;
+constexpr int64_t kSmallInnerOuterBlockThreads = 512;
+constexpr int64_t kMinStackedRowThreads = 128;
+// Rows without column sums: blocks of this many threads or more, whose threads keep at most
+// kBoundedRowInputBytes of a 2-byte row input, ask, through their launch bounds, for this many
+// threads resident per SM (computeHeuristics says what it buys).
+constexpr int64_t kMinRowBlockThreadsBounded = 256;
+constexpr int64_t kRowThreadsPerSm = 1024;
+constexpr int64_t kBoundedRowInputBytes = 64;
+// Blocks of more threads than this always state their size as launch bounds (schedule()).
+constexpr int64_t kMaxUnboundedBlockThreads = 512;
 // Registers of a long-row inner-outer thread beside its buffers (indices, the row's sums,
 // bfloat16 conversions): 32 to 51 measured for sm_90.
 constexpr int64_t kLongRowOtherRegisters = 48;
@@ -266,10 +276,10 @@ std::optional<RegisterChoice> chooseRegisterSplit(int64_t vectors, int64_t bytes
 
 // Column sums with rows longer than chooseRegisterSplit's per-thread cap: the fewest vectors
 // per thread at kMaxInnerOuterThreads threads (128 registers each, one block per SM), with
-// kLongRowOtherRegisters of them left beside the buffers. No launch bound tells the compiler
-// the block size (blockDim.x follows the row length), so the estimate must hold: RMS norm
-// backward rows of 8192 (320 bytes of buffers) compile to 113-127 registers for sm_90, layer
-// norm's (384 bytes) to 128-147.
+// kLongRowOtherRegisters of them left beside the buffers. The launch bound of 512 threads
+// caps a thread at 128 registers, so the estimate decides whether it spills: RMS norm backward
+// rows of 8192 (320 bytes of buffers) compile to 108-120 registers for sm_90, layer norm's
+// (384 bytes) needed 128-147 without the bound.
 std::optional<RegisterChoice> longRowSplit(int64_t vectors, int64_t bytes_per_vector,
                                            const driver::DeviceProperties& device) {
   const int64_t batch = ceilDiv(vectors, kMaxInnerOuterThreads);
@@ -483,20 +493,33 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
     params.persistent_batch = split->batch;
     params.threads_x = split->threads_x;
     // Threads per SM: 1024 where a thread holds one vector of each of several stacked rows with
-    // at most kSmallInnerOuterThreadBytes of buffers (48 to 63 registers for sm_90), 512
-    // otherwise (70 to 147; a row of 512 threads alone compiles to more registers than stacked
-    // ones), as two blocks of stacked rows, measured faster than one block of twice the threads
-    // (half the warps wait at each barrier). A row longer than such a block is one block per
-    // SM: no launch bound tells the compiler the block size (blockDim.x follows the row
-    // length), so a block of 1024 threads, which launches only at 64 registers or fewer, is
-    // not chosen.
+    // at most kSmallInnerOuterThreadBytes of buffers (48 to 63 registers for sm_90), as two
+    // blocks of stacked rows, measured faster than one block of twice the threads (half the
+    // warps wait at each barrier). Rows of 128 to 512 threads whose threads hold at most
+    // kSmallInnerOuterThreadBytes of buffers otherwise: one block of 1024 threads per SM (rows
+    // stacked), which the launch bound (1024, 1) holds to 64 registers. Measured on an H200
+    // (braze_inner_outer_sweep) against one row of 512 threads per SM, chosen before because
+    // without a bound such kernels compiled to up to 71 registers and could not launch 1024
+    // threads: RMS norm backward bf16 rows of 4096 43 -> 55% of copy, fp32 53 -> 68%. Layer
+    // norm backward was faster stacked too (bf16 1024 33 -> 43%, 4096 33 -> 37%, fp32 4096
+    // 38 -> 50%) but spills 40 to 60 bytes at 64 registers, so it keeps 256-thread blocks two
+    // per SM for rows of up to 256 threads, and longer rows (8192: twice the buffers) one row
+    // per block, one block per SM.
     const bool small = split->batch == 1 && split->threads_x <= 256 &&
                        bytes_per_element * params.vector_width <= kSmallInnerOuterThreadBytes;
-    const int64_t block_threads = (small ? 1024 : 512) / 2;
     int64_t blocks_per_sm = 1;
     params.rows_per_block = 1;
-    if (split->threads_x <= block_threads) {
-      params.rows_per_block = block_threads / split->threads_x;
+    if (small) {
+      params.rows_per_block = kSmallInnerOuterBlockThreads / split->threads_x;
+      blocks_per_sm = 2;
+    } else if (split->threads_x >= kMinStackedRowThreads &&
+               split->batch * bytes_per_element * params.vector_width <=
+                   kSmallInnerOuterThreadBytes &&
+               2 * split->threads_x <= info.device.max_threads_per_block) {
+      params.rows_per_block = info.device.max_threads_per_block / split->threads_x;
+      params.min_blocks_per_sm = 1;
+    } else if (split->threads_x <= kSmallInnerOuterBlockThreads / 2) {
+      params.rows_per_block = kSmallInnerOuterBlockThreads / 2 / split->threads_x;
       blocks_per_sm = 2;
     }
     params.rows_per_block = std::min(params.rows_per_block, shape.rows);
@@ -516,6 +539,27 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
         split->threads_x >= info.device.warp_size
             ? 1
             : std::clamp<int64_t>(kShortRowBlockThreads / split->threads_x, 1, shape.rows);
+    // Blocks of 256 threads or more of a fusion with one full-size row input of 2-byte
+    // elements, of which each thread keeps at most kBoundedRowInputBytes, ask for 1024 threads
+    // per SM (64 registers per thread): without launch bounds ptxas gave such rows of 8192 and
+    // 16384 72 registers, one block of 512 threads per SM. Measured on an H200
+    // (braze_inner_outer_sweep, percent of copy, against the same params without launch
+    // bounds): softmax bf16 8192 82 -> 86, 16384 50 -> 74; layer norm bf16 8192 79 -> 87,
+    // 16384 51 -> 79; RMS norm bf16 8192 and 16384 within 0.4. Float rows compiled to 40-48
+    // registers without bounds (three blocks of 512 per SM) and were slower bounded (softmax
+    // fp32 8192 98 -> 90, layer norm fp32 4096 96 -> 90, 8192 91 -> 74); fusions with more
+    // row inputs (softmax backward) spill at 64 registers.
+    int64_t row_inputs = 0;
+    int64_t element_bytes = 0;
+    for (const TensorView* input : vectorPlan(fusion, reference).inputs) {
+      if (input->rank() != reference->rank()) continue;
+      ++row_inputs;
+      element_bytes = sizeInBytes(input->dtype());
+    }
+    const int64_t block_threads = params.threads_x * params.rows_per_block;
+    if (block_threads >= kMinRowBlockThreadsBounded && row_inputs == 1 && element_bytes == 2 &&
+        split->batch * params.vector_width * element_bytes <= kBoundedRowInputBytes)
+      params.min_blocks_per_sm = std::max<int64_t>(kRowThreadsPerSm / block_threads, 1);
   } else {
     params.persistence = Persistence::MultiWave;
     params.persistent_batch = 1;
@@ -623,10 +667,16 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
     moveRowSizedRegistersToGlobal(fusion);
   }
   if (params.row_blocks > 0) inlineIntoRowLoop(fusion, params);
-  // blockDim follows the row length in the kernel, so without a bound ptxas would budget
-  // registers for any block size (and a kernel of more than 64 registers would not launch
-  // 1024 threads); the params know the block.
-  fusion.setLaunchBounds(params.threads_x * params.rows_per_block, params.min_blocks_per_sm);
+  // blockDim follows the row length in the kernel, so ptxas knows the block only from launch
+  // bounds. They are stated where the params ask for blocks per SM, and for every block of
+  // more than 512 threads (which would not launch at more than 64 registers). The block size
+  // alone was measured slower where such kernels launched without it (H200: layer norm fp32
+  // rows of 8192 91 -> 74% of copy, softmax fp32 8192 98 -> 90%, RMS norm backward bf16 1024
+  // 66 -> 64%): ptxas then takes more registers (up to 128 at 512 threads) and fewer blocks
+  // fit an SM.
+  const int64_t block_threads = params.threads_x * params.rows_per_block;
+  if (params.min_blocks_per_sm > 0 || block_threads > kMaxUnboundedBlockThreads)
+    fusion.setLaunchBounds(block_threads, params.min_blocks_per_sm);
 }
 
 }  // namespace braze::inner_outer

@@ -20,17 +20,21 @@
 //                persistent buffer (the cached input, exp(x - max), x - mean, ...) is a
 //                register array of batch * v elements per thread and the input is read from
 //                global memory exactly once. blockDim.x = ceil(V / batch) is known only at
-//                launch; the heuristics give each thread four vectors (64 bytes of loads in
-//                flight with 16-byte vectors) with at most 512 threads along a row, more
-//                vectors only for longer rows, and stack r rows per block when a row has fewer
-//                than 32 threads (measured with braze_inner_outer_sweep). Division by a per-row
-//                value (softmax's sum) becomes a product with its reciprocal, computed once per
-//                row. Row reductions are per-thread serial sums followed by one block
-//                reduction (warp shuffles, then one round through shared memory). The batch
+//                launch, but the params know it: blocks of 256 threads or more of bf16 rows ask
+//                through launch bounds for 1024 threads per SM (64 registers each), and any
+//                block of more than 512 threads states its size; the heuristics give each thread
+//                four vectors (64 bytes of loads in flight with 16-byte vectors) with at most 512
+//                threads along a row, more vectors only for longer rows, and stack r rows per block
+//                when a row has fewer than 32 threads (measured with braze_inner_outer_sweep).
+//                Division by a per-row value (softmax's sum) becomes a product with its reciprocal,
+//                computed once per row. Row reductions are per-thread serial sums followed by one
+//                block reduction (warp shuffles, then one round through shared memory). The batch
 //                loop is outermost so that weights (no rows dim) share it with their readers
 //                and are loaded one vector at a time after the reductions, not kept whole.
 //   inner-outer  [BIDx G, serial ceil(rows/(G r)), TIDy r, Unroll batch, TIDx ceil(V/batch), v]
-//                Each of G blocks (two per SM for rows of up to 256 threads, else one) walks
+//                Each of G blocks (two per SM for rows of up to 256 threads; one of 1024
+//                threads, launch bound (1024, 1), where rows of 128 to 512 threads fit 64
+//                registers stacked; else one) walks
 //                its share of the rows r at a time, one row per threadIdx.y (r stacks rows into
 //                blocks of 256 or 512 threads, so that more loads are in flight between the row
 //                reductions' barriers), computing dx from the row's registers. Each column sum

@@ -24,6 +24,7 @@ using inner_outer::Persistence;
 using test::Normalization;
 using test::NormalizationCase;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr Normalization kRowKinds[] = {Normalization::Softmax, Normalization::LogSoftmax,
                                        Normalization::LayerNorm, Normalization::RmsNorm,
@@ -57,6 +58,26 @@ std::vector<NormalizationCase> sweep() {
 
 class InnerOuterSweepTest : public ::testing::TestWithParam<NormalizationCase> {};
 
+// The fusion states its block as launch bounds where the params ask for blocks per SM or the
+// block has more than 512 threads, and none otherwise.
+void expectLaunchBounds(const Fusion& scheduled, const GeneratedKernel& kernel,
+                        const InnerOuterParams& params) {
+  const int64_t block_threads = params.threads_x * params.rows_per_block;
+  if (params.min_blocks_per_sm > 0 || block_threads > 512) {
+    EXPECT_EQ(scheduled.launchBounds(), (LaunchBounds{block_threads, params.min_blocks_per_sm}));
+    const std::string bounds =
+        params.min_blocks_per_sm > 0
+            ? std::to_string(block_threads) + ", " + std::to_string(params.min_blocks_per_sm)
+            : std::to_string(block_threads);
+    EXPECT_THAT(kernel.source, HasSubstr("__launch_bounds__(" + bounds + ") ")) << params;
+  } else {
+    EXPECT_FALSE(scheduled.launchBounds().has_value()) << params;
+    // Multi-wave blocks are constant: the kernel states them itself.
+    if (params.persistence == Persistence::Registers)
+      EXPECT_THAT(kernel.source, Not(HasSubstr("__launch_bounds__"))) << params;
+  }
+}
+
 TEST_P(InnerOuterSweepTest, DecisionsAreAsExpected) {
   const NormalizationCase& c = GetParam();
   const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
@@ -73,6 +94,15 @@ TEST_P(InnerOuterSweepTest, DecisionsAreAsExpected) {
     EXPECT_LT((params.threads_x - 1) * params.persistent_batch * params.vector_width, c.n)
         << params;
     EXPECT_LE(params.persistent_batch, 16) << params;
+    // Blocks of 256 threads or more ask for 1024 threads per SM where the fusion has one row
+    // input (softmax backward has two) of 2-byte elements and a thread keeps at most 64 bytes
+    // of it.
+    const int64_t block_threads = params.threads_x * params.rows_per_block;
+    const int64_t element_bytes = sizeInBytes(c.dtype);
+    const bool bounded = block_threads >= 256 && c.kind != Normalization::SoftmaxBackward &&
+                         element_bytes == 2 &&
+                         params.persistent_batch * params.vector_width * element_bytes <= 64;
+    EXPECT_EQ(params.min_blocks_per_sm, bounded ? 1024 / block_threads : 0) << params;
   } else {
     EXPECT_EQ(params.persistent_batch, 1) << params;
     EXPECT_EQ(params.rows_per_block, 1) << params;
@@ -86,12 +116,7 @@ TEST_P(InnerOuterSweepTest, ScheduledFusionCompilesForSm90WithoutSpills) {
   inner_outer::schedule(*fusion, params);
   const GeneratedKernel kernel = generateCuda(*fusion);
   EXPECT_THAT(kernel.source, HasSubstr("braze::vectorCopy<")) << kernel.source;
-  // The block the params launch is the kernel's launch bound.
-  EXPECT_EQ(fusion->launchBounds(),
-            (LaunchBounds{params.threads_x * params.rows_per_block, params.min_blocks_per_sm}));
-  EXPECT_THAT(kernel.source, HasSubstr("__launch_bounds__(" +
-                                       std::to_string(params.threads_x * params.rows_per_block)))
-      << params;
+  expectLaunchBounds(*fusion, kernel, params);
   EXPECT_THAT(kernel.source, HasSubstr("braze::blockReduce<true, false, false>"));
   const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
                                                           {.arch = driver::GpuArch{9, 0, false}});
@@ -148,15 +173,30 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
   EXPECT_LE(params.threads_x, 512) << params;
   // Two blocks per SM of rows stacked along threadIdx.y, 512 threads each where a thread keeps
   // one vector of each row and rows are at most 256 threads (the float kernels and RMS norm's
-  // bfloat16 up to 1024), 256 otherwise; rows of more than such a block: one block of one row
-  // per SM (132 on the H100 the heuristics assume). Never more rows than there are.
+  // bfloat16 up to 1024); one block of 1024 threads per SM (launch bound (1024, 1)) for RMS
+  // norm's rows of 128 to 512 threads with at most 8 elements per thread (layer norm's buffers
+  // would spill at 64 registers); else 256-thread
+  // blocks two per SM for shorter rows, and one block of one row per SM for longer ones (132
+  // SMs on the H100 the heuristics assume). Never more rows than there are.
   const bool small = params.persistent_batch == 1 && params.threads_x <= 256 &&
                      !(c.kind == Normalization::LayerNormBackward && c.dtype != DataType::Float32);
-  const int64_t target = small ? 512 : 256;
-  int64_t rows_per_block = params.threads_x <= target ? target / params.threads_x : 1;
-  const int64_t blocks = params.threads_x <= target ? 264 : 132;
+  const bool stacked =
+      !small && c.kind == Normalization::RmsNormBackward && params.threads_x >= 128 &&
+      params.persistent_batch * params.vector_width <= 8 && params.threads_x <= 512;
+  int64_t rows_per_block = 1;
+  int64_t blocks = 132;
+  if (small) {
+    rows_per_block = 512 / params.threads_x;
+    blocks = 264;
+  } else if (stacked) {
+    rows_per_block = 1024 / params.threads_x;
+  } else if (params.threads_x <= 256) {
+    rows_per_block = 256 / params.threads_x;
+    blocks = 264;
+  }
   rows_per_block = std::min(rows_per_block, c.rows);
   EXPECT_EQ(params.rows_per_block, rows_per_block) << params;
+  EXPECT_EQ(params.min_blocks_per_sm, stacked ? 1 : 0) << params;
   const int64_t block_threads = params.threads_x * params.rows_per_block;
   const int64_t groups = (c.rows + params.rows_per_block - 1) / params.rows_per_block;
   EXPECT_EQ(params.row_blocks, std::min(groups, blocks)) << params;
@@ -164,8 +204,7 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
   const GeneratedKernel kernel = generateCuda(*fusion);
   // The column partial's register elements reduce across the grid together, one workspace
   // region each; stacked rows reduce over threadIdx.y first, and share the final loads.
-  EXPECT_EQ(fusion->launchBounds(), (LaunchBounds{block_threads, params.min_blocks_per_sm}));
-  EXPECT_THAT(kernel.source, HasSubstr("__launch_bounds__(" + std::to_string(block_threads)));
+  expectLaunchBounds(*fusion, kernel, params);
   const int64_t elements = params.persistent_batch * params.vector_width;
   const std::string dims =
       params.rows_per_block > 1 ? "false, true, false, " : "false, false, false, ";
