@@ -14,8 +14,10 @@
 // M x N input holds at least 256 MiB (--input_mib=MIB changes that). Benchmark names are
 // "<op>/<dtype>/<N>/..." (Google Benchmark appends "iterations:7/manual_time"), e.g.
 // --benchmark_filter='softmax_fwd/bf16/4096/'. --pipeline_check adds scale_bias (x * weight +
-// bias, braze::pointwise) to check the pipeline end to end; --compile_only schedules and
-// compiles every case without timing it (on a machine without a GPU too, for sm_90).
+// bias, braze::pointwise) to check the pipeline end to end; --ptx_only hands each kernel to the
+// driver as PTX (its own ptxas compiles it at load) instead of NVRTC's cubin; --compile_only
+// schedules and compiles every case without timing it (on a machine without a GPU too, for
+// sm_90).
 //
 // Each case reports, besides the time: `bytes` (every input read once plus every output
 // written once), `GB/s` and `of_copy` from the median sample, `median_us`, `host_us` (host
@@ -69,6 +71,7 @@ struct Options {
   int64_t input_mib = 256;      ///< --input_mib=MIB: one M x N input holds at least this much
   bool pipeline_check = false;  ///< --pipeline_check: add the scale_bias cases
   bool compile_only = false;    ///< --compile_only: schedule and compile, time nothing
+  bool ptx_only = false;        ///< --ptx_only: the driver compiles each kernel's PTX
 };
 
 /// One benchmark case.
@@ -79,6 +82,7 @@ struct CaseSpec {
   int64_t m;
   int64_t n;
   bool compile_only;
+  bool ptx_only;
 };
 
 // ---- running a case
@@ -106,7 +110,7 @@ PreparedCase& preparedCase(const CaseSpec& spec, CUstream stream) {
   try {
     bench::ScheduledCase& c = current->scheduled.emplace(bench::scheduleCase(
         *defineFusion(spec.op->op, spec.dtype), inputsOf(spec.op->op, spec.dtype, spec.m, spec.n),
-        spec.op->scheduler, stream, dumpOptions()));
+        spec.op->scheduler, stream, dumpOptions(), CompileOptions{.ptx_only = spec.ptx_only}));
     // A wrong kernel gets no number.
     c.launch(stream);
     BRAZE_CU(streamSynchronize, stream);
@@ -205,7 +209,8 @@ void registerBenchmarks(const Options& options) {
                             .dtype = dtype,
                             .m = rowsFor(n, dtype, options.input_mib),
                             .n = n,
-                            .compile_only = options.compile_only};
+                            .compile_only = options.compile_only,
+                            .ptx_only = options.ptx_only};
         benchmark::RegisterBenchmark(spec.name.c_str(),
                                      [spec](benchmark::State& state) { runCase(state, spec); })
             ->UseManualTime()
@@ -228,6 +233,10 @@ bool parseOwnFlags(int& argc, char** argv, Options& options) {
     }
     if (arg == "--compile_only") {
       options.compile_only = true;
+      continue;
+    }
+    if (arg == "--ptx_only") {
+      options.ptx_only = true;
       continue;
     }
     if (arg.starts_with(kInputMib)) {

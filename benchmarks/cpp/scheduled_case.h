@@ -96,7 +96,7 @@ struct ScheduledCase {
 /// outputs (every byte 0xFF before the first run).
 inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputSpec>& specs,
                                   const std::string& scheduler, CUstream stream,
-                                  const DumpOptions& dump = {}) {
+                                  const DumpOptions& dump = {}, CompileOptions options = {}) {
   ScheduledCase c;
   SchedulerRuntimeInfo info;
   info.device = driver::deviceProperties(0);
@@ -109,7 +109,7 @@ inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputS
     c.bytes += tensor.numel() * sizeInBytes(tensor.dtype());
     c.inputs.emplace_back(std::move(tensor));
   }
-  CompiledFusion compiled = scheduleAndCompile(fusion, info, scheduler, {}, dump);
+  CompiledFusion compiled = scheduleAndCompile(fusion, info, scheduler, options, dump);
   c.summary = std::move(compiled.summary);
   c.compile_seconds = compiled.seconds;
   c.scheduled = std::move(compiled.scheduled);
