@@ -1,5 +1,7 @@
 #include "inner_outer/inner_outer_cases.h"
 
+#include <gtest/gtest.h>
+
 #include "support/random_tensor.h"
 
 namespace braze::test {
@@ -14,6 +16,13 @@ std::string NormalizationCase::name() const {
 SchedulerRuntimeInfo runtimeInfoOf(const NormalizationCase& c) {
   const std::unique_ptr<Fusion> fusion = makeNormalization(c.kind, c.dtype);
   return contiguousRuntimeInfo(*fusion, normalizationInputSizes(c.kind, c.rows, c.n));
+}
+
+inner_outer::InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fusion& fusion) {
+  const SchedulerRuntimeInfo info = runtimeInfoOf(c);
+  EXPECT_EQ(inner_outer::canScheduleCompileTime(fusion), std::nullopt) << c.name();
+  EXPECT_EQ(inner_outer::canScheduleRunTime(fusion, info), std::nullopt) << c.name();
+  return inner_outer::computeHeuristics(fusion, info);
 }
 
 std::vector<EvaluatorArgument> makeNormalizationArguments(const NormalizationCase& c,

@@ -27,8 +27,17 @@ struct NormalizationCase {
 /// Row lengths the benchmarks time, including a non-power of two.
 inline const std::vector<int64_t> kRowLengths = {256, 1000, 1024, 4096, 8192, 16384, 65536, 262144};
 
+/// The kinds with row reductions only (no column sums).
+inline constexpr Normalization kRowKinds[] = {Normalization::Softmax, Normalization::LogSoftmax,
+                                              Normalization::LayerNorm, Normalization::RmsNorm,
+                                              Normalization::SoftmaxBackward};
+
 /// Row-major contiguous runtime info for `c` (16-byte aligned, H100 properties).
 SchedulerRuntimeInfo runtimeInfoOf(const NormalizationCase& c);
+
+/// The heuristics' params for `c` on `fusion` (built for `c`), after expecting both checks to
+/// accept it.
+inner_outer::InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fusion& fusion);
 
 /// Fresh random inputs for `c` from a generator seeded with `seed` (per-row statistics such as
 /// rstd drawn positive).

@@ -26,16 +26,8 @@ using test::NormalizationCase;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr Normalization kRowKinds[] = {Normalization::Softmax, Normalization::LogSoftmax,
-                                       Normalization::LayerNorm, Normalization::RmsNorm,
-                                       Normalization::SoftmaxBackward};
-
-InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fusion& fusion) {
-  const SchedulerRuntimeInfo info = test::runtimeInfoOf(c);
-  EXPECT_EQ(inner_outer::canScheduleCompileTime(fusion), std::nullopt) << c.name();
-  EXPECT_EQ(inner_outer::canScheduleRunTime(fusion, info), std::nullopt) << c.name();
-  return inner_outer::computeHeuristics(fusion, info);
-}
+using test::heuristicsFor;
+using test::kRowKinds;
 
 // Row lengths whose buffers fit the register file: every kind up to 16384 floats per row
 // (softmax keeps x and exp(x - max), layer norm x and x - mean: 8 bytes per element, 128 KiB

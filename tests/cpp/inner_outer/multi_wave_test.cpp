@@ -31,16 +31,8 @@ using test::Normalization;
 using test::NormalizationCase;
 using ::testing::HasSubstr;
 
-constexpr Normalization kRowKinds[] = {Normalization::Softmax, Normalization::LogSoftmax,
-                                       Normalization::LayerNorm, Normalization::RmsNorm,
-                                       Normalization::SoftmaxBackward};
-
-InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fusion& fusion) {
-  const SchedulerRuntimeInfo info = test::runtimeInfoOf(c);
-  EXPECT_EQ(inner_outer::canScheduleCompileTime(fusion), std::nullopt) << c.name();
-  EXPECT_EQ(inner_outer::canScheduleRunTime(fusion, info), std::nullopt) << c.name();
-  return inner_outer::computeHeuristics(fusion, info);
-}
+using test::heuristicsFor;
+using test::kRowKinds;
 
 size_t countMatches(const std::string& text, const std::regex& pattern) {
   return static_cast<size_t>(
