@@ -252,16 +252,7 @@ void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CU
       sc.executor = std::make_unique<KernelExecutor>(*sc.scheduled, std::move(c.kernel),
                                                      std::move(*c.compiled));
       sc.inputs = inputs;
-      const LaunchPlan plan = sc.executor->plan(sc.inputs);
-      const GeneratedKernel& generated = sc.executor->generatedKernel();
-      sc.outputs.resize(sc.scheduled->outputs().size());
-      for (size_t i = 0; i < generated.parameters.size(); ++i) {
-        const KernelParameter& p = generated.parameters[i];
-        if (p.kind != KernelParameter::Kind::OutputTensor) continue;
-        DeviceTensor& output = sc.outputs[static_cast<size_t>(p.fusion_position)];
-        output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
-        output.fillBytes(0xFF, stream);
-      }
+      sc.outputs = poisonedOutputs(*sc.executor, sc.inputs, stream);
       if (bytes_out == 0) {
         for (const DeviceTensor& output : sc.outputs)
           bytes_out += output.numel() * sizeInBytes(output.dtype());

@@ -91,6 +91,24 @@ struct ScheduledCase {
   void launch(CUstream stream) { executor->run(inputs, stream, outputs); }
 };
 
+/// The outputs of `executor` for `inputs`, allocated once (contiguous, every byte 0xFF so that
+/// an element the kernel never writes reads as NaN), in the fusion's output order.
+inline std::vector<DeviceTensor> poisonedOutputs(const KernelExecutor& executor,
+                                                 const std::vector<ExecutorArgument>& inputs,
+                                                 CUstream stream) {
+  const LaunchPlan plan = executor.plan(inputs);
+  const GeneratedKernel& generated = executor.generatedKernel();
+  std::vector<DeviceTensor> outputs(executor.fusion().outputs().size());
+  for (size_t i = 0; i < generated.parameters.size(); ++i) {
+    const KernelParameter& p = generated.parameters[i];
+    if (p.kind != KernelParameter::Kind::OutputTensor) continue;
+    DeviceTensor& output = outputs[static_cast<size_t>(p.fusion_position)];
+    output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
+    output.fillBytes(0xFF, stream);
+  }
+  return outputs;
+}
+
 /// Fills the inputs, schedules `fusion` with `scheduler` (throws the registry's message, with
 /// the scheduler's reason, when it declines), compiles it for this GPU and allocates the
 /// outputs (every byte 0xFF before the first run).
@@ -116,16 +134,7 @@ inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputS
   c.executor =
       std::make_unique<KernelExecutor>(*c.scheduled, std::move(compiled.kernel),
                                        std::move(compiled.compiled), ExecutorOptions{.dump = dump});
-  const LaunchPlan plan = c.executor->plan(c.inputs);
-  const GeneratedKernel& generated = c.executor->generatedKernel();
-  c.outputs.resize(c.scheduled->outputs().size());
-  for (size_t i = 0; i < generated.parameters.size(); ++i) {
-    const KernelParameter& p = generated.parameters[i];
-    if (p.kind != KernelParameter::Kind::OutputTensor) continue;
-    DeviceTensor& output = c.outputs[static_cast<size_t>(p.fusion_position)];
-    output = DeviceTensor::empty(p.dtype, plan.parameters[i].sizes, plan.device);
-    output.fillBytes(0xFF, stream);
-  }
+  c.outputs = poisonedOutputs(*c.executor, c.inputs, stream);
   for (const DeviceTensor& output : c.outputs) {
     c.bytes += output.numel() * sizeInBytes(output.dtype());
   }
