@@ -253,14 +253,7 @@ class KernelPrinter {
       os_ << "}\n";
       return;
     }
-    if (loop.unroll) {
-      indent(depth);
-      os_ << "#pragma unroll\n";
-    }
-    indent(depth);
-    const std::string i = loop.index.toString();
-    os_ << "for (IndexT " << i << " = 0; " << i << " < " << loop.extent.toString() << "; ++" << i
-        << ") {\n";
+    printLoopHeader(loop, depth);
     ++serial_loops_;
     printScope(loop.body, depth + 1);
     --serial_loops_;
@@ -363,9 +356,8 @@ class KernelPrinter {
     os_ << "}\n";
   }
 
-  // The first copy of the loops: only the loops leading to `op`, and its value.
-  void printGroupValues(const kir::ForLoop& loop, const kir::ReductionOp& op,
-                        const ReductionText& text, int depth) {
+  // "#pragma unroll" where asked, then "for (IndexT i = 0; i < extent; ++i) {".
+  void printLoopHeader(const kir::ForLoop& loop, int depth) {
     if (loop.unroll) {
       indent(depth);
       os_ << "#pragma unroll\n";
@@ -374,6 +366,12 @@ class KernelPrinter {
     const std::string i = loop.index.toString();
     os_ << "for (IndexT " << i << " = 0; " << i << " < " << loop.extent.toString() << "; ++" << i
         << ") {\n";
+  }
+
+  // The first copy of the loops: only the loops leading to `op`, and its value.
+  void printGroupValues(const kir::ForLoop& loop, const kir::ReductionOp& op,
+                        const ReductionText& text, int depth) {
+    printLoopHeader(loop, depth);
     for (const kir::StmtPtr& stmt : loop.body) {
       if (const auto* inner = stmt->dynCast<kir::ForLoop>()) {
         if (contains(inner->body, op)) {
