@@ -55,6 +55,28 @@ __device__ __forceinline__ unsigned long long gridReduceRegionBytes(
   return slots * (entry_bytes + 8) + 16;
 }
 
+// The semaphores of a workspace region: after one T per thread of the grid, 16-byte aligned.
+template <typename T>
+__device__ __forceinline__ unsigned long long* gridSemaphores(char* workspace,
+                                                              unsigned long long slots) {
+  return reinterpret_cast<unsigned long long*>(workspace + (slots * sizeof(T) + 15) / 16 * 16);
+}
+
+// Counts this block on its group's semaphore once its partials are visible to the grid; true
+// in the last block of the group to arrive, which may then read every block's partials. Every
+// thread of the block must call it.
+__device__ __forceinline__ bool arriveLast(unsigned long long* semaphore, unsigned long long count,
+                                           unsigned tid) {
+  __threadfence();
+  __syncthreads();
+  __shared__ bool last;
+  if (tid == 0) last = atomicAdd(semaphore, 1ULL) == count - 1;
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  return true;
+}
+
 template <bool GX, bool GY, bool GZ, typename T, typename Op>
 __device__ bool gridReduce(T& value, Op op, T identity, char* workspace) {
   const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
@@ -64,17 +86,10 @@ __device__ bool gridReduce(T& value, Op op, T identity, char* workspace) {
   unsigned long long reduced, group, count;
   gridCoordinates<GX, GY, GZ>(reduced, group, count);
   T* partials = reinterpret_cast<T*>(workspace);
-  const unsigned long long partial_bytes = (threads * blocks * sizeof(T) + 15) / 16 * 16;
-  unsigned long long* semaphores = reinterpret_cast<unsigned long long*>(workspace + partial_bytes);
+  unsigned long long* semaphores = gridSemaphores<T>(workspace, threads * blocks);
 
   partials[((group * count) + reduced) * threads + tid] = value;
-  __threadfence();
-  __syncthreads();
-  __shared__ bool last;
-  if (tid == 0) last = atomicAdd(&semaphores[group], 1ULL) == count - 1;
-  __syncthreads();
-  if (!last) return false;
-  __threadfence();
+  if (!arriveLast(&semaphores[group], count, tid)) return false;
   // Eight scalar loads in flight at a time (one Welford triplet), added in the same order: one
   // dependent load after the other would leave the finishing block waiting on memory latency
   // `count` times.
@@ -115,17 +130,10 @@ __device__ bool gridReduce(T& value, Op op, T identity, char* workspace, void* s
   unsigned long long reduced, group, count;
   gridCoordinates<GX, GY, GZ>(reduced, group, count);
   T* partials = reinterpret_cast<T*>(workspace);
-  const unsigned long long partial_bytes = (threads * blocks * sizeof(T) + 15) / 16 * 16;
-  unsigned long long* semaphores = reinterpret_cast<unsigned long long*>(workspace + partial_bytes);
+  unsigned long long* semaphores = gridSemaphores<T>(workspace, threads * blocks);
 
   if (copy == 0) partials[((group * count) + reduced) * kept_threads + kept] = value;
-  __threadfence();
-  __syncthreads();
-  __shared__ bool last;
-  if (tid == 0) last = atomicAdd(&semaphores[group], 1ULL) == count - 1;
-  __syncthreads();
-  if (!last) return false;
-  __threadfence();
+  if (!arriveLast(&semaphores[group], count, tid)) return false;
   constexpr int kInFlight = sizeof(T) <= 8 ? 8 : 1;
   T result = identity;
   const T* mine = &partials[group * count * kept_threads + kept];
@@ -164,8 +172,7 @@ __device__ bool gridReduceGroup(T (&values)[N], Op op, T identity, char* workspa
   const unsigned long long kept_threads = threads / copies;
   unsigned long long reduced, group, count;
   gridCoordinates<GX, GY, GZ>(reduced, group, count);
-  const unsigned long long partial_bytes = (threads * blocks * sizeof(T) + 15) / 16 * 16;
-  unsigned long long* semaphores = reinterpret_cast<unsigned long long*>(workspace + partial_bytes);
+  unsigned long long* semaphores = gridSemaphores<T>(workspace, threads * blocks);
 
   if (copy == 0) {
 #pragma unroll
@@ -174,13 +181,7 @@ __device__ bool gridReduceGroup(T (&values)[N], Op op, T identity, char* workspa
       partials[((group * count) + reduced) * kept_threads + kept] = values[i];
     }
   }
-  __threadfence();
-  __syncthreads();
-  __shared__ bool last;
-  if (tid == 0) last = atomicAdd(&semaphores[group], 1ULL) == count - 1;
-  __syncthreads();
-  if (!last) return false;
-  __threadfence();
+  if (!arriveLast(&semaphores[group], count, tid)) return false;
   T result[N];
 #pragma unroll
   for (int i = 0; i < N; ++i) result[i] = identity;
