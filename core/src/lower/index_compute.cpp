@@ -282,7 +282,7 @@ IndexMap::Bounds IndexMap::bounds(const TensorView* out) const {
   auto add_splits = [&](const TensorView* tv) {
     if (tv == nullptr) return;
     for (const Expr* t : graph.transformsOf(tv)) {
-      if (t->op() == OpKind::Split && !isDivisibleSplit(*t)) splits.insert(t);
+      if (t->op() == OpKind::Split && !ctx_.dividesEvenly(*t)) splits.insert(t);
     }
   };
   add_splits(out);
@@ -296,10 +296,12 @@ IndexMap::Bounds IndexMap::bounds(const TensorView* out) const {
   std::set<int64_t> done;
   for (const Expr* split : ordered) {
     // The outer output of a split is in bounds whenever the split's input is, so only the
-    // start of a chain of outer splits needs a condition.
+    // start of a chain of outer splits needs a condition. Below a split that divides evenly the
+    // converse holds too, so the condition stays on its outer output: a row split by the width
+    // of its vector copies is bounded once per vector, not once per element.
     const IterDomain* root = idIn(split, 0);
     while (root->definition() != nullptr && root->definition()->op() == OpKind::Split &&
-           root == root->definition()->output(0)) {
+           root == root->definition()->output(0) && !ctx_.dividesEvenly(*root->definition())) {
       root = idIn(root->definition(), 0);
     }
     if (!done.insert(graph.exactGroup(root)).second) continue;

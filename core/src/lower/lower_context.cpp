@@ -1,5 +1,7 @@
 #include "lower/lower_context.h"
 
+#include "lower/index_compute.h"
+
 #include <algorithm>
 
 #include "braze/ops/elementwise.h"
@@ -50,6 +52,7 @@ LowerContext::LowerContext(const Fusion& fusion, Fusion& mutable_fusion,
     }
   }
   graph_ = std::make_unique<IdGraph>(exprs_);
+  collectVectorSplits();
   collectParameters();
   nameSizes();
   chooseExtents();
@@ -59,6 +62,38 @@ LowerContext::LowerContext(const Fusion& fusion, Fusion& mutable_fusion,
 MemoryType LowerContext::memoryOf(const TensorView* tv) const {
   if (fusion_.isInput(tv) || fusion_.isOutput(tv)) return MemoryType::Global;
   return tv->memoryType();
+}
+
+void LowerContext::collectVectorSplits() {
+  for (const Expr* expr : exprs_) {
+    // Only copies between global memory and registers become vector accesses, whose
+    // divisibility vectorize-accesses checks at launch (or refuses at lowering).
+    if (expr->op() != OpKind::Set) continue;
+    const auto* out = expr->output(0)->dynCast<TensorView>();
+    const auto* in = expr->input(0)->dynCast<TensorView>();
+    if (out == nullptr || in == nullptr) continue;
+    if ((memoryOf(out) == MemoryType::Global) == (memoryOf(in) == MemoryType::Global)) continue;
+    for (const IterDomain* id : out->loop()) {
+      if (id->parallelType() != ParallelType::Vectorize) continue;
+      const Expr* split = id->definition();
+      if (split == nullptr || split->op() != OpKind::Split || split->output(1) != id ||
+          !split->attribute<bool>("inner_split"))
+        continue;
+      const auto width = split->input(1)->as<Scalar>()->constantInt();
+      if (!width) continue;
+      vector_splits_.emplace_back(graph_->exactGroup(split->input(0)->as<IterDomain>()), *width);
+    }
+  }
+}
+
+bool LowerContext::dividesEvenly(const Expr& split) const {
+  if (isDivisibleSplit(split)) return true;
+  if (split.attribute<bool>("inner_split") == false) return false;
+  const auto factor = split.input(1)->as<Scalar>()->constantInt();
+  if (!factor) return false;
+  const int64_t group = graph_->exactGroup(split.input(0)->as<IterDomain>());
+  return std::find(vector_splits_.begin(), vector_splits_.end(), std::make_pair(group, *factor)) !=
+         vector_splits_.end();
 }
 
 void LowerContext::collectParameters() {

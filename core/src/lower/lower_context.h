@@ -40,6 +40,10 @@ class LowerContext {
 
   /// Global for fusion inputs and outputs, the scheduled memory type otherwise.
   MemoryType memoryOf(const TensorView* tv) const;
+  /// Whether `split` divides its input evenly: by constant extents, or because a vector copy
+  /// between global memory and registers splits the same extent by the same width, which the
+  /// launch checks (vectorize-accesses records "extent % width == 0").
+  bool dividesEvenly(const Expr& split) const;
   /// Inputs, outputs and global intermediates, in parameter order.
   const std::vector<kir::Parameter>& parameters() const { return parameters_; }
   /// Position of `tv` among parameters(), or -1.
@@ -68,6 +72,7 @@ class LowerContext {
   DataType indexType() const { return options_.index_type; }
 
  private:
+  void collectVectorSplits();
   void collectParameters();
   void nameSizes();
   void chooseExtents();
@@ -78,6 +83,8 @@ class LowerContext {
   const LowerOptions& options_;
   std::vector<const Expr*> exprs_;
   std::unique_ptr<IdGraph> graph_;
+  // (exact group of the split input, width) of every vector copy's split.
+  std::vector<std::pair<int64_t, int64_t>> vector_splits_;
   std::vector<kir::Parameter> parameters_;
   std::unordered_map<const TensorView*, int64_t> parameter_of_;
   std::unordered_map<const Val*, std::string> scalar_names_;
