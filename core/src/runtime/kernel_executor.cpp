@@ -90,7 +90,7 @@ KernelExecutor::KernelExecutor(const Fusion& fusion, GeneratedKernel kernel,
 
 struct KernelExecutor::CachedPlan {
   ArgumentSignature key;
-  LaunchPlan plan;
+  std::shared_ptr<const LaunchPlan> plan;
 };
 
 KernelExecutor::~KernelExecutor() {
@@ -423,13 +423,15 @@ KernelExecutor::LoadedFunction& KernelExecutor::load(int device) {
   return loaded_.emplace(device, loaded).first->second;
 }
 
-LaunchPlan KernelExecutor::cachedPlan(const std::vector<ExecutorArgument>& inputs) {
+std::shared_ptr<const LaunchPlan> KernelExecutor::cachedPlan(
+    const std::vector<ExecutorArgument>& inputs) {
   ArgumentSignature key(inputs);
   {
     std::lock_guard<std::mutex> lock(plan_mutex_);
     if (last_plan_ && last_plan_->key == key) return last_plan_->plan;
   }
-  LaunchPlan fresh = plan(inputs);  // throws for arguments it refuses: nothing is cached then
+  // plan() throws for arguments it refuses: nothing is cached then.
+  auto fresh = std::make_shared<const LaunchPlan>(plan(inputs));
   std::lock_guard<std::mutex> lock(plan_mutex_);
   last_plan_ = std::make_unique<CachedPlan>(CachedPlan{std::move(key), fresh});
   return fresh;
@@ -437,7 +439,8 @@ LaunchPlan KernelExecutor::cachedPlan(const std::vector<ExecutorArgument>& input
 
 std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument>& inputs,
                                               CUstream stream, std::vector<DeviceTensor> outputs) {
-  const LaunchPlan plan = cachedPlan(inputs);
+  const std::shared_ptr<const LaunchPlan> planned = cachedPlan(inputs);
+  const LaunchPlan& plan = *planned;
   const std::string& name = kernel_.kernel_name;
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DeviceProperties& properties = driver::deviceProperties(plan.device);

@@ -104,9 +104,9 @@ class KernelExecutor {
   };
 
   struct CachedPlan;  // the last plan run() used and the arguments it was made for
-  /// plan(inputs), reused when the inputs have the previous launch's shapes, strides, dtypes,
-  /// devices and scalar values.
-  LaunchPlan cachedPlan(const std::vector<ExecutorArgument>& inputs);
+  /// plan(inputs), reused (not copied) when the inputs have the previous launch's shapes,
+  /// strides, dtypes, devices and scalar values.
+  std::shared_ptr<const LaunchPlan> cachedPlan(const std::vector<ExecutorArgument>& inputs);
 
   /// Checks the generated kernel against the fusion; returns the parameter of each output.
   std::vector<size_t> checkContract() const;
