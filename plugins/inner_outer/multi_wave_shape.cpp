@@ -1,6 +1,4 @@
-#include <algorithm>
 
-#include "braze/error.h"
 #include "braze/ir/iter_domain.h"
 #include "braze/ir/tensor_view.h"
 #include "braze/sched/inlining.h"
@@ -26,19 +24,7 @@ namespace braze::inner_outer {
 // so the copy's input cache is read in its own wave loop. A buffer that is not computed by
 // elementwise ops, casts and broadcasts (none is today) would stay one.
 void recomputePersistentBuffers(Fusion& fusion) {
-  // Each round moves rereads to tensors later in a chain of reductions; a normalization has a
-  // few, so this bound is only a guard.
-  const size_t max_rounds = 4 * fusion.exprs().size() + 4;
-  for (size_t round = 0;; ++round) {
-    const std::vector<PersistentBuffer> buffers = persistentBuffers(fusion);
-    auto it = std::find_if(buffers.begin(), buffers.end(),
-                           [](const PersistentBuffer& b) { return isRecomputable(b.tv); });
-    if (it == buffers.end()) return;
-    BRAZE_INTERNAL_CHECK(round < max_rounds)
-        << "inner_outer multi-wave: persistent buffers still recomputable after " << round
-        << " rounds (" << it->tv->name() << "); please report";
-    recomputeFor(it->tv, it->rereads);
-  }
+  recomputeRereadBuffers(fusion, [](const PersistentBuffer&) { return true; });
 }
 
 void scheduleMultiWave(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {

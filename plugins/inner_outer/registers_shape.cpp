@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "braze/error.h"
 #include "braze/ir/tensor_view.h"
 #include "braze/sched/inlining.h"
 #include "braze/sched/keep_intermediates_in_registers.h"
@@ -53,23 +52,8 @@ bool cheapChain(const TensorView* tv, const std::vector<const TensorView*>& stop
 
 void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches) {
   const std::vector<const TensorView*> stop(caches.begin(), caches.end());
-  const auto computed = [&](const PersistentBuffer& buffer) {
-    return isRecomputable(buffer.tv) && !buffer.rereads.empty() &&
-           std::find(stop.begin(), stop.end(), buffer.tv) == stop.end() &&
-           cheapChain(buffer.tv, stop);
-  };
-  // Each round moves the rereads of one buffer onto a copy of its chain; a normalization has a
-  // few buffers, so this bound is only a guard.
-  const size_t max_rounds = 4 * fusion.exprs().size() + 4;
-  for (size_t round = 0;; ++round) {
-    const std::vector<PersistentBuffer> buffers = persistentBuffers(fusion);
-    auto it = std::find_if(buffers.begin(), buffers.end(), computed);
-    if (it == buffers.end()) return;
-    BRAZE_INTERNAL_CHECK(round < max_rounds)
-        << "inner_outer registers: persistent buffers still recomputable after " << round
-        << " rounds (" << it->tv->name() << "); please report";
-    recomputeFor(it->tv, it->rereads, stop);
-  }
+  recomputeRereadBuffers(
+      fusion, [&](const PersistentBuffer& buffer) { return cheapChain(buffer.tv, stop); }, stop);
 }
 
 void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {

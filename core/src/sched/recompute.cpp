@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "braze/error.h"
 #include "braze/ir/tensor_view.h"
 #include "sched/iter_domain_transforms.h"
 
@@ -88,6 +89,28 @@ TensorView* recomputeFor(TensorView* tv, const std::vector<Expr*>& uses,
     rewired.push_back(use);
   }
   return copy;
+}
+
+void recomputeRereadBuffers(Fusion& fusion,
+                            const std::function<bool(const PersistentBuffer&)>& accept,
+                            const std::vector<const TensorView*>& stop_at) {
+  const auto recomputed = [&](const PersistentBuffer& buffer) {
+    return isRecomputable(buffer.tv) && !buffer.rereads.empty() &&
+           std::find(stop_at.begin(), stop_at.end(), buffer.tv) == stop_at.end() && accept(buffer);
+  };
+  // Each round moves the rereads of one buffer onto a copy of its chain, which may leave a
+  // buffer later in a chain of reductions to recompute; a normalization has a few, so this
+  // bound is only a guard.
+  const size_t max_rounds = 4 * fusion.exprs().size() + 4;
+  for (size_t round = 0;; ++round) {
+    const std::vector<PersistentBuffer> buffers = persistentBuffers(fusion);
+    auto it = std::find_if(buffers.begin(), buffers.end(), recomputed);
+    if (it == buffers.end()) return;
+    BRAZE_INTERNAL_CHECK(round < max_rounds)
+        << "recomputeRereadBuffers: persistent buffers still recomputable after " << round
+        << " rounds (" << it->tv->name() << "); please report";
+    recomputeFor(it->tv, it->rereads, stop_at);
+  }
 }
 
 }  // namespace braze

@@ -107,6 +107,26 @@ TEST(RecomputeForTest, StopsAtTheGivenTensors) {
                           {"is one of the tensors to stop at"}));
 }
 
+TEST(RecomputeRereadBuffersTest, RecomputesWhatItAcceptsUntilNothingIsLeft) {
+  // Everything: only the input stays a buffer.
+  test::SoftmaxFusion all = test::makeSoftmax();
+  recomputeRereadBuffers(*all.fusion, [](const PersistentBuffer&) { return true; });
+  std::vector<PersistentBuffer> buffers = persistentBuffers(*all.fusion);
+  ASSERT_EQ(buffers.size(), 1u);
+  EXPECT_EQ(buffers[0].tv, all.x);
+  expectConsistentUses(*all.fusion);
+
+  // Not exp: exp(x - max) stays a buffer, and nothing else is kept beside it but the input.
+  test::SoftmaxFusion some = test::makeSoftmax();
+  recomputeRereadBuffers(*some.fusion, [](const PersistentBuffer& b) {
+    return b.tv->definition()->op() != OpKind::Exp;
+  });
+  buffers = persistentBuffers(*some.fusion);
+  std::vector<const TensorView*> kept;
+  for (const PersistentBuffer& b : buffers) kept.push_back(b.tv);
+  EXPECT_THAT(kept, UnorderedElementsAre(some.x, some.exp));
+}
+
 TEST(RecomputeForTest, SameValuesAsPlainLoops) {
   test::SoftmaxFusion s = test::makeSoftmax();
   test::RandomTensors random(21);

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "braze/ir/fusion.h"
+#include "braze/sched/persistent_buffer.h"
 
 namespace braze {
 
@@ -35,5 +37,15 @@ bool isRecomputable(const TensorView* tv);
 /// `uses` is empty, or an Expr of `uses` does not read `tv`. Returns the copy of `tv`.
 TensorView* recomputeFor(TensorView* tv, const std::vector<Expr*>& uses,
                          const std::vector<const TensorView*>& stop_at = {});
+
+/// Until no persistent buffer of `fusion` (persistentBuffers) is one that `accept` takes,
+/// recomputable, outside `stop_at` and read again after its reduction: gives those rereads
+/// their own copy of the buffer's chain (recomputeFor with `stop_at`), one buffer per round. A
+/// schedule calls it to keep on chip only what it cannot compute again: a multi-wave schedule
+/// everything (the rows are re-read from the inputs), a register schedule only what is cheap
+/// to recompute from the inputs' register copies.
+void recomputeRereadBuffers(Fusion& fusion,
+                            const std::function<bool(const PersistentBuffer&)>& accept,
+                            const std::vector<const TensorView*>& stop_at = {});
 
 }  // namespace braze
