@@ -1,3 +1,4 @@
+#include "kernel_shapes.h"
 
 #include "braze/ir/iter_domain.h"
 #include "braze/ir/tensor_view.h"
@@ -7,7 +8,6 @@
 #include "braze/sched/persistent_buffer.h"
 #include "braze/sched/recompute.h"
 #include "braze/sched/transform_propagation.h"
-#include "kernel_shapes.h"
 
 namespace braze::inner_outer {
 
