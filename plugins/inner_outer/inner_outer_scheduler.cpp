@@ -51,7 +51,7 @@ constexpr int64_t kMinThreadsPerBlock = 128;
 constexpr int64_t kPreferredThreadsX = 256;
 constexpr int64_t kMaxInnerOuterThreads = 512;
 // Rows without column sums: vectors per thread, threads along a row, and the threads a block of
-// short rows (stacked along threadIdx.y) should have (chooseRowSplit).
+// short rows (stacked along threadIdx.y) should have (SplitPreference::FourVectorsPerThread).
 constexpr int64_t kVectorsPerThread = 4;
 constexpr int64_t kMaxRowThreads = 512;
 constexpr int64_t kShortRowBlockThreads = 64;
@@ -243,12 +243,26 @@ struct RegisterChoice {
   int64_t threads_x = 0;
 };
 
-// The persistent batch for rows of `vectors` vectors: blockDim.x = ceil(vectors / batch) a
-// multiple of 32 where possible, near 256 threads, little padding, and the buffers within the
-// register budget of a block of that size.
+// What a register split is chosen for.
+enum class SplitPreference {
+  // Column sums: blockDim.x a multiple of 32 where possible, near 256 threads.
+  WholeWarps,
+  // Rows without column sums: four vectors per thread (64 bytes of loads in flight per thread
+  // when vectors are 16 bytes) with at most kMaxRowThreads threads along the row, more vectors
+  // per thread only when the row needs them. Measured on an H200 over softmax, layer norm and
+  // RMS norm forward, bf16 and fp32, rows of 256 to 16384 (braze_inner_outer_sweep): four
+  // vectors per thread was the fastest or within 2% of it up to 8192 elements, where the
+  // previous choice (blocks of about 256 threads along the row) took up to 1.7x as long for rows
+  // of 1024 and less.
+  FourVectorsPerThread,
+};
+
+// The persistent batch for rows of `vectors` vectors (blockDim.x = ceil(vectors / batch)) as
+// `preference` ranks them, with little padding and the buffers within the register budget of a
+// block of that size.
 std::optional<RegisterChoice> chooseRegisterSplit(int64_t vectors, int64_t bytes_per_vector,
                                                   const driver::DeviceProperties& device,
-                                                  int64_t max_threads) {
+                                                  int64_t max_threads, SplitPreference preference) {
   std::optional<RegisterChoice> best;
   std::tuple<bool, double, int64_t> best_key;
   for (int64_t batch = 1; batch <= kMaxPersistentBatch; ++batch) {
@@ -262,10 +276,16 @@ std::optional<RegisterChoice> chooseRegisterSplit(int64_t vectors, int64_t bytes
                   kOtherRegistersPerThread) *
                      kRegisterBytes);
     if (per_thread > budget) continue;
-    const auto key = std::make_tuple(
-        tx % device.warp_size != 0,
-        std::abs(std::log2(static_cast<double>(tx) / static_cast<double>(kPreferredThreadsX))),
-        tx * batch - vectors);
+    const auto key =
+        preference == SplitPreference::WholeWarps
+            ? std::make_tuple(tx % device.warp_size != 0,
+                              std::abs(std::log2(static_cast<double>(tx) /
+                                                 static_cast<double>(kPreferredThreadsX))),
+                              tx * batch - vectors)
+            : std::make_tuple(tx > kMaxRowThreads,
+                              std::abs(std::log2(static_cast<double>(batch) /
+                                                 static_cast<double>(kVectorsPerThread))),
+                              tx * batch - vectors);
     if (!best || key < best_key) {
       best = RegisterChoice{batch, tx};
       best_key = key;
@@ -288,39 +308,6 @@ std::optional<RegisterChoice> longRowSplit(int64_t vectors, int64_t bytes_per_ve
       (device.registers_per_sm / kMaxInnerOuterThreads - kLongRowOtherRegisters) * kRegisterBytes;
   if (batch > kMaxPersistentBatch || batch * bytes_per_vector > budget) return std::nullopt;
   return RegisterChoice{batch, threads_x};
-}
-
-// Rows without column sums: four vectors per thread (64 bytes of loads in flight per thread
-// when vectors are 16 bytes) with at most kMaxRowThreads threads along the row, more vectors
-// per thread only when the row needs them. Measured on an H200 over softmax, layer norm and
-// RMS norm forward, bf16 and fp32, rows of 256 to 16384 (braze_inner_outer_sweep): four
-// vectors per thread was the fastest or within 2% of it up to 8192 elements, where the
-// previous choice (blocks of about 256 threads along the row) took up to 1.7x as long for rows
-// of 1024 and less.
-std::optional<RegisterChoice> chooseRowSplit(int64_t vectors, int64_t bytes_per_vector,
-                                             const driver::DeviceProperties& device) {
-  std::optional<RegisterChoice> best;
-  std::tuple<bool, double, int64_t> best_key;
-  for (int64_t batch = 1; batch <= kMaxPersistentBatch; ++batch) {
-    const int64_t tx = ceilDiv(vectors, batch);
-    if (tx > device.max_threads_per_block) continue;
-    if (batch > 1 && ceilDiv(vectors, batch - 1) == tx) continue;  // same threads, more padding
-    const int64_t budget =
-        std::min(kMaxPersistentBytesPerThread,
-                 (device.registers_per_sm / std::max<int64_t>(tx, kMinThreadsPerBlock) -
-                  kOtherRegistersPerThread) *
-                     kRegisterBytes);
-    if (batch * bytes_per_vector > budget) continue;
-    const auto key = std::make_tuple(
-        tx > kMaxRowThreads,
-        std::abs(std::log2(static_cast<double>(batch) / static_cast<double>(kVectorsPerThread))),
-        tx * batch - vectors);
-    if (!best || key < best_key) {
-      best = RegisterChoice{batch, tx};
-      best_key = key;
-    }
-  }
-  return best;
 }
 
 struct MultiWaveChoice {
@@ -481,8 +468,10 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
   std::optional<RegisterChoice> split =
       column_sums > 0
           ? chooseRegisterSplit(vectors, bytes_per_element * params.vector_width, info.device,
-                                kMaxInnerOuterThreads)
-          : chooseRowSplit(vectors, bytes_per_element * params.vector_width, info.device);
+                                kMaxInnerOuterThreads, SplitPreference::WholeWarps)
+          : chooseRegisterSplit(vectors, bytes_per_element * params.vector_width, info.device,
+                                info.device.max_threads_per_block,
+                                SplitPreference::FourVectorsPerThread);
   if (!split && column_sums > 0)
     split = longRowSplit(vectors, bytes_per_element * params.vector_width, info.device);
   if (split && column_sums > 0) {
