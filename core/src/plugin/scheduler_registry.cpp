@@ -323,69 +323,132 @@ const SchedulerEntry& SchedulerRegistry::find(const std::string& name) const {
   return *best;
 }
 
+std::string SchedulerChoice::describeAttempts() const {
+  std::string text;
+  for (const SchedulerAttempt& attempt : attempts) {
+    text += "\n  " + attempt.scheduler + " (" + attempt.path.string() + ") " + attempt.stage +
+            (attempt.error ? " failed: " : " declined: ") + attempt.message;
+  }
+  return text;
+}
+
+std::optional<std::string> SchedulerRegistry::checkCompileTime(const SchedulerEntry& entry,
+                                                               const Fusion& fusion) const {
+  BrazeStatus status{BRAZE_STATUS_OK, nullptr};
+  Instance instance(entry, status);
+  if (instance.handle() == nullptr || status.code != BRAZE_STATUS_OK) {
+    return "create failed: " + (status.code == BRAZE_STATUS_OK ? std::string("create returned null")
+                                                               : messageOf(status));
+  }
+  entry.table->can_schedule_compile_time(instance.handle(), &fusion, &status);
+  if (status.code != BRAZE_STATUS_OK) return messageOf(status);
+  return std::nullopt;
+}
+
+SchedulerChoice SchedulerRegistry::chooseWith(const SchedulerEntry& entry, const Fusion& fusion,
+                                              const SchedulerRuntimeInfo& info) const {
+  SchedulerChoice choice;
+  auto report = [&](const char* stage, const BrazeStatus& status) {
+    choice.attempts.push_back({display(entry), entry.path, stage,
+                               status.code != BRAZE_STATUS_DECLINED, messageOf(status)});
+    return choice;
+  };
+  BrazeStatus status{BRAZE_STATUS_OK, nullptr};
+  Instance instance(entry, status);
+  if (instance.handle() == nullptr || status.code != BRAZE_STATUS_OK) {
+    if (status.code == BRAZE_STATUS_OK) status = {BRAZE_STATUS_ERROR, "create returned null"};
+    return report("create", status);
+  }
+  const BrazeSchedulerInfo& table = *entry.table;
+  table.can_schedule_compile_time(instance.handle(), &fusion, &status);
+  if (status.code != BRAZE_STATUS_OK) return report("canScheduleCompileTime", status);
+  table.can_schedule_run_time(instance.handle(), &fusion, &info, &status);
+  if (status.code != BRAZE_STATUS_OK) return report("canScheduleRunTime", status);
+  BrazeBytes params{nullptr, 0};
+  table.compute_heuristics(instance.handle(), &fusion, &info, &params, &status);
+  if (status.code != BRAZE_STATUS_OK) return report("computeHeuristics", status);
+  std::vector<uint8_t> bytes(params.data, params.data + params.size);
+  BrazeString summary{nullptr, 0};
+  table.describe_params(instance.handle(), BrazeBytes{bytes.data(), bytes.size()}, &summary,
+                        &status);
+  if (status.code != BRAZE_STATUS_OK) return report("describeParams", status);
+  choice.scheduler = &entry;
+  choice.params = std::move(bytes);
+  choice.summary.assign(summary.data ? summary.data : "", summary.size);
+  return choice;
+}
+
+SchedulerChoice SchedulerRegistry::choose(const Fusion& fusion, const SchedulerRuntimeInfo& info,
+                                          const std::string& name) const {
+  const std::vector<const SchedulerEntry*> order =
+      name.empty() ? candidates() : std::vector<const SchedulerEntry*>{&find(name)};
+  SchedulerChoice result;
+  for (const SchedulerEntry* entry : order) {
+    SchedulerChoice choice = chooseWith(*entry, fusion, info);
+    choice.attempts.insert(choice.attempts.begin(), result.attempts.begin(), result.attempts.end());
+    result = std::move(choice);
+    if (result.accepted()) break;
+  }
+  return result;
+}
+
+std::unique_ptr<Fusion> SchedulerRegistry::trySchedule(const SchedulerChoice& choice,
+                                                       const Fusion& fusion,
+                                                       std::string& failure) const {
+  BRAZE_INTERNAL_CHECK(choice.accepted()) << "applySchedule: the choice has no scheduler";
+  const SchedulerEntry& entry = *choice.scheduler;
+  BrazeStatus status{BRAZE_STATUS_OK, nullptr};
+  Instance instance(entry, status);
+  if (instance.handle() == nullptr || status.code != BRAZE_STATUS_OK) {
+    failure = status.code == BRAZE_STATUS_OK ? "create returned null" : messageOf(status);
+    return nullptr;
+  }
+  // A scheduler that fails halfway leaves a half-scheduled fusion: work on a copy.
+  std::unique_ptr<Fusion> copy = fusion.clone();
+  std::vector<uint8_t> params = choice.params;
+  entry.table->schedule(instance.handle(), copy.get(), BrazeBytes{params.data(), params.size()},
+                        &status);
+  if (status.code != BRAZE_STATUS_OK) {
+    failure = messageOf(status);
+    return nullptr;
+  }
+  return copy;
+}
+
+std::unique_ptr<Fusion> SchedulerRegistry::applySchedule(const SchedulerChoice& choice,
+                                                         const Fusion& fusion) const {
+  std::string failure;
+  std::unique_ptr<Fusion> scheduled = trySchedule(choice, fusion, failure);
+  BRAZE_USER_CHECK(scheduled != nullptr)
+      << "scheduler " << display(*choice.scheduler) << " (" << choice.scheduler->path.string()
+      << ") failed to schedule with params " << choice.summary << ": " << failure;
+  return scheduled;
+}
+
 ScheduledFusion SchedulerRegistry::schedule(const Fusion& fusion, const SchedulerRuntimeInfo& info,
                                             const std::string& name) const {
-  std::vector<const SchedulerEntry*> order =
+  const std::vector<const SchedulerEntry*> order =
       name.empty() ? candidates() : std::vector<const SchedulerEntry*>{&find(name)};
   ScheduledFusion result;
   for (const SchedulerEntry* entry : order) {
-    auto report = [&](const char* stage, const BrazeStatus& status) {
-      result.attempts.push_back({display(*entry), entry->path, stage,
-                                 status.code != BRAZE_STATUS_DECLINED, messageOf(status)});
-    };
-    BrazeStatus status{BRAZE_STATUS_OK, nullptr};
-    Instance instance(*entry, status);
-    if (instance.handle() == nullptr || status.code != BRAZE_STATUS_OK) {
-      if (status.code == BRAZE_STATUS_OK) status = {BRAZE_STATUS_ERROR, "create returned null"};
-      report("create", status);
+    SchedulerChoice choice = chooseWith(*entry, fusion, info);
+    result.attempts.insert(result.attempts.end(), choice.attempts.begin(), choice.attempts.end());
+    if (!choice.accepted()) continue;
+    std::string failure;
+    result.fusion = trySchedule(choice, fusion, failure);
+    if (result.fusion == nullptr) {
+      result.attempts.push_back({display(*entry), entry->path, "schedule", true, failure});
       continue;
     }
-    const BrazeSchedulerInfo& table = *entry->table;
-    table.can_schedule_compile_time(instance.handle(), &fusion, &status);
-    if (status.code != BRAZE_STATUS_OK) {
-      report("canScheduleCompileTime", status);
-      continue;
-    }
-    table.can_schedule_run_time(instance.handle(), &fusion, &info, &status);
-    if (status.code != BRAZE_STATUS_OK) {
-      report("canScheduleRunTime", status);
-      continue;
-    }
-    BrazeBytes params{nullptr, 0};
-    table.compute_heuristics(instance.handle(), &fusion, &info, &params, &status);
-    if (status.code != BRAZE_STATUS_OK) {
-      report("computeHeuristics", status);
-      continue;
-    }
-    std::vector<uint8_t> bytes(params.data, params.data + params.size);
-    BrazeString summary{nullptr, 0};
-    table.describe_params(instance.handle(), BrazeBytes{bytes.data(), bytes.size()}, &summary,
-                          &status);
-    if (status.code != BRAZE_STATUS_OK) {
-      report("describeParams", status);
-      continue;
-    }
-    std::string summary_text(summary.data ? summary.data : "", summary.size);
-    // A scheduler that fails halfway leaves a half-scheduled fusion: work on a copy.
-    std::unique_ptr<Fusion> copy = fusion.clone();
-    table.schedule(instance.handle(), copy.get(), BrazeBytes{bytes.data(), bytes.size()}, &status);
-    if (status.code != BRAZE_STATUS_OK) {
-      report("schedule", status);
-      continue;
-    }
-    result.fusion = std::move(copy);
     result.scheduler = entry;
-    result.params = std::move(bytes);
-    result.summary = std::move(summary_text);
+    result.params = std::move(choice.params);
+    result.summary = std::move(choice.summary);
     return result;
   }
-  std::string attempts;
-  for (const SchedulerAttempt& attempt : result.attempts) {
-    attempts += "\n  " + attempt.scheduler + " (" + attempt.path.string() + ") " + attempt.stage +
-                (attempt.error ? " failed: " : " declined: ") + attempt.message;
-  }
+  SchedulerChoice failed;
+  failed.attempts = result.attempts;
   BRAZE_USER_CHECK(false) << "schedule: no scheduler accepted the fusion (" << order.size()
-                          << " tried)." << (attempts.empty() ? "" : attempts)
+                          << " tried)." << failed.describeAttempts()
                           << "\nInstall a scheduler for it, or check BRAZE_SCHEDULERS.";
   return result;
 }

@@ -70,6 +70,21 @@ struct SchedulerAttempt {
   std::string message;
 };
 
+/// A scheduler's decision for a fusion and one run's runtime info, made before any scheduling:
+/// which scheduler accepted it and its params. Choosing is cheap next to scheduling, lowering
+/// and compiling, so an executor cache recomputes the choice for new sizes and reuses its
+/// kernels when the params bytes come out equal.
+struct SchedulerChoice {
+  const SchedulerEntry* scheduler = nullptr;  ///< null when none accepted
+  std::vector<uint8_t> params;
+  std::string summary;
+  std::vector<SchedulerAttempt> attempts;  ///< schedulers that declined or failed, in order
+
+  bool accepted() const { return scheduler != nullptr; }
+  /// One line per attempt ("  id@version (path) stage declined: reason"), for messages.
+  std::string describeAttempts() const;
+};
+
 /// The result of scheduling a fusion through the registry.
 struct ScheduledFusion {
   std::unique_ptr<Fusion> fusion;  ///< a scheduled copy; the input fusion is not modified
@@ -107,7 +122,25 @@ class SchedulerRegistry {
   ScheduledFusion schedule(const Fusion& fusion, const SchedulerRuntimeInfo& info,
                            const std::string& name = "") const;
 
+  /// The first candidate (or only `name` when given) whose compile-time and run-time checks
+  /// pass and whose heuristics succeed, without scheduling anything. Declines and failures are
+  /// recorded in the choice's attempts; none accepting gives a choice with no scheduler.
+  SchedulerChoice choose(const Fusion& fusion, const SchedulerRuntimeInfo& info,
+                         const std::string& name = "") const;
+  /// `entry`'s checks and heuristics alone (the choice has no scheduler when it declines).
+  SchedulerChoice chooseWith(const SchedulerEntry& entry, const Fusion& fusion,
+                             const SchedulerRuntimeInfo& info) const;
+  /// `entry`'s structural check alone: nullopt when it accepts, else its reason.
+  std::optional<std::string> checkCompileTime(const SchedulerEntry& entry,
+                                              const Fusion& fusion) const;
+  /// A copy of `fusion` scheduled by `choice`'s scheduler with its params. Throws braze::Error
+  /// naming the scheduler when scheduling fails.
+  std::unique_ptr<Fusion> applySchedule(const SchedulerChoice& choice, const Fusion& fusion) const;
+
  private:
+  /// applySchedule without throwing: null, with the scheduler's message in `failure`.
+  std::unique_ptr<Fusion> trySchedule(const SchedulerChoice& choice, const Fusion& fusion,
+                                      std::string& failure) const;
   void addPath(const std::filesystem::path& path);
   void addLibrary(const std::filesystem::path& library);
   void finish();
