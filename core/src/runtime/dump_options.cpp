@@ -23,6 +23,8 @@ constexpr Switch kSwitches[] = {
     {"ptx", &DumpOptions::ptx},
     {"compile_log", &DumpOptions::compile_log},
     {"launch_params", &DumpOptions::launch_params},
+    {"segments", &DumpOptions::segments},
+    {"host_ir", &DumpOptions::host_ir},
 };
 
 std::string_view trim(std::string_view text) {

@@ -61,4 +61,19 @@ std::vector<ExtentEquality> collectExtentEqualities(const Fusion& fusion) {
   return equalities;
 }
 
+void checkExtentEqualities(const std::vector<ExtentEquality>& equalities,
+                           ExpressionEvaluator& extents, std::string_view subject) {
+  // The kernel indexes paired dims with one loop; the reference evaluator finds a mismatch
+  // only when it reaches the op, the kernel never would.
+  for (const ExtentEquality& equality : equalities) {
+    const int64_t a = toInt64(extents.evaluateOrThrow(equality.a, equality.where));
+    const int64_t b = toInt64(extents.evaluateOrThrow(equality.b, equality.where));
+    BRAZE_USER_CHECK(a == b) << subject << " cannot run with these inputs: " << equality.where
+                             << " must have the same size, but they are " << a << " and " << b
+                             << " (" << equality.a->name() << ", " << equality.b->name()
+                             << "); pass inputs whose sizes agree (only dims declared broadcast "
+                                "may have size 1 against a larger one)";
+  }
+}
+
 }  // namespace braze::runtime_detail

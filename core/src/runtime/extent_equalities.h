@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "braze/eval/expression_evaluator.h"
 #include "braze/ir/fusion.h"
 
 namespace braze::runtime_detail {
@@ -18,5 +19,11 @@ struct ExtentEquality {
 
 /// Every pair of distinct, not provably equal extents paired by an op of `fusion`.
 std::vector<ExtentEquality> collectExtentEqualities(const Fusion& fusion);
+
+/// Checks each equality with the bound `extents`: a mismatch is an Error saying that
+/// `subject` ("kernel k", "the fusion") cannot run with these inputs, which dims disagree and
+/// their sizes.
+void checkExtentEqualities(const std::vector<ExtentEquality>& equalities,
+                           ExpressionEvaluator& extents, std::string_view subject);
 
 }  // namespace braze::runtime_detail

@@ -222,18 +222,7 @@ LaunchPlan KernelExecutor::plan(const std::vector<ExecutorArgument>& inputs) con
   }
 
   const std::string& name = kernel_.kernel_name;
-  // The kernel indexes paired dims with one loop; the reference evaluator finds a mismatch
-  // only when it reaches the op, the kernel never would.
-  for (const runtime_detail::ExtentEquality& equality : extent_equalities_) {
-    const int64_t a = toInt64(scalars.evaluateOrThrow(equality.a, equality.where));
-    const int64_t b = toInt64(scalars.evaluateOrThrow(equality.b, equality.where));
-    BRAZE_USER_CHECK(a == b) << "kernel " << name
-                             << " cannot run with these inputs: " << equality.where
-                             << " must have the same size, but they are " << a << " and " << b
-                             << " (" << equality.a->name() << ", " << equality.b->name()
-                             << "); pass inputs whose sizes agree (only dims declared broadcast "
-                                "may have size 1 against a larger one)";
-  }
+  runtime_detail::checkExtentEqualities(extent_equalities_, scalars, "kernel " + name);
   plan.launch = evaluateLaunchParams(kernel_.launch, scalars, name);
   if (kernel_.launch_bounds) {
     const LaunchBounds& bounds = *kernel_.launch_bounds;
@@ -437,37 +426,38 @@ std::shared_ptr<const LaunchPlan> KernelExecutor::cachedPlan(
   return fresh;
 }
 
-std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument>& inputs,
-                                              CUstream stream, std::vector<DeviceTensor> outputs) {
-  const std::shared_ptr<const LaunchPlan> planned = cachedPlan(inputs);
-  const LaunchPlan& plan = *planned;
+CUfunction KernelExecutor::prepareLaunch(const LaunchPlan& plan) {
   const std::string& name = kernel_.kernel_name;
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DeviceProperties& properties = driver::deviceProperties(plan.device);
   checkLaunchLimits(plan.launch, properties, compiled_.resources().static_shared_memory_bytes,
                     name);
-
-  CUfunction function = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    LoadedFunction& loaded = load(plan.device);
-    BRAZE_USER_CHECK(plan.launch.threadsPerBlock() <= loaded.max_threads_per_block)
-        << "kernel " << name << ": " << plan.launch.threadsPerBlock()
-        << " threads per block, but with " << compiled_.resources().registers
-        << " registers per thread it can run at most " << loaded.max_threads_per_block
-        << " on cuda:" << plan.device << " (" << plan.launch.toString()
-        << "); schedule fewer threads per block, state launch bounds (Fusion::setLaunchBounds) "
-           "or limit registers (CompileOptions::max_registers)";
-    // Above 48 KiB a kernel must opt in to more dynamic shared memory.
-    if (plan.launch.dynamic_shared_memory_bytes > loaded.dynamic_shared_memory_limit) {
-      driver::checkDriver(driver::driverApi().funcSetAttribute(
-                              loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                              static_cast<int>(plan.launch.dynamic_shared_memory_bytes)),
-                          "cuFuncSetAttribute", "(kernel " + name + ", dynamic shared memory)");
-      loaded.dynamic_shared_memory_limit = plan.launch.dynamic_shared_memory_bytes;
-    }
-    function = loaded.function;
+  std::lock_guard<std::mutex> lock(mutex_);
+  LoadedFunction& loaded = load(plan.device);
+  BRAZE_USER_CHECK(plan.launch.threadsPerBlock() <= loaded.max_threads_per_block)
+      << "kernel " << name << ": " << plan.launch.threadsPerBlock()
+      << " threads per block, but with " << compiled_.resources().registers
+      << " registers per thread it can run at most " << loaded.max_threads_per_block
+      << " on cuda:" << plan.device << " (" << plan.launch.toString()
+      << "); schedule fewer threads per block, state launch bounds (Fusion::setLaunchBounds) "
+         "or limit registers (CompileOptions::max_registers)";
+  // Above 48 KiB a kernel must opt in to more dynamic shared memory.
+  if (plan.launch.dynamic_shared_memory_bytes > loaded.dynamic_shared_memory_limit) {
+    driver::checkDriver(driver::driverApi().funcSetAttribute(
+                            loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            static_cast<int>(plan.launch.dynamic_shared_memory_bytes)),
+                        "cuFuncSetAttribute", "(kernel " + name + ", dynamic shared memory)");
+    loaded.dynamic_shared_memory_limit = plan.launch.dynamic_shared_memory_bytes;
   }
+  return loaded.function;
+}
+
+std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument>& inputs,
+                                              CUstream stream, std::vector<DeviceTensor> outputs) {
+  const std::shared_ptr<const LaunchPlan> planned = cachedPlan(inputs);
+  const LaunchPlan& plan = *planned;
+  const std::string& name = kernel_.kernel_name;
+  CUfunction function = prepareLaunch(plan);
 
   outputs = checkOrAllocateOutputs(plan, std::move(outputs));
   // Intermediates and workspaces live until the end of this call: they are freed in stream

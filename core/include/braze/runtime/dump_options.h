@@ -17,6 +17,8 @@ struct DumpOptions {
   bool ptx = false;            ///< the PTX NVRTC produced
   bool compile_log = false;    ///< NVRTC's log, with ptxas' resource report
   bool launch_params = false;  ///< grid, block, shared memory and parameters of each launch
+  bool segments = false;       ///< each runtime's segments, schedulers and params
+  bool host_ir = false;        ///< each runtime's host program
   /// Where dumps go; null means std::cerr.
   std::ostream* stream = nullptr;
 

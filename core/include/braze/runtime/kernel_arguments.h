@@ -42,6 +42,11 @@ class KernelArguments {
   DataType indexType() const { return index_type_; }
   /// The bytes of parameter `i`.
   std::span<const std::byte> bytes(size_t i) const;
+  /// Where parameter `i` starts in storage().
+  size_t offset(size_t i) const { return offsets_.at(i); }
+  /// Every parameter's bytes, laid out as pointers() points into them: a template a caller may
+  /// copy and patch (data pointers) instead of packing again.
+  std::span<const std::byte> storage() const { return storage_; }
   /// The kernelParams array for cuLaunchKernelEx; valid until the next append.
   void** pointers();
 

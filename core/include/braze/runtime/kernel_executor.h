@@ -91,6 +91,12 @@ class KernelExecutor {
                                 const std::vector<DeviceTensor>& outputs,
                                 const std::vector<CUdeviceptr>& allocations) const;
 
+  /// The loaded function for a launch with `plan`, after checking the plan's block against
+  /// what the function allows on its device and opting in to the plan's dynamic shared memory:
+  /// for callers that pack and launch themselves (FusionKernelRuntime's frozen launches).
+  /// Loads the module on first use. Needs a GPU.
+  CUfunction prepareLaunch(const LaunchPlan& plan);
+
   const Fusion& fusion() const { return fusion_; }
   const GeneratedKernel& generatedKernel() const { return kernel_; }
   const CompiledKernel& compiledKernel() const { return compiled_; }

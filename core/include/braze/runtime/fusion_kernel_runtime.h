@@ -1,0 +1,183 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "braze/driver/device_memory.h"
+#include "braze/driver/device_properties.h"
+#include "braze/eval/host_tensor.h"
+#include "braze/host/host_program.h"
+#include "braze/plugin/scheduler_registry.h"
+#include "braze/runtime/device_tensor.h"
+#include "braze/runtime/dump_options.h"
+#include "braze/runtime/kernel_executor.h"
+#include "braze/segment/segmented_fusion.h"
+
+namespace braze {
+
+/// One argument of a fusion run: a device tensor, a host tensor or a scalar input's value.
+using FusionArgument = std::variant<DeviceTensor, HostTensor, ScalarValue>;
+
+/// How a runtime is built. Part of the executor cache's key: runs with other options get other
+/// runtimes.
+struct RuntimeOptions {
+  /// A scheduler forced for the whole fusion ("pointwise", "braze::reduction@1"); empty:
+  /// automatic (segments where no scheduler takes the whole fusion). A forced scheduler that
+  /// declines is an error listing why, never a segmentation.
+  std::string scheduler;
+  /// Schedulers forced per segment, by segment position (empty entries: automatic).
+  std::vector<std::string> segment_schedulers;
+  /// The compile target; default the device's architecture, or sm_90 without a GPU.
+  std::optional<driver::GpuArch> arch;
+  /// Threads that compile segments; 0: one per hardware thread, at most one per segment.
+  int compile_threads = 0;
+  /// segments, host_ir and the per-kernel switches (scheduled, cuda_kernel, ...).
+  DumpOptions dump = {};
+
+  bool operator==(const RuntimeOptions& other) const;
+};
+
+/// What scheduling a run of a fusion may know beyond its definition: each argument's metadata
+/// (one per fusion input), the byte alignment of each tensor's data (0 for scalars), the device,
+/// and the fusion's extents bound from the arguments.
+struct RunContext {
+  std::vector<ArgumentInfo> arguments;
+  std::vector<int64_t> data_alignments;
+  int device = 0;
+  driver::DeviceProperties properties;
+  bool on_gpu = false;  ///< device arguments on a machine with a GPU
+  /// Binds the original fusion's inputs; evaluates any extent of it.
+  std::shared_ptr<ExpressionEvaluator> extents;
+
+  /// Validates `arguments` against `fusion` (number, dtypes, ranks, sizes, layouts, one device)
+  /// with errors naming the input, and binds its extents. Touches no GPU.
+  static RunContext of(const Fusion& fusion, const std::vector<FusionArgument>& arguments);
+};
+
+/// The launch of one segment's kernel with every number fixed for one set of argument sizes:
+/// the function, the launch configuration and the packed parameters, of which only the data
+/// pointers change from run to run.
+struct FrozenLaunch {
+  CUfunction function = nullptr;
+  LaunchParams launch;
+  std::vector<std::byte> parameters;      ///< packed as the kernel declares them
+  std::vector<size_t> parameter_offsets;  ///< where each parameter starts in `parameters`
+  /// A data pointer to write at `offset`: a fusion input (host::SlotKind::Input) or buffer.
+  struct Pointer {
+    size_t offset = 0;
+    host::ValueRef source;
+  };
+  std::vector<Pointer> pointers;
+  /// Global intermediates of the kernel, allocated around the launch.
+  struct Temporary {
+    size_t offset = 0;
+    size_t bytes = 0;
+  };
+  std::vector<Temporary> temporaries;
+  /// Grid-reduction workspaces: offset into the plan's per-stream workspace block. Kernels
+  /// reset their semaphores, so the block is zeroed once, when first used on a stream.
+  struct Workspace {
+    size_t parameter_offset = 0;
+    size_t block_offset = 0;
+  };
+  std::vector<Workspace> workspaces;
+};
+
+/// Everything a run with one exact argument signature does, precomputed: the host program's
+/// instructions with buffer sizes in bytes and frozen launches. Built once per signature;
+/// running it evaluates nothing.
+class ExecutionPlan {
+ public:
+  struct Buffer {
+    DataType dtype = DataType::Float32;
+    std::vector<int64_t> sizes;
+    size_t bytes = 0;
+  };
+  struct Step {
+    enum class Kind : uint8_t { Allocate, Deallocate, Launch } kind = Kind::Launch;
+    int32_t buffer = 0;  ///< Allocate, Deallocate
+    int32_t launch = 0;  ///< Launch: index into launches
+  };
+
+  int device = 0;
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  std::vector<FrozenLaunch> launches;
+  std::vector<host::ValueRef> outputs;
+  size_t workspace_bytes = 0;
+
+  /// The zeroed workspace block for `stream` (allocated and zeroed on first use).
+  CUdeviceptr workspaceFor(CUstream stream) const;
+
+ private:
+  mutable std::mutex workspace_mutex_;
+  mutable std::vector<std::pair<CUstream, std::shared_ptr<driver::DeviceMemory>>> workspaces_;
+};
+
+/// One segmentation of a fusion with each segment's scheduler, params and compiled kernel:
+/// what serves a family of argument signatures (same dtypes, ranks, layouts; sizes that lead to
+/// the same params). Its plan is a host program (braze/host/host_program.h).
+class FusionKernelRuntime {
+ public:
+  struct SegmentKernel {
+    SchedulerChoice choice;
+    std::unique_ptr<Fusion> scheduled;
+    std::unique_ptr<KernelExecutor> executor;
+    double compile_seconds = 0;  ///< lowering, code generation and NVRTC
+  };
+
+  /// Segments `fusion` for `context` (or takes options.scheduler's word for the whole fusion),
+  /// chooses and applies each segment's scheduler, generates and compiles every kernel on a
+  /// pool of threads. Throws braze::Error when some part of the fusion has no scheduler (with
+  /// every scheduler's reason) or a kernel fails to compile.
+  FusionKernelRuntime(const Fusion& fusion, const SchedulerRegistry& registry,
+                      const RunContext& context, RuntimeOptions options);
+  ~FusionKernelRuntime();
+
+  /// True when every segment's scheduler still accepts its segment for `context` and computes
+  /// the same params bytes: the compiled kernels then serve these sizes unchanged.
+  bool servesWithoutRecompiling(const RunContext& context) const;
+
+  /// The frozen plan for `arguments` (device tensors and scalars of `context`). Needs a GPU.
+  std::shared_ptr<const ExecutionPlan> plan(const std::vector<FusionArgument>& arguments,
+                                            const RunContext& context) const;
+  /// Runs `plan` on `stream`: the fusion's outputs, in order.
+  std::vector<DeviceTensor> run(const ExecutionPlan& plan,
+                                const std::vector<FusionArgument>& arguments,
+                                CUstream stream) const;
+  /// Runs the host program on the CPU, each segment with the reference evaluator: how a
+  /// machine without a GPU runs a fusion, and a check of the segmentation itself.
+  std::vector<HostTensor> runOnHost(const std::vector<FusionArgument>& arguments,
+                                    const RunContext& context) const;
+
+  const Fusion& fusion() const { return fusion_; }
+  const SegmentedFusion& segmentation() const { return segmented_; }
+  const host::HostProgram& program() const { return program_; }
+  const std::vector<SegmentKernel>& kernels() const { return kernels_; }
+  const RuntimeOptions& options() const { return options_; }
+  /// Seconds spent compiling (all segments, summed over threads).
+  double compileSeconds() const;
+  /// One line per segment: its scheduler, params summary and the original tensors it reads
+  /// and writes.
+  std::string describe() const;
+
+ private:
+  SchedulerRuntimeInfo segmentInfo(const Segment& segment, const RunContext& context) const;
+  SchedulerChoice chooseFor(size_t segment, const RunContext& context) const;
+
+  const Fusion& fusion_;
+  const SchedulerRegistry& registry_;
+  RuntimeOptions options_;
+  SegmentedFusion segmented_;
+  host::HostProgram program_;
+  std::vector<SegmentKernel> kernels_;
+};
+
+}  // namespace braze

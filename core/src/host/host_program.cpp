@@ -1,0 +1,135 @@
+// Building the host program of a segmented fusion, and printing it.
+
+#include "braze/host/host_program.h"
+
+#include <map>
+#include <sstream>
+
+#include "braze/error.h"
+
+namespace braze::host {
+namespace {
+
+std::string refText(const HostProgram& program, const Fusion& original, const ValueRef& ref) {
+  switch (ref.kind) {
+    case SlotKind::Input:
+      return original.inputs().at(static_cast<size_t>(ref.index))->name();
+    case SlotKind::Buffer:
+      return "%" + std::to_string(ref.index);
+    case SlotKind::Extent:
+      return program.extents.at(static_cast<size_t>(ref.index))->name();
+  }
+  return "?";
+}
+
+template <typename... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+
+}  // namespace
+
+HostProgram buildHostProgram(const SegmentedFusion& segmented) {
+  BRAZE_INTERNAL_CHECK(segmented.original != nullptr) << "buildHostProgram: no original fusion";
+  const Fusion& original = *segmented.original;
+  HostProgram program;
+  program.original = &original;
+  std::map<const Val*, ValueRef> where;
+  for (size_t i = 0; i < original.inputs().size(); ++i)
+    where[original.inputs()[i]] = {SlotKind::Input, static_cast<int32_t>(i)};
+  std::map<const Val*, int32_t> extent_slot;
+  auto extentRef = [&](const Val* extent) {
+    auto [it, inserted] = extent_slot.emplace(extent, static_cast<int32_t>(program.extents.size()));
+    if (inserted) program.extents.push_back(extent);
+    return ValueRef{SlotKind::Extent, it->second};
+  };
+
+  // The last segment that reads each original tensor: its buffer is freed after that launch.
+  std::map<const Val*, size_t> last_reader;
+  for (size_t s = 0; s < segmented.segments.size(); ++s) {
+    for (const Val* input : segmented.segments[s].inputs) last_reader[input] = s;
+  }
+  std::map<int32_t, const Val*> live;  // buffers that hold intermediates, by buffer
+  for (size_t s = 0; s < segmented.segments.size(); ++s) {
+    const Segment& segment = segmented.segments[s];
+    LaunchKernel launch;
+    launch.segment = static_cast<int32_t>(s);
+    for (const Val* input : segment.inputs) {
+      auto found = where.find(input);
+      if (found != where.end()) {
+        launch.inputs.push_back(found->second);
+        continue;
+      }
+      BRAZE_INTERNAL_CHECK(input->isA<Scalar>())
+          << "buildHostProgram: segment " << s << " reads " << input->name()
+          << ", which no earlier segment writes";
+      launch.inputs.push_back(extentRef(input));
+    }
+    for (const Val* output : segment.outputs) {
+      const auto* tv = output->as<TensorView>();
+      Allocate allocate;
+      allocate.buffer = program.num_buffers++;
+      allocate.dtype = tv->dtype();
+      allocate.tensor = tv;
+      for (const IterDomain* id : tv->logicalNoReductions()) {
+        allocate.extents.push_back(id->logicalExtent());
+        if (!id->logicalExtent()->isConstant()) extentRef(id->logicalExtent());
+      }
+      BRAZE_INTERNAL_CHECK(
+          where.emplace(output, ValueRef{SlotKind::Buffer, allocate.buffer}).second)
+          << "buildHostProgram: " << output->name() << " is written by two segments";
+      launch.outputs.push_back(allocate.buffer);
+      if (!original.isOutput(output)) live[allocate.buffer] = output;
+      program.instructions.emplace_back(std::move(allocate));
+    }
+    program.instructions.emplace_back(std::move(launch));
+    for (auto it = live.begin(); it != live.end();) {
+      auto reader = last_reader.find(it->second);
+      if (reader == last_reader.end() || reader->second <= s) {
+        program.instructions.emplace_back(Deallocate{it->first});
+        it = live.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const Val* output : original.outputs()) {
+    auto found = where.find(output);
+    BRAZE_INTERNAL_CHECK(found != where.end())
+        << "buildHostProgram: no segment writes fusion output " << output->name();
+    program.outputs.push_back(found->second);
+  }
+  return program;
+}
+
+std::string HostProgram::toString() const {
+  std::ostringstream os;
+  for (const Instruction& instruction : instructions) {
+    std::visit(Overloaded{
+                   [&](const Allocate& a) {
+                     os << "%" << a.buffer << " = allocate " << a.dtype << "[";
+                     for (size_t i = 0; i < a.extents.size(); ++i)
+                       os << (i ? ", " : "") << a.extents[i]->name();
+                     os << "]  (" << a.tensor->name() << ")\n";
+                   },
+                   [&](const Deallocate& d) { os << "deallocate %" << d.buffer << "\n"; },
+                   [&](const LaunchKernel& l) {
+                     os << "launch segment " << l.segment << " (";
+                     for (size_t i = 0; i < l.inputs.size(); ++i)
+                       os << (i ? ", " : "") << refText(*this, *original, l.inputs[i]);
+                     os << ") -> (";
+                     for (size_t i = 0; i < l.outputs.size(); ++i)
+                       os << (i ? ", " : "") << "%" << l.outputs[i];
+                     os << ")\n";
+                   },
+               },
+               instruction);
+  }
+  os << "return (";
+  for (size_t i = 0; i < outputs.size(); ++i)
+    os << (i ? ", " : "") << (original ? refText(*this, *original, outputs[i]) : "?");
+  os << ")\n";
+  return os.str();
+}
+
+}  // namespace braze::host

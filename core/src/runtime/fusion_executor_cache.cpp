@@ -1,0 +1,252 @@
+// The executor cache: input signatures to runtimes, exact signatures to frozen plans.
+
+#include "braze/runtime/fusion_executor_cache.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "braze/driver/cuda_driver.h"
+#include "runtime/extent_equalities.h"
+
+namespace braze {
+
+struct FusionExecutorCache::RuntimeEntry {
+  RunKey signature;
+  RuntimeOptions options;
+  std::shared_ptr<FusionKernelRuntime> runtime;
+  uint64_t last_use = 0;
+};
+
+struct FusionExecutorCache::PlanEntry {
+  std::shared_ptr<FusionKernelRuntime> runtime;
+  std::shared_ptr<const ExecutionPlan> plan;
+  std::atomic<uint64_t> last_use{0};
+};
+
+namespace {
+
+RuntimeOptions runtimeOptionsOf(const RunOptions& options) {
+  RuntimeOptions runtime;
+  runtime.scheduler = options.scheduler;
+  runtime.segment_schedulers = options.segment_schedulers;
+  runtime.arch = options.arch;
+  runtime.compile_threads = options.compile_threads;
+  runtime.dump = options.dump;
+  return runtime;
+}
+
+/// The part of the run options that selects a runtime, as text for the run keys.
+std::string optionsText(const RunOptions& options) {
+  if (options.scheduler.empty() && options.segment_schedulers.empty() && !options.arch &&
+      options.device == 0) {
+    return {};
+  }
+  std::string text = options.scheduler + ";" + std::to_string(options.device) + ";";
+  for (const std::string& name : options.segment_schedulers) text += name + ",";
+  if (options.arch) text += options.arch->toString();
+  return text;
+}
+
+}  // namespace
+
+const SchedulerRegistry& defaultSchedulerRegistry() {
+  static const SchedulerRegistry registry;
+  return registry;
+}
+
+FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion,
+                                         ExecutorCacheOptions options)
+    : fusion_(std::move(fusion)),
+      options_(options),
+      registry_(options.registry ? *options.registry : defaultSchedulerRegistry()) {
+  BRAZE_USER_CHECK(fusion_ != nullptr) << "FusionExecutorCache: the fusion is null";
+  BRAZE_USER_CHECK(!fusion_->outputs().empty())
+      << "FusionExecutorCache: the fusion has no outputs; mark results with addOutput";
+  for (const Val* output : fusion_->outputs()) {
+    BRAZE_USER_CHECK(output->isA<TensorView>())
+        << "FusionExecutorCache: output " << output->name()
+        << " is a scalar; only tensors can be outputs of a run (make it a 0-d tensor)";
+  }
+  extent_equalities_ = runtime_detail::collectExtentEqualities(*fusion_);
+  BRAZE_USER_CHECK(options_.runtime_capacity > 0 && options_.plan_capacity > 0)
+      << "FusionExecutorCache: runtime_capacity and plan_capacity must be at least 1";
+}
+
+FusionExecutorCache::FusionExecutorCache(const Fusion& fusion, ExecutorCacheOptions options)
+    : FusionExecutorCache(fusion.clone(), options) {}
+
+FusionExecutorCache::~FusionExecutorCache() = default;
+
+ExecutorCacheCounters FusionExecutorCache::counters() const {
+  ExecutorCacheCounters counters;
+  counters.runs = runs_;
+  counters.hits = hits_;
+  counters.heuristic_reuses = heuristic_reuses_;
+  counters.misses = misses_;
+  counters.kernels_compiled = kernels_compiled_;
+  counters.compile_seconds = static_cast<double>(compile_microseconds_) * 1e-6;
+  counters.evictions = evictions_;
+  return counters;
+}
+
+size_t FusionExecutorCache::numRuntimes() const {
+  std::shared_lock lock(mutex_);
+  return runtimes_.size();
+}
+
+std::shared_ptr<const FusionKernelRuntime> FusionExecutorCache::lastRuntime() const {
+  std::shared_lock lock(mutex_);
+  return last_;
+}
+
+void FusionExecutorCache::rememberLast(const std::shared_ptr<FusionKernelRuntime>& runtime) {
+  std::unique_lock lock(mutex_);
+  last_ = runtime;
+  last_raw_ = runtime.get();
+}
+
+std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArgument>& inputs,
+                                                     const RunOptions& options) {
+  ++runs_;
+  const std::string options_text = optionsText(options);
+  RunKey key = RunKey::exact(inputs, options_text);
+  std::shared_ptr<PlanEntry> entry;
+  {
+    std::shared_lock lock(mutex_);
+    auto found = plans_.find(key);
+    if (found != plans_.end()) entry = found->second;
+  }
+  if (entry != nullptr && entry->plan != nullptr) {
+    // The hit path: one lookup, then the frozen launches.
+    entry->last_use = ++clock_;
+    ++hits_;
+    if (last_raw_.load(std::memory_order_relaxed) != entry->runtime.get())
+      rememberLast(entry->runtime);
+    std::vector<DeviceTensor> outputs = entry->runtime->run(*entry->plan, inputs, options.stream);
+    return {outputs.begin(), outputs.end()};
+  }
+
+  // Everything below validates first: a refused run changes nothing.
+  RunContext context = RunContext::of(*fusion_, inputs);
+  runtime_detail::checkExtentEqualities(extent_equalities_, *context.extents, "the fusion");
+  const bool has_device_tensors =
+      std::any_of(inputs.begin(), inputs.end(),
+                  [](const FusionArgument& a) { return std::holds_alternative<DeviceTensor>(a); });
+  const bool has_host_tensors =
+      std::any_of(inputs.begin(), inputs.end(),
+                  [](const FusionArgument& a) { return std::holds_alternative<HostTensor>(a); });
+  if (!has_device_tensors) context.device = options.device;
+  const RuntimeOptions runtime_options = runtimeOptionsOf(options);
+  const RunKey signature = RunKey::signature(inputs, options_text);
+
+  if (!context.on_gpu) {
+    // No GPU: the reference evaluator runs each segment (kernels are still compiled, for the
+    // target architecture, so a build machine finds what would not compile).
+    std::shared_ptr<FusionKernelRuntime> runtime;
+    if (entry != nullptr) {
+      entry->last_use = ++clock_;
+      ++hits_;
+      runtime = entry->runtime;
+    } else {
+      std::lock_guard<std::mutex> build(build_mutex_);
+      runtime = runtimeFor(context, runtime_options, signature);
+      remember(key, runtime, nullptr);
+    }
+    rememberLast(runtime);
+    std::vector<HostTensor> outputs = runtime->runOnHost(inputs, context);
+    return {outputs.begin(), outputs.end()};
+  }
+  if (has_host_tensors) {
+    // Through the GPU: copies in, the device path (with its own plans), copies back.
+    std::vector<FusionArgument> device_inputs;
+    for (const FusionArgument& input : inputs) {
+      if (const auto* host = std::get_if<HostTensor>(&input)) {
+        device_inputs.emplace_back(DeviceTensor::fromHost(*host, context.device));
+      } else {
+        device_inputs.push_back(input);
+      }
+    }
+    --runs_;  // the device run counts this call
+    std::vector<FusionArgument> outputs = run(device_inputs, options);
+    for (FusionArgument& output : outputs) output = std::get<DeviceTensor>(output).toHost();
+    return outputs;
+  }
+
+  std::shared_ptr<FusionKernelRuntime> runtime;
+  std::shared_ptr<const ExecutionPlan> plan;
+  {
+    std::lock_guard<std::mutex> build(build_mutex_);
+    runtime = runtimeFor(context, runtime_options, signature);
+    plan = runtime->plan(inputs, context);
+    remember(key, runtime, plan);
+  }
+  rememberLast(runtime);
+  std::vector<DeviceTensor> outputs = runtime->run(*plan, inputs, options.stream);
+  return {outputs.begin(), outputs.end()};
+}
+
+void FusionExecutorCache::remember(const RunKey& key,
+                                   const std::shared_ptr<FusionKernelRuntime>& runtime,
+                                   std::shared_ptr<const ExecutionPlan> plan) {
+  auto entry = std::make_shared<PlanEntry>();
+  entry->runtime = runtime;
+  entry->plan = std::move(plan);
+  entry->last_use = ++clock_;
+  std::unique_lock lock(mutex_);
+  plans_[key] = std::move(entry);
+  if (plans_.size() > options_.plan_capacity) {
+    auto oldest = std::min_element(plans_.begin(), plans_.end(), [](const auto& a, const auto& b) {
+      return a.second->last_use < b.second->last_use;
+    });
+    plans_.erase(oldest);
+  }
+}
+
+std::shared_ptr<FusionKernelRuntime> FusionExecutorCache::runtimeFor(const RunContext& context,
+                                                                     const RuntimeOptions& options,
+                                                                     const RunKey& signature) {
+  {
+    // Most recently used first: the likeliest to serve new sizes of a signature.
+    std::vector<RuntimeEntry*> candidates;
+    std::shared_lock lock(mutex_);
+    for (const auto& entry : runtimes_) {
+      if (entry->signature == signature && entry->options == options)
+        candidates.push_back(entry.get());
+    }
+    lock.unlock();
+    std::sort(
+        candidates.begin(), candidates.end(),
+        [](const RuntimeEntry* a, const RuntimeEntry* b) { return a->last_use > b->last_use; });
+    for (RuntimeEntry* entry : candidates) {
+      if (entry->runtime->servesWithoutRecompiling(context)) {
+        entry->last_use = ++clock_;
+        ++heuristic_reuses_;
+        return entry->runtime;
+      }
+    }
+  }
+  auto runtime = std::make_shared<FusionKernelRuntime>(*fusion_, registry_, context, options);
+  ++misses_;
+  kernels_compiled_ += static_cast<int64_t>(runtime->kernels().size());
+  compile_microseconds_ += static_cast<int64_t>(runtime->compileSeconds() * 1e6);
+
+  std::unique_lock lock(mutex_);
+  auto entry = std::make_unique<RuntimeEntry>();
+  entry->signature = signature;
+  entry->options = options;
+  entry->runtime = runtime;
+  entry->last_use = ++clock_;
+  runtimes_.push_back(std::move(entry));
+  while (runtimes_.size() > options_.runtime_capacity) {
+    auto oldest =
+        std::min_element(runtimes_.begin(), runtimes_.end(),
+                         [](const auto& a, const auto& b) { return a->last_use < b->last_use; });
+    const FusionKernelRuntime* evicted = (*oldest)->runtime.get();
+    std::erase_if(plans_, [&](const auto& item) { return item.second->runtime.get() == evicted; });
+    runtimes_.erase(oldest);
+    ++evictions_;
+  }
+  return runtime;
+}
+
+}  // namespace braze

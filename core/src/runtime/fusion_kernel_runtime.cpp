@@ -1,0 +1,537 @@
+// A fusion's segmentation, schedules and kernels for a family of argument signatures, and the
+// frozen plans that run them.
+
+#include "braze/runtime/fusion_kernel_runtime.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+#include "braze/codegen/codegen.h"
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/device_memory.h"
+#include "braze/driver/primary_context.h"
+#include "braze/eval/reference_evaluator.h"
+#include "braze/eval/strided_layout.h"
+#include "braze/ir/printer.h"
+#include "braze/sched/schedule_printer.h"
+#include "runtime/thread_pool.h"
+
+namespace braze {
+namespace {
+
+using Kind = KernelParameter::Kind;
+using host::SlotKind;
+using host::ValueRef;
+
+constexpr int64_t kInt32Limit = int64_t{1} << 31;
+// Where planning pretends buffers live: aligned like every pool allocation.
+constexpr CUdeviceptr kPlanningPointer = 256;
+
+std::vector<int64_t> evaluatedSizes(const TensorView& tv, ExpressionEvaluator& extents) {
+  std::vector<int64_t> sizes;
+  for (const IterDomain* id : tv.logicalNoReductions()) {
+    sizes.push_back(toInt64(extents.evaluateOrThrow(
+        id->logicalExtent(), "extent of " + tv.name() + " (an intermediate between segments)")));
+  }
+  return sizes;
+}
+
+/// Int64 indexing when some tensor of the run could overflow Int32 offsets.
+DataType indexTypeFor(const Fusion& fusion, const RunContext& context) {
+  for (const TensorView* tv : fusion.allTensors()) {
+    int64_t numel = 1;
+    for (const IterDomain* id : tv->logicalNoReductions()) {
+      std::optional<ScalarValue> extent = context.extents->evaluate(id->logicalExtent());
+      if (!extent) break;
+      numel *= std::max<int64_t>(toInt64(*extent), 1);
+      if (numel >= kInt32Limit) return DataType::Int64;
+    }
+  }
+  for (const ArgumentInfo& argument : context.arguments) {
+    const auto* tensor = std::get_if<TensorArgumentInfo>(&argument);
+    if (tensor == nullptr) continue;
+    int64_t span = 1;
+    for (size_t d = 0; d < tensor->sizes.size(); ++d)
+      span += std::max<int64_t>(tensor->sizes[d] - 1, 0) * tensor->strides[d];
+    if (span >= kInt32Limit) return DataType::Int64;
+  }
+  return DataType::Int32;
+}
+
+/// Asks the registry about candidate segments with the sizes of this run.
+class RegistryChecker final : public SegmentChecker {
+ public:
+  RegistryChecker(std::function<SchedulerRuntimeInfo(const Segment&)> info,
+                  const SchedulerRegistry& registry)
+      : info_(std::move(info)), registry_(registry) {}
+  std::optional<std::string> accepts(const Segment& segment) override {
+    SchedulerChoice choice = registry_.choose(*segment.fusion, info_(segment));
+    if (!choice.accepted()) return std::nullopt;
+    return choice.scheduler->id + "@" + choice.scheduler->version;
+  }
+
+ private:
+  std::function<SchedulerRuntimeInfo(const Segment&)> info_;
+  const SchedulerRegistry& registry_;
+};
+
+size_t alignUp(size_t value, size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+}  // namespace
+
+bool RuntimeOptions::operator==(const RuntimeOptions& other) const {
+  return scheduler == other.scheduler && segment_schedulers == other.segment_schedulers &&
+         arch == other.arch;
+}
+
+RunContext RunContext::of(const Fusion& fusion, const std::vector<FusionArgument>& arguments) {
+  RunContext context;
+  context.extents = std::make_shared<ExpressionEvaluator>();
+  std::optional<size_t> first_device_tensor;
+  std::optional<size_t> first_host_tensor;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const FusionArgument& argument = arguments[i];
+    const std::string input_name =
+        i < fusion.inputs().size() ? " (" + fusion.inputs()[i]->name() + ")" : "";
+    if (const auto* device = std::get_if<DeviceTensor>(&argument)) {
+      context.arguments.emplace_back(device->argumentInfo());
+      const CUdeviceptr data = device->data();
+      context.data_alignments.push_back(
+          data == 0 ? 16 : std::min<int64_t>(16, static_cast<int64_t>(data & (~data + 1))));
+      if (!first_device_tensor) {
+        first_device_tensor = i;
+        context.device = device->device();
+      }
+      BRAZE_USER_CHECK(device->device() == context.device)
+          << "FusionExecutorCache::run: input " << i << input_name
+          << " is on cuda:" << device->device() << " but input " << *first_device_tensor
+          << " is on cuda:" << context.device
+          << "; a fusion runs on one device: move the inputs to one device";
+    } else if (const auto* host = std::get_if<HostTensor>(&argument)) {
+      context.arguments.emplace_back(argumentInfoOf(*host));
+      context.data_alignments.push_back(16);  // copied to a fresh device allocation
+      if (!first_host_tensor) first_host_tensor = i;
+    } else {
+      context.arguments.emplace_back(std::get<ScalarValue>(argument));
+      context.data_alignments.push_back(0);
+    }
+  }
+  BRAZE_USER_CHECK(!(first_device_tensor && first_host_tensor))
+      << "FusionExecutorCache::run: input " << *first_device_tensor
+      << " is a device tensor but input " << *first_host_tensor
+      << " is a host tensor; pass all tensors on the device or all on the host";
+  validateAndBindArguments(fusion, context.arguments, "FusionExecutorCache::run", *context.extents);
+  std::string no_gpu;
+  context.on_gpu = driver::isDriverAvailable(&no_gpu);
+  if (first_device_tensor) {
+    BRAZE_USER_CHECK(context.on_gpu) << "FusionExecutorCache::run: the inputs are device "
+                                        "tensors but no GPU can be used: "
+                                     << no_gpu;
+  }
+  context.properties =
+      context.on_gpu ? driver::deviceProperties(context.device) : driver::h100Properties();
+  return context;
+}
+
+CUdeviceptr ExecutionPlan::workspaceFor(CUstream stream) const {
+  std::lock_guard<std::mutex> lock(workspace_mutex_);
+  for (const auto& [owner, memory] : workspaces_) {
+    if (owner == stream) return memory->pointer();
+  }
+  // Not stream-ordered: the stream may be gone when the plan is evicted.
+  std::shared_ptr<driver::DeviceMemory> memory =
+      driver::DeviceMemory::allocate(device, workspace_bytes);
+  BRAZE_CU(memsetD8Async, memory->pointer(), 0, workspace_bytes, stream);
+  workspaces_.emplace_back(stream, memory);
+  return memory->pointer();
+}
+
+FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRegistry& registry,
+                                         const RunContext& context, RuntimeOptions options)
+    : fusion_(fusion), registry_(registry), options_(std::move(options)) {
+  auto info = [&](const Segment& segment) { return segmentInfo(segment, context); };
+  if (!options_.scheduler.empty()) {
+    // The user's word for the whole fusion: one segment, or an error saying why not.
+    const std::vector<Expr*> all = fusion.exprs();
+    const std::vector<const Expr*> exprs(all.begin(), all.end());
+    segmented_.original = &fusion;
+    segmented_.segments.push_back(extractSegment(fusion, exprs));
+  } else {
+    RegistryChecker checker(info, registry);
+    segmented_ = segmentFusion(fusion, checker);
+  }
+  BRAZE_USER_CHECK(options_.segment_schedulers.size() <= segmented_.segments.size())
+      << "FusionExecutorCache: " << options_.segment_schedulers.size()
+      << " schedulers forced per segment, but the fusion has " << segmented_.segments.size()
+      << " segments:\n"
+      << segmented_.toString();
+  program_ = host::buildHostProgram(segmented_);
+
+  const DataType index_type = indexTypeFor(fusion, context);
+  kernels_.resize(segmented_.segments.size());
+  for (size_t s = 0; s < kernels_.size(); ++s) {
+    SchedulerChoice choice = chooseFor(s, context);
+    const std::string forced =
+        s < options_.segment_schedulers.size() && !options_.segment_schedulers[s].empty()
+            ? options_.segment_schedulers[s]
+            : options_.scheduler;
+    BRAZE_USER_CHECK(choice.accepted())
+        << "FusionExecutorCache: no scheduler accepted "
+        << (segmented_.segments.size() == 1 ? std::string("the fusion")
+                                            : "segment " + std::to_string(s))
+        << (forced.empty() ? "" : " (forced: " + forced + ")") << "." << choice.describeAttempts()
+        << "\n"
+        << printMath(*segmented_.segments[s].fusion)
+        << "Install a scheduler for it, or check BRAZE_SCHEDULERS and the forced schedulers.";
+    kernels_[s].choice = std::move(choice);
+  }
+
+  if (options_.dump.segments) options_.dump.out() << "=== segments\n" << describe();
+  if (options_.dump.host_ir) options_.dump.out() << "=== host program\n" << program_.toString();
+
+  const driver::GpuArch arch = options_.arch    ? *options_.arch
+                               : context.on_gpu ? driver::deviceProperties(context.device).arch
+                                                : driver::GpuArch{9, 0, false};
+  // Scheduling, lowering and NVRTC of each segment are independent: one task per segment.
+  runParallel(kernels_.size(), options_.compile_threads, [&](size_t s) {
+    const auto start = std::chrono::steady_clock::now();
+    SegmentKernel& kernel = kernels_[s];
+    kernel.scheduled = registry_.applySchedule(kernel.choice, *segmented_.segments[s].fusion);
+    const DumpOptions& dump = options_.dump;
+    if (dump.scheduled)
+      dump.out() << "=== schedule of segment " << s << "\n" << printSchedule(*kernel.scheduled);
+    LowerOptions lower_options;
+    lower_options.index_type = index_type;
+    lower_options.dump_lowering = dump.lowering;
+    lower_options.dump_stream = dump.stream;
+    GeneratedKernel generated = generateCuda(*kernel.scheduled, lower_options);
+    if (dump.cuda_kernel) dump.out() << "=== CUDA of segment " << s << "\n" << generated.source;
+    CompileOptions compile_options;
+    compile_options.arch = arch;
+    compile_options.dump = dump;
+    CompiledKernel compiled =
+        CompiledKernel::compile(generated.source, generated.kernel_name, compile_options);
+    ExecutorOptions executor_options;
+    executor_options.device = context.device;
+    executor_options.dump = dump;
+    kernel.executor = std::make_unique<KernelExecutor>(*kernel.scheduled, std::move(generated),
+                                                       std::move(compiled), executor_options);
+    kernel.compile_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+}
+
+FusionKernelRuntime::~FusionKernelRuntime() = default;
+
+SchedulerRuntimeInfo FusionKernelRuntime::segmentInfo(const Segment& segment,
+                                                      const RunContext& context) const {
+  SchedulerRuntimeInfo info;
+  info.device = context.properties;
+  for (const Val* input : segment.inputs) {
+    const int64_t position = fusion_.inputIndex(input);
+    if (position >= 0) {
+      info.arguments.push_back(context.arguments[static_cast<size_t>(position)]);
+      info.data_alignments.push_back(context.data_alignments[static_cast<size_t>(position)]);
+    } else if (const auto* tv = input->dynCast<TensorView>()) {
+      TensorArgumentInfo tensor;
+      tensor.dtype = tv->dtype();
+      tensor.sizes = evaluatedSizes(*tv, *context.extents);
+      tensor.strides = contiguousStrides(tensor.sizes);
+      tensor.description = tv->name() + " (written by an earlier segment)";
+      info.arguments.emplace_back(std::move(tensor));
+      info.data_alignments.push_back(16);
+    } else {
+      info.arguments.emplace_back(
+          context.extents->evaluateOrThrow(input, "extent " + input->name() + " of a segment"));
+      info.data_alignments.push_back(0);
+    }
+  }
+  return info;
+}
+
+SchedulerChoice FusionKernelRuntime::chooseFor(size_t s, const RunContext& context) const {
+  const Segment& segment = segmented_.segments[s];
+  const std::string& forced =
+      s < options_.segment_schedulers.size() && !options_.segment_schedulers[s].empty()
+          ? options_.segment_schedulers[s]
+          : options_.scheduler;
+  return registry_.choose(*segment.fusion, segmentInfo(segment, context), forced);
+}
+
+bool FusionKernelRuntime::servesWithoutRecompiling(const RunContext& context) const {
+  if (indexTypeFor(fusion_, context) != kernels_.front().executor->generatedKernel().index_type)
+    return false;
+  for (size_t s = 0; s < kernels_.size(); ++s) {
+    const SchedulerChoice choice = chooseFor(s, context);
+    if (!choice.accepted() || choice.scheduler != kernels_[s].choice.scheduler ||
+        choice.params != kernels_[s].choice.params) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
+    const std::vector<FusionArgument>& arguments, const RunContext& context) const {
+  auto plan = std::make_shared<ExecutionPlan>();
+  plan->device = context.device;
+  plan->buffers.resize(static_cast<size_t>(program_.num_buffers));
+  std::vector<int64_t> extent_values;
+  for (const Val* extent : program_.extents)
+    extent_values.push_back(toInt64(context.extents->evaluateOrThrow(extent, "extent")));
+
+  auto planningArgument = [&](const ValueRef& ref) -> ExecutorArgument {
+    switch (ref.kind) {
+      case SlotKind::Input: {
+        const FusionArgument& argument = arguments[static_cast<size_t>(ref.index)];
+        if (const auto* scalar = std::get_if<ScalarValue>(&argument)) return *scalar;
+        return std::get<DeviceTensor>(argument);
+      }
+      case SlotKind::Buffer: {
+        const ExecutionPlan::Buffer& buffer = plan->buffers[static_cast<size_t>(ref.index)];
+        return DeviceTensor::borrow(buffer.dtype, buffer.sizes, contiguousStrides(buffer.sizes),
+                                    kPlanningPointer, context.device, nullptr);
+      }
+      case SlotKind::Extent:
+        return ScalarValue(extent_values[static_cast<size_t>(ref.index)]);
+    }
+    return ScalarValue(int64_t{0});
+  };
+
+  for (const host::Instruction& instruction : program_.instructions) {
+    if (const auto* allocate = std::get_if<host::Allocate>(&instruction)) {
+      ExecutionPlan::Buffer& buffer = plan->buffers[static_cast<size_t>(allocate->buffer)];
+      buffer.dtype = allocate->dtype;
+      buffer.sizes = evaluatedSizes(*allocate->tensor, *context.extents);
+      buffer.bytes = static_cast<size_t>(numelOf(buffer.sizes) * sizeInBytes(buffer.dtype));
+      plan->steps.push_back({ExecutionPlan::Step::Kind::Allocate, allocate->buffer, 0});
+    } else if (const auto* deallocate = std::get_if<host::Deallocate>(&instruction)) {
+      plan->steps.push_back({ExecutionPlan::Step::Kind::Deallocate, deallocate->buffer, 0});
+    } else {
+      const auto& launch = std::get<host::LaunchKernel>(instruction);
+      KernelExecutor& executor = *kernels_[static_cast<size_t>(launch.segment)].executor;
+      const GeneratedKernel& generated = executor.generatedKernel();
+      std::vector<ExecutorArgument> inputs;
+      for (const ValueRef& ref : launch.inputs) inputs.push_back(planningArgument(ref));
+      const LaunchPlan launch_plan = executor.plan(inputs);
+      std::vector<DeviceTensor> outputs;
+      for (int32_t buffer : launch.outputs) {
+        outputs.push_back(std::get<DeviceTensor>(planningArgument({SlotKind::Buffer, buffer})));
+      }
+      std::vector<CUdeviceptr> allocations(generated.parameters.size(), kPlanningPointer);
+      KernelArguments packed = executor.packArguments(launch_plan, inputs, outputs, allocations);
+
+      FrozenLaunch frozen;
+      frozen.launch = launch_plan.launch;
+      frozen.parameters.assign(packed.storage().begin(), packed.storage().end());
+      for (size_t i = 0; i < generated.parameters.size(); ++i) {
+        const KernelParameter& p = generated.parameters[i];
+        const size_t offset = packed.offset(i);
+        frozen.parameter_offsets.push_back(offset);
+        const auto position = static_cast<size_t>(p.fusion_position);
+        switch (p.kind) {
+          case Kind::InputTensor:
+            frozen.pointers.push_back({offset, launch.inputs[position]});
+            break;
+          case Kind::OutputTensor: {
+            const ValueRef buffer{SlotKind::Buffer, launch.outputs[position]};
+            BRAZE_INTERNAL_CHECK(launch_plan.parameters[i].sizes ==
+                                 plan->buffers[static_cast<size_t>(buffer.index)].sizes)
+                << "segment " << launch.segment << " output " << position
+                << ": the kernel computes other sizes than the original fusion";
+            frozen.pointers.push_back({offset, buffer});
+            break;
+          }
+          case Kind::GlobalBuffer:
+            frozen.temporaries.push_back(
+                {offset, static_cast<size_t>(numelOf(launch_plan.parameters[i].sizes) *
+                                             sizeInBytes(p.dtype))});
+            break;
+          case Kind::Workspace:
+            frozen.workspaces.push_back({offset, plan->workspace_bytes});
+            plan->workspace_bytes =
+                alignUp(plan->workspace_bytes +
+                            static_cast<size_t>(launch_plan.parameters[i].workspace_bytes),
+                        256);
+            break;
+          case Kind::InputScalar:
+            break;
+        }
+      }
+      if (launch_plan.launch.isEmpty()) {
+        for (size_t j = 0; j < outputs.size(); ++j) {
+          BRAZE_USER_CHECK(outputs[j].numel() == 0)
+              << "segment " << launch.segment << " launches no threads for these inputs ("
+              << launch_plan.launch.toString() << ") but its output " << j
+              << " has elements it would leave unwritten; inputs with zero-size dims need "
+                 "another schedule for this fusion";
+        }
+      } else {
+        frozen.function = executor.prepareLaunch(launch_plan);
+      }
+      plan->steps.push_back(
+          {ExecutionPlan::Step::Kind::Launch, 0, static_cast<int32_t>(plan->launches.size())});
+      plan->launches.push_back(std::move(frozen));
+    }
+  }
+  plan->outputs = program_.outputs;
+  return plan;
+}
+
+std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
+                                                   const std::vector<FusionArgument>& arguments,
+                                                   CUstream stream) const {
+  driver::makePrimaryContextCurrent(plan.device);
+  const driver::DriverApi& api = driver::driverApi();
+  std::vector<std::shared_ptr<driver::DeviceMemory>> buffers(plan.buffers.size());
+  auto pointerOf = [&](const ValueRef& ref) -> CUdeviceptr {
+    if (ref.kind == SlotKind::Buffer) {
+      const auto& memory = buffers[static_cast<size_t>(ref.index)];
+      return memory ? memory->pointer() : 0;
+    }
+    return std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]).data();
+  };
+  CUdeviceptr workspace = plan.workspace_bytes > 0 ? plan.workspaceFor(stream) : 0;
+  std::vector<std::byte> parameters;
+  std::vector<void*> parameter_pointers;
+  std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
+  for (const ExecutionPlan::Step& step : plan.steps) {
+    switch (step.kind) {
+      case ExecutionPlan::Step::Kind::Allocate:
+        buffers[static_cast<size_t>(step.buffer)] = driver::DeviceMemory::allocateOnStream(
+            plan.device, plan.buffers[static_cast<size_t>(step.buffer)].bytes, stream);
+        break;
+      case ExecutionPlan::Step::Kind::Deallocate:
+        buffers[static_cast<size_t>(step.buffer)].reset();
+        break;
+      case ExecutionPlan::Step::Kind::Launch: {
+        const FrozenLaunch& launch = plan.launches[static_cast<size_t>(step.launch)];
+        if (launch.function == nullptr) break;  // no threads, nothing to write
+        parameters.assign(launch.parameters.begin(), launch.parameters.end());
+        auto patch = [&](size_t offset, CUdeviceptr pointer) {
+          std::memcpy(parameters.data() + offset, &pointer, sizeof(pointer));
+        };
+        for (const FrozenLaunch::Pointer& pointer : launch.pointers)
+          patch(pointer.offset, pointerOf(pointer.source));
+        for (const FrozenLaunch::Temporary& temporary : launch.temporaries) {
+          temporaries.push_back(
+              driver::DeviceMemory::allocateOnStream(plan.device, temporary.bytes, stream));
+          patch(temporary.offset, temporaries.back()->pointer());
+        }
+        for (const FrozenLaunch::Workspace& region : launch.workspaces)
+          patch(region.parameter_offset, workspace + region.block_offset);
+        parameter_pointers.resize(launch.parameter_offsets.size());
+        for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
+          parameter_pointers[i] = parameters.data() + launch.parameter_offsets[i];
+        CUlaunchConfig config{};
+        config.gridDimX = static_cast<unsigned>(launch.launch.grid[0]);
+        config.gridDimY = static_cast<unsigned>(launch.launch.grid[1]);
+        config.gridDimZ = static_cast<unsigned>(launch.launch.grid[2]);
+        config.blockDimX = static_cast<unsigned>(launch.launch.block[0]);
+        config.blockDimY = static_cast<unsigned>(launch.launch.block[1]);
+        config.blockDimZ = static_cast<unsigned>(launch.launch.block[2]);
+        config.sharedMemBytes = static_cast<unsigned>(launch.launch.dynamic_shared_memory_bytes);
+        config.hStream = stream;
+        const CUresult result =
+            api.launchKernelEx(&config, launch.function, parameter_pointers.data(), nullptr);
+        if (result != CUDA_SUCCESS) {
+          driver::checkDriver(result, "cuLaunchKernelEx",
+                              "while launching the kernel of segment " +
+                                  std::to_string(step.launch) + " with " +
+                                  launch.launch.toString());
+        }
+        temporaries.clear();  // freed in stream order, after the launch
+        break;
+      }
+    }
+  }
+  std::vector<DeviceTensor> outputs;
+  outputs.reserve(plan.outputs.size());
+  for (const ValueRef& ref : plan.outputs) {
+    if (ref.kind == SlotKind::Input) {
+      outputs.push_back(std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]));
+      continue;
+    }
+    const ExecutionPlan::Buffer& buffer = plan.buffers[static_cast<size_t>(ref.index)];
+    const auto& memory = buffers[static_cast<size_t>(ref.index)];
+    outputs.push_back(DeviceTensor::borrow(buffer.dtype, buffer.sizes,
+                                           contiguousStrides(buffer.sizes),
+                                           memory ? memory->pointer() : 0, plan.device, memory));
+  }
+  return outputs;
+}
+
+std::vector<HostTensor> FusionKernelRuntime::runOnHost(const std::vector<FusionArgument>& arguments,
+                                                       const RunContext& context) const {
+  std::vector<std::optional<HostTensor>> buffers(static_cast<size_t>(program_.num_buffers));
+  auto valueOf = [&](const ValueRef& ref) -> EvaluatorArgument {
+    switch (ref.kind) {
+      case SlotKind::Input: {
+        const FusionArgument& argument = arguments[static_cast<size_t>(ref.index)];
+        if (const auto* scalar = std::get_if<ScalarValue>(&argument)) return *scalar;
+        return std::get<HostTensor>(argument);
+      }
+      case SlotKind::Buffer:
+        return *buffers[static_cast<size_t>(ref.index)];
+      case SlotKind::Extent:
+        return context.extents->evaluateOrThrow(program_.extents[static_cast<size_t>(ref.index)],
+                                                "extent");
+    }
+    return ScalarValue(int64_t{0});
+  };
+  for (const host::Instruction& instruction : program_.instructions) {
+    if (const auto* deallocate = std::get_if<host::Deallocate>(&instruction)) {
+      buffers[static_cast<size_t>(deallocate->buffer)].reset();
+      continue;
+    }
+    const auto* launch = std::get_if<host::LaunchKernel>(&instruction);
+    if (launch == nullptr) continue;  // the evaluator allocates its own outputs
+    std::vector<EvaluatorArgument> inputs;
+    for (const ValueRef& ref : launch->inputs) inputs.push_back(valueOf(ref));
+    std::vector<EvaluatorArgument> results =
+        evaluateFusion(*segmented_.segments[static_cast<size_t>(launch->segment)].fusion, inputs);
+    for (size_t j = 0; j < launch->outputs.size(); ++j)
+      buffers[static_cast<size_t>(launch->outputs[j])] = std::get<HostTensor>(results[j]);
+  }
+  std::vector<HostTensor> outputs;
+  for (const ValueRef& ref : program_.outputs)
+    outputs.push_back(std::get<HostTensor>(valueOf(ref)));
+  return outputs;
+}
+
+double FusionKernelRuntime::compileSeconds() const {
+  double total = 0;
+  for (const SegmentKernel& kernel : kernels_) total += kernel.compile_seconds;
+  return total;
+}
+
+std::string FusionKernelRuntime::describe() const {
+  std::ostringstream os;
+  for (size_t s = 0; s < segmented_.segments.size(); ++s) {
+    const Segment& segment = segmented_.segments[s];
+    const SegmentKernel& kernel = kernels_[s];
+    os << "segment " << s << ": ";
+    if (kernel.choice.accepted()) {
+      os << kernel.choice.scheduler->id << "@" << kernel.choice.scheduler->version << " ("
+         << kernel.choice.summary << ")";
+    } else {
+      os << "no scheduler";
+    }
+    os << ", reads (";
+    for (size_t i = 0; i < segment.inputs.size(); ++i)
+      os << (i ? ", " : "") << segment.inputs[i]->name();
+    os << "), writes (";
+    for (size_t i = 0; i < segment.outputs.size(); ++i)
+      os << (i ? ", " : "") << segment.outputs[i]->name();
+    os << ")\n";
+  }
+  return os.str();
+}
+
+}  // namespace braze

@@ -1,0 +1,276 @@
+// FusionExecutorCache on the CPU tier: one call from a definition to results, through the
+// shipped schedulers (kernels compiled with NVRTC for sm_90; without a GPU the reference
+// evaluator runs each segment), the input-signature and plan caches and their counters, the
+// definition cache, forced schedulers, bad arguments and concurrent callers.
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <thread>
+
+#include "braze/braze.h"
+#include "braze/runtime/definition_cache.h"
+#include "braze/runtime/fusion_executor_cache.h"
+#include "support/error_matchers.h"
+#include "support/random_tensor.h"
+#include "support/shipped_schedulers.h"
+#include "support/tensor_compare.h"
+
+namespace braze {
+namespace {
+
+using test::throwsError;
+
+ExecutorCacheOptions shipped() {
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  return options;
+}
+
+std::unique_ptr<Fusion> softmaxFusion(int64_t n = -1) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {-1, n}});
+  TensorView* e = exp(sub(x, amax(x, {-1}, /*keepdim=*/true)));
+  fusion->addOutput(div(e, sum(e, {-1}, /*keepdim=*/true)));
+  return fusion;
+}
+
+// y = x * w + b with a per-column weight and bias.
+std::unique_ptr<Fusion> scaleBiasFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* w = makeSymbolicTensor(*fusion, 1);
+  TensorView* b = makeSymbolicTensor(*fusion, 1);
+  fusion->addOutput(add(mul(x, broadcast(w, {true, false})), broadcast(b, {true, false})));
+  return fusion;
+}
+
+std::vector<FusionArgument> hostArguments(const std::vector<HostTensor>& tensors) {
+  return {tensors.begin(), tensors.end()};
+}
+
+HostTensor hostOutput(const FusionArgument& output) {
+  return std::get<HostTensor>(output);
+}
+
+TEST(FusionExecutorCacheTest, RunsAFusionFromItsDefinitionAndCachesThePlan) {
+  FusionExecutorCache cache(softmaxFusion(), shipped());
+  test::RandomTensors random(1);
+  const HostTensor x = random.uniform(DataType::Float32, {8, 256});
+  const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), {x});
+
+  std::vector<FusionArgument> outputs = cache.run(hostArguments({x}));
+  ASSERT_EQ(outputs.size(), 1u);
+  test::expectClose(hostOutput(outputs[0]), expected[0]);
+  ExecutorCacheCounters counters = cache.counters();
+  EXPECT_EQ(counters.runs, 1);
+  EXPECT_EQ(counters.misses, 1);
+  EXPECT_EQ(counters.hits, 0);
+  EXPECT_EQ(counters.kernels_compiled, 1);
+  EXPECT_GT(counters.compile_seconds, 0.0);
+
+  outputs = cache.run(hostArguments({x}));
+  test::expectClose(hostOutput(outputs[0]), expected[0]);
+  counters = cache.counters();
+  EXPECT_EQ(counters.runs, 2);
+  EXPECT_EQ(counters.hits, 1);
+  EXPECT_EQ(counters.misses, 1);
+  EXPECT_EQ(counters.kernels_compiled, 1);
+
+  const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
+  ASSERT_NE(runtime, nullptr);
+  ASSERT_EQ(runtime->segmentation().segments.size(), 1u);
+  EXPECT_EQ(runtime->kernels()[0].choice.scheduler->id, "braze::inner_outer");
+  EXPECT_NE(runtime->describe().find("segment 0: braze::inner_outer@1.0.0 (inner_outer{"),
+            std::string::npos)
+      << runtime->describe();
+  EXPECT_NE(runtime->program().toString().find("launch segment 0 (T0) -> (%0)"), std::string::npos)
+      << runtime->program().toString();
+}
+
+TEST(FusionExecutorCacheTest, NewSizesReuseKernelsWhenTheParamsAreEqual) {
+  FusionExecutorCache cache(softmaxFusion(1024), shipped());
+  test::RandomTensors random(2);
+  for (const int64_t rows : {64, 65, 64}) {
+    const HostTensor x = random.uniform(DataType::Float32, {rows, 1024});
+    const std::vector<FusionArgument> outputs = cache.run(hostArguments({x}));
+    test::expectClose(hostOutput(outputs[0]), evaluateFusionTensors(cache.fusion(), {x})[0]);
+  }
+  // 64 rows: built; 65: a new exact signature whose params match (one row length), so the
+  // kernel is reused; 64 again: the frozen plan.
+  const ExecutorCacheCounters counters = cache.counters();
+  EXPECT_EQ(counters.misses, 1);
+  EXPECT_EQ(counters.heuristic_reuses, 1);
+  EXPECT_EQ(counters.hits, 1);
+  EXPECT_EQ(counters.kernels_compiled, 1);
+  EXPECT_EQ(cache.numRuntimes(), 1u);
+}
+
+TEST(FusionExecutorCacheTest, ParamsThatChangeBuildAnotherRuntime) {
+  FusionExecutorCache cache(softmaxFusion(), shipped());
+  test::RandomTensors random(3);
+  for (const int64_t n : {128, 4096}) {
+    const HostTensor x = random.uniform(DataType::Float32, {4, n});
+    const std::vector<FusionArgument> outputs = cache.run(hostArguments({x}));
+    test::expectClose(hostOutput(outputs[0]), evaluateFusionTensors(cache.fusion(), {x})[0]);
+  }
+  const ExecutorCacheCounters counters = cache.counters();
+  EXPECT_EQ(counters.misses, 2);
+  EXPECT_EQ(counters.kernels_compiled, 2);
+  EXPECT_EQ(cache.numRuntimes(), 2u);
+}
+
+TEST(FusionExecutorCacheTest, ForcedSchedulersAreTheirOwnRuntimesAndTheLeastRecentIsEvicted) {
+  ExecutorCacheOptions options = shipped();
+  options.runtime_capacity = 1;
+  FusionExecutorCache cache(scaleBiasFusion(), options);
+  test::RandomTensors random(4);
+  const std::vector<HostTensor> inputs = {random.uniform(DataType::Float32, {16, 64}),
+                                          random.uniform(DataType::Float32, {64}),
+                                          random.uniform(DataType::Float32, {64})};
+  const HostTensor expected = evaluateFusionTensors(cache.fusion(), inputs)[0];
+  test::expectClose(hostOutput(cache.run(hostArguments(inputs))[0]), expected);
+  RunOptions forced;
+  forced.scheduler = "braze::pointwise";
+  test::expectClose(hostOutput(cache.run(hostArguments(inputs), forced)[0]), expected);
+  EXPECT_EQ(cache.lastRuntime()->kernels()[0].choice.scheduler->id, "braze::pointwise");
+  ExecutorCacheCounters counters = cache.counters();
+  EXPECT_EQ(counters.misses, 2);
+  EXPECT_EQ(counters.evictions, 1);
+  EXPECT_EQ(cache.numRuntimes(), 1u);
+  // The automatic runtime was evicted with its plans: built again.
+  test::expectClose(hostOutput(cache.run(hostArguments(inputs))[0]), expected);
+  counters = cache.counters();
+  EXPECT_EQ(counters.misses, 3);
+  EXPECT_EQ(counters.evictions, 2);
+}
+
+TEST(FusionExecutorCacheTest, AForcedSchedulerThatDeclinesIsAnErrorWithItsReason) {
+  FusionExecutorCache cache(softmaxFusion(), shipped());
+  test::RandomTensors random(5);
+  RunOptions forced;
+  forced.scheduler = "braze::pointwise";
+  EXPECT_TRUE(throwsError(
+      [&] {
+        cache.run(hostArguments({random.uniform(DataType::Float32, {4, 32})}), forced);
+      },
+      {"no scheduler accepted the fusion (forced: braze::pointwise)", "braze::pointwise@1.0.0",
+       "declined"}));
+  EXPECT_EQ(cache.numRuntimes(), 0u);
+  EXPECT_EQ(cache.counters().misses, 0);
+}
+
+TEST(FusionExecutorCacheTest, BadArgumentsAreRefusedAndLeaveTheCacheAsItWas) {
+  FusionExecutorCache cache(scaleBiasFusion(), shipped());
+  test::RandomTensors random(6);
+  const HostTensor x = random.uniform(DataType::Float32, {4, 8});
+  const HostTensor w = random.uniform(DataType::Float32, {8});
+  EXPECT_TRUE(throwsError(
+      [&] {
+        cache.run(hostArguments({x, w}));
+      },
+      {"FusionExecutorCache::run", "3", "2"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        cache.run(hostArguments({x, random.uniform(DataType::Float16, {8}), w}));
+      },
+      {"input 1", "float16", "float32"}));
+  EXPECT_TRUE(throwsError([&] { cache.run(hostArguments({x, x, w})); }, {"input 1", "rank"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        cache.run(hostArguments({x, random.uniform(DataType::Float32, {9}), w}));
+      },
+      {"9", "8"}));
+  EXPECT_TRUE(throwsError(
+      [&] {
+        cache.run({FusionArgument(x), ScalarValue(1.0), w});
+      },
+      {"input 1"}));
+  EXPECT_EQ(cache.numRuntimes(), 0u);
+  const ExecutorCacheCounters counters = cache.counters();
+  EXPECT_EQ(counters.misses, 0);
+  EXPECT_EQ(counters.kernels_compiled, 0);
+  // And it still works.
+  test::expectClose(hostOutput(cache.run(hostArguments({x, w, w}))[0]),
+                    evaluateFusionTensors(cache.fusion(), {x, w, w})[0]);
+}
+
+TEST(FusionExecutorCacheTest, DumpsSegmentsAndTheHostProgram) {
+  FusionExecutorCache cache(softmaxFusion(), shipped());
+  test::RandomTensors random(7);
+  std::ostringstream dump;
+  RunOptions options;
+  options.dump = DumpOptions::parse("segments,host_ir");
+  options.dump.stream = &dump;
+  cache.run(hostArguments({random.uniform(DataType::Float32, {2, 64})}), options);
+  EXPECT_NE(dump.str().find("=== segments\nsegment 0: braze::inner_outer@1.0.0"), std::string::npos)
+      << dump.str();
+  EXPECT_NE(dump.str().find("=== host program\n%0 = allocate float32"), std::string::npos)
+      << dump.str();
+}
+
+TEST(FusionExecutorCacheTest, ConcurrentRunsOnOneCacheAndOnSeveral) {
+  FusionExecutorCache shared(softmaxFusion(), shipped());
+  FusionExecutorCache other(scaleBiasFusion(), shipped());
+  test::RandomTensors random(8);
+  const std::vector<HostTensor> softmax_inputs = {random.uniform(DataType::Float32, {4, 64}),
+                                                  random.uniform(DataType::Float32, {6, 64}),
+                                                  random.uniform(DataType::Float32, {3, 512})};
+  std::vector<HostTensor> softmax_expected;
+  for (const HostTensor& x : softmax_inputs)
+    softmax_expected.push_back(evaluateFusionTensors(shared.fusion(), {x})[0]);
+  const std::vector<HostTensor> bias_inputs = {random.uniform(DataType::Float32, {5, 32}),
+                                               random.uniform(DataType::Float32, {32}),
+                                               random.uniform(DataType::Float32, {32})};
+  const HostTensor bias_expected = evaluateFusionTensors(other.fusion(), bias_inputs)[0];
+
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 6; ++i) {
+        try {
+          const size_t which = static_cast<size_t>(t + i) % softmax_inputs.size();
+          const auto out = shared.run(hostArguments({softmax_inputs[which]}));
+          if (!test::isClose(hostOutput(out[0]), softmax_expected[which])) ++failures;
+          if (t % 2 == 0) {
+            const auto bias = other.run(hostArguments(bias_inputs));
+            if (!test::isClose(hostOutput(bias[0]), bias_expected)) ++failures;
+          }
+        } catch (const std::exception& error) {
+          ADD_FAILURE() << error.what();
+          ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures, 0);
+  const ExecutorCacheCounters counters = shared.counters();
+  EXPECT_EQ(counters.runs, 48);
+  EXPECT_EQ(counters.hits + counters.heuristic_reuses + counters.misses, 48);
+  // At most one runtime per distinct params (row lengths 64 and 512, maybe rows per block).
+  EXPECT_LE(counters.misses, 3);
+  EXPECT_EQ(counters.kernels_compiled, counters.misses);
+}
+
+TEST(DefinitionCacheTest, StructurallyEqualFusionsShareOneExecutorCache) {
+  DefinitionCache definitions(2, shipped());
+  const std::unique_ptr<Fusion> first = softmaxFusion();
+  const std::unique_ptr<Fusion> second = softmaxFusion();
+  const std::shared_ptr<FusionExecutorCache> a = definitions.get(*first);
+  EXPECT_EQ(definitions.get(*second), a);
+  const std::shared_ptr<FusionExecutorCache> b = definitions.get(*scaleBiasFusion());
+  EXPECT_NE(b, a);
+  DefinitionCacheCounters counters = definitions.counters();
+  EXPECT_EQ(counters.hits, 1);
+  EXPECT_EQ(counters.misses, 2);
+  // A third definition evicts the least recently used (the softmax).
+  definitions.get(*softmaxFusion(128));
+  EXPECT_EQ(definitions.size(), 2u);
+  EXPECT_EQ(definitions.counters().evictions, 1);
+  EXPECT_NE(definitions.get(*first), a);  // made again
+}
+
+}  // namespace
+}  // namespace braze
