@@ -1,10 +1,11 @@
-// Braze's main example: defines three fusions a transformer layer is made of (RMS norm,
-// softmax, GELU with a bias), prints their IR, evaluates them with the CPU reference evaluator
-// on random inputs, then schedules each (the pointwise GELU through the pointwise scheduler
-// plugin, the two row reductions by hand until their plugins exist), generates and compiles
-// its CUDA kernel, and —
-// when a GPU is present — runs it and compares with the reference. Without a GPU the kernels
-// are compiled for sm_90 and only the CPU results are shown.
+// Braze's main example: defines four fusions a transformer layer is made of (RMS norm, softmax,
+// GELU with a bias, and a softmax of column-centred scores that no single scheduler takes),
+// prints their IR, evaluates them with the CPU reference evaluator on random inputs, then runs
+// each through one call, FusionExecutorCache::run: Braze segments the fusion where it must,
+// picks a scheduler plugin for each segment, compiles the kernels and runs them. It prints each
+// fusion's segments with the scheduler and params chosen, and the largest difference from the
+// reference. Without a GPU the kernels are compiled for sm_90 and the segments run on the CPU
+// reference evaluator.
 //
 //   braze_demo [--seed N] [--rows M] [--cols N]
 
@@ -12,7 +13,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -20,18 +20,9 @@
 #include <string_view>
 
 #include "braze/braze.h"
-#include "braze/codegen/codegen.h"
 #include "braze/driver/cuda_driver.h"
-#include "braze/eval/argument_binding.h"
-#include "braze/plugin/scheduler_registry.h"
-#include "braze/runtime/compiled_kernel.h"
-#include "braze/runtime/device_tensor.h"
 #include "braze/runtime/dump_options.h"
-#include "braze/runtime/kernel_executor.h"
-#include "braze/sched/inlining.h"
-#include "braze/sched/parallel_propagation.h"
-#include "braze/sched/schedule_printer.h"
-#include "braze/sched/transform_propagation.h"
+#include "braze/runtime/fusion_executor_cache.h"
 
 namespace {
 
@@ -114,25 +105,16 @@ std::unique_ptr<braze::Fusion> defineGeluBias() {
   return fusion;
 }
 
-// Intermediates live in registers; fusion inputs and outputs stay in global memory.
-void keepIntermediatesInRegisters(braze::Fusion& fusion) {
-  for (braze::TensorView* tv : fusion.allTensors()) {
-    if (!fusion.isInput(tv) && !fusion.isOutput(tv)) tv->setMemoryType(braze::MemoryType::Local);
-  }
-}
-
-// One block per row, 128 threads striding over the row: the reductions become block
-// reductions and every intermediate stays in registers.
-void scheduleRowPerBlock(braze::Fusion& fusion) {
+// softmax(x - mean(x, dim 0)) over rows: the column mean reduces over the rows and the softmax
+// over each row, so no one kernel computes both; Braze runs it as two segments.
+std::unique_ptr<braze::Fusion> defineCenteredSoftmax() {
   using namespace braze;
-  auto* y = fusion.outputs()[0]->as<TensorView>();
-  y->split(1, 128);
-  propagateTransforms(y);
-  y->parallelize(0, ParallelType::BIDx);
-  y->parallelize(2, ParallelType::TIDx);
-  propagateParallelTypes(y);
-  keepIntermediatesInRegisters(fusion);
-  inlineMost(fusion);
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {-1, -1}});
+  TensorView* centered = sub(x, mean(x, {0}, /*keepdim=*/true));
+  TensorView* e = exp(sub(centered, amax(centered, {-1}, /*keepdim=*/true)));
+  fusion->addOutput(div(e, sum(e, {-1}, /*keepdim=*/true)));
+  return fusion;
 }
 
 void printValues(const braze::HostTensor& tensor, int64_t count) {
@@ -151,89 +133,58 @@ double maxAbsDifference(const braze::HostTensor& a, const braze::HostTensor& b) 
   return worst;
 }
 
-// BRAZE_DUMP (fusion, scheduled, lowering, cuda_kernel, ptx, compile_log, launch_params) is
-// read once here, at the program's edge, and passed down.
-// Turns a fusion definition into a scheduled copy for these inputs.
-using Scheduler = std::function<std::unique_ptr<braze::Fusion>(
-    const std::function<std::unique_ptr<braze::Fusion>()>& define,
-    const std::vector<braze::HostTensor>& inputs)>;
-
-Scheduler byHand(void (*schedule)(braze::Fusion&)) {
-  return [schedule](const auto& define, const auto& /*inputs*/) {
-    std::unique_ptr<braze::Fusion> fusion = define();
-    schedule(*fusion);
-    std::cout << "scheduled by hand\n";
-    return fusion;
-  };
-}
-
-// Asks the scheduler registry (plugins in BRAZE_PLUGIN_PATH, the user's and the install
-// prefix's plugin folders, the build tree) for the scheduler `name`, with the inputs' sizes,
-// strides and alignment.
-Scheduler byPlugin(const braze::SchedulerRegistry& registry, std::string name) {
-  return [&registry, name](const auto& define, const auto& inputs) {
-    using namespace braze;
-    SchedulerRuntimeInfo info;
-    info.device =
-        driver::isDriverAvailable() ? driver::deviceProperties() : driver::h100Properties();
-    for (const HostTensor& input : inputs) {
-      info.arguments.emplace_back(argumentInfoOf(input));
-      info.data_alignments.push_back(16);  // fresh device allocations are 256-byte aligned
-    }
-    ScheduledFusion scheduled = registry.schedule(*define(), info, name);
-    std::cout << "scheduled by the plugin " << scheduled.scheduler->id << "@"
-              << scheduled.scheduler->version << ": " << scheduled.summary << '\n';
-    return std::move(scheduled.fusion);
-  };
-}
-
-void runDemo(const std::string& title,
-             const std::function<std::unique_ptr<braze::Fusion>()>& define,
-             const Scheduler& scheduler, const std::vector<braze::HostTensor>& inputs,
-             const braze::DumpOptions& dump) {
+void runDemo(const std::string& title, std::unique_ptr<braze::Fusion> fusion,
+             const std::vector<braze::HostTensor>& inputs, const braze::DumpOptions& dump) {
   using namespace braze;
-  const std::unique_ptr<Fusion> fusion = define();
   std::cout << "== " << title << " ==\n" << printMath(*fusion);
   if (dump.fusion) dump.out() << "=== fusion " << title << "\n" << printMath(*fusion);
   std::cout << "evaluated on the CPU reference evaluator:\n";
   const std::vector<HostTensor> expected = evaluateFusionTensors(*fusion, inputs);
   for (const HostTensor& output : expected) printValues(output, 6);
 
-  std::unique_ptr<Fusion> scheduled = scheduler(define, inputs);
-  if (dump.scheduled)
-    dump.out() << "=== schedule of " << title << "\n" << printSchedule(*scheduled);
-  LowerOptions lower_options;
-  lower_options.dump_lowering = dump.lowering;
-  lower_options.dump_stream = dump.stream;
-  GeneratedKernel kernel = generateCuda(*scheduled, lower_options);
-  if (dump.cuda_kernel) dump.out() << "=== CUDA of " << title << "\n" << kernel.source << "\n";
   std::string no_gpu;
   const bool has_gpu = driver::isDriverAvailable(&no_gpu);
-  CompileOptions options;
+  FusionExecutorCache cache(std::move(fusion));
+  RunOptions options;
   options.dump = dump;
-  if (!has_gpu) options.arch = driver::GpuArch{9, 0, false};
-  CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name, options);
-  std::cout << "generated " << kernel.kernel_name << ", compiled for "
-            << compiled.arch().toString();
-  if (compiled.resources().reported) {
-    std::cout << " (" << compiled.resources().registers << " registers)";
+  std::vector<FusionArgument> arguments;
+  for (const HostTensor& input : inputs) {
+    if (has_gpu) {
+      arguments.emplace_back(DeviceTensor::fromHost(input));
+    } else {
+      arguments.emplace_back(input);
+    }
   }
-  std::cout << '\n';
+  const std::vector<FusionArgument> outputs = cache.run(arguments, options);
+  const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
+  const size_t segments = runtime->segmentation().segments.size();
+  std::cout << "FusionExecutorCache::run: " << segments
+            << (segments == 1 ? " segment" : " segments") << ", compiled for "
+            << runtime->kernels().front().executor->compiledKernel().arch().toString() << " in "
+            << std::fixed << std::setprecision(0) << runtime->compileSeconds() * 1e3 << " ms\n"
+            << std::defaultfloat;
+  for (size_t s = 0; s < segments; ++s) {
+    const FusionKernelRuntime::SegmentKernel& kernel = runtime->kernels()[s];
+    const CompiledKernel& compiled = kernel.executor->compiledKernel();
+    std::cout << "  segment " << s << ": " << kernel.choice.scheduler->id << "@"
+              << kernel.choice.scheduler->version << " " << kernel.choice.summary << "\n"
+              << "    kernel " << compiled.kernelName();
+    if (compiled.resources().reported)
+      std::cout << " (" << compiled.resources().registers << " registers)";
+    std::cout << '\n';
+  }
   if (!has_gpu) {
-    std::cout << "no GPU here, so only the CPU results are shown (" << no_gpu << ")\n\n";
-    return;
-  }
-  ExecutorOptions executor_options;
-  executor_options.dump = dump;
-  KernelExecutor executor(*scheduled, std::move(kernel), std::move(compiled), executor_options);
-  std::vector<ExecutorArgument> device_inputs;
-  for (const HostTensor& input : inputs) device_inputs.push_back(DeviceTensor::fromHost(input));
-  const std::vector<DeviceTensor> outputs = executor.run(device_inputs);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const HostTensor actual = outputs[i].toHost();
+    std::cout << "no GPU here (" << no_gpu
+              << "), so each segment ran on the CPU reference evaluator:\n";
+  } else {
     std::cout << "ran on the GPU (" << driver::deviceProperties().name << "):\n";
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const HostTensor actual =
+        has_gpu ? std::get<DeviceTensor>(outputs[i]).toHost() : std::get<HostTensor>(outputs[i]);
     printValues(actual, 6);
-    std::cout << "  max |GPU - CPU reference| = " << maxAbsDifference(actual, expected[i]) << '\n';
+    std::cout << "  max |result - CPU reference| = " << maxAbsDifference(actual, expected[i])
+              << '\n';
   }
   std::cout << '\n';
 }
@@ -248,18 +199,17 @@ int main(int argc, char** argv) {
   try {
     using braze::DataType;
     const braze::DumpOptions dump = braze::DumpOptions::fromEnvironment();
-    const braze::SchedulerRegistry registry;
     runDemo(
-        "RMS norm", [n] { return defineRmsNorm(n); }, byHand(scheduleRowPerBlock),
+        "RMS norm", defineRmsNorm(n),
         {randomTensor(rng, DataType::BFloat16, {m, n}), randomTensor(rng, DataType::BFloat16, {n})},
         dump);
+    runDemo("softmax", defineSoftmax(n), {randomTensor(rng, DataType::Float32, {m, n})}, dump);
     runDemo(
-        "softmax", [n] { return defineSoftmax(n); }, byHand(scheduleRowPerBlock),
-        {randomTensor(rng, DataType::Float32, {m, n})}, dump);
-    runDemo(
-        "GELU with bias", defineGeluBias, byPlugin(registry, "pointwise"),
+        "GELU with bias", defineGeluBias(),
         {randomTensor(rng, DataType::Float16, {m, n}), randomTensor(rng, DataType::Float16, {n})},
         dump);
+    runDemo("softmax of column-centred scores", defineCenteredSoftmax(),
+            {randomTensor(rng, DataType::Float32, {m, n})}, dump);
   } catch (const braze::Error& error) {
     std::cerr << "braze_demo: " << error.what() << '\n';
     return 1;

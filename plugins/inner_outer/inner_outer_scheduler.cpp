@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <tuple>
 #include <variant>
@@ -367,6 +368,24 @@ void keepBroadcastsSerial(Fusion& fusion) {
   }
 }
 
+// A column sum is complete only once every row is done, so nothing on the rows may read it: the
+// first tensor computed from `column` that is broadcast back over the rows, if any.
+const TensorView* broadcastBackOverRows(const TensorView* column) {
+  std::vector<const Val*> pending = {column};
+  std::set<const Val*> seen;
+  while (!pending.empty()) {
+    const Val* val = pending.back();
+    pending.pop_back();
+    if (!seen.insert(val).second) continue;
+    for (const Expr* use : val->uses()) {
+      for (const Val* output : use->outputs()) {
+        if (use->op() == OpKind::Broadcast) return output->as<TensorView>();
+        pending.push_back(output);
+      }
+    }
+  }
+  return nullptr;
+}
 }  // namespace
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
@@ -394,6 +413,14 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (!reductions.columns.empty() && ref->rank() != 2)
     return "column sums are fused with row reductions for 2D [rows, row] tensors only; " +
            ref->name() + " has rank " + std::to_string(ref->rank());
+  for (const ReductionInfo& r : reductions.columns) {
+    if (const TensorView* back = broadcastBackOverRows(r.tv)) {
+      return "the column reduction " + r.tv->name() + " is broadcast back over the rows (" +
+             back->name() +
+             "), so the rows would need every row's partial first; reduce the columns in a "
+             "kernel of their own (the reduction scheduler)";
+    }
+  }
   const DimMap map = mapDimsToReference(fusion, ref);
   for (const ReductionInfo& r : reductions.rows) {
     const std::vector<int64_t>& dims = map.at(r.tv);

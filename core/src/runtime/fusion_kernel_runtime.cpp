@@ -200,31 +200,67 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
                                                 : driver::GpuArch{9, 0, false};
   // Scheduling, lowering and NVRTC of each segment are independent: one task per segment.
   runParallel(kernels_.size(), options_.compile_threads, [&](size_t s) {
-    const auto start = std::chrono::steady_clock::now();
+    // A scheduler that accepted a segment but whose schedule fails to lower or compile is
+    // reported and the next scheduler that accepts the segment is tried, unless one was forced.
     SegmentKernel& kernel = kernels_[s];
-    kernel.scheduled = registry_.applySchedule(kernel.choice, *segmented_.segments[s].fusion);
-    const DumpOptions& dump = options_.dump;
-    if (dump.scheduled)
-      dump.out() << "=== schedule of segment " << s << "\n" << printSchedule(*kernel.scheduled);
-    LowerOptions lower_options;
-    lower_options.index_type = index_type;
-    lower_options.dump_lowering = dump.lowering;
-    lower_options.dump_stream = dump.stream;
-    GeneratedKernel generated = generateCuda(*kernel.scheduled, lower_options);
-    if (dump.cuda_kernel) dump.out() << "=== CUDA of segment " << s << "\n" << generated.source;
-    CompileOptions compile_options;
-    compile_options.arch = arch;
-    compile_options.dump = dump;
-    CompiledKernel compiled =
-        CompiledKernel::compile(generated.source, generated.kernel_name, compile_options);
-    ExecutorOptions executor_options;
-    executor_options.device = context.device;
-    executor_options.dump = dump;
-    kernel.executor = std::make_unique<KernelExecutor>(*kernel.scheduled, std::move(generated),
-                                                       std::move(compiled), executor_options);
-    kernel.compile_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool forced = !options_.scheduler.empty() || (s < options_.segment_schedulers.size() &&
+                                                        !options_.segment_schedulers[s].empty());
+    std::vector<SchedulerAttempt> failures;
+    const std::vector<const SchedulerEntry*> order = registry_.candidates();
+    auto next = std::find(order.begin(), order.end(), kernel.choice.scheduler);
+    while (true) {
+      try {
+        compileSegment(s, context, arch, index_type);
+        return;
+      } catch (const Error& error) {
+        failures.push_back({kernel.choice.scheduler->id + "@" + kernel.choice.scheduler->version,
+                            kernel.choice.scheduler->path, "schedule, lower and compile", true,
+                            error.what()});
+        if (forced || next == order.end()) throw;
+      }
+      SchedulerChoice retry;
+      for (++next; next != order.end() && !retry.accepted(); ++next)
+        retry = registry_.chooseWith(**next, *segmented_.segments[s].fusion,
+                                     segmentInfo(segmented_.segments[s], context));
+      if (!retry.accepted()) {
+        SchedulerChoice failed;
+        failed.attempts = failures;
+        BRAZE_THROW() << "FusionExecutorCache: segment " << s
+                      << " has no scheduler whose kernel compiles:" << failed.describeAttempts();
+      }
+      --next;
+      retry.attempts.insert(retry.attempts.begin(), failures.begin(), failures.end());
+      kernel.choice = std::move(retry);
+    }
   });
+}
+
+void FusionKernelRuntime::compileSegment(size_t s, const RunContext& context,
+                                         const driver::GpuArch& arch, DataType index_type) {
+  const auto start = std::chrono::steady_clock::now();
+  SegmentKernel& kernel = kernels_[s];
+  kernel.scheduled = registry_.applySchedule(kernel.choice, *segmented_.segments[s].fusion);
+  const DumpOptions& dump = options_.dump;
+  if (dump.scheduled)
+    dump.out() << "=== schedule of segment " << s << "\n" << printSchedule(*kernel.scheduled);
+  LowerOptions lower_options;
+  lower_options.index_type = index_type;
+  lower_options.dump_lowering = dump.lowering;
+  lower_options.dump_stream = dump.stream;
+  GeneratedKernel generated = generateCuda(*kernel.scheduled, lower_options);
+  if (dump.cuda_kernel) dump.out() << "=== CUDA of segment " << s << "\n" << generated.source;
+  CompileOptions compile_options;
+  compile_options.arch = arch;
+  compile_options.dump = dump;
+  CompiledKernel compiled =
+      CompiledKernel::compile(generated.source, generated.kernel_name, compile_options);
+  ExecutorOptions executor_options;
+  executor_options.device = context.device;
+  executor_options.dump = dump;
+  kernel.executor = std::make_unique<KernelExecutor>(*kernel.scheduled, std::move(generated),
+                                                     std::move(compiled), executor_options);
+  kernel.compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 FusionKernelRuntime::~FusionKernelRuntime() = default;

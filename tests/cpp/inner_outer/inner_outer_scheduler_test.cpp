@@ -365,6 +365,14 @@ TEST(InnerOuterRefusalTest, EachRefusedShapeHasItsReason) {
                 f.addOutput(div(t, sum(t, {1}, true)));
               }).value(),
               HasSubstr("regroups or reorders dims"));
+  // A column mean that the rows read again (softmax of column-centred values): the rows would
+  // need every row's partial first.
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* x = makeSymbolicTensor(f, 2);
+                TensorView* centered = sub(x, mean(x, {0}, true));
+                f.addOutput(div(centered, sum(centered, {1}, true)));
+              }).value(),
+              HasSubstr("is broadcast back over the rows"));
 }
 
 TEST(InnerOuterRefusalTest, ColumnSumsWithRowsTooLongForRegisters) {

@@ -11,6 +11,7 @@
 #include "braze/braze.h"
 #include "braze/runtime/definition_cache.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "runtime/runtime_fusions.h"
 #include "support/error_matchers.h"
 #include "support/random_tensor.h"
 #include "support/shipped_schedulers.h"
@@ -19,30 +20,14 @@
 namespace braze {
 namespace {
 
+using test::scaleBiasFusion;
+using test::softmaxFusion;
 using test::throwsError;
 
 ExecutorCacheOptions shipped() {
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();
   return options;
-}
-
-std::unique_ptr<Fusion> softmaxFusion(int64_t n = -1) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {-1, n}});
-  TensorView* e = exp(sub(x, amax(x, {-1}, /*keepdim=*/true)));
-  fusion->addOutput(div(e, sum(e, {-1}, /*keepdim=*/true)));
-  return fusion;
-}
-
-// y = x * w + b with a per-column weight and bias.
-std::unique_ptr<Fusion> scaleBiasFusion() {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* w = makeSymbolicTensor(*fusion, 1);
-  TensorView* b = makeSymbolicTensor(*fusion, 1);
-  fusion->addOutput(add(mul(x, broadcast(w, {true, false})), broadcast(b, {true, false})));
-  return fusion;
 }
 
 std::vector<FusionArgument> hostArguments(const std::vector<HostTensor>& tensors) {
@@ -252,6 +237,23 @@ TEST(FusionExecutorCacheTest, ConcurrentRunsOnOneCacheAndOnSeveral) {
   // At most one runtime per distinct params (row lengths 64 and 512, maybe rows per block).
   EXPECT_LE(counters.misses, 3);
   EXPECT_EQ(counters.kernels_compiled, counters.misses);
+}
+
+TEST(FusionExecutorCacheTest, AFusionNoSchedulerTakesWholeRunsAsSegments) {
+  FusionExecutorCache cache(test::centeredSoftmaxFusion(), shipped());
+  test::RandomTensors random(9);
+  const HostTensor x = random.uniform(DataType::Float32, {16, 96});
+  test::expectClose(hostOutput(cache.run(hostArguments({x}))[0]),
+                    evaluateFusionTensors(cache.fusion(), {x})[0]);
+  const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
+  ASSERT_EQ(runtime->segmentation().segments.size(), 2u) << runtime->describe();
+  EXPECT_EQ(runtime->kernels()[0].choice.scheduler->id, "braze::reduction");
+  EXPECT_EQ(runtime->kernels()[1].choice.scheduler->id, "braze::inner_outer");
+  EXPECT_EQ(cache.counters().kernels_compiled, 2);
+  // The column mean lives from the first launch to the second, then goes back to the pool.
+  const std::string program = runtime->program().toString();
+  EXPECT_NE(program.find("launch segment 1"), std::string::npos) << program;
+  EXPECT_NE(program.find("deallocate %0"), std::string::npos) << program;
 }
 
 TEST(DefinitionCacheTest, StructurallyEqualFusionsShareOneExecutorCache) {

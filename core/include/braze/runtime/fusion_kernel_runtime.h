@@ -171,6 +171,9 @@ class FusionKernelRuntime {
  private:
   SchedulerRuntimeInfo segmentInfo(const Segment& segment, const RunContext& context) const;
   SchedulerChoice chooseFor(size_t segment, const RunContext& context) const;
+  /// Schedules, lowers and compiles segment `segment` with its chosen scheduler.
+  void compileSegment(size_t segment, const RunContext& context, const driver::GpuArch& arch,
+                      DataType index_type);
 
   const Fusion& fusion_;
   const SchedulerRegistry& registry_;

@@ -1,0 +1,126 @@
+// FusionExecutorCache on a GPU (every test skips itself without one): single-kernel and
+// segmented fusions run through one call on device tensors and compared with the reference
+// evaluator on fresh random inputs. Outputs come from the stream-ordered pool, so each run is
+// preceded by a poisoned block (every byte 0xFF, NaN for floats) allocated and freed on the
+// run's stream: the pool hands that memory to the run, and an element never written shows.
+
+#include <gtest/gtest.h>
+
+#include "braze/braze.h"
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/device_memory.h"
+#include "braze/driver/primary_context.h"
+#include "braze/runtime/fusion_executor_cache.h"
+#include "runtime/runtime_fusions.h"
+#include "support/random_tensor.h"
+#include "support/shipped_schedulers.h"
+#include "support/tensor_compare.h"
+
+namespace braze {
+namespace {
+
+class FusionExecutorCacheGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string reason;
+    if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  }
+};
+
+ExecutorCacheOptions shipped() {
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  return options;
+}
+
+// Leaves `bytes` of 0xFF in the pool of `stream`, for the next allocations on it.
+void poisonPool(size_t bytes, CUstream stream = nullptr) {
+  std::shared_ptr<driver::DeviceMemory> block =
+      driver::DeviceMemory::allocateOnStream(0, bytes, stream);
+  BRAZE_CU(memsetD8Async, block->pointer(), 0xFF, bytes, stream);
+}
+
+// Runs `cache` on device copies of `inputs` after poisoning the pool, and checks every output
+// against the reference evaluator.
+void expectMatchesReference(FusionExecutorCache& cache, const std::vector<HostTensor>& inputs,
+                            CUstream stream = nullptr) {
+  std::vector<FusionArgument> arguments;
+  size_t bytes = 0;
+  for (const HostTensor& input : inputs) {
+    arguments.emplace_back(DeviceTensor::fromHost(input));
+    bytes += static_cast<size_t>(input.numel()) * sizeInBytes(input.dtype());
+  }
+  poisonPool(std::max<size_t>(bytes * 4, 1 << 20), stream);
+  RunOptions options;
+  options.stream = stream;
+  const std::vector<FusionArgument> outputs = cache.run(arguments, options);
+  BRAZE_CU(streamSynchronize, stream);
+  const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), inputs);
+  ASSERT_EQ(outputs.size(), expected.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const HostTensor actual = std::get<DeviceTensor>(outputs[i]).toHost();
+    EXPECT_TRUE(test::isClose(actual, expected[i])) << "output " << i << "\n"
+                                                    << cache.lastRuntime()->describe();
+  }
+}
+
+TEST_F(FusionExecutorCacheGpuTest, SingleKernelFusionsMatchTheReference) {
+  test::RandomTensors random(11);
+  FusionExecutorCache softmax(test::softmaxFusion(), shipped());
+  expectMatchesReference(softmax, {random.uniform(DataType::Float32, {64, 1000})});
+  FusionExecutorCache scale_bias(test::scaleBiasFusion(), shipped());
+  expectMatchesReference(scale_bias, {random.uniform(DataType::Float32, {33, 4096}),
+                                      random.uniform(DataType::Float32, {4096}),
+                                      random.uniform(DataType::Float32, {4096})});
+}
+
+TEST_F(FusionExecutorCacheGpuTest, BackToBackCallsWithChangingSizesAndFreshData) {
+  test::RandomTensors random(12);
+  FusionExecutorCache cache(test::softmaxFusion(), shipped());
+  for (const auto& sizes : std::vector<std::vector<int64_t>>{
+           {64, 1024}, {128, 1024}, {64, 1024}, {1000, 96}, {64, 1024}, {7, 4096}}) {
+    expectMatchesReference(cache, {random.uniform(DataType::Float32, sizes)});
+  }
+  const ExecutorCacheCounters counters = cache.counters();
+  EXPECT_EQ(counters.runs, 6);
+  EXPECT_EQ(counters.hits, 2);  // the two repeats of [64, 1024], with other data
+  EXPECT_EQ(counters.hits + counters.heuristic_reuses + counters.misses, 6);
+}
+
+TEST_F(FusionExecutorCacheGpuTest, SegmentedFusionsMatchTheReference) {
+  test::RandomTensors random(13);
+  for (const DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+    FusionExecutorCache cache(test::centeredSoftmaxFusion(dtype), shipped());
+    for (const auto& sizes :
+         std::vector<std::vector<int64_t>>{{256, 1024}, {4096, 512}, {256, 1024}}) {
+      expectMatchesReference(cache, {random.uniform(dtype, sizes)});
+      EXPECT_EQ(cache.lastRuntime()->segmentation().segments.size(), 2u);
+    }
+  }
+}
+
+TEST_F(FusionExecutorCacheGpuTest, RunsOnAStreamOfTheCaller) {
+  test::RandomTensors random(14);
+  driver::makePrimaryContextCurrent(0);
+  CUstream stream = nullptr;
+  BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
+  {
+    FusionExecutorCache cache(test::centeredSoftmaxFusion(), shipped());
+    expectMatchesReference(cache, {random.uniform(DataType::Float32, {512, 768})}, stream);
+    expectMatchesReference(cache, {random.uniform(DataType::Float32, {512, 768})}, stream);
+    EXPECT_EQ(cache.counters().hits, 1);
+  }
+  BRAZE_CU(streamDestroy, stream);
+}
+
+TEST_F(FusionExecutorCacheGpuTest, HostTensorsGoThroughTheGpu) {
+  test::RandomTensors random(15);
+  FusionExecutorCache cache(test::softmaxFusion(), shipped());
+  const HostTensor x = random.uniform(DataType::Float32, {16, 256});
+  const std::vector<FusionArgument> outputs = cache.run({x});
+  test::expectClose(std::get<HostTensor>(outputs[0]),
+                    evaluateFusionTensors(cache.fusion(), {x})[0]);
+}
+
+}  // namespace
+}  // namespace braze

@@ -1,0 +1,36 @@
+#include "runtime/runtime_fusions.h"
+
+#include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
+#include "braze/ops/shape.h"
+
+namespace braze::test {
+
+std::unique_ptr<Fusion> softmaxFusion(int64_t n) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float32, .sizes = {-1, n}});
+  TensorView* e = exp(sub(x, amax(x, {-1}, /*keepdim=*/true)));
+  fusion->addOutput(div(e, sum(e, {-1}, /*keepdim=*/true)));
+  return fusion;
+}
+
+std::unique_ptr<Fusion> scaleBiasFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* w = makeSymbolicTensor(*fusion, 1);
+  TensorView* b = makeSymbolicTensor(*fusion, 1);
+  fusion->addOutput(add(mul(x, broadcast(w, {true, false})), broadcast(b, {true, false})));
+  return fusion;
+}
+
+std::unique_ptr<Fusion> centeredSoftmaxFusion(DataType dtype) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, dtype);
+  TensorView* xf = cast(x, DataType::Float32);
+  TensorView* centered = sub(xf, mean(xf, {0}, /*keepdim=*/true));
+  TensorView* e = exp(sub(centered, amax(centered, {-1}, /*keepdim=*/true)));
+  fusion->addOutput(cast(div(e, sum(e, {-1}, /*keepdim=*/true)), dtype));
+  return fusion;
+}
+
+}  // namespace braze::test

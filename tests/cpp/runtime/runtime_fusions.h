@@ -1,0 +1,19 @@
+#pragma once
+
+// Fusions the executor-cache tests run, defined as a user writes them.
+
+#include <memory>
+
+#include "braze/ir/fusion.h"
+
+namespace braze::test {
+
+/// Softmax over rows of a float32 [rows, n] input (n = -1: symbolic).
+std::unique_ptr<Fusion> softmaxFusion(int64_t n = -1);
+/// y = x * w + b with a per-column weight and bias (float32).
+std::unique_ptr<Fusion> scaleBiasFusion();
+/// softmax(x - mean(x, dim 0)) over rows: a column reduction the rows read again, so two
+/// segments (the column mean, then the softmax).
+std::unique_ptr<Fusion> centeredSoftmaxFusion(DataType dtype = DataType::Float32);
+
+}  // namespace braze::test
