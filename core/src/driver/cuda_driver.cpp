@@ -83,6 +83,9 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuMemFree", api.memFree, failure) &&
       resolve(get_proc, "cuMemAllocAsync", api.memAllocAsync, failure) &&
       resolve(get_proc, "cuMemFreeAsync", api.memFreeAsync, failure) &&
+      resolve(get_proc, "cuMemPoolCreate", api.memPoolCreate, failure) &&
+      resolve(get_proc, "cuMemPoolSetAttribute", api.memPoolSetAttribute, failure) &&
+      resolve(get_proc, "cuMemAllocFromPoolAsync", api.memAllocFromPoolAsync, failure) &&
       resolve(get_proc, "cuPointerGetAttribute", api.pointerGetAttribute, failure) &&
       resolve(get_proc, "cuMemcpyHtoD", api.memcpyHtoD, failure) &&
       resolve(get_proc, "cuMemcpyDtoH", api.memcpyDtoH, failure) &&

@@ -12,16 +12,39 @@ namespace braze::driver {
 
 namespace {
 
-bool hasMemoryPools(int device) {
+/// Braze's stream-ordered pool of `device`, or null where the device has none. A pool of its
+/// own rather than the device's default one: it keeps what it has (release threshold: never),
+/// so allocations after a synchronization do not map memory again, without changing how the
+/// default pool behaves for anyone else in the process.
+CUmemoryPool streamOrderedPool(int device) {
+  thread_local int cached_device = -1;
+  thread_local CUmemoryPool cached_pool = nullptr;
+  if (device == cached_device) return cached_pool;
   static std::mutex mutex;
-  static std::map<int, bool> cache;
+  static std::map<int, CUmemoryPool> pools;
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = cache.find(device); it != cache.end()) return it->second;
-  CUdevice handle = 0;
-  BRAZE_CU(deviceGet, &handle, device);
-  int supported = 0;
-  BRAZE_CU(deviceGetAttribute, &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, handle);
-  return cache.emplace(device, supported != 0).first->second;
+  auto it = pools.find(device);
+  if (it == pools.end()) {
+    CUdevice handle = 0;
+    BRAZE_CU(deviceGet, &handle, device);
+    int supported = 0;
+    BRAZE_CU(deviceGetAttribute, &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, handle);
+    CUmemoryPool pool = nullptr;
+    if (supported != 0) {
+      CUmemPoolProps props{};
+      props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+      props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+      props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      props.location.id = device;
+      BRAZE_CU(memPoolCreate, &pool, &props);
+      cuuint64_t keep_everything = ~cuuint64_t{0};
+      BRAZE_CU(memPoolSetAttribute, pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_everything);
+    }
+    it = pools.emplace(device, pool).first;
+  }
+  cached_device = device;
+  cached_pool = it->second;
+  return cached_pool;
 }
 
 // An allocation failure names the size and the device: the driver's message alone does not.
@@ -51,15 +74,16 @@ std::shared_ptr<DeviceMemory> DeviceMemory::allocateOnStream(int device, size_t 
                                                              CUstream stream) {
   if (bytes == 0) return allocate(device, 0);
   makePrimaryContextCurrent(device);
-  if (!hasMemoryPools(device)) {
+  CUmemoryPool pool = streamOrderedPool(device);
+  if (pool == nullptr) {
     std::shared_ptr<DeviceMemory> memory = allocate(device, bytes);
     memory->synchronize_before_free_ = true;
     memory->stream_ = stream;
     return memory;
   }
   std::shared_ptr<DeviceMemory> memory(new DeviceMemory(device, bytes));
-  checkAllocation(driverApi().memAllocAsync(&memory->pointer_, bytes, stream), "cuMemAllocAsync",
-                  device, bytes);
+  checkAllocation(driverApi().memAllocFromPoolAsync(&memory->pointer_, bytes, pool, stream),
+                  "cuMemAllocFromPoolAsync", device, bytes);
   memory->stream_ordered_ = true;
   memory->stream_ = stream;
   return memory;

@@ -40,7 +40,14 @@ int deviceCount() {
 }
 
 CUcontext makePrimaryContextCurrent(int ordinal) {
-  const CUcontext context = retainedPrimaryContext(ordinal);
+  // Every launch comes here: the retained contexts' lock is taken once per thread and device.
+  thread_local int cached_ordinal = -1;
+  thread_local CUcontext cached_context = nullptr;
+  if (ordinal != cached_ordinal) {
+    cached_context = retainedPrimaryContext(ordinal);
+    cached_ordinal = ordinal;
+  }
+  const CUcontext context = cached_context;
   CUcontext current = nullptr;
   BRAZE_CU(ctxGetCurrent, &current);
   if (current != context) BRAZE_CU(ctxSetCurrent, context);

@@ -123,7 +123,7 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     if (last_raw_.load(std::memory_order_relaxed) != entry->runtime.get())
       rememberLast(entry->runtime);
     std::vector<DeviceTensor> outputs = entry->runtime->run(*entry->plan, inputs, options.stream);
-    return {outputs.begin(), outputs.end()};
+    return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
   }
 
   // Everything below validates first: a refused run changes nothing.
@@ -182,7 +182,7 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
   }
   rememberLast(runtime);
   std::vector<DeviceTensor> outputs = runtime->run(*plan, inputs, options.stream);
-  return {outputs.begin(), outputs.end()};
+  return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
 }
 
 void FusionExecutorCache::remember(const RunKey& key,

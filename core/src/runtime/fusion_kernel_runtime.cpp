@@ -331,8 +331,8 @@ std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
       }
       case SlotKind::Buffer: {
         const ExecutionPlan::Buffer& buffer = plan->buffers[static_cast<size_t>(ref.index)];
-        return DeviceTensor::borrow(buffer.dtype, buffer.sizes, contiguousStrides(buffer.sizes),
-                                    kPlanningPointer, context.device, nullptr);
+        return DeviceTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides, kPlanningPointer,
+                                    context.device, nullptr);
       }
       case SlotKind::Extent:
         return ScalarValue(extent_values[static_cast<size_t>(ref.index)]);
@@ -345,6 +345,7 @@ std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
       ExecutionPlan::Buffer& buffer = plan->buffers[static_cast<size_t>(allocate->buffer)];
       buffer.dtype = allocate->dtype;
       buffer.sizes = evaluatedSizes(*allocate->tensor, *context.extents);
+      buffer.strides = contiguousStrides(buffer.sizes);
       buffer.bytes = static_cast<size_t>(numelOf(buffer.sizes) * sizeInBytes(buffer.dtype));
       plan->steps.push_back({ExecutionPlan::Step::Kind::Allocate, allocate->buffer, 0});
     } else if (const auto* deallocate = std::get_if<host::Deallocate>(&instruction)) {
@@ -425,7 +426,12 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
                                                    CUstream stream) const {
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DriverApi& api = driver::driverApi();
-  std::vector<std::shared_ptr<driver::DeviceMemory>> buffers(plan.buffers.size());
+  // Scratch reused by every run on this thread: the hit path allocates no bookkeeping.
+  thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> buffers;
+  thread_local std::vector<std::byte> parameters;
+  thread_local std::vector<void*> parameter_pointers;
+  thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
+  buffers.assign(plan.buffers.size(), nullptr);
   auto pointerOf = [&](const ValueRef& ref) -> CUdeviceptr {
     if (ref.kind == SlotKind::Buffer) {
       const auto& memory = buffers[static_cast<size_t>(ref.index)];
@@ -434,9 +440,6 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
     return std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]).data();
   };
   CUdeviceptr workspace = plan.workspace_bytes > 0 ? plan.workspaceFor(stream) : 0;
-  std::vector<std::byte> parameters;
-  std::vector<void*> parameter_pointers;
-  std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
   for (const ExecutionPlan::Step& step : plan.steps) {
     switch (step.kind) {
       case ExecutionPlan::Step::Kind::Allocate:
@@ -496,10 +499,10 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
     }
     const ExecutionPlan::Buffer& buffer = plan.buffers[static_cast<size_t>(ref.index)];
     const auto& memory = buffers[static_cast<size_t>(ref.index)];
-    outputs.push_back(DeviceTensor::borrow(buffer.dtype, buffer.sizes,
-                                           contiguousStrides(buffer.sizes),
+    outputs.push_back(DeviceTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides,
                                            memory ? memory->pointer() : 0, plan.device, memory));
   }
+  buffers.clear();  // the outputs keep theirs; intermediates were freed by Deallocate
   return outputs;
 }
 

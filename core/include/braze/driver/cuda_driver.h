@@ -35,6 +35,9 @@ struct DriverApi {
   decltype(&::cuMemFree) memFree;
   decltype(&::cuMemAllocAsync) memAllocAsync;
   decltype(&::cuMemFreeAsync) memFreeAsync;
+  decltype(&::cuMemPoolCreate) memPoolCreate;
+  decltype(&::cuMemPoolSetAttribute) memPoolSetAttribute;
+  decltype(&::cuMemAllocFromPoolAsync) memAllocFromPoolAsync;
   decltype(&::cuPointerGetAttribute) pointerGetAttribute;
   decltype(&::cuMemcpyHtoD) memcpyHtoD;
   decltype(&::cuMemcpyDtoH) memcpyDtoH;

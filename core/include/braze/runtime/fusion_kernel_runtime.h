@@ -98,6 +98,7 @@ class ExecutionPlan {
   struct Buffer {
     DataType dtype = DataType::Float32;
     std::vector<int64_t> sizes;
+    std::vector<int64_t> strides;  ///< contiguous
     size_t bytes = 0;
   };
   struct Step {

@@ -1,0 +1,178 @@
+// Host time of a FusionExecutorCache::run on a cache hit, against launching the same compiled
+// kernels directly with cuLaunchKernelEx (packed parameters prepared once), in one run:
+//
+//   raw_launch/1_kernel         cuLaunchKernelEx of the 1-kernel fusion's cubin
+//   cache_hit/1_kernel          FusionExecutorCache::run of y = x * 2 + 1 (float32 [8, 128])
+//   kernel_executor/1_kernel    KernelExecutor::run of the same kernel (its own plan reuse)
+//   raw_launch/5_segments       the five kernels of the 5-segment fusion, launched directly
+//   cache_hit/5_segments        FusionExecutorCache::run of a fusion of five segments (four
+//                               column means, each broadcast back over the rows before the next)
+//
+// Tensors are tiny, so the GPU finishes each kernel faster than the host enqueues the next:
+// the time per iteration is the host's. Every 64 iterations the stream is synchronized (also
+// in the raw loops), so the queue never fills. The difference cache_hit - raw_launch is
+// Braze's overhead per call: validation-free lookup, output and intermediate allocation from
+// the stream-ordered pool, parameter patching and the returned tensors.
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <vector>
+
+#include "braze/braze.h"
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/primary_context.h"
+#include "braze/eval/strided_layout.h"
+#include "braze/runtime/fusion_executor_cache.h"
+
+namespace braze {
+namespace {
+
+constexpr int kSyncEvery = 64;
+
+std::unique_ptr<Fusion> oneKernelFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  fusion->addOutput(add(mul(x, 2.0), 1.0));
+  return fusion;
+}
+
+// Four column means, each subtracted from the rows before the next is taken: each mean needs
+// every row of the tensor before it, so the fusion runs as five kernels.
+std::unique_ptr<Fusion> fiveSegmentFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  for (int i = 0; i < 4; ++i) x = sub(x, mean(x, {0}, /*keepdim=*/true));
+  fusion->addOutput(mul(x, 0.5));
+  return fusion;
+}
+
+struct Prepared {
+  std::unique_ptr<FusionExecutorCache> cache;
+  std::vector<FusionArgument> inputs;
+  // The runtime's kernels, loaded separately, with parameters packed for the first run's
+  // buffers: what a hand-written launcher of the same cubins would do.
+  std::vector<CUfunction> functions;
+  std::vector<LaunchParams> launches;
+  std::vector<KernelArguments> arguments;
+  std::vector<DeviceTensor> keep_alive;
+};
+
+bool gpuOrSkip(benchmark::State& state) {
+  std::string reason;
+  if (driver::isDriverAvailable(&reason)) return true;
+  state.SkipWithError(("no GPU: " + reason).c_str());
+  return false;
+}
+
+Prepared prepare(std::unique_ptr<Fusion> fusion) {
+  Prepared p;
+  p.cache = std::make_unique<FusionExecutorCache>(std::move(fusion));
+  HostTensor host = HostTensor::empty(DataType::Float32, {8, 128});
+  for (int64_t i = 0; i < host.numel(); ++i) host.setFlat(i, 0.25 * static_cast<double>(i % 7));
+  p.inputs.emplace_back(DeviceTensor::fromHost(host));
+  p.cache->run(p.inputs);  // compiles and freezes the plan
+  const std::shared_ptr<const FusionKernelRuntime> runtime = p.cache->lastRuntime();
+  // Each segment's inputs and outputs as device tensors, following the host program.
+  const std::shared_ptr<const ExecutionPlan> frozen =
+      runtime->plan(p.inputs, RunContext::of(p.cache->fusion(), p.inputs));
+  std::vector<DeviceTensor> buffers(frozen->buffers.size());
+  for (size_t b = 0; b < buffers.size(); ++b) {
+    buffers[b] = DeviceTensor::empty(frozen->buffers[b].dtype, frozen->buffers[b].sizes);
+    p.keep_alive.push_back(buffers[b]);
+  }
+  for (const host::Instruction& instruction : runtime->program().instructions) {
+    const auto* launch = std::get_if<host::LaunchKernel>(&instruction);
+    if (launch == nullptr) continue;
+    KernelExecutor& executor = *runtime->kernels()[static_cast<size_t>(launch->segment)].executor;
+    std::vector<ExecutorArgument> inputs;
+    for (const host::ValueRef& ref : launch->inputs) {
+      if (ref.kind == host::SlotKind::Input) {
+        inputs.emplace_back(std::get<DeviceTensor>(p.inputs[static_cast<size_t>(ref.index)]));
+      } else {
+        inputs.emplace_back(buffers[static_cast<size_t>(ref.index)]);
+      }
+    }
+    std::vector<DeviceTensor> outputs;
+    for (int32_t buffer : launch->outputs) outputs.push_back(buffers[static_cast<size_t>(buffer)]);
+    const LaunchPlan plan = executor.plan(inputs);
+    std::vector<CUdeviceptr> allocations(executor.generatedKernel().parameters.size(), 0);
+    for (size_t i = 0; i < allocations.size(); ++i) {
+      const LaunchPlan::Parameter& parameter = plan.parameters[i];
+      const int64_t bytes = std::max<int64_t>(parameter.workspace_bytes, 0) +
+                            (parameter.sizes.empty() ? 0 : 4 * numelOf(parameter.sizes));
+      if (bytes == 0) continue;
+      DeviceTensor scratch = DeviceTensor::empty(DataType::Float32, {bytes / 4 + 64});
+      scratch.fillBytes(0);
+      allocations[i] = scratch.data();
+      p.keep_alive.push_back(scratch);
+    }
+    p.arguments.push_back(executor.packArguments(plan, inputs, outputs, allocations));
+    p.launches.push_back(plan.launch);
+    p.functions.push_back(executor.prepareLaunch(plan));
+  }
+  BRAZE_CU(ctxSynchronize);
+  return p;
+}
+
+void rawLaunches(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
+  if (!gpuOrSkip(state)) return;
+  Prepared p = prepare(define());
+  const driver::DriverApi& api = driver::driverApi();
+  int64_t i = 0;
+  for (auto _ : state) {
+    for (size_t k = 0; k < p.functions.size(); ++k) {
+      CUlaunchConfig config{};
+      config.gridDimX = static_cast<unsigned>(p.launches[k].grid[0]);
+      config.gridDimY = static_cast<unsigned>(p.launches[k].grid[1]);
+      config.gridDimZ = static_cast<unsigned>(p.launches[k].grid[2]);
+      config.blockDimX = static_cast<unsigned>(p.launches[k].block[0]);
+      config.blockDimY = static_cast<unsigned>(p.launches[k].block[1]);
+      config.blockDimZ = static_cast<unsigned>(p.launches[k].block[2]);
+      config.sharedMemBytes = static_cast<unsigned>(p.launches[k].dynamic_shared_memory_bytes);
+      api.launchKernelEx(&config, p.functions[k], p.arguments[k].pointers(), nullptr);
+    }
+    if (++i % kSyncEvery == 0) api.ctxSynchronize();
+  }
+  api.ctxSynchronize();
+  state.counters["kernels"] = static_cast<double>(p.functions.size());
+}
+
+void cacheHits(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
+  if (!gpuOrSkip(state)) return;
+  Prepared p = prepare(define());
+  const driver::DriverApi& api = driver::driverApi();
+  int64_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(p.cache->run(p.inputs));
+    if (++i % kSyncEvery == 0) api.ctxSynchronize();
+  }
+  api.ctxSynchronize();
+  state.counters["kernels"] = static_cast<double>(p.functions.size());
+  state.counters["hits"] = static_cast<double>(p.cache->counters().hits);
+}
+
+void kernelExecutorRuns(benchmark::State& state) {
+  if (!gpuOrSkip(state)) return;
+  Prepared p = prepare(oneKernelFusion());
+  KernelExecutor& executor = *p.cache->lastRuntime()->kernels()[0].executor;
+  const std::vector<ExecutorArgument> inputs = {std::get<DeviceTensor>(p.inputs[0])};
+  const driver::DriverApi& api = driver::driverApi();
+  int64_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(executor.run(inputs));
+    if (++i % kSyncEvery == 0) api.ctxSynchronize();
+  }
+  api.ctxSynchronize();
+}
+
+BENCHMARK_CAPTURE(rawLaunches, 1_kernel, oneKernelFusion)->Name("raw_launch/1_kernel");
+BENCHMARK_CAPTURE(cacheHits, 1_kernel, oneKernelFusion)->Name("cache_hit/1_kernel");
+BENCHMARK(kernelExecutorRuns)->Name("kernel_executor/1_kernel");
+BENCHMARK_CAPTURE(rawLaunches, 5_segments, fiveSegmentFusion)->Name("raw_launch/5_segments");
+BENCHMARK_CAPTURE(cacheHits, 5_segments, fiveSegmentFusion)->Name("cache_hit/5_segments");
+
+}  // namespace
+}  // namespace braze
+
+BENCHMARK_MAIN();
