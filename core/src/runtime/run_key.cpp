@@ -15,9 +15,10 @@ void RunKey::addTensor(int64_t kind, DataType dtype, int64_t device,
   words_.push_back(static_cast<int64_t>(dtype));
   words_.push_back(device);
   words_.push_back(static_cast<int64_t>(sizes.size()));
-  // The alignment vector accesses may rely on: the data pointer's lowest set bit, up to 16.
+  // The alignment vector accesses may rely on: the data pointer's lowest set bit, up to 16. A
+  // null pointer is its own class, so it never matches a plan validated with real storage.
   const uint64_t lowest = data & (~data + 1);
-  words_.push_back(data == 0 ? 16 : static_cast<int64_t>(std::min<uint64_t>(lowest, 16)));
+  words_.push_back(data == 0 ? 0 : static_cast<int64_t>(std::min<uint64_t>(lowest, 16)));
   if (exact) {
     words_.insert(words_.end(), sizes.begin(), sizes.end());
     words_.insert(words_.end(), strides.begin(), strides.end());

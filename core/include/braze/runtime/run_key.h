@@ -55,7 +55,7 @@ RunKey RunKey::exact(const std::vector<Argument>& arguments, std::string_view op
       key.addTensor(1, device->dtype(), device->device(), device->sizes(), device->strides(),
                     device->data(), true);
     } else if (const auto* host = std::get_if<HostTensor>(&argument)) {
-      key.addTensor(2, host->dtype(), -1, host->sizes(), host->strides(), 0, true);
+      key.addTensor(2, host->dtype(), -1, host->sizes(), host->strides(), 16, true);
     } else {
       key.addScalar(std::get<ScalarValue>(argument), true);
     }
@@ -72,7 +72,7 @@ RunKey RunKey::signature(const std::vector<Argument>& arguments, std::string_vie
       key.addTensor(1, device->dtype(), device->device(), device->sizes(), device->strides(),
                     device->data(), false);
     } else if (const auto* host = std::get_if<HostTensor>(&argument)) {
-      key.addTensor(2, host->dtype(), -1, host->sizes(), host->strides(), 0, false);
+      key.addTensor(2, host->dtype(), -1, host->sizes(), host->strides(), 16, false);
     } else {
       key.addScalar(std::get<ScalarValue>(argument), false);
     }
