@@ -7,6 +7,8 @@
 //   raw_launch/5_segments       the five kernels of the 5-segment fusion, launched directly
 //   cache_hit/5_segments        FusionExecutorCache::run of a fusion of five segments (four
 //                               column means, each broadcast back over the rows before the next)
+//   graph_launch/*              cuGraphLaunch of a graph of those kernels, built here
+//   cache_hit_graph/*           FusionExecutorCache::run with RunOptions::cuda_graph
 //
 // Tensors are tiny, so the GPU finishes each kernel faster than the host enqueues the next:
 // the time per iteration is the host's. Every 64 iterations the stream is synchronized (also
@@ -152,6 +154,57 @@ void cacheHits(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
   state.counters["hits"] = static_cast<double>(p.cache->counters().hits);
 }
 
+void graphLaunches(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
+  if (!gpuOrSkip(state)) return;
+  Prepared p = prepare(define());
+  const driver::DriverApi& api = driver::driverApi();
+  CUgraph graph = nullptr;
+  BRAZE_CU(graphCreate, &graph, 0);
+  CUgraphNode previous = nullptr;
+  for (size_t k = 0; k < p.functions.size(); ++k) {
+    CUDA_KERNEL_NODE_PARAMS params{};
+    params.func = p.functions[k];
+    params.gridDimX = static_cast<unsigned>(p.launches[k].grid[0]);
+    params.gridDimY = static_cast<unsigned>(p.launches[k].grid[1]);
+    params.gridDimZ = static_cast<unsigned>(p.launches[k].grid[2]);
+    params.blockDimX = static_cast<unsigned>(p.launches[k].block[0]);
+    params.blockDimY = static_cast<unsigned>(p.launches[k].block[1]);
+    params.blockDimZ = static_cast<unsigned>(p.launches[k].block[2]);
+    params.sharedMemBytes = static_cast<unsigned>(p.launches[k].dynamic_shared_memory_bytes);
+    params.kernelParams = p.arguments[k].pointers();
+    CUgraphNode node = nullptr;
+    BRAZE_CU(graphAddKernelNode, &node, graph, previous ? &previous : nullptr, previous ? 1 : 0,
+             &params);
+    previous = node;
+  }
+  CUgraphExec exec = nullptr;
+  BRAZE_CU(graphInstantiate, &exec, graph, 0);
+  int64_t i = 0;
+  for (auto _ : state) {
+    api.graphLaunch(exec, nullptr);
+    if (++i % kSyncEvery == 0) api.ctxSynchronize();
+  }
+  api.ctxSynchronize();
+  api.graphExecDestroy(exec);
+  api.graphDestroy(graph);
+  state.counters["kernels"] = static_cast<double>(p.functions.size());
+}
+
+void cacheHitsAsGraphs(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
+  if (!gpuOrSkip(state)) return;
+  Prepared p = prepare(define());
+  RunOptions options;
+  options.cuda_graph = true;
+  const driver::DriverApi& api = driver::driverApi();
+  int64_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(p.cache->run(p.inputs, options));
+    if (++i % kSyncEvery == 0) api.ctxSynchronize();
+  }
+  api.ctxSynchronize();
+  state.counters["kernels"] = static_cast<double>(p.functions.size());
+}
+
 void kernelExecutorRuns(benchmark::State& state) {
   if (!gpuOrSkip(state)) return;
   Prepared p = prepare(oneKernelFusion());
@@ -171,6 +224,11 @@ BENCHMARK_CAPTURE(cacheHits, 1_kernel, oneKernelFusion)->Name("cache_hit/1_kerne
 BENCHMARK(kernelExecutorRuns)->Name("kernel_executor/1_kernel");
 BENCHMARK_CAPTURE(rawLaunches, 5_segments, fiveSegmentFusion)->Name("raw_launch/5_segments");
 BENCHMARK_CAPTURE(cacheHits, 5_segments, fiveSegmentFusion)->Name("cache_hit/5_segments");
+BENCHMARK_CAPTURE(graphLaunches, 1_kernel, oneKernelFusion)->Name("graph_launch/1_kernel");
+BENCHMARK_CAPTURE(cacheHitsAsGraphs, 1_kernel, oneKernelFusion)->Name("cache_hit_graph/1_kernel");
+BENCHMARK_CAPTURE(graphLaunches, 5_segments, fiveSegmentFusion)->Name("graph_launch/5_segments");
+BENCHMARK_CAPTURE(cacheHitsAsGraphs, 5_segments, fiveSegmentFusion)
+    ->Name("cache_hit_graph/5_segments");
 
 }  // namespace
 }  // namespace braze

@@ -98,7 +98,15 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuEventDestroy", api.eventDestroy, failure) &&
       resolve(get_proc, "cuEventRecord", api.eventRecord, failure) &&
       resolve(get_proc, "cuEventSynchronize", api.eventSynchronize, failure) &&
-      resolve(get_proc, "cuEventElapsedTime", api.eventElapsedTime, failure);
+      resolve(get_proc, "cuEventElapsedTime", api.eventElapsedTime, failure) &&
+      resolve(get_proc, "cuGraphCreate", api.graphCreate, failure) &&
+      resolve(get_proc, "cuGraphAddKernelNode", api.graphAddKernelNode, failure) &&
+      resolve(get_proc, "cuGraphInstantiateWithFlags", api.graphInstantiate, failure) &&
+      resolve(get_proc, "cuGraphExecKernelNodeSetParams", api.graphExecKernelNodeSetParams,
+              failure) &&
+      resolve(get_proc, "cuGraphLaunch", api.graphLaunch, failure) &&
+      resolve(get_proc, "cuGraphExecDestroy", api.graphExecDestroy, failure) &&
+      resolve(get_proc, "cuGraphDestroy", api.graphDestroy, failure);
   if (!ok) return loaded;
 
   if (CUresult result = api.init(0); result != CUDA_SUCCESS) {

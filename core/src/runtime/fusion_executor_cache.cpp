@@ -122,7 +122,9 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     ++hits_;
     if (last_raw_.load(std::memory_order_relaxed) != entry->runtime.get())
       rememberLast(entry->runtime);
-    std::vector<DeviceTensor> outputs = entry->runtime->run(*entry->plan, inputs, options.stream);
+    std::vector<DeviceTensor> outputs =
+        options.cuda_graph ? entry->runtime->runGraph(*entry->plan, inputs, options.stream)
+                           : entry->runtime->run(*entry->plan, inputs, options.stream);
     return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
   }
 
@@ -181,7 +183,9 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     remember(key, runtime, plan);
   }
   rememberLast(runtime);
-  std::vector<DeviceTensor> outputs = runtime->run(*plan, inputs, options.stream);
+  std::vector<DeviceTensor> outputs = options.cuda_graph
+                                          ? runtime->runGraph(*plan, inputs, options.stream)
+                                          : runtime->run(*plan, inputs, options.stream);
   return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
 }
 

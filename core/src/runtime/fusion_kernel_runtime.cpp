@@ -140,7 +140,7 @@ RunContext RunContext::of(const Fusion& fusion, const std::vector<FusionArgument
 }
 
 CUdeviceptr ExecutionPlan::workspaceFor(CUstream stream) const {
-  std::lock_guard<std::mutex> lock(workspace_mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [owner, memory] : workspaces_) {
     if (owner == stream) return memory->pointer();
   }

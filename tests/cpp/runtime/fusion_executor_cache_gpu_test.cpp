@@ -113,6 +113,34 @@ TEST_F(FusionExecutorCacheGpuTest, RunsOnAStreamOfTheCaller) {
   BRAZE_CU(streamDestroy, stream);
 }
 
+TEST_F(FusionExecutorCacheGpuTest, CudaGraphRunsReplayWithNewDataAndMovedInputs) {
+  test::RandomTensors random(16);
+  FusionExecutorCache cache(test::centeredSoftmaxFusion(), shipped());
+  RunOptions graph;
+  graph.cuda_graph = true;
+  const HostTensor first = random.uniform(DataType::Float32, {300, 640});
+  DeviceTensor input = DeviceTensor::fromHost(first);
+  auto check = [&](const HostTensor& host, const std::vector<FusionArgument>& outputs) {
+    BRAZE_CU(ctxSynchronize);
+    EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(),
+                              evaluateFusionTensors(cache.fusion(), {host})[0]));
+  };
+  check(first, cache.run({input}, graph));  // captured
+  check(first, cache.run({input}, graph));  // replayed
+  // New values at the same address: the graph reads them.
+  const HostTensor second = random.uniform(DataType::Float32, {300, 640});
+  const DeviceTensor staged = DeviceTensor::fromHost(second);
+  BRAZE_CU(memcpyDtoDAsync, input.data(), staged.data(), static_cast<size_t>(input.storageBytes()),
+           nullptr);
+  check(second, cache.run({input}, graph));
+  // Another input tensor: its kernels are updated before the replay.
+  const HostTensor third = random.uniform(DataType::Float32, {300, 640});
+  check(third, cache.run({DeviceTensor::fromHost(third)}, graph));
+  // Without the graph, the same plan still runs launch by launch.
+  check(third, cache.run({DeviceTensor::fromHost(third)}));
+  EXPECT_EQ(cache.counters().misses, 1);
+}
+
 TEST_F(FusionExecutorCacheGpuTest, HostTensorsGoThroughTheGpu) {
   test::RandomTensors random(15);
   FusionExecutorCache cache(test::softmaxFusion(), shipped());

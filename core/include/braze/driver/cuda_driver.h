@@ -51,6 +51,13 @@ struct DriverApi {
   decltype(&::cuEventRecord) eventRecord;
   decltype(&::cuEventSynchronize) eventSynchronize;
   decltype(&::cuEventElapsedTime) eventElapsedTime;
+  decltype(&::cuGraphCreate) graphCreate;
+  decltype(&::cuGraphAddKernelNode) graphAddKernelNode;
+  decltype(&::cuGraphInstantiate) graphInstantiate;
+  decltype(&::cuGraphExecKernelNodeSetParams) graphExecKernelNodeSetParams;
+  decltype(&::cuGraphLaunch) graphLaunch;
+  decltype(&::cuGraphExecDestroy) graphExecDestroy;
+  decltype(&::cuGraphDestroy) graphDestroy;
 };
 
 /// True when libcuda.so.1 loads, cuInit succeeds and at least one device exists. When false

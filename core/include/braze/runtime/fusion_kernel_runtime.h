@@ -114,12 +114,22 @@ class ExecutionPlan {
   std::vector<host::ValueRef> outputs;
   size_t workspace_bytes = 0;
 
+  ExecutionPlan();
+  ~ExecutionPlan();
+  ExecutionPlan(const ExecutionPlan&) = delete;
+  ExecutionPlan& operator=(const ExecutionPlan&) = delete;
+
   /// The zeroed workspace block for `stream` (allocated and zeroed on first use).
   CUdeviceptr workspaceFor(CUstream stream) const;
 
+  /// The plan as a CUDA graph for `stream` (graph_replay.cpp), made on first use.
+  struct GraphInstance;
+  GraphInstance& graphFor(CUstream stream) const;
+
  private:
-  mutable std::mutex workspace_mutex_;
+  mutable std::mutex mutex_;  // guards workspaces_ and graphs_
   mutable std::vector<std::pair<CUstream, std::shared_ptr<driver::DeviceMemory>>> workspaces_;
+  mutable std::vector<std::unique_ptr<GraphInstance>> graphs_;
 };
 
 /// One segmentation of a fusion with each segment's scheduler, params and compiled kernel:
@@ -153,6 +163,14 @@ class FusionKernelRuntime {
   std::vector<DeviceTensor> run(const ExecutionPlan& plan,
                                 const std::vector<FusionArgument>& arguments,
                                 CUstream stream) const;
+  /// Runs `plan` on `stream` as a CUDA graph: captured on the first call for this plan and
+  /// stream, with intermediates and outputs in the graph's own memory, then launched with one
+  /// call, after updating only the kernels whose input pointers changed. The outputs are the
+  /// graph's buffers: the next graph run of this plan on this stream overwrites them (copy them
+  /// to keep them longer).
+  std::vector<DeviceTensor> runGraph(const ExecutionPlan& plan,
+                                     const std::vector<FusionArgument>& arguments,
+                                     CUstream stream) const;
   /// Runs the host program on the CPU, each segment with the reference evaluator: how a
   /// machine without a GPU runs a fusion, and a check of the segmentation itself.
   std::vector<HostTensor> runOnHost(const std::vector<FusionArgument>& arguments,

@@ -1,0 +1,171 @@
+// Running a frozen plan as a CUDA graph: one graph per plan and stream, built from the plan's
+// launches with every buffer in memory the graph owns, so a replay is one cuGraphLaunch plus an
+// update of the kernels whose inputs moved.
+
+#include <cstring>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/primary_context.h"
+#include "braze/runtime/fusion_kernel_runtime.h"
+
+namespace braze {
+
+using host::SlotKind;
+using host::ValueRef;
+
+struct ExecutionPlan::GraphInstance {
+  CUstream stream = nullptr;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  std::mutex mutex;  // one replay at a time: replays patch the parameters below
+  std::vector<std::shared_ptr<driver::DeviceMemory>> buffers;
+  std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
+  struct Node {
+    CUgraphNode node = nullptr;
+    size_t launch = 0;
+    std::vector<std::byte> parameters;
+    std::vector<void*> pointers;
+    CUDA_KERNEL_NODE_PARAMS params{};
+  };
+  std::vector<Node> nodes;
+  /// The data pointer of each fusion input as the graph last saw it.
+  std::vector<CUdeviceptr> inputs;
+
+  ~GraphInstance() {
+    const driver::DriverApi& api = driver::driverApi();
+    if (exec != nullptr) api.graphExecDestroy(exec);
+    if (graph != nullptr) api.graphDestroy(graph);
+  }
+};
+
+ExecutionPlan::ExecutionPlan() = default;
+ExecutionPlan::~ExecutionPlan() = default;
+
+namespace {
+
+CUdeviceptr inputPointer(const std::vector<FusionArgument>& arguments, int32_t index) {
+  const auto* tensor = std::get_if<DeviceTensor>(&arguments[static_cast<size_t>(index)]);
+  return tensor != nullptr ? tensor->data() : 0;
+}
+
+void patch(std::vector<std::byte>& parameters, size_t offset, CUdeviceptr pointer) {
+  std::memcpy(parameters.data() + offset, &pointer, sizeof(pointer));
+}
+
+}  // namespace
+
+ExecutionPlan::GraphInstance& ExecutionPlan::graphFor(CUstream stream) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& instance : graphs_) {
+    if (instance->stream == stream) return *instance;
+  }
+  auto instance = std::make_unique<GraphInstance>();
+  instance->stream = stream;
+  graphs_.push_back(std::move(instance));
+  return *graphs_.back();
+}
+
+std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
+    const ExecutionPlan& plan, const std::vector<FusionArgument>& arguments,
+    CUstream stream) const {
+  driver::makePrimaryContextCurrent(plan.device);
+  const driver::DriverApi& api = driver::driverApi();
+  ExecutionPlan::GraphInstance& instance = plan.graphFor(stream);
+  std::lock_guard<std::mutex> lock(instance.mutex);
+
+  if (instance.exec == nullptr) {
+    // Every buffer lives as long as the graph; nothing is freed between its kernels.
+    for (const ExecutionPlan::Buffer& buffer : plan.buffers)
+      instance.buffers.push_back(driver::DeviceMemory::allocate(plan.device, buffer.bytes));
+    const CUdeviceptr workspace = plan.workspace_bytes > 0 ? plan.workspaceFor(stream) : 0;
+    instance.inputs.resize(arguments.size());
+    for (size_t i = 0; i < arguments.size(); ++i)
+      instance.inputs[i] = inputPointer(arguments, static_cast<int32_t>(i));
+    driver::checkDriver(api.graphCreate(&instance.graph, 0), "cuGraphCreate");
+    CUgraphNode previous = nullptr;
+    for (size_t k = 0; k < plan.launches.size(); ++k) {
+      const FrozenLaunch& launch = plan.launches[k];
+      if (launch.function == nullptr) continue;  // no threads
+      ExecutionPlan::GraphInstance::Node node;
+      node.launch = k;
+      node.parameters = launch.parameters;
+      for (const FrozenLaunch::Pointer& pointer : launch.pointers) {
+        patch(node.parameters, pointer.offset,
+              pointer.source.kind == SlotKind::Buffer
+                  ? instance.buffers[static_cast<size_t>(pointer.source.index)]->pointer()
+                  : inputPointer(arguments, pointer.source.index));
+      }
+      for (const FrozenLaunch::Temporary& temporary : launch.temporaries) {
+        instance.temporaries.push_back(
+            driver::DeviceMemory::allocate(plan.device, temporary.bytes));
+        patch(node.parameters, temporary.offset, instance.temporaries.back()->pointer());
+      }
+      for (const FrozenLaunch::Workspace& region : launch.workspaces)
+        patch(node.parameters, region.parameter_offset, workspace + region.block_offset);
+      node.pointers.resize(launch.parameter_offsets.size());
+      instance.nodes.push_back(std::move(node));
+    }
+    // The parameter arrays point into each node's bytes: fixed once every node exists.
+    for (ExecutionPlan::GraphInstance::Node& node : instance.nodes) {
+      const FrozenLaunch& launch = plan.launches[node.launch];
+      for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
+        node.pointers[i] = node.parameters.data() + launch.parameter_offsets[i];
+      CUDA_KERNEL_NODE_PARAMS& params = node.params;
+      params.func = launch.function;
+      params.gridDimX = static_cast<unsigned>(launch.launch.grid[0]);
+      params.gridDimY = static_cast<unsigned>(launch.launch.grid[1]);
+      params.gridDimZ = static_cast<unsigned>(launch.launch.grid[2]);
+      params.blockDimX = static_cast<unsigned>(launch.launch.block[0]);
+      params.blockDimY = static_cast<unsigned>(launch.launch.block[1]);
+      params.blockDimZ = static_cast<unsigned>(launch.launch.block[2]);
+      params.sharedMemBytes = static_cast<unsigned>(launch.launch.dynamic_shared_memory_bytes);
+      params.kernelParams = node.pointers.data();
+      driver::checkDriver(
+          api.graphAddKernelNode(&node.node, instance.graph, previous ? &previous : nullptr,
+                                 previous ? 1 : 0, &params),
+          "cuGraphAddKernelNode");
+      previous = node.node;
+    }
+    driver::checkDriver(api.graphInstantiate(&instance.exec, instance.graph, 0),
+                        "cuGraphInstantiateWithFlags");
+  } else {
+    // Inputs that moved: patch and update the kernels that read them.
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      const CUdeviceptr now = inputPointer(arguments, static_cast<int32_t>(i));
+      if (now == instance.inputs[i]) continue;
+      instance.inputs[i] = now;
+      for (ExecutionPlan::GraphInstance::Node& node : instance.nodes) {
+        bool reads = false;
+        for (const FrozenLaunch::Pointer& pointer : plan.launches[node.launch].pointers) {
+          if (pointer.source == ValueRef{SlotKind::Input, static_cast<int32_t>(i)}) {
+            patch(node.parameters, pointer.offset, now);
+            reads = true;
+          }
+        }
+        if (reads) {
+          driver::checkDriver(
+              api.graphExecKernelNodeSetParams(instance.exec, node.node, &node.params),
+              "cuGraphExecKernelNodeSetParams");
+        }
+      }
+    }
+  }
+  driver::checkDriver(api.graphLaunch(instance.exec, stream), "cuGraphLaunch");
+
+  std::vector<DeviceTensor> outputs;
+  outputs.reserve(plan.outputs.size());
+  for (const ValueRef& ref : plan.outputs) {
+    if (ref.kind == SlotKind::Input) {
+      outputs.push_back(std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]));
+      continue;
+    }
+    const ExecutionPlan::Buffer& buffer = plan.buffers[static_cast<size_t>(ref.index)];
+    const std::shared_ptr<driver::DeviceMemory>& memory =
+        instance.buffers[static_cast<size_t>(ref.index)];
+    outputs.push_back(DeviceTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides,
+                                           memory->pointer(), plan.device, memory));
+  }
+  return outputs;
+}
+
+}  // namespace braze
