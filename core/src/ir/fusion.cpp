@@ -9,7 +9,9 @@ namespace braze {
 Statement* CloneMap::lookup(const Statement* old) const {
   auto it = map_.find(old);
   BRAZE_INTERNAL_CHECK(it != map_.end())
-      << "clone: statement " << old->id() << " referenced before it was cloned";
+      << "clone: statement " << old->id()
+      << (old->isVal() ? " (" + old->as<Val>()->name() + ")" : std::string())
+      << " is referenced but was not cloned before (cloneSubset: it was not chosen)";
   return it->second;
 }
 
@@ -145,34 +147,63 @@ void Fusion::setLaunchBounds(int64_t max_threads_per_block, int64_t min_blocks_p
   launch_bounds_ = LaunchBounds{max_threads_per_block, min_blocks_per_sm};
 }
 
-std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
-  auto copy = std::make_unique<Fusion>();
-  CloneMap map;
+void Fusion::copyStatements(std::span<const Statement* const> statements,
+                            const CloneSubstitute& substitute, Fusion& target, CloneMap& map) {
   // Every statement refers only to statements created before it, except a TensorView's
   // domains and an Expr's inputs and outputs, which scheduling may rewire to later statements
   // (see TensorView::cloneInto, Expr::cloneInto): those are connected in a second pass.
-  for (const auto& statement : statements_) {
-    Statement* twin = statement->cloneInto(*copy, map);
-    BRAZE_INTERNAL_CHECK(twin->id() == statement->id()) << "clone changed statement ids";
-    map.map_.emplace(statement.get(), twin);
+  std::vector<const Statement*> copied;
+  copied.reserve(statements.size());
+  for (const Statement* statement : statements) {
+    Statement* twin = substitute ? substitute(*statement, target, map) : nullptr;
+    if (twin == nullptr) {
+      twin = statement->cloneInto(target, map);
+      copied.push_back(statement);
+    }
+    map.map_.emplace(statement, twin);
   }
-  for (const auto& statement : statements_) {
+  for (const Statement* statement : copied) {
     if (const auto* tv = statement->dynCast<TensorView>()) {
       std::vector<IterDomain*> loop;
       loop.reserve(tv->loop().size());
-      for (IterDomain* id : tv->loop())
-        loop.push_back(map[id]);
+      for (IterDomain* id : tv->loop()) loop.push_back(map[id]);
       map[tv]->setLoop(std::move(loop));
       map[tv]->restoreDomains(*tv, map);
     } else if (const auto* expr = statement->dynCast<Expr>()) {
       map[expr]->restoreEdges(*expr, map);
     }
   }
-  for (Val* input : inputs_)
-    copy->inputs_.push_back(map[input]);
-  for (Val* output : outputs_)
-    copy->outputs_.push_back(map[output]);
+}
+
+std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
+  auto copy = std::make_unique<Fusion>();
+  CloneMap map;
+  std::vector<const Statement*> all;
+  all.reserve(statements_.size());
+  for (const auto& statement : statements_) all.push_back(statement.get());
+  copyStatements(all, {}, *copy, map);
+  BRAZE_INTERNAL_CHECK(copy->numStatements() == numStatements()) << "clone changed statement ids";
+  for (Val* input : inputs_) copy->inputs_.push_back(map[input]);
+  for (Val* output : outputs_) copy->outputs_.push_back(map[output]);
   copy->launch_bounds_ = launch_bounds_;
+  if (map_out != nullptr) *map_out = std::move(map);
+  return copy;
+}
+
+std::unique_ptr<Fusion> Fusion::cloneSubset(std::span<const Statement* const> statements,
+                                            const CloneSubstitute& substitute,
+                                            CloneMap* map_out) const {
+  std::vector<const Statement*> chosen(statements.begin(), statements.end());
+  for (const Statement* statement : chosen) {
+    BRAZE_INTERNAL_CHECK(statement != nullptr && &statement->fusion() == this)
+        << "cloneSubset: a chosen statement is null or belongs to another fusion";
+  }
+  std::sort(chosen.begin(), chosen.end(),
+            [](const Statement* a, const Statement* b) { return a->id() < b->id(); });
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  auto copy = std::make_unique<Fusion>();
+  CloneMap map;
+  copyStatements(chosen, substitute, *copy, map);
   if (map_out != nullptr) *map_out = std::move(map);
   return copy;
 }

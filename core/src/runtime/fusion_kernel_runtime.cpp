@@ -73,6 +73,9 @@ class RegistryChecker final : public SegmentChecker {
     if (!choice.accepted()) return std::nullopt;
     return choice.scheduler->id + "@" + choice.scheduler->version;
   }
+  std::string refusalReason(const Segment& segment) override {
+    return registry_.choose(*segment.fusion, info_(segment)).describeAttempts();
+  }
 
  private:
   std::function<SchedulerRuntimeInfo(const Segment&)> info_;
@@ -164,7 +167,18 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
     segmented_.segments.push_back(extractSegment(fusion, exprs));
   } else {
     RegistryChecker checker(info, registry);
-    segmented_ = segmentFusion(fusion, checker);
+    SegmenterOptions segmenter_options;
+    // Merges keep the largest intermediates on chip: their real sizes, for these inputs.
+    segmenter_options.tensor_bytes = [&](const TensorView& tv) -> std::optional<int64_t> {
+      int64_t numel = 1;
+      for (const IterDomain* id : tv.logicalNoReductions()) {
+        std::optional<ScalarValue> extent = context.extents->evaluate(id->logicalExtent());
+        if (!extent) return std::nullopt;
+        numel *= toInt64(*extent);
+      }
+      return numel * sizeInBytes(tv.dtype());
+    };
+    segmented_ = segmentFusion(fusion, checker, segmenter_options);
   }
   BRAZE_USER_CHECK(options_.segment_schedulers.size() <= segmented_.segments.size())
       << "FusionExecutorCache: " << options_.segment_schedulers.size()

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "braze/eval/reference_evaluator.h"
-#include "inner_outer/normalization_fusions.h"
+#include "support/normalization_fusions.h"
 #include "inner_outer_scheduler.h"
 
 namespace braze::test {

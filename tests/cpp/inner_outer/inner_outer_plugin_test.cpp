@@ -3,18 +3,17 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <string>
 
 #include "braze/ops/reduction.h"
 #include "braze/plugin/scheduler_registry.h"
 #include "braze/plugin/scheduler_runtime_info.h"
 #include "braze/sdk/plugin_abi.h"
-#include "inner_outer/normalization_fusions.h"
 #include "inner_outer_params.h"
 #include "support/linked_plugin.h"
+#include "support/normalization_fusions.h"
+#include "support/shipped_registry.h"
 
 namespace braze {
 namespace {
@@ -61,24 +60,9 @@ TEST(InnerOuterPluginTest, SchedulesThroughTheCTableAndDeclinesRowSums) {
   table.destroy(handle);
 }
 
-// The shipped plugins as a user process finds them (the build tree, or BRAZE_PLUGIN_PATH and
-// BRAZE_PLUGIN_SCANNER where the tests run from a bundle), without the user's or install folders
-// or probe cache.
-RegistryOptions buildTreeOnly(const std::filesystem::path& scratch) {
-  RegistryOptions options;
-  options.user_dir = scratch / "user";
-  options.install_dir = scratch / "install";
-  options.cache_file = scratch / "probe-cache.json";
-  std::filesystem::create_directories(*options.user_dir);
-  std::filesystem::create_directories(*options.install_dir);
-  return options;
-}
-
 TEST(InnerOuterPluginTest, LoadsFromTheBuildTreeAndIsChosenByName) {
-  const std::filesystem::path scratch =
-      std::filesystem::temp_directory_path() /
-      ("braze_inner_outer_registry_" + std::to_string(::getpid()));
-  SchedulerRegistry registry(buildTreeOnly(scratch));
+  const test::ShippedRegistry shipped;
+  const SchedulerRegistry& registry = shipped.registry();
   const SchedulerEntry& entry = registry.find("braze::inner_outer");
   EXPECT_EQ(entry.version, "1.0.0");
   EXPECT_EQ(entry.rank, 150);
@@ -109,7 +93,6 @@ TEST(InnerOuterPluginTest, LoadsFromTheBuildTreeAndIsChosenByName) {
   } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("braze::inner_outer"));
   }
-  std::filesystem::remove_all(scratch);
 }
 
 }  // namespace

@@ -4,10 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <filesystem>
 #include <string>
 
 #include "braze/plugin/scheduler_registry.h"
@@ -16,6 +13,7 @@
 #include "reduction/reduction_cases.h"
 #include "reduction_params.h"
 #include "support/linked_plugin.h"
+#include "support/shipped_registry.h"
 
 namespace braze {
 namespace {
@@ -80,50 +78,16 @@ TEST(ReductionPluginTest, DeclinesWithAReasonAndReportsErrors) {
   table.destroy(handle);
 }
 
-/// A folder removed at the end of the test.
-class TempFolder {
- public:
-  TempFolder() {
-    static std::atomic<int> counter{0};
-    path_ =
-        std::filesystem::temp_directory_path() /
-        ("braze-reduction-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-// The shipped plugins as a user process finds them (the build tree, or BRAZE_PLUGIN_PATH where
-// the tests run from a bundle), without the user's own folders or probe cache.
-struct ShippedRegistry {
-  TempFolder user, install, cache;
-  std::unique_ptr<SchedulerRegistry> registry;
-  ShippedRegistry() {
-    RegistryOptions options;
-    options.user_dir = user.path();
-    options.install_dir = install.path();
-    options.cache_file = cache.path() / "probe-cache.json";
-    registry = std::make_unique<SchedulerRegistry>(options);
-  }
-};
-
 TEST(ReductionPluginTest, LoadedFromItsOwnLibraryAndChosenByName) {
-  ShippedRegistry shipped;
-  const SchedulerEntry& entry = shipped.registry->find("braze::reduction");
+  test::ShippedRegistry shipped;
+  const SchedulerEntry& entry = shipped.registry().find("braze::reduction");
   ASSERT_TRUE(entry.available()) << entry.reason;
   EXPECT_EQ(entry.version, "1.0.0");
   EXPECT_EQ(entry.rank, 200);
   EXPECT_EQ(entry.path.filename(), "libbraze_reduction.so");
 
   const std::unique_ptr<Fusion> fusion = rowSum();
-  const ScheduledFusion scheduled = shipped.registry->schedule(
+  const ScheduledFusion scheduled = shipped.registry().schedule(
       *fusion, contiguousRuntimeInfo(*fusion, {{1024, 4096}}), "braze::reduction");
   ASSERT_NE(scheduled.fusion, nullptr);
   EXPECT_EQ(scheduled.scheduler->id, "braze::reduction");
@@ -133,13 +97,13 @@ TEST(ReductionPluginTest, LoadedFromItsOwnLibraryAndChosenByName) {
 }
 
 TEST(ReductionPluginTest, ChosenByRankWhenPointwiseDeclines) {
-  ShippedRegistry shipped;
+  test::ShippedRegistry shipped;
   bool has_pointwise = false;
-  for (const SchedulerEntry* candidate : shipped.registry->candidates())
+  for (const SchedulerEntry* candidate : shipped.registry().candidates())
     has_pointwise = has_pointwise || candidate->id == "braze::pointwise";
   const std::unique_ptr<Fusion> fusion = rowSum();
   const ScheduledFusion scheduled =
-      shipped.registry->schedule(*fusion, contiguousRuntimeInfo(*fusion, {{64, 256}}));
+      shipped.registry().schedule(*fusion, contiguousRuntimeInfo(*fusion, {{64, 256}}));
   EXPECT_EQ(scheduled.scheduler->id, "braze::reduction");
   if (has_pointwise) {
     // Pointwise (rank 100) was asked first and declined with its reason.
@@ -153,8 +117,8 @@ TEST(ReductionPluginTest, ChosenByRankWhenPointwiseDeclines) {
   pointwise.addOutput(add(x, x));
   EXPECT_THAT(
       [&] {
-        shipped.registry->schedule(pointwise, contiguousRuntimeInfo(pointwise, {{4, 4}}),
-                                   "reduction");
+        shipped.registry().schedule(pointwise, contiguousRuntimeInfo(pointwise, {{4, 4}}),
+                                    "reduction");
       },
       ::testing::ThrowsMessage<Error>(HasSubstr("has no reduction")));
 }

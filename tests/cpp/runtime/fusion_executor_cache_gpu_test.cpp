@@ -13,7 +13,7 @@
 #include "braze/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_fusions.h"
 #include "support/random_tensor.h"
-#include "support/shipped_schedulers.h"
+#include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
 
 namespace braze {

@@ -14,7 +14,7 @@
 #include "runtime/runtime_fusions.h"
 #include "support/error_matchers.h"
 #include "support/random_tensor.h"
-#include "support/shipped_schedulers.h"
+#include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
 
 namespace braze {

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -34,6 +36,8 @@ class CloneMap {
     if (old == nullptr) return nullptr;
     return static_cast<T*>(lookup(old));
   }
+  /// Whether `old` has a copy.
+  bool contains(const Statement* old) const { return map_.count(old) != 0; }
 
  private:
   friend class Fusion;
@@ -103,8 +107,32 @@ class Fusion {
   /// `map` (when given) receives the old-to-new statement map.
   std::unique_ptr<Fusion> clone(CloneMap* map = nullptr) const;
 
+  /// What cloneSubset does with one chosen statement: return null to copy it, or a statement
+  /// the hook created in `target` to stand for it (everything the hook's statement refers to
+  /// must already be in `target`; `map` holds the copies of the chosen statements of smaller
+  /// id).
+  using CloneSubstitute =
+      std::function<Statement*(const Statement& old, Fusion& target, const CloneMap& map)>;
+
+  /// A new fusion holding copies of the chosen `statements` of this one (any order, duplicates
+  /// ignored; recreated in id order and numbered densely), so that part of a fusion becomes a
+  /// standalone fusion (a segment) without the rest. Every statement a copied one refers to (an
+  /// Expr's inputs and outputs, a tensor's IterDomains, an IterDomain's extents) must be chosen
+  /// too; a missing one is an internal error naming it. `substitute`, when given, is asked first
+  /// for each chosen statement, in id order, and may return a statement it made in the target
+  /// to stand for it (a fresh input tensor instead of a computed one): that statement is not
+  /// copied, and copies that refer to it refer to the stand-in. The result has no inputs,
+  /// outputs or launch bounds; `map` (when given) receives the old-to-new map.
+  std::unique_ptr<Fusion> cloneSubset(std::span<const Statement* const> statements,
+                                      const CloneSubstitute& substitute = {},
+                                      CloneMap* map = nullptr) const;
+
  private:
   void adopt(Statement* statement);
+  /// Copies `statements` (in id order) into `target`, asking `substitute` first, then connects
+  /// the copies' domains and edges: the work of clone and cloneSubset.
+  static void copyStatements(std::span<const Statement* const> statements,
+                             const CloneSubstitute& substitute, Fusion& target, CloneMap& map);
 
   std::vector<std::unique_ptr<Statement>> statements_;
   std::vector<Val*> inputs_;

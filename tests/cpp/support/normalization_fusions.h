@@ -1,8 +1,8 @@
 #pragma once
 
-// The normalizations the inner-outer scheduler is tested on, defined with the core ops the
-// way a user writes them (no scheduling): softmax, log-softmax, layer norm and RMS norm
-// forward and backward, and softmax backward. Inputs are [rows, row length] tensors of any
+// The normalizations the inner-outer scheduler and the segmenter are tested on, defined with
+// the core ops the way a user writes them (no scheduling): softmax, log-softmax, layer norm and RMS
+// norm forward and backward, and softmax backward. Inputs are [rows, row length] tensors of any
 // size; reduced-precision inputs (float16, bfloat16) are computed in float32 and the results
 // cast back, while per-row statistics (mean, rstd) are float32 as PyTorch's training forward
 // returns them.

@@ -1,4 +1,4 @@
-#include "inner_outer/normalization_fusions.h"
+#include "support/normalization_fusions.h"
 
 #include "braze/error.h"
 #include "braze/ops/elementwise.h"

@@ -1,0 +1,78 @@
+#include "segment/forwarded_exprs.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace braze::segment_detail {
+
+namespace {
+
+bool isFactory(OpKind op) {
+  return op == OpKind::Full || op == OpKind::Iota;
+}
+
+// Ops that are cheap to compute again from their one tensor input and keep its shape or only
+// add, expand or remove broadcast dims: recomputing them costs less than a round trip through
+// memory. Reshape, permute and the indexing ops change how their input is walked, so they stay.
+bool isCheapOfOneTensor(OpKind op) {
+  switch (familyOf(op)) {
+    case OpFamily::Unary:
+    case OpFamily::Cast:
+    case OpFamily::Binary:
+    case OpFamily::Ternary:
+      return true;
+    default:
+      break;
+  }
+  return op == OpKind::Broadcast || op == OpKind::Expand || op == OpKind::Squeeze ||
+         op == OpKind::Set;
+}
+
+bool hasTensorOutput(const Expr* expr) {
+  return std::any_of(expr->outputs().begin(), expr->outputs().end(),
+                     [](const Val* v) { return v->isA<TensorView>(); });
+}
+
+}  // namespace
+
+std::vector<bool> forwardedExprs(const std::vector<Expr*>& exprs) {
+  std::unordered_map<const Expr*, size_t> index;
+  for (size_t i = 0; i < exprs.size(); ++i) index.emplace(exprs[i], i);
+
+  std::vector<bool> forwardable(exprs.size(), false);
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const Expr* expr = exprs[i];
+    if (!hasTensorOutput(expr)) continue;
+    std::vector<const TensorView*> tensors;
+    for (const Val* input : expr->inputs()) {
+      const auto* tv = input->dynCast<TensorView>();
+      // x * x reads one tensor.
+      if (tv != nullptr && std::find(tensors.begin(), tensors.end(), tv) == tensors.end())
+        tensors.push_back(tv);
+    }
+    if (isFactory(expr->op())) {
+      forwardable[i] = tensors.empty();
+      continue;
+    }
+    if (!isCheapOfOneTensor(expr->op()) || tensors.size() != 1) continue;
+    const Expr* def = tensors.front()->definition();
+    forwardable[i] = def == nullptr ? tensors.front()->fusion().isInput(tensors.front())
+                                    : index.count(def) && forwardable[index.at(def)];
+  }
+
+  // Backwards, so that every use is decided before its producer.
+  std::vector<bool> forwarded(exprs.size(), false);
+  for (size_t i = exprs.size(); i-- > 0;) {
+    if (!forwardable[i]) continue;
+    for (const Val* output : exprs[i]->outputs()) {
+      for (const Expr* use : output->uses()) {
+        auto it = index.find(use);
+        if (it == index.end()) continue;  // dead code: no output needs it
+        if (!forwardable[it->second] || forwarded[it->second]) forwarded[i] = true;
+      }
+    }
+  }
+  return forwarded;
+}
+
+}  // namespace braze::segment_detail
