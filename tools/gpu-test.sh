@@ -10,8 +10,10 @@
 #       (default ./build-gpu-bundle, a few MiB: small enough to carry to the GPU machine).
 #   there (GPU machine):   tools/gpu-test.sh [run]
 #       runs every test binary of the bundle and the benchmarks, then prints a summary table:
-#       tests passed / failed / skipped per binary, and each benchmark's bandwidth and its
-#       fraction of the device-to-device copy measured in the same run. When python3 has
+#       tests passed / failed / skipped per binary, each benchmark's bandwidth and its
+#       fraction of the device-to-device copy measured in the same run, and the host-latency
+#       benchmark's host time per call with Braze's overhead over launching the same kernels
+#       directly (per call, and per kernel for a fusion of several). When python3 has
 #       PyTorch, the benchmarks also run benchmarks/python/normalization_side_by_side.py
 #       (Braze's normalization benchmark next to PyTorch eager and torch.compile), whose table
 #       is appended to the summary.
@@ -239,13 +241,18 @@ run() {
     side_by_side=$(sideBySideScript)
   fi
   if ((run_bench)); then
-    local bench name
+    local bench name extra
     for bench in "$bench_dir"/braze_*_benchmark; do
       [[ -x $bench ]] || continue
       name=$(basename "$bench")
       [[ -n $side_by_side && $name == braze_normalization_benchmark ]] && continue
+      extra=()
+      # Host time per call of tiny kernels: iterations for half a second per repetition (this
+      # Google Benchmark takes min_time as a plain number of seconds, no "s").
+      [[ $name == braze_host_latency_benchmark ]] && extra=(--benchmark_min_time=0.5)
       log "running $name"
       "$bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+        ${extra[@]+"${extra[@]}"} \
         --benchmark_out="$results/$name.json" --benchmark_out_format=json \
         >"$results/$name.log" 2>&1 || { failed=1; tail -20 "$results/$name.log" >&2; }
       echo "bench $name" >>"$summary"
@@ -322,6 +329,13 @@ for line in open(summary):
             bench_rows.append((name, "-", "-", "-", "no results"))
             continue
         seen_errors = set()
+        # Median time per iteration in microseconds, by name (Google Benchmark's own unit
+        # varies: the host-latency benchmark reports nanoseconds).
+        unit_us = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+        medians = {b.get("run_name", b["name"]): b["real_time"] * unit_us[b.get("time_unit", "ns")]
+                   for b in data.get("benchmarks", [])
+                   if b.get("aggregate_name", "median") == "median" and "real_time" in b
+                   and not b.get("error_occurred")}
         for b in data.get("benchmarks", []):
             if b.get("error_occurred"):
                 # A failing benchmark reports once per repetition.
@@ -335,11 +349,23 @@ for line in open(summary):
                 continue
             gbs = b.get("GB/s")
             of_copy = b.get("of_copy")
-            time_us = b.get("real_time")
-            bench_rows.append((b.get("run_name", b["name"]),
-                               f"{time_us:.1f}" if time_us is not None else "-",
+            run_name = b.get("run_name", b["name"])
+            time_us = medians.get(run_name)
+            # Host latency: "<kind>/<fusion>" against "raw_launch/<fusion>", the same kernels
+            # launched directly: Braze's overhead per call, and per kernel when there are several.
+            note = ""
+            kind, _, fusion = run_name.partition("/")
+            raw = medians.get("raw_launch/" + fusion)
+            if kind != "raw_launch" and raw is not None and time_us is not None:
+                note = f"+{time_us - raw:.2f} us/call vs raw_launch/{fusion}"
+                kernels = b.get("kernels") or 1
+                if kernels > 1:
+                    note += f" (+{(time_us - raw) / kernels:.2f} us/kernel, {kernels:.0f} kernels)"
+            bench_rows.append((run_name,
+                               "-" if time_us is None else
+                               f"{time_us:.2f}" if time_us < 100 else f"{time_us:.1f}",
                                f"{gbs:.0f}" if gbs is not None else "-",
-                               f"{100 * of_copy:.1f}%" if of_copy is not None else "-", ""))
+                               f"{100 * of_copy:.1f}%" if of_copy is not None else "-", note))
 print()
 print("=== summary")
 if rows:

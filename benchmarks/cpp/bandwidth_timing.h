@@ -145,4 +145,28 @@ inline void reportBandwidth(benchmark::State& state, CUstream stream, int64_t by
   state.counters["of_copy"] = bandwidth / copyBandwidth(stream);
 }
 
+/// Times `launch` (which enqueues one call on `stream`): two untimed calls, then one sample per
+/// iteration of `state`. Reports the bandwidth of `bytes` moved per call, `median_us`, `host_us`
+/// (host time per call while enqueuing: when it is near `median_us`, the device waited for the
+/// host) and `bytes`. Nothing synchronizes between the calls of a sample.
+template <typename Launch>
+void timeLaunches(benchmark::State& state, CUstream stream, int64_t bytes, Launch&& launch) {
+  launch();
+  launch();
+  BRAZE_CU(streamSynchronize, stream);
+  EventTimer timer(stream);
+  std::vector<double> samples;
+  std::vector<double> host_samples;
+  for (auto _ : state) {
+    samples.push_back(timer.time(launch));
+    host_samples.push_back(timer.hostSecondsPerLaunch());
+    state.SetIterationTime(samples.back());
+  }
+  const double seconds = median(samples);
+  reportBandwidth(state, stream, bytes, seconds);
+  state.counters["median_us"] = seconds * 1e6;
+  state.counters["host_us"] = median(host_samples) * 1e6;
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+
 }  // namespace braze::bench

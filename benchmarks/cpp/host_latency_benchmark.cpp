@@ -18,7 +18,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <exception>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "braze/braze.h"
@@ -117,9 +119,24 @@ Prepared prepare(std::unique_ptr<Fusion> fusion) {
   return p;
 }
 
+// The fusion prepared, or nothing after marking `state` skipped: no GPU, or the fusion fails to
+// build (no scheduler for some segment, say; the message is the error), so that the other
+// benchmarks still run.
+std::optional<Prepared> prepareOrSkip(benchmark::State& state,
+                                      std::unique_ptr<Fusion> (*define)()) {
+  if (!gpuOrSkip(state)) return std::nullopt;
+  try {
+    return prepare(define());
+  } catch (const std::exception& error) {
+    state.SkipWithError(error.what());
+    return std::nullopt;
+  }
+}
+
 void rawLaunches(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
-  if (!gpuOrSkip(state)) return;
-  Prepared p = prepare(define());
+  std::optional<Prepared> prepared = prepareOrSkip(state, define);
+  if (!prepared) return;
+  Prepared& p = *prepared;
   const driver::DriverApi& api = driver::driverApi();
   int64_t i = 0;
   for (auto _ : state) {
@@ -141,8 +158,9 @@ void rawLaunches(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
 }
 
 void cacheHits(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
-  if (!gpuOrSkip(state)) return;
-  Prepared p = prepare(define());
+  std::optional<Prepared> prepared = prepareOrSkip(state, define);
+  if (!prepared) return;
+  Prepared& p = *prepared;
   const driver::DriverApi& api = driver::driverApi();
   int64_t i = 0;
   for (auto _ : state) {
@@ -206,8 +224,9 @@ void cacheHitsAsGraphs(benchmark::State& state, std::unique_ptr<Fusion> (*define
 }
 
 void kernelExecutorRuns(benchmark::State& state) {
-  if (!gpuOrSkip(state)) return;
-  Prepared p = prepare(oneKernelFusion());
+  std::optional<Prepared> prepared = prepareOrSkip(state, oneKernelFusion);
+  if (!prepared) return;
+  Prepared& p = *prepared;
   KernelExecutor& executor = *p.cache->lastRuntime()->kernels()[0].executor;
   const std::vector<ExecutorArgument> inputs = {std::get<DeviceTensor>(p.inputs[0])};
   const driver::DriverApi& api = driver::driverApi();

@@ -259,7 +259,7 @@ void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CU
       }
       sc.launch(stream);
       BRAZE_CU(streamSynchronize, stream);
-      t.error = checkLeadingRows(op, dtype, sc);
+      t.error = checkLeadingRows(op, dtype, deviceTensorsOf(sc.inputs), sc.outputs);
       if (t.error.empty()) {
         EventTimer timer(stream);
         std::vector<double> samples;

@@ -1,6 +1,7 @@
 // Row normalizations and a row sum, each defined with the ops API as a user would (computed in
-// float32, results cast back to the input dtype), scheduled by name through the scheduler
-// registry, compiled and timed against the device's copy bandwidth in the same run:
+// float32, results cast back to the input dtype), run through FusionExecutorCache::run as users
+// call Braze (scheduler chosen and fusion segmented automatically) and timed against the
+// device's copy bandwidth in the same run. The scheduler each is expected to run as (one kernel):
 //
 //   softmax_fwd     x -> y                                   (braze::inner_outer)
 //   softmax_bwd     dy, y -> dx                              (braze::inner_outer)
@@ -13,26 +14,45 @@
 // for dtype in {bf16, fp32} and row length N in {256, ..., 262144}, with M rows so that one
 // M x N input holds at least 256 MiB (--input_mib=MIB changes that). Benchmark names are
 // "<op>/<dtype>/<N>/..." (Google Benchmark appends "iterations:7/manual_time"), e.g.
-// --benchmark_filter='softmax_fwd/bf16/4096/'. --pipeline_check adds scale_bias (x * weight +
-// bias, braze::pointwise) to check the pipeline end to end; --ptx_only hands each kernel to the
-// driver as PTX (its own ptxas compiles it at load) instead of NVRTC's cubin; --compile_only
-// schedules and compiles every case without timing it (on a machine without a GPU too, for
-// sm_90).
+// --benchmark_filter='softmax_fwd/bf16/4096/'. Flags:
+//   --direct          adds "<op>/<dtype>/<N>/direct" after each case: the direct path, the
+//                     expected scheduler forced by name through the registry and the kernel
+//                     launched by its KernelExecutor into outputs allocated once (the two paths
+//                     compared in one run)
+//   --pipeline_check  adds scale_bias (x * weight + bias, braze::pointwise) to check the
+//                     pipeline end to end
+//   --ptx_only        (with --direct) hands each direct kernel to the driver as PTX (its own
+//                     ptxas compiles it at load) instead of NVRTC's cubin; the executor cache
+//                     always loads cubins
+//   --compile_only    segments, schedules and compiles every case without timing it (on a
+//                     machine without a GPU too, for sm_90): a FusionKernelRuntime built
+//                     directly for host tensors of the case's sizes (HostTensor::empty leaves
+//                     them uninitialized, so their up to 2 x 256 MiB are never touched, and the
+//                     reference evaluator never runs); the direct cases schedule by name
 //
 // Each case reports, besides the time: `bytes` (every input read once plus every output
 // written once), `GB/s` and `of_copy` from the median sample, `median_us`, `host_us` (host
-// time per KernelExecutor::run while enqueuing), `M`, `N`, `compile_s` (scheduling, code
-// generation and NVRTC), and the scheduler's summary as label.
-// A case whose scheduler is missing or refuses it is reported as an error with the
-// registry's message (which holds the scheduler's reason); so is every case without a GPU.
+// time per FusionExecutorCache::run while enqueuing, or per KernelExecutor::run for a direct
+// case), `M`, `N`, `compile_s` (the runtime's compileSeconds: scheduling, code generation and
+// NVRTC of every segment; a direct case's includes choosing the params), and the schedulers'
+// summary as label (runtime_case.h). A runtime case also reports `segments` and `kernels`
+// (launched per run), and, when it runs as one kernel, `expected_scheduler` (1: the op's
+// expected scheduler took it; 0: another did, which its label says).
+// A case that no scheduler takes (whole, or in segments) or whose forced scheduler refuses it
+// is reported as an error with the runtime's or registry's message (with each scheduler's
+// reason); so is every case without a GPU.
 //
-// BRAZE_DUMP (scheduled, lowering, cuda_kernel, ptx, compile_log, launch_params) prints what
-// each case's pipeline produced.
+// BRAZE_DUMP (segments, host_ir, scheduled, lowering, cuda_kernel, ptx, compile_log,
+// launch_params) prints what each case's pipeline produced.
 //
-// Each case (scheduled_case.h): inputs filled with uniform random values on the device, the
-// fusion scheduled by name, compiled, run once and its results on the first rows checked
+// Each case: inputs filled with uniform random values on the device; the fusion run once
+// through a new FusionExecutorCache on the benchmark's stream (runtime_case.h: the run that
+// compiles, on a poisoned pool), or, for a direct case, scheduled by name, compiled and
+// launched once into poisoned outputs (scheduled_case.h); its results on the first rows checked
 // against the reference evaluator (a wrong kernel gets no number); then timed as in
-// bandwidth_timing.h: two untimed launches, then kSamples samples.
+// bandwidth_timing.h: two untimed calls, then kSamples samples of kLaunchesPerSample calls.
+// A runtime case's timed calls are cache hits that allocate their outputs from the pool and
+// drop them; nothing in between waits for the device.
 
 #include <benchmark/benchmark.h>
 
@@ -49,6 +69,7 @@
 #include <vector>
 
 #include "braze/driver/device_properties.h"
+#include "braze/eval/host_tensor.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/ir/fusion.h"
 #include "braze/ops/elementwise.h"
@@ -57,7 +78,9 @@
 #include "braze/plugin/scheduler_runtime_info.h"
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/dump_options.h"
+#include "braze/runtime/fusion_kernel_runtime.h"
 #include "normalization_cases.h"
+#include "runtime_case.h"
 #include "scheduled_case.h"
 
 namespace braze {
@@ -71,16 +94,18 @@ struct Options {
   int64_t input_mib = 256;      ///< --input_mib=MIB: one M x N input holds at least this much
   bool pipeline_check = false;  ///< --pipeline_check: add the scale_bias cases
   bool compile_only = false;    ///< --compile_only: schedule and compile, time nothing
-  bool ptx_only = false;        ///< --ptx_only: the driver compiles each kernel's PTX
+  bool direct = false;          ///< --direct: add each case on the direct path
+  bool ptx_only = false;        ///< --ptx_only: the driver compiles each direct kernel's PTX
 };
 
 /// One benchmark case.
 struct CaseSpec {
-  std::string name;  ///< "<op>/<dtype>/<N>"
+  std::string name;  ///< "<op>/<dtype>/<N>", "<op>/<dtype>/<N>/direct"
   const OpInfo* op;
   DataType dtype;
   int64_t m;
   int64_t n;
+  bool direct;  ///< scheduled by name and launched by its KernelExecutor
   bool compile_only;
   bool ptx_only;
 };
@@ -93,11 +118,28 @@ const DumpOptions& dumpOptions() {
   return dump;
 }
 
-/// A case scheduled, compiled and checked once; repetitions of the benchmark reuse it.
+/// Whether the op's expected scheduler took the whole fusion as one kernel; nullopt when the
+/// fusion runs as several segments.
+std::optional<bool> isExpectedScheduler(const FusionKernelRuntime& runtime, const OpInfo& op) {
+  if (runtime.kernels().size() != 1) return std::nullopt;
+  return runtime.kernels()[0].choice.scheduler->id == op.scheduler;
+}
+
+/// The label of a runtime case: its segments' schedulers and params, and the op's expected
+/// scheduler when another one took the whole fusion.
+std::string runtimeLabel(const FusionKernelRuntime& runtime, const OpInfo& op) {
+  std::string label = bench::runtimeSummary(runtime);
+  if (isExpectedScheduler(runtime, op) == std::optional<bool>(false))
+    label += " (expected " + std::string(op.scheduler) + ")";
+  return label;
+}
+
+/// A case prepared and checked once; repetitions of the benchmark reuse it.
 struct PreparedCase {
   std::string name;
   std::string error;  ///< why the case cannot run: scheduling, compilation or a wrong result
-  std::optional<bench::ScheduledCase> scheduled;
+  std::optional<bench::RuntimeCase> runtime;
+  std::optional<bench::ScheduledCase> direct;
 };
 
 /// The case `spec`, prepared on first use; the previous case's memory is released first.
@@ -107,25 +149,79 @@ PreparedCase& preparedCase(const CaseSpec& spec, CUstream stream) {
   current.reset();
   current = std::make_unique<PreparedCase>();
   current->name = spec.name;
+  const std::unique_ptr<Fusion> fusion = defineFusion(spec.op->op, spec.dtype);
+  const std::vector<bench::InputSpec> inputs = inputsOf(spec.op->op, spec.dtype, spec.m, spec.n);
+  // A wrong kernel gets no number.
   try {
-    bench::ScheduledCase& c = current->scheduled.emplace(bench::scheduleCase(
-        *defineFusion(spec.op->op, spec.dtype), inputsOf(spec.op->op, spec.dtype, spec.m, spec.n),
-        spec.op->scheduler, stream, dumpOptions(), CompileOptions{.ptx_only = spec.ptx_only}));
-    // A wrong kernel gets no number.
-    c.launch(stream);
-    BRAZE_CU(streamSynchronize, stream);
-    current->error = checkLeadingRows(spec.op->op, spec.dtype, c);
+    if (spec.direct) {
+      CompileOptions options;
+      options.ptx_only = spec.ptx_only;
+      bench::ScheduledCase& c = current->direct.emplace(
+          bench::scheduleCase(*fusion, inputs, spec.op->scheduler, stream, dumpOptions(), options));
+      c.launch(stream);
+      BRAZE_CU(streamSynchronize, stream);
+      current->error =
+          checkLeadingRows(spec.op->op, spec.dtype, bench::deviceTensorsOf(c.inputs), c.outputs);
+    } else {
+      bench::RuntimeCase& c =
+          current->runtime.emplace(bench::runtimeCase(*fusion, inputs, stream, dumpOptions()));
+      current->error = checkLeadingRows(spec.op->op, spec.dtype, bench::deviceTensorsOf(c.inputs),
+                                        c.first_outputs);
+      c.first_outputs.clear();
+    }
   } catch (const std::exception& error) {
     current->error = error.what();
   }
-  if (!current->error.empty()) current->scheduled.reset();
+  if (!current->error.empty()) {
+    current->runtime.reset();
+    current->direct.reset();
+  }
   return *current;
 }
 
-// --compile_only: schedules for contiguous, 256-byte aligned inputs (what the timed run
-// allocates) on this GPU, or an H100 when there is none, and compiles (for sm_90 without a
-// GPU); reports the outcome as the case's error, since nothing is timed.
+/// What --compile_only reports as a case's error, since nothing is timed.
+std::string compileOnlyMessage(const CompiledKernel& compiled, double seconds,
+                               const std::string& registers, const std::string& label) {
+  return "not timed (--compile_only): compiled for " + compiled.arch().toString() + " in " +
+         std::to_string(seconds) + " s" + (registers.empty() ? "" : ", " + registers) + "; " +
+         label;
+}
+
+/// "<r> registers" for each kernel that reports it, joined with "/".
+std::string registersOf(const std::vector<const CompiledKernel*>& kernels) {
+  std::string text;
+  for (const CompiledKernel* kernel : kernels) {
+    if (!kernel->resources().reported) continue;
+    text += (text.empty() ? "" : "/") + std::to_string(kernel->resources().registers);
+  }
+  return text.empty() ? text : text + " registers";
+}
+
+// --compile_only: segments, schedules and compiles for contiguous inputs of the case's sizes,
+// as FusionExecutorCache would for them, on this GPU, or an H100 when there is none (for sm_90).
 void compileOnly(benchmark::State& state, const CaseSpec& spec) {
+  const std::unique_ptr<Fusion> fusion = defineFusion(spec.op->op, spec.dtype);
+  std::vector<FusionArgument> arguments;
+  for (const bench::InputSpec& input : inputsOf(spec.op->op, spec.dtype, spec.m, spec.n)) {
+    arguments.emplace_back(HostTensor::empty(input.dtype, input.sizes));  // never touched
+  }
+  RuntimeOptions options;
+  options.dump = dumpOptions();
+  const FusionKernelRuntime runtime(*fusion, bench::benchmarkRegistry(),
+                                    RunContext::of(*fusion, arguments), options);
+  std::vector<const CompiledKernel*> kernels;
+  for (const FusionKernelRuntime::SegmentKernel& kernel : runtime.kernels())
+    kernels.push_back(&kernel.executor->compiledKernel());
+  const std::string message =
+      compileOnlyMessage(*kernels.front(), runtime.compileSeconds(), registersOf(kernels),
+                         runtimeLabel(runtime, *spec.op));
+  state.SkipWithError(message.c_str());
+}
+
+// --compile_only of a direct case: schedules by name for contiguous, 256-byte aligned inputs
+// (what the timed run allocates) on this GPU, or an H100 when there is none, and compiles (for
+// sm_90 without a GPU).
+void compileOnlyDirect(benchmark::State& state, const CaseSpec& spec) {
   std::string no_gpu;
   const bool has_gpu = driver::isDriverAvailable(&no_gpu);
   SchedulerRuntimeInfo info;
@@ -143,21 +239,24 @@ void compileOnly(benchmark::State& state, const CaseSpec& spec) {
     info.data_alignments.push_back(256);
   }
   CompileOptions options;
+  options.ptx_only = spec.ptx_only;
   if (!has_gpu) options.arch = driver::GpuArch{9, 0, false};
   const bench::CompiledFusion compiled = bench::scheduleAndCompile(
       *defineFusion(spec.op->op, spec.dtype), info, spec.op->scheduler, options, dumpOptions());
-  const KernelResources& resources = compiled.compiled.resources();
-  const std::string message =
-      "not timed (--compile_only): compiled for " + compiled.compiled.arch().toString() + " in " +
-      std::to_string(compiled.seconds) + " s" +
-      (resources.reported ? ", " + std::to_string(resources.registers) + " registers" : "") + "; " +
-      compiled.summary;
+  const std::string message = compileOnlyMessage(
+      compiled.compiled, compiled.seconds, registersOf({&compiled.compiled}), compiled.summary);
   state.SkipWithError(message.c_str());
 }
 
 void runCase(benchmark::State& state, const CaseSpec& spec) {
   if (spec.compile_only) {
-    bench::guarded(state, [&] { compileOnly(state, spec); });
+    bench::guarded(state, [&] {
+      if (spec.direct) {
+        compileOnlyDirect(state, spec);
+      } else {
+        compileOnly(state, spec);
+      }
+    });
     return;
   }
   CUstream stream = bench::benchmarkStream(state);
@@ -168,7 +267,15 @@ void runCase(benchmark::State& state, const CaseSpec& spec) {
       state.SkipWithError(c.error.c_str());
       return;
     }
-    bench::timeCase(state, *c.scheduled, stream);
+    if (spec.direct) {
+      bench::timeCase(state, *c.direct, stream);
+    } else {
+      bench::timeRuntimeCase(state, *c.runtime, stream);
+      const std::shared_ptr<const FusionKernelRuntime> runtime = c.runtime->cache->lastRuntime();
+      state.SetLabel(runtimeLabel(*runtime, *spec.op));
+      if (const std::optional<bool> expected = isExpectedScheduler(*runtime, *spec.op))
+        state.counters["expected_scheduler"] = *expected ? 1.0 : 0.0;
+    }
     state.counters["M"] = static_cast<double>(spec.m);
     state.counters["N"] = static_cast<double>(spec.n);
   });
@@ -189,6 +296,14 @@ void copyReference(benchmark::State& state) {
   });
 }
 
+void registerCase(const CaseSpec& spec) {
+  benchmark::RegisterBenchmark(spec.name.c_str(),
+                               [spec](benchmark::State& state) { runCase(state, spec); })
+      ->UseManualTime()
+      ->Iterations(kSamples)
+      ->Unit(benchmark::kMicrosecond);
+}
+
 void registerBenchmarks(const Options& options) {
   // The copy first: the other cases report their bandwidth as a fraction of it.
   if (!options.compile_only) {
@@ -203,19 +318,22 @@ void registerBenchmarks(const Options& options) {
   for (const OpInfo* op : ops) {
     for (const DataType dtype : kDtypes) {
       for (const int64_t n : kRowLengths) {
-        const CaseSpec spec{.name = std::string(op->name) + "/" + std::string(shortName(dtype)) +
-                                    "/" + std::to_string(n),
-                            .op = op,
-                            .dtype = dtype,
-                            .m = rowsFor(n, dtype, options.input_mib),
-                            .n = n,
-                            .compile_only = options.compile_only,
-                            .ptx_only = options.ptx_only};
-        benchmark::RegisterBenchmark(spec.name.c_str(),
-                                     [spec](benchmark::State& state) { runCase(state, spec); })
-            ->UseManualTime()
-            ->Iterations(kSamples)
-            ->Unit(benchmark::kMicrosecond);
+        CaseSpec spec{.name = std::string(op->name) + "/" + std::string(shortName(dtype)) + "/" +
+                              std::to_string(n),
+                      .op = op,
+                      .dtype = dtype,
+                      .m = rowsFor(n, dtype, options.input_mib),
+                      .n = n,
+                      .direct = false,
+                      .compile_only = options.compile_only,
+                      .ptx_only = false};
+        registerCase(spec);
+        if (options.direct) {
+          spec.name += "/direct";
+          spec.direct = true;
+          spec.ptx_only = options.ptx_only;
+          registerCase(spec);
+        }
       }
     }
   }
@@ -239,6 +357,10 @@ bool parseOwnFlags(int& argc, char** argv, Options& options) {
       options.ptx_only = true;
       continue;
     }
+    if (arg == "--direct") {
+      options.direct = true;
+      continue;
+    }
     if (arg.starts_with(kInputMib)) {
       options.input_mib = std::atoll(argv[i] + kInputMib.size());
       if (options.input_mib <= 0) {
@@ -252,6 +374,11 @@ bool parseOwnFlags(int& argc, char** argv, Options& options) {
     argv[kept++] = argv[i];
   }
   argc = kept;
+  if (options.ptx_only && !options.direct) {
+    std::cerr << "braze_normalization_benchmark: --ptx_only applies to the direct cases "
+                 "(FusionExecutorCache always loads cubins); add --direct\n";
+    return false;
+  }
   return true;
 }
 

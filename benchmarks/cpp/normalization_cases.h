@@ -2,7 +2,7 @@
 
 // The normalizations and the row sum that the normalization benchmark and the inner-outer
 // sweep time: each defined with the ops API as a user would (computed in float32, results cast
-// back to the input dtype), its inputs, and a check of a kernel's results on its first rows
+// back to the input dtype), its inputs, and a check of a run's results on its first rows
 // against the reference evaluator.
 
 #include <algorithm>
@@ -41,6 +41,9 @@ enum class Op {
 struct OpInfo {
   Op op;
   const char* name;
+  /// The scheduler expected to take the whole fusion as one kernel: FusionExecutorCache chooses
+  /// on its own (a case that runs as one kernel of another scheduler says so), the --direct
+  /// path of the normalization benchmark forces it.
   const char* scheduler;
 };
 
@@ -236,21 +239,23 @@ inline HostTensor leadingRows(const DeviceTensor& tensor, int64_t rows) {
       .toHost();
 }
 
-/// Compares the kernel's row outputs on the first kCheckedRows rows with the reference
-/// evaluator run on those rows of the inputs (every row's results depend on its own row only).
-/// Returns what differs, or an empty string.
-inline std::string checkLeadingRows(Op op, DataType dtype, const ScheduledCase& c) {
+/// Compares the row outputs of a run of the op's fusion (`outputs`, in the fusion's order, for
+/// `inputs`) on the first kCheckedRows rows with the reference evaluator run on those rows of
+/// the inputs (every row's results depend on its own row only). Returns what differs, or an
+/// empty string.
+inline std::string checkLeadingRows(Op op, DataType dtype, const std::vector<DeviceTensor>& inputs,
+                                    const std::vector<DeviceTensor>& outputs) {
   std::vector<HostTensor> host_inputs;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    const DeviceTensor& input = std::get<DeviceTensor>(c.inputs[i]);
-    host_inputs.push_back(i < rowInputs(op) ? leadingRows(input, kCheckedRows) : input.toHost());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    host_inputs.push_back(i < rowInputs(op) ? leadingRows(inputs[i], kCheckedRows)
+                                            : inputs[i].toHost());
   }
   const std::vector<HostTensor> expected =
       evaluateFusionTensors(*defineFusion(op, dtype), host_inputs);
   // bfloat16 results may differ by an ulp or two; float32 by the order of the additions.
   const double tolerance = dtype == DataType::BFloat16 ? 1.6e-2 : 2e-4;
-  for (size_t j = 0; j < rowOutputs(op, c.outputs.size()); ++j) {
-    const HostTensor actual = leadingRows(c.outputs[j], kCheckedRows);
+  for (size_t j = 0; j < rowOutputs(op, outputs.size()); ++j) {
+    const HostTensor actual = leadingRows(outputs[j], kCheckedRows);
     double scale = 0.0;
     for (int64_t i = 0; i < expected[j].numel(); ++i) {
       scale = std::max(scale, std::abs(toDouble(expected[j].atFlat(i))));

@@ -1,12 +1,14 @@
 #pragma once
 
-// A fusion as a user runs it: scheduled by name through the scheduler registry for random
-// device inputs, compiled, and ready to launch again and again with outputs allocated once.
+// A fusion scheduled by name through the scheduler registry for random device inputs, compiled,
+// and ready to launch with its KernelExecutor again and again with outputs allocated once: the
+// direct path, below FusionExecutorCache (runtime_case.h runs fusions the way users call Braze).
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "bandwidth_timing.h"
@@ -16,6 +18,7 @@
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/dump_options.h"
+#include "braze/runtime/fusion_executor_cache.h"
 #include "braze/runtime/kernel_executor.h"
 #include "braze/sched/schedule_printer.h"
 #include "random_fill.h"
@@ -30,10 +33,38 @@ struct InputSpec {
   float high;
 };
 
-/// The registry of this program: plugins from BRAZE_PLUGIN_PATH, the install and the build tree.
+/// The registry of this program: plugins from BRAZE_PLUGIN_PATH, the install and the build tree
+/// (the one FusionExecutorCache chooses from, so both paths load each plugin once).
 inline const SchedulerRegistry& benchmarkRegistry() {
-  static const SchedulerRegistry registry;
-  return registry;
+  return defaultSchedulerRegistry();
+}
+
+/// Device tensors of `specs` filled with uniform random values (seeds 1, 2, ... in order) on
+/// `stream`.
+inline std::vector<DeviceTensor> randomInputs(const std::vector<InputSpec>& specs,
+                                              CUstream stream) {
+  std::vector<DeviceTensor> inputs;
+  uint32_t seed = 1;
+  for (const InputSpec& spec : specs) {
+    inputs.push_back(DeviceTensor::empty(spec.dtype, spec.sizes));
+    fillUniform(inputs.back(), spec.low, spec.high, seed++, stream);
+  }
+  return inputs;
+}
+
+/// Bytes of every tensor of `tensors`, once.
+inline int64_t bytesOf(const std::vector<DeviceTensor>& tensors) {
+  int64_t bytes = 0;
+  for (const DeviceTensor& tensor : tensors) bytes += tensor.numel() * sizeInBytes(tensor.dtype());
+  return bytes;
+}
+
+/// The tensors of `arguments` (ExecutorArgument or FusionArgument, all device tensors).
+template <typename Argument>
+std::vector<DeviceTensor> deviceTensorsOf(const std::vector<Argument>& arguments) {
+  std::vector<DeviceTensor> tensors;
+  for (const Argument& argument : arguments) tensors.push_back(std::get<DeviceTensor>(argument));
+  return tensors;
 }
 
 /// The largest power of two (up to 256) dividing the pointer.
@@ -41,6 +72,11 @@ inline int64_t alignmentOf(CUdeviceptr pointer) {
   int64_t alignment = 256;
   while (alignment > 1 && pointer % static_cast<CUdeviceptr>(alignment) != 0) alignment /= 2;
   return alignment;
+}
+
+/// "id@version: params": a scheduler and the summary of the params it chose.
+inline std::string schedulerSummary(const SchedulerEntry& scheduler, const std::string& params) {
+  return scheduler.id + "@" + scheduler.version + ": " + params;
 }
 
 /// A fusion scheduled through the registry, its kernel generated and compiled.
@@ -62,8 +98,7 @@ inline CompiledFusion scheduleAndCompile(const Fusion& fusion, const SchedulerRu
   const auto start = std::chrono::steady_clock::now();
   ScheduledFusion scheduled = benchmarkRegistry().schedule(fusion, info, scheduler);
   CompiledFusion result;
-  result.summary =
-      scheduled.scheduler->id + "@" + scheduled.scheduler->version + ": " + scheduled.summary;
+  result.summary = schedulerSummary(*scheduled.scheduler, scheduled.summary);
   result.scheduled = std::move(scheduled.fusion);
   if (dump.scheduled) {
     dump.out() << "=== schedule (" << result.summary << ")\n" << printSchedule(*result.scheduled);
@@ -118,15 +153,13 @@ inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputS
   ScheduledCase c;
   SchedulerRuntimeInfo info;
   info.device = driver::deviceProperties(0);
-  uint32_t seed = 1;
-  for (const InputSpec& spec : specs) {
-    DeviceTensor tensor = DeviceTensor::empty(spec.dtype, spec.sizes);
-    fillUniform(tensor, spec.low, spec.high, seed++, stream);
+  const std::vector<DeviceTensor> inputs = randomInputs(specs, stream);
+  for (const DeviceTensor& tensor : inputs) {
     info.arguments.emplace_back(tensor.argumentInfo());
     info.data_alignments.push_back(alignmentOf(tensor.data()));
-    c.bytes += tensor.numel() * sizeInBytes(tensor.dtype());
-    c.inputs.emplace_back(std::move(tensor));
+    c.inputs.emplace_back(tensor);
   }
+  c.bytes = bytesOf(inputs);
   CompiledFusion compiled = scheduleAndCompile(fusion, info, scheduler, options, dump);
   c.summary = std::move(compiled.summary);
   c.compile_seconds = compiled.seconds;
@@ -135,9 +168,7 @@ inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputS
       std::make_unique<KernelExecutor>(*c.scheduled, std::move(compiled.kernel),
                                        std::move(compiled.compiled), ExecutorOptions{.dump = dump});
   c.outputs = poisonedOutputs(*c.executor, c.inputs, stream);
-  for (const DeviceTensor& output : c.outputs) {
-    c.bytes += output.numel() * sizeInBytes(output.dtype());
-  }
+  c.bytes += bytesOf(c.outputs);
   return c;
 }
 
@@ -145,22 +176,7 @@ inline ScheduledCase scheduleCase(const Fusion& fusion, const std::vector<InputS
 /// median time, host time per launch (`host_us`: near `median_us`, the launches waited for
 /// the host) and compile time, with the scheduler's summary as label.
 inline void timeCase(benchmark::State& state, ScheduledCase& c, CUstream stream) {
-  c.launch(stream);
-  c.launch(stream);
-  BRAZE_CU(streamSynchronize, stream);
-  EventTimer timer(stream);
-  std::vector<double> samples;
-  std::vector<double> host_samples;
-  for (auto _ : state) {
-    samples.push_back(timer.time([&] { c.launch(stream); }));
-    host_samples.push_back(timer.hostSecondsPerLaunch());
-    state.SetIterationTime(samples.back());
-  }
-  const double seconds = median(samples);
-  reportBandwidth(state, stream, c.bytes, seconds);
-  state.counters["median_us"] = seconds * 1e6;
-  state.counters["host_us"] = median(host_samples) * 1e6;
-  state.counters["bytes"] = static_cast<double>(c.bytes);
+  timeLaunches(state, stream, c.bytes, [&] { c.launch(stream); });
   state.counters["compile_s"] = c.compile_seconds;
   state.SetLabel(c.summary);
 }

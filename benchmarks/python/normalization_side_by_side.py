@@ -8,9 +8,12 @@ there). For every op (softmax, layer norm and RMS norm forward and backward, row
   1. PyTorch worker processes (CPUs - 2 of them) each take every k-th case and compile it with
      torch.compile (default mode, dynamic=False, fullgraph=True) into a fresh Inductor cache;
      the first call of each compiled function is timed: the cold compile cost.
-  2. While the workers wait, the C++ benchmark (braze_normalization_benchmark) times Braze's
-     kernels, scheduled by the scheduler plugins through the registry, and the
-     device-to-device copy bandwidth of the same run.
+  2. While the workers wait, the C++ benchmark (braze_normalization_benchmark) times Braze as
+     users call it, through FusionExecutorCache::run (the scheduler plugins chosen and the
+     fusion segmented automatically; a case that runs as several kernels is marked "(k seg)"),
+     and the device-to-device copy bandwidth of the same run. With --direct it also times the
+     direct path (the expected scheduler forced by name, its kernel launched by a
+     KernelExecutor into outputs allocated once), shown in a column of its own.
   3. The workers time eager and compiled PyTorch one worker after another (the GPU runs nothing
      else meanwhile), with the same method as the C++ benchmark: one untimed launch, then CUDA
      events around 10 back-to-back launches, 7 samples, the median; the same byte count
@@ -60,6 +63,7 @@ LAUNCHES_PER_SAMPLE = 10  # as benchmarks/cpp/bandwidth_timing.h
 SAMPLES = 7               # as benchmarks/cpp/normalization_benchmark.cpp
 COPY_TARGET = 0.90        # forward ops, N >= 4096
 COPY_TARGET_MIN_N = 4096
+DIRECT_NOISE = 0.03       # FusionExecutorCache::run this much below the direct path is noted
 
 
 def rows_for(n: int, dtype: str, input_mib: int) -> int:
@@ -414,6 +418,8 @@ def run_braze(args, binary: pathlib.Path, out_dir: str, timeout: float) -> dict:
     out = os.path.join(out_dir, "braze_normalization_benchmark.json")
     command = [str(binary), f"--benchmark_filter={pattern}", f"--benchmark_out={out}",
                "--benchmark_out_format=json", f"--input_mib={args.input_mib}"]
+    if args.direct:
+        command.append("--direct")
     env = dict(os.environ)
     # Run from a bundle (bin/, lib/, plugins/): its libraries, plugins and scanner.
     bundle = binary.parent.parent
@@ -441,9 +447,14 @@ def run_braze(args, binary: pathlib.Path, out_dir: str, timeout: float) -> dict:
         return {}
 
 
+BRAZE_KEYS = ("GB/s", "of_copy", "bytes", "M", "N", "median_us", "host_us", "compile_s", "label",
+              "segments", "kernels", "expected_scheduler")
+
+
 def braze_results(data: dict) -> tuple[dict, dict]:
-    """Per case: GB/s, of_copy, bytes, M, median_us, label or error; and the copy's entry."""
-    cases, copy = {}, {}
+    """Per case: GB/s, of_copy, bytes, M, median_us, segments, label or error, and under
+    "direct" the same of its direct case (--direct); and the copy's entry."""
+    cases, direct, copy = {}, {}, {}
     for b in data.get("benchmarks", []):
         name = b.get("run_name", b.get("name", "")).split("/iterations:")[0]
         if b.get("aggregate_name") not in (None, "median"):
@@ -452,12 +463,14 @@ def braze_results(data: dict) -> tuple[dict, dict]:
             copy = {"GB/s": b.get("GB/s"), "median_us": b.get("median_us"),
                     "error": b.get("error_message") if b.get("error_occurred") else None}
             continue
-        if b.get("error_occurred"):
-            cases[name] = {"error": b.get("error_message", "error")}
-            continue
-        cases[name] = {key: b.get(key) for key in
-                       ("GB/s", "of_copy", "bytes", "M", "N", "median_us", "host_us", "compile_s",
-                        "label")}
+        entry = ({"error": b.get("error_message", "error")} if b.get("error_occurred") else
+                 {key: b.get(key) for key in BRAZE_KEYS})
+        if name.endswith("/direct"):
+            direct[name[:-len("/direct")]] = entry
+        else:
+            cases[name] = entry
+    for name, entry in direct.items():
+        cases.setdefault(name, {"error": "no result"})["direct"] = entry
     return cases, copy
 
 
@@ -477,6 +490,11 @@ def merge(args, braze: dict, torch_results: dict) -> list[dict]:
                "braze_bytes": b.get("bytes"), "torch_bytes": t.get("bytes"),
                "eager_GB/s": t.get("eager_GB/s"), "eager_op": t.get("eager_op"),
                "braze_median_us": b.get("median_us"), "braze_host_us": b.get("host_us"),
+               "braze_segments": b.get("segments"), "braze_kernels": b.get("kernels"),
+               "braze_expected_scheduler": b.get("expected_scheduler"),
+               "direct_GB/s": b.get("direct", {}).get("GB/s"),
+               "direct_error": b.get("direct", {}).get("error"),
+               "direct_host_us": b.get("direct", {}).get("host_us"),
                "compile_GB/s": t.get("compile_GB/s"),
                "compile_error": t.get("compile_error") or t.get("error"),
                "compile_cold_s": t.get("compile_s"), "torch_error": t.get("torch_error")}
@@ -508,16 +526,35 @@ def fmt(value, spec, empty="-"):
     return empty if value is None else format(value, spec)
 
 
+def braze_cell(row: dict) -> str:
+    """Braze's GB/s, marked "(k seg)" when the fusion ran as k > 1 segments."""
+    if row["braze_error"] is not None:
+        return "error"
+    segments = row.get("braze_segments")
+    return fmt(row["braze_GB/s"], ".0f") + (f" ({segments:.0f} seg)" if segments and segments > 1
+                                            else "")
+
+
+def has_direct(rows: list[dict]) -> bool:
+    """Whether the run timed the direct path too (--direct)."""
+    return any(r.get("direct_GB/s") is not None or r.get("direct_error") for r in rows)
+
+
+def direct_cell(row: dict) -> str:
+    return "error" if row.get("direct_error") else fmt(row.get("direct_GB/s"), ".0f")
+
+
 def table_lines(rows: list[dict]) -> list[str]:
-    lines = ["| op | dtype | M | N | Braze GB/s | % of copy | eager GB/s | compile GB/s "
-             "| Braze / compile | targets |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    direct = has_direct(rows)
+    lines = ["| op | dtype | M | N | Braze GB/s " + ("| direct GB/s " if direct else "") +
+             "| % of copy | eager GB/s | compile GB/s | Braze / compile | targets |",
+             "|---|---|---:|---:|---:|" + ("---:|" if direct else "") + "---:|---:|---:|---:|---|"]
     for r in rows:
-        braze = fmt(r["braze_GB/s"], ".0f") if r["braze_error"] is None else "error"
         compiled = fmt(r["compile_GB/s"], ".0f") if r["compile_error"] is None else "-"
         target = "—" if r["op"] not in FORWARD_OPS | BACKWARD_OPS else (
             "missed: " + "; ".join(r["missed"]) if r["missed"] else "met")
-        lines.append(f"| {r['op']} | {r['dtype']} | {r['M']} | {r['N']} | {braze} "
+        lines.append(f"| {r['op']} | {r['dtype']} | {r['M']} | {r['N']} | {braze_cell(r)} "
+                     + (f"| {direct_cell(r)} " if direct else "") +
                      f"| {fmt(r['of_copy'] and 100 * r['of_copy'], '.1f')} "
                      f"| {fmt(r['eager_GB/s'], '.0f')} | {compiled} "
                      f"| {fmt(r.get('ratio'), '.2f')} | {target} |")
@@ -525,23 +562,30 @@ def table_lines(rows: list[dict]) -> list[str]:
 
 
 def short_schedule(label: str | None) -> str:
-    """The scheduler's params summary without the scheduler's name and version."""
-    return (label or "").split(": ", 1)[-1]
+    """The schedulers' params summaries without the schedulers' names and versions (a label is
+    "id@version: params", or "k segments: " and such parts joined with "; ")."""
+    label = re.sub(r"^\d+ segments: ", "", label or "")
+    return re.sub(r"(^|; )\S+@\S+: ", r"\1", label)
+
+
+def error_lines(rows: list[dict], key: str, what: str) -> list[str]:
+    """One line per reason among the rows' `key` errors: a missing scheduler fails every case
+    alike. Library paths and tensor names (T12) do not make a reason different."""
+    errors = {}
+    for r in rows:
+        if r.get(key):
+            message = re.sub(r" \(/[^)]*\)", "", " ".join(r[key].split()))
+            errors.setdefault(re.sub(r"\bT\d+\b", "T", message), (message, []))[1].append(r["case"])
+    lines = []
+    for message, cases in errors.values():
+        shown = ", ".join(cases[:4]) + (f" and {len(cases) - 4} more" if len(cases) > 4 else "")
+        lines.append(f"- {what} ({shown}): {message[:700]}")
+    return lines
 
 
 def notes_lines(rows: list[dict]) -> list[str]:
-    lines = []
-    errors = {}
-    for r in rows:
-        if r["braze_error"]:
-            # One line per reason: a missing scheduler fails every case alike. Library paths
-            # and tensor names (T12) do not make a reason different.
-            message = re.sub(r" \(/[^)]*\)", "", " ".join(r["braze_error"].split()))
-            key = re.sub(r"\bT\d+\b", "T", message)
-            errors.setdefault(key, (message, []))[1].append(r["case"])
-    for message, cases in errors.values():
-        shown = ", ".join(cases[:4]) + (f" and {len(cases) - 4} more" if len(cases) > 4 else "")
-        lines.append(f"- Braze error ({shown}): {message[:700]}")
+    lines = error_lines(rows, "braze_error", "Braze error")
+    lines += error_lines(rows, "direct_error", "Braze error on the direct path")
     for r in rows:
         if r["compile_error"] and "--no-compile" not in r["compile_error"]:
             lines.append(f"- torch.compile {r['case']}: {' '.join(r['compile_error'].split())[:200]}")
@@ -549,9 +593,20 @@ def notes_lines(rows: list[dict]) -> list[str]:
             lines.append(f"- PyTorch {r['case']}: {' '.join(r['torch_error'].split())[:200]}")
         if r.get("braze_host_us") and r.get("braze_median_us") and \
                 r["braze_host_us"] > 0.8 * r["braze_median_us"]:
+            # Results from before the executor cache timed KernelExecutor::run.
+            call = ("FusionExecutorCache::run" if r.get("braze_segments") is not None
+                    else "KernelExecutor::run")
             lines.append(f"- Braze {r['case']}: the host took {r['braze_host_us']:.0f} us per "
-                         f"KernelExecutor::run for a {r['braze_median_us']:.0f} us kernel, so "
-                         "the launches may have waited for the host")
+                         f"{call} for a {r['braze_median_us']:.0f} us run, so the launches "
+                         "may have waited for the host")
+        if r.get("braze_expected_scheduler") == 0:
+            lines.append(f"- Braze {r['case']}: one kernel, but not of the expected scheduler "
+                         f"({r['braze_label']})")
+        if r.get("braze_GB/s") and r.get("direct_GB/s") and \
+                r["braze_GB/s"] < (1 - DIRECT_NOISE) * r["direct_GB/s"]:
+            below = 100 * (1 - r["braze_GB/s"] / r["direct_GB/s"])
+            lines.append(f"- Braze {r['case']}: FusionExecutorCache::run {r['braze_GB/s']:.0f} "
+                         f"GB/s, {below:.1f}% below the direct path's {r['direct_GB/s']:.0f} GB/s")
         if r["braze_bytes"] and r["torch_bytes"] and int(r["braze_bytes"]) != int(r["torch_bytes"]):
             lines.append(f"- {r['case']}: byte counts differ (Braze {int(r['braze_bytes'])}, "
                          f"PyTorch {int(r['torch_bytes'])})")
@@ -576,6 +631,18 @@ def missed_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
+def braze_path_text(meta: dict, rows: list[dict]) -> str:
+    """How Braze was called, as a sentence and a space (results from before the executor cache
+    say nothing of it)."""
+    if meta.get("braze_path") != "FusionExecutorCache::run":
+        return ""
+    return ("Braze runs as users call it, through FusionExecutorCache::run (scheduler chosen and "
+            "fusion segmented automatically, outputs allocated from its stream-ordered pool by "
+            "every call); '(k seg)' marks a fusion that ran as k kernels" +
+            ("; 'direct' forces the expected scheduler by name and launches its kernel with a "
+             "KernelExecutor into outputs allocated once" if has_direct(rows) else "") + ". ")
+
+
 def report_markdown(report: dict) -> str:
     rows = report["rows"]
     meta = report["meta"]
@@ -596,7 +663,8 @@ def report_markdown(report: dict) -> str:
            "Every figure counts the bytes that must move (every input read once, every output "
            "written once) over the median of 7 samples, each 10 back-to-back launches between "
            "CUDA events after one untimed launch; M makes one M x N input at least "
-           f"{meta.get('input_mib', 256)} MiB. '% of copy' is Braze's bandwidth over the "
+           f"{meta.get('input_mib', 256)} MiB. {braze_path_text(meta, rows)}'% of copy' is "
+           "Braze's bandwidth over the "
            "device-to-device copy measured in the same run "
            f"(cuMemcpyDtoDAsync, {fmt(meta.get('braze_copy_GB/s'), '.0f')} GB/s; PyTorch's "
            f"copy_ gave {fmt(meta.get('torch_copy_GB/s'), '.0f')} GB/s). torch.compile: default "
@@ -646,13 +714,15 @@ def print_report(report: dict) -> None:
     print()
     print("=== normalizations: Braze, PyTorch eager, torch.compile "
           f"({report['meta'].get('device', '?')})")
-    print(f"{'op':<15} {'dtype':<5} {'M':>8} {'N':>7} {'Braze GB/s':>10} {'% copy':>7} "
-          f"{'eager':>7} {'compile':>7} {'ratio':>6}  targets")
+    direct = has_direct(rows)
+    print(f"{'op':<15} {'dtype':<5} {'M':>8} {'N':>7} {'Braze GB/s':>16} "
+          + (f"{'direct':>7} " if direct else "") +
+          f"{'% copy':>7} {'eager':>7} {'compile':>7} {'ratio':>6}  targets")
     for r in rows:
-        braze = fmt(r["braze_GB/s"], ".0f") if r["braze_error"] is None else "error"
         target = "" if r["op"] not in FORWARD_OPS | BACKWARD_OPS else (
             "MISSED: " + "; ".join(r["missed"]) if r["missed"] else "met")
-        print(f"{r['op']:<15} {r['dtype']:<5} {r['M']:>8} {r['N']:>7} {braze:>10} "
+        print(f"{r['op']:<15} {r['dtype']:<5} {r['M']:>8} {r['N']:>7} {braze_cell(r):>16} "
+              + (f"{direct_cell(r):>7} " if direct else "") +
               f"{fmt(r['of_copy'] and 100 * r['of_copy'], '.1f'):>7} "
               f"{fmt(r['eager_GB/s'], '.0f'):>7} {fmt(r['compile_GB/s'], '.0f'):>7} "
               f"{fmt(r.get('ratio'), '.2f'):>6}  {target}")
@@ -680,6 +750,10 @@ def parse_args(argv):
                         help="PyTorch processes compiling in parallel (default: CPUs - 2, "
                         "at most 14)")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--direct", action="store_true",
+                        help="also time Braze's direct path (the expected scheduler forced by "
+                        "name, the kernel launched by a KernelExecutor) next to "
+                        "FusionExecutorCache::run, in a column of its own")
     parser.add_argument("--budget-s", type=float, default=450.0,
                         help="the whole run's time budget: torch.compile starts no case past "
                         "45%% of it, the C++ benchmark gets what is left but 30 s")
@@ -759,6 +833,7 @@ def main(argv) -> int:
         timeout = max(60.0, deadline - time.time() - 30)
         braze, braze_copy = braze_results(run_braze(args, binary, results_dir, timeout))
         meta["braze_binary"] = str(binary)
+        meta["braze_path"] = "FusionExecutorCache::run"
         log(f"Braze done ({elapsed()})")
     meta["braze_copy_GB/s"] = braze_copy.get("GB/s")
 
