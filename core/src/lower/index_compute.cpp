@@ -294,6 +294,10 @@ IndexMap::Bounds IndexMap::bounds(const TensorView* out) const {
             [](const Expr* a, const Expr* b) { return a->id() < b->id(); });
   Bounds bounds;
   std::set<int64_t> done;
+  // A broadcast dim has only index 0 wherever its loop runs: a copy of a tensor that has one
+  // into registers or shared memory reads that index in every block and thread, so the dim
+  // bounds nothing (for a global write the bound keeps one writer).
+  const bool free_broadcasts = out != nullptr && ctx_.memoryOf(out) != MemoryType::Global;
   for (const Expr* split : ordered) {
     // The outer output of a split is in bounds whenever the split's input is, so only the
     // start of a chain of outer splits needs a condition. Below a split that divides evenly the
@@ -304,6 +308,7 @@ IndexMap::Bounds IndexMap::bounds(const TensorView* out) const {
            root == root->definition()->output(0) && !ctx_.dividesEvenly(*root->definition())) {
       root = idIn(root->definition(), 0);
     }
+    if (free_broadcasts && root->isBroadcast()) continue;
     if (!done.insert(graph.exactGroup(root)).second) continue;
     auto index = find(root);
     if (!index) continue;
@@ -315,6 +320,7 @@ IndexMap::Bounds IndexMap::bounds(const TensorView* out) const {
     if (position.id == nullptr) continue;
     const ParallelType type = position.id->parallelType();
     if (!isThreadDim(type) && !isBlockDim(type)) continue;
+    if (free_broadcasts && position.id->isBroadcast()) continue;
     const kir::Value condition = kir::lt(position.index, ctx_.extentOf(position.id));
     if (condition.isTrue()) continue;
     (position.id->isReduction() ? bounds.reduction : bounds.iteration).push_back(condition);
