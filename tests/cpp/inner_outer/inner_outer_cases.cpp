@@ -27,19 +27,9 @@ inner_outer::InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fu
 
 std::vector<EvaluatorArgument> makeNormalizationArguments(const NormalizationCase& c,
                                                           uint64_t seed) {
-  RandomTensors random(seed);
-  const std::vector<std::vector<int64_t>> sizes = normalizationInputSizes(c.kind, c.rows, c.n);
-  const std::vector<DataType> dtypes = normalizationInputDtypes(c.kind, c.dtype);
-  std::vector<EvaluatorArgument> arguments;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    // Per-row statistics (mean, rstd) are 1D inputs of backward fusions; rstd must be positive.
-    const bool per_row =
-        sizes[i].size() == 1 && sizes[i][0] == c.rows && c.rows != c.n &&
-        (c.kind == Normalization::LayerNormBackward || c.kind == Normalization::RmsNormBackward);
-    const bool rstd = per_row && i + 2 == sizes.size();
-    arguments.emplace_back(random.uniform(dtypes[i], sizes[i], rstd ? 0.5 : -2.0, 2.0));
-  }
-  return arguments;
+  const std::vector<HostTensor> tensors =
+      normalizationArguments(c.kind, c.dtype, c.rows, c.n, seed);
+  return {tensors.begin(), tensors.end()};
 }
 
 }  // namespace braze::test

@@ -4,6 +4,7 @@
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
+#include "support/random_tensor.h"
 
 namespace braze::test {
 
@@ -185,6 +186,23 @@ std::vector<DataType> normalizationInputDtypes(Normalization kind, DataType dtyp
       return {dtype, dtype, f32, dtype};
   }
   return {};
+}
+
+std::vector<HostTensor> normalizationArguments(Normalization kind, DataType dtype, int64_t rows,
+                                               int64_t n, uint64_t seed) {
+  RandomTensors random(seed);
+  const std::vector<std::vector<int64_t>> sizes = normalizationInputSizes(kind, rows, n);
+  const std::vector<DataType> dtypes = normalizationInputDtypes(kind, dtype);
+  std::vector<HostTensor> arguments;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    // Per-row statistics (mean, rstd) are 1D inputs of backward fusions; rstd must be positive.
+    const bool per_row =
+        sizes[i].size() == 1 && sizes[i][0] == rows && rows != n &&
+        (kind == Normalization::LayerNormBackward || kind == Normalization::RmsNormBackward);
+    const bool rstd = per_row && i + 2 == sizes.size();
+    arguments.push_back(random.uniform(dtypes[i], sizes[i], rstd ? 0.5 : -2.0, 2.0));
+  }
+  return arguments;
 }
 
 }  // namespace braze::test

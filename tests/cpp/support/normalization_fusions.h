@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "braze/eval/host_tensor.h"
 #include "braze/ir/fusion.h"
 
 namespace braze::test {
@@ -57,5 +58,10 @@ std::vector<std::vector<int64_t>> normalizationInputSizes(Normalization kind, in
 
 /// The dtypes of the fusion's tensor inputs, in order.
 std::vector<DataType> normalizationInputDtypes(Normalization kind, DataType dtype);
+
+/// Fresh random inputs for `kind` over `rows` rows of length `n` from a generator seeded with
+/// `seed` (per-row statistics such as rstd drawn positive).
+std::vector<HostTensor> normalizationArguments(Normalization kind, DataType dtype, int64_t rows,
+                                               int64_t n, uint64_t seed);
 
 }  // namespace braze::test
