@@ -25,6 +25,7 @@ constexpr Switch kSwitches[] = {
     {"launch_params", &DumpOptions::launch_params},
     {"segments", &DumpOptions::segments},
     {"host_ir", &DumpOptions::host_ir},
+    {"segments_dot", &DumpOptions::segments_dot},
 };
 
 std::string_view trim(std::string_view text) {
@@ -62,7 +63,10 @@ DumpOptions DumpOptions::parse(std::string_view text) {
 
 DumpOptions DumpOptions::fromEnvironment() {
   const char* value = std::getenv("BRAZE_DUMP");
-  return value == nullptr ? DumpOptions{} : parse(value);
+  DumpOptions options = value == nullptr ? DumpOptions{} : parse(value);
+  if (const char* folder = std::getenv("BRAZE_DUMP_DIR"); folder != nullptr && *folder != '\0')
+    options.folder = folder;
+  return options;
 }
 
 std::ostream& DumpOptions::out() const {

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -17,7 +19,9 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/eval/strided_layout.h"
 #include "braze/ir/printer.h"
+#include "braze/ir/structural_hash.h"
 #include "braze/sched/schedule_printer.h"
+#include "braze/segment/segmented_fusion_dot.h"
 #include "runtime/thread_pool.h"
 
 namespace braze {
@@ -208,6 +212,7 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
 
   if (options_.dump.segments) options_.dump.out() << "=== segments\n" << describe();
   if (options_.dump.host_ir) options_.dump.out() << "=== host program\n" << program_.toString();
+  if (options_.dump.segments_dot) writeSegmentsDot(context);
 
   const driver::GpuArch arch = options_.arch    ? *options_.arch
                                : context.on_gpu ? driver::deviceProperties(context.device).arch
@@ -556,6 +561,40 @@ std::vector<HostTensor> FusionKernelRuntime::runOnHost(const std::vector<FusionA
   for (const ValueRef& ref : program_.outputs)
     outputs.push_back(std::get<HostTensor>(valueOf(ref)));
   return outputs;
+}
+
+void FusionKernelRuntime::writeSegmentsDot(const RunContext& context) const {
+  DotAnnotations annotations;
+  annotations.segment_lines = [&](const Segment& segment) {
+    const SchedulerChoice& choice = kernels_[static_cast<size_t>(segment.id)].choice;
+    return std::vector<std::string>{choice.summary};
+  };
+  annotations.tensor_bytes = [&](const TensorView& tv) -> std::optional<int64_t> {
+    int64_t numel = 1;
+    for (const IterDomain* id : tv.logicalNoReductions()) {
+      std::optional<ScalarValue> extent = context.extents->evaluate(id->logicalExtent());
+      if (!extent) return std::nullopt;
+      numel *= toInt64(*extent);
+    }
+    return numel * sizeInBytes(tv.dtype());
+  };
+  std::filesystem::path folder = options_.dump.folder;
+  if (folder.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    folder = std::filesystem::path(tmp != nullptr ? tmp : "/tmp") / "braze" / "dump";
+  }
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  // One file per runtime: the definition's hash and a count of the runtimes made so far.
+  static std::atomic<int64_t> count{0};
+  std::ostringstream name;
+  name << "segments_" << std::hex << structuralHash(fusion_) << std::dec << "_" << count++
+       << ".dot";
+  const std::filesystem::path path = folder / name.str();
+  std::ofstream file(path);
+  file << toDot(segmented_, annotations);
+  options_.dump.out() << "=== segments graph: "
+                      << (file ? path.string() : "not written (" + path.string() + ")") << "\n";
 }
 
 double FusionKernelRuntime::compileSeconds() const {

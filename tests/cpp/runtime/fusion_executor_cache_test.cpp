@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -254,6 +258,28 @@ TEST(FusionExecutorCacheTest, AFusionNoSchedulerTakesWholeRunsAsSegments) {
   const std::string program = runtime->program().toString();
   EXPECT_NE(program.find("launch segment 1"), std::string::npos) << program;
   EXPECT_NE(program.find("deallocate %0"), std::string::npos) << program;
+}
+
+TEST(FusionExecutorCacheTest, WritesTheSegmentationAsAGraphvizFile) {
+  FusionExecutorCache cache(test::centeredSoftmaxFusion(), shipped());
+  test::RandomTensors random(10);
+  std::ostringstream dump;
+  RunOptions options;
+  options.dump = DumpOptions::parse("segments_dot");
+  options.dump.stream = &dump;
+  options.dump.folder =
+      std::filesystem::temp_directory_path() / ("braze_dot_test_" + std::to_string(::getpid()));
+  cache.run(hostArguments({random.uniform(DataType::Float32, {8, 64})}), options);
+  const std::string prefix = "=== segments graph: ";
+  ASSERT_EQ(dump.str().rfind(prefix, 0), 0u) << dump.str();
+  const std::string path = dump.str().substr(prefix.size(), dump.str().size() - prefix.size() - 1);
+  std::ifstream file(path);
+  const std::string dot((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(dot.find("digraph"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("braze::reduction@1.0.0"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("inner_outer{"), std::string::npos) << dot;  // params summary
+  EXPECT_NE(dot.find("256 B"), std::string::npos) << dot;         // the column mean: 64 floats
+  std::filesystem::remove_all(options.dump.folder);
 }
 
 TEST(DefinitionCacheTest, StructurallyEqualFusionsShareOneExecutorCache) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <iosfwd>
 #include <string_view>
 
@@ -19,6 +20,11 @@ struct DumpOptions {
   bool launch_params = false;  ///< grid, block, shared memory and parameters of each launch
   bool segments = false;       ///< each runtime's segments, schedulers and params
   bool host_ir = false;        ///< each runtime's host program
+  /// Each runtime's segmentation as a Graphviz file in `folder` (schedulers, params, bytes on
+  /// every edge); the path is printed.
+  bool segments_dot = false;
+  /// Where file dumps go: BRAZE_DUMP_DIR, else $TMPDIR/braze/dump (/tmp without TMPDIR).
+  std::filesystem::path folder;
   /// Where dumps go; null means std::cerr.
   std::ostream* stream = nullptr;
 

@@ -190,6 +190,8 @@ class FusionKernelRuntime {
  private:
   SchedulerRuntimeInfo segmentInfo(const Segment& segment, const RunContext& context) const;
   SchedulerChoice chooseFor(size_t segment, const RunContext& context) const;
+  /// BRAZE_DUMP=segments_dot: the segmentation as a Graphviz file in the dump folder.
+  void writeSegmentsDot(const RunContext& context) const;
   /// Schedules, lowers and compiles segment `segment` with its chosen scheduler.
   void compileSegment(size_t segment, const RunContext& context, const driver::GpuArch& arch,
                       DataType index_type);
