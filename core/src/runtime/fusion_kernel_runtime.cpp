@@ -597,6 +597,20 @@ void FusionKernelRuntime::writeSegmentsDot(const RunContext& context) const {
                       << (file ? path.string() : "not written (" + path.string() + ")") << "\n";
 }
 
+std::string FusionKernelRuntime::explain() const {
+  std::istringstream lines(describe());
+  std::ostringstream os;
+  std::string line;
+  for (size_t s = 0; std::getline(lines, line); ++s) {
+    os << line << "\n";
+    for (const SchedulerAttempt& attempt : kernels_[s].choice.attempts) {
+      os << "  " << attempt.scheduler << " " << (attempt.error ? "failed" : "declined") << " at "
+         << attempt.stage << ": " << attempt.message << "\n";
+    }
+  }
+  return os.str();
+}
+
 double FusionKernelRuntime::compileSeconds() const {
   double total = 0;
   for (const SegmentKernel& kernel : kernels_) total += kernel.compile_seconds;

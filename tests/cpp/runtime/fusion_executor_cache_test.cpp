@@ -254,6 +254,10 @@ TEST(FusionExecutorCacheTest, AFusionNoSchedulerTakesWholeRunsAsSegments) {
   EXPECT_EQ(runtime->kernels()[0].choice.scheduler->id, "braze::reduction");
   EXPECT_EQ(runtime->kernels()[1].choice.scheduler->id, "braze::inner_outer");
   EXPECT_EQ(cache.counters().kernels_compiled, 2);
+  // Asked why: the inner-outer scheduler was tried first for the column mean and said why not.
+  EXPECT_NE(runtime->explain().find("braze::inner_outer@1.0.0 declined at canScheduleCompileTime"),
+            std::string::npos)
+      << runtime->explain();
   // The column mean lives from the first launch to the second, then goes back to the pool.
   const std::string program = runtime->program().toString();
   EXPECT_NE(program.find("launch segment 1"), std::string::npos) << program;

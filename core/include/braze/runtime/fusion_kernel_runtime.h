@@ -186,6 +186,9 @@ class FusionKernelRuntime {
   /// One line per segment: its scheduler, params summary and the original tensors it reads
   /// and writes.
   std::string describe() const;
+  /// describe(), and under each segment the schedulers tried before the chosen one, each with
+  /// the stage where it declined or failed and its reason: why a scheduler did not take it.
+  std::string explain() const;
 
  private:
   SchedulerRuntimeInfo segmentInfo(const Segment& segment, const RunContext& context) const;
