@@ -11,10 +11,14 @@ bool isFactory(OpKind op) {
   return op == OpKind::Full || op == OpKind::Iota;
 }
 
-// Ops that are cheap to compute again from their one tensor input and keep its shape or only
-// add, expand or remove broadcast dims: recomputing them costs less than a round trip through
-// memory. Reshape, permute and the indexing ops change how their input is walked, so they stay.
-bool isCheapOfOneTensor(OpKind op) {
+bool hasTensorOutput(const Expr* expr) {
+  return std::any_of(expr->outputs().begin(), expr->outputs().end(),
+                     [](const Val* v) { return v->isA<TensorView>(); });
+}
+
+}  // namespace
+
+bool isCheapToRecompute(OpKind op) {
   switch (familyOf(op)) {
     case OpFamily::Unary:
     case OpFamily::Cast:
@@ -27,13 +31,6 @@ bool isCheapOfOneTensor(OpKind op) {
   return op == OpKind::Broadcast || op == OpKind::Expand || op == OpKind::Squeeze ||
          op == OpKind::Set;
 }
-
-bool hasTensorOutput(const Expr* expr) {
-  return std::any_of(expr->outputs().begin(), expr->outputs().end(),
-                     [](const Val* v) { return v->isA<TensorView>(); });
-}
-
-}  // namespace
 
 std::vector<bool> forwardedExprs(const std::vector<Expr*>& exprs) {
   std::unordered_map<const Expr*, size_t> index;
@@ -54,7 +51,7 @@ std::vector<bool> forwardedExprs(const std::vector<Expr*>& exprs) {
       forwardable[i] = tensors.empty();
       continue;
     }
-    if (!isCheapOfOneTensor(expr->op()) || tensors.size() != 1) continue;
+    if (!isCheapToRecompute(expr->op()) || tensors.size() != 1) continue;
     const Expr* def = tensors.front()->definition();
     forwardable[i] = def == nullptr ? tensors.front()->fusion().isInput(tensors.front())
                                     : index.count(def) && forwardable[index.at(def)];

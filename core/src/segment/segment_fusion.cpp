@@ -13,8 +13,10 @@
 //  2. siblings: groups that read a common tensor (two column sums of one input), by its bytes.
 //
 // Each phase runs in rounds over its candidates (sorted once) until a round merges nothing; the
-// phases repeat while siblings merge. Every candidate group is checked at most once: answers
-// are cached by the group's sorted nodes.
+// phases repeat while siblings merge. Then (recompute_intermediates.h) a group that reads an
+// intermediate computed by cheap ops from smaller sources computes it again instead, and the
+// writer drops it. Every question is asked at most once: answers are cached by the group's
+// sorted nodes, and by the outputs when they are not the ones the nodes imply.
 
 #include <algorithm>
 #include <climits>
@@ -26,6 +28,7 @@
 #include "braze/segment/segmented_fusion.h"
 #include "segment/forwarded_exprs.h"
 #include "segment/group_graph.h"
+#include "segment/recompute_intermediates.h"
 
 namespace braze {
 
@@ -33,6 +36,7 @@ namespace {
 
 using segment_detail::GroupGraph;
 using segment_detail::MergePlan;
+using segment_detail::RecomputedGroup;
 
 // "T5 = sum(T3)", "T5, T6, T7 = welford(T3)": how errors name an Expr.
 std::string describeExpr(const Expr& expr) {
@@ -74,7 +78,7 @@ void sortCandidates(std::vector<Candidate>& candidates) {
 
 enum class Kind : uint8_t { None, Node, Forwarded, Scalar };
 
-class Segmenter {
+class Segmenter : public segment_detail::RecomputeGraph {
  public:
   Segmenter(const Fusion& fusion, SegmentChecker& checker, const SegmenterOptions& options)
       : fusion_(fusion),
@@ -115,19 +119,26 @@ class Segmenter {
       while (mergeRound(siblings)) siblings_merged = true;
     } while (siblings_merged);
 
-    const std::vector<int32_t> groups = graph_->groupsInOrder();
-    for (int32_t g : groups) {
+    std::vector<std::vector<int32_t>> merged;
+    for (int32_t g : graph_->groupsInOrder()) {
       if (!check(graph_->members(g), {})) throwRefused(graph_->members(g));
+      merged.push_back(graph_->members(g));
     }
-    std::unordered_map<int32_t, std::vector<const Val*>> extras;
+    std::vector<RecomputedGroup> groups;
+    if (options_.recompute_intermediates) {
+      groups = segment_detail::recomputeIntermediates(*this, merged);
+    } else {
+      for (std::vector<int32_t>& members : merged)
+        groups.push_back({std::move(members), {}, false});
+    }
+    std::vector<std::vector<const Val*>> extras(groups.size());
     std::vector<Segment> standalone;
     assignForwardedOutputs(groups, extras, standalone);
 
     for (Segment& segment : standalone) result.segments.push_back(std::move(segment));
-    for (int32_t g : groups) {
-      const std::vector<const Val*>& written = extras[g];
-      result.segments.push_back(segmentOf(graph_->members(g), written));
-      result.segments.back().scheduler = *check(graph_->members(g), written);
+    for (size_t i = 0; i < groups.size(); ++i) {
+      result.segments.push_back(segmentOf(groups[i], extras[i]));
+      result.segments.back().scheduler = *check(groups[i], extras[i]);
     }
     for (size_t i = 0; i < result.segments.size(); ++i)
       result.segments[i].id = static_cast<int64_t>(i);
@@ -170,6 +181,15 @@ class Segmenter {
 
   bool isOriginalOutput(const Val* val) const { return output_rank_[at(val)] != INT32_MAX; }
 
+  // RecomputeGraph.
+  const std::vector<const Expr*>& nodes() const override { return nodes_; }
+  int32_t nodeOf(const Expr& expr) const override { return node_of_[at(&expr)]; }
+  const TensorView* memorySource(const TensorView& tv) const override { return memorySource(&tv); }
+  bool isOriginalOutput(const Val& val) const override { return isOriginalOutput(&val); }
+  bool accepts(const std::vector<int32_t>& nodes, std::vector<const Val*> outputs) override {
+    return checkWriting(nodes, std::move(outputs)).has_value();
+  }
+
   uint32_t nextStamp() {
     if (++stamp_value_ == 0) {
       std::fill(stamp_.begin(), stamp_.end(), 0);
@@ -179,7 +199,7 @@ class Segmenter {
   }
 
   // The bytes a tensor takes in memory, for ordering merges (SegmenterOptions::tensor_bytes).
-  double bytesOf(const TensorView& tv) const {
+  double bytesOf(const TensorView& tv) const override {
     if (options_.tensor_bytes) {
       if (std::optional<int64_t> bytes = options_.tensor_bytes(tv))
         return static_cast<double>(*bytes);
@@ -290,18 +310,58 @@ class Segmenter {
         if (read_outside || isOriginalOutput(output)) outputs.push_back(output);
       }
     }
+    sortOutputs(outputs);
+    return outputs;
+  }
+
+  // Original outputs first, in their order, then the others by id.
+  void sortOutputs(std::vector<const Val*>& outputs) const {
     std::sort(outputs.begin(), outputs.end(), [this](const Val* a, const Val* b) {
       const int32_t ra = output_rank_[at(a)];
       const int32_t rb = output_rank_[at(b)];
       return ra != rb ? ra < rb : a->id() < b->id();
     });
-    return outputs;
   }
 
   Segment segmentOf(const std::vector<int32_t>& members, const std::vector<const Val*>& extras) {
     const std::vector<const Expr*> exprs = exprsOf(members);
     const std::vector<const Val*> outputs = outputsOf(members, extras);
     return extractSegment(fusion_, exprs, outputs);
+  }
+
+  // A group after recomputeIntermediates, writing `extras` too: one that did not change is
+  // asked and extracted as merging left it.
+  Segment segmentOf(const RecomputedGroup& group, const std::vector<const Val*>& extras) {
+    if (!group.changed) return segmentOf(group.nodes, extras);
+    std::vector<const Val*> outputs = group.outputs;
+    outputs.insert(outputs.end(), extras.begin(), extras.end());
+    sortOutputs(outputs);
+    return extractSegment(fusion_, exprsOf(group.nodes), outputs);
+  }
+
+  const std::optional<std::string>& check(const RecomputedGroup& group,
+                                          const std::vector<const Val*>& extras) {
+    if (!group.changed) return check(group.nodes, extras);
+    std::vector<const Val*> outputs = group.outputs;
+    outputs.insert(outputs.end(), extras.begin(), extras.end());
+    return checkWriting(group.nodes, std::move(outputs));
+  }
+
+  // The checker's answer for the segment of `nodes` (ascending) writing `outputs`, asked once.
+  // Outputs that the nodes imply (what outputsOf gives) share check()'s answer; others are
+  // cached by the nodes and the outputs' ids.
+  const std::optional<std::string>& checkWriting(const std::vector<int32_t>& nodes,
+                                                 std::vector<const Val*> outputs) {
+    sortOutputs(outputs);
+    if (outputs == outputsOf(nodes, {})) return check(nodes, {});
+    std::vector<int32_t> key = nodes;
+    key.push_back(-2);
+    for (const Val* output : outputs) key.push_back(static_cast<int32_t>(output->id()));
+    auto it = answers_.find(key);
+    if (it != answers_.end()) return it->second;
+    std::optional<std::string> answer =
+        checker_.accepts(extractSegment(fusion_, exprsOf(nodes), outputs));
+    return answers_.emplace(std::move(key), std::move(answer)).first->second;
   }
 
   // The checker's answer for a group (`members` ascending) that also writes `extras`, asked
@@ -362,13 +422,13 @@ class Segmenter {
   // Each forwarded tensor that is an original output is written by the first group (in order)
   // that computes it and is still accepted with the extra output, else by a segment of its own
   // (placed first: it reads fusion inputs only).
-  void assignForwardedOutputs(const std::vector<int32_t>& groups,
-                              std::unordered_map<int32_t, std::vector<const Val*>>& extras,
+  void assignForwardedOutputs(const std::vector<RecomputedGroup>& groups,
+                              std::vector<std::vector<const Val*>>& extras,
                               std::vector<Segment>& standalone) {
     if (forwarded_outputs_.empty()) return;
     std::vector<std::vector<const Expr*>> computed;
-    for (int32_t g : groups) {
-      std::vector<const Expr*> exprs = exprsOf(graph_->members(g));
+    for (const RecomputedGroup& group : groups) {
+      std::vector<const Expr*> exprs = exprsOf(group.nodes);
       std::sort(exprs.begin(), exprs.end());
       computed.push_back(std::move(exprs));
     }
@@ -377,10 +437,10 @@ class Segmenter {
       for (size_t i = 0; i < groups.size() && !written; ++i) {
         if (!std::binary_search(computed[i].begin(), computed[i].end(), output->definition()))
           continue;
-        std::vector<const Val*> with = extras[groups[i]];
+        std::vector<const Val*> with = extras[i];
         with.push_back(output);
-        if (!check(graph_->members(groups[i]), with)) continue;
-        extras[groups[i]] = std::move(with);
+        if (!check(groups[i], with)) continue;
+        extras[i] = std::move(with);
         written = true;
       }
       if (written) continue;

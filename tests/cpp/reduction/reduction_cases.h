@@ -225,6 +225,23 @@ inline const std::vector<ReductionCase>& reductionCases() {
                  {tensorOf({512, 1000}, DT::Float16), tensorOf({1000}, DT::Float16)},
                  S::OuterGrid,
                  1});
+    // A layer norm backward's weight and bias gradients, with xhat computed from per-row
+    // statistics (the segmenter recomputes it there rather than passing it as float32 rows):
+    // dw = sum_rows(dy * (float(x) - mean) * rstd), db = sum_rows(dy).
+    c.push_back({"outer_norm_weight_grads_bf16",
+                 fusionOf([](Fusion& f) {
+                   TensorView* dy = cast(makeSymbolicTensor(f, 2, DT::BFloat16), DT::Float32);
+                   TensorView* x = cast(makeSymbolicTensor(f, 2, DT::BFloat16), DT::Float32);
+                   TensorView* mean = broadcast(makeSymbolicTensor(f, 1), {false, true});
+                   TensorView* rstd = broadcast(makeSymbolicTensor(f, 1), {false, true});
+                   TensorView* xhat = mul(sub(x, mean), rstd);
+                   f.addOutput(cast(sum(mul(dy, xhat), {0}), DT::BFloat16));
+                   f.addOutput(cast(sum(dy, {0}), DT::BFloat16));
+                 }),
+                 {tensorOf({512, 1024}, DT::BFloat16), tensorOf({512, 1024}, DT::BFloat16),
+                  tensorOf({512}), positiveOf({512})},
+                 S::OuterGrid,
+                 1});
     c.push_back({"row_scale_epilogue",
                  fusionOf([](Fusion& f) {
                    TensorView* x = makeSymbolicTensor(f, 2);

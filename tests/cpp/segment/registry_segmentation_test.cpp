@@ -1,11 +1,13 @@
 // segmentFusion with the shipped schedulers, asked through the scheduler registry with the
 // sizes of one run: norm backwards the inner-outer scheduler refuses whole at these row
-// lengths come out as segments the schedulers accept, computing what the whole fusion does.
+// lengths come out as segments the schedulers accept, computing what the whole fusion does,
+// with the column sums computing xhat again from x instead of reading it from memory.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <sstream>
 
 #include "braze/segment/segmented_fusion.h"
 #include "segment/segment_test_fusions.h"
@@ -47,15 +49,52 @@ void expectAccepted(const SegmentedFusion& segmented, RegistrySegmentChecker& ch
   std::cout << segmented.toString();
 }
 
+// The tensors segments pass to later ones: "T11 float32 [4096, 16384] 268435456 bytes, segment
+// 0 -> 1", one line each, for the sizes the checker was made with.
+std::string describeBoundaries(const SegmentedFusion& segmented, RegistrySegmentChecker& checker) {
+  std::ostringstream os;
+  for (const Segment& segment : segmented.segments) {
+    for (const Val* input : segment.inputs) {
+      const auto* tv = input->dynCast<TensorView>();
+      if (tv == nullptr || segmented.original->isInput(tv)) continue;
+      const std::vector<int64_t> sizes = checker.sizesOf(*tv);
+      int64_t bytes = sizeInBytes(tv->dtype());
+      os << tv->name() << " " << toString(tv->dtype()) << " [";
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        os << (d ? ", " : "") << sizes[d];
+        bytes *= sizes[d];
+      }
+      os << "] " << bytes << " bytes, to segment " << segment.id << "\n";
+    }
+  }
+  return os.str();
+}
+
+// Whether a segment reads a float32 tensor of the rows' shape that another segment wrote.
+bool passesFloatRows(const SegmentedFusion& segmented) {
+  for (const Segment& segment : segmented.segments) {
+    for (const Val* input : segment.inputs) {
+      const auto* tv = input->dynCast<TensorView>();
+      if (tv == nullptr || segmented.original->isInput(tv)) continue;
+      if (tv->dtype() == DataType::Float32 && tv->logicalNoReductions().size() == 2) return true;
+    }
+  }
+  return false;
+}
+
 struct NormCase {
   Normalization kind;
   DataType dtype;
   int64_t rows;
   int64_t n;
+  /// Whether the segments pass xhat (float32 rows) without recomputation: not where the
+  /// inner-outer segment takes dw too (rows of 8192).
+  bool xhat_between_segments = true;
 };
 
 std::string caseName(const NormCase& c) {
-  return toString(c.kind) + "_" + std::string(toString(c.dtype)) + "_" + std::to_string(c.n);
+  return toString(c.kind) + "_" + std::string(toString(c.dtype)) + "_" + std::to_string(c.rows) +
+         "x" + std::to_string(c.n);
 }
 
 class NormBackwardSegmentationTest : public ::testing::TestWithParam<NormCase> {};
@@ -73,9 +112,19 @@ TEST_P(NormBackwardSegmentationTest, SplitIntoSegmentsTheSchedulersAccept) {
   const SegmentedFusion segmented = segmentFusion(*fusion, checker);
   EXPECT_GE(segmented.segments.size(), 2u);
   expectAccepted(segmented, checker, caseName(c));
-  // The column sums (dw, db) are a reduction segment of their own.
+  const std::string boundaries = describeBoundaries(segmented, checker);
+  std::cout << "passed between segments:\n" << (boundaries.empty() ? "nothing\n" : boundaries);
+  // The column sums (dw, db) are a reduction segment of their own, which computes xhat from x,
+  // mean and rstd rather than reading it as float32 rows.
   const Segment& last = segmented.segments.back();
   EXPECT_THAT(last.scheduler, HasSubstr("braze::reduction@"));
+  EXPECT_FALSE(passesFloatRows(segmented)) << boundaries << segmented.toString();
+  // Without recomputation, xhat is written and read back.
+  RegistrySegmentChecker materializing(registry(), *fusion,
+                                       test::normalizationInputSizes(c.kind, c.rows, c.n));
+  const SegmentedFusion materialized =
+      segmentFusion(*fusion, materializing, {.recompute_intermediates = false});
+  EXPECT_EQ(passesFloatRows(materialized), c.xhat_between_segments) << materialized.toString();
   // Small sizes, same segments: the pieces compute what the whole fusion computes.
   test::expectSameAsWhole(
       segmented,
@@ -84,12 +133,20 @@ TEST_P(NormBackwardSegmentationTest, SplitIntoSegmentsTheSchedulersAccept) {
 
 INSTANTIATE_TEST_SUITE_P(
     RowsTooLongForColumnSums, NormBackwardSegmentationTest,
-    ::testing::Values(NormCase{Normalization::LayerNormBackward, DataType::BFloat16, 1024, 8192},
-                      NormCase{Normalization::LayerNormBackward, DataType::Float32, 1024, 8192},
-                      NormCase{Normalization::LayerNormBackward, DataType::BFloat16, 1024, 16384},
-                      NormCase{Normalization::LayerNormBackward, DataType::Float32, 1024, 16384},
-                      NormCase{Normalization::RmsNormBackward, DataType::BFloat16, 1024, 16384},
-                      NormCase{Normalization::RmsNormBackward, DataType::Float32, 1024, 16384}),
+    ::testing::Values(NormCase{Normalization::LayerNormBackward, DataType::BFloat16, 1024, 8192,
+                               /*xhat_between_segments=*/false},
+                      NormCase{Normalization::LayerNormBackward, DataType::Float32, 1024, 8192,
+                               /*xhat_between_segments=*/false},
+                      NormCase{Normalization::LayerNormBackward, DataType::BFloat16, 4096, 16384},
+                      NormCase{Normalization::LayerNormBackward, DataType::Float32, 4096, 16384},
+                      NormCase{Normalization::LayerNormBackward, DataType::BFloat16, 1024, 65536},
+                      NormCase{Normalization::LayerNormBackward, DataType::Float32, 1024, 65536},
+                      NormCase{Normalization::RmsNormBackward, DataType::BFloat16, 4096, 16384},
+                      NormCase{Normalization::RmsNormBackward, DataType::Float32, 4096, 16384},
+                      NormCase{Normalization::RmsNormBackward, DataType::BFloat16, 1024, 65536},
+                      NormCase{Normalization::RmsNormBackward, DataType::Float32, 1024, 65536},
+                      NormCase{Normalization::LayerNormBackward, DataType::BFloat16, 256, 262144},
+                      NormCase{Normalization::RmsNormBackward, DataType::BFloat16, 256, 262144}),
     [](const auto& info) { return caseName(info.param); });
 
 TEST(RegistrySegmentationTest, ReductionsOverTwoAxesAreTwoReductionSegments) {

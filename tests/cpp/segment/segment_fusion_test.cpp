@@ -11,6 +11,7 @@
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 #include "braze/segment/segmented_fusion.h"
+#include "segment/function_checker.h"
 #include "segment/segment_test_fusions.h"
 #include "segment/segmented_evaluation.h"
 #include "support/error_matchers.h"
@@ -20,25 +21,11 @@
 namespace braze {
 namespace {
 
+using test::computes;
+using test::FunctionChecker;
 using test::StructuralSegmentChecker;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// A checker given as a function.
-class FunctionChecker : public SegmentChecker {
- public:
-  explicit FunctionChecker(std::function<std::optional<std::string>(const Segment&)> decide)
-      : decide_(std::move(decide)) {}
-  std::optional<std::string> accepts(const Segment& segment) override { return decide_(segment); }
-
- private:
-  std::function<std::optional<std::string>(const Segment&)> decide_;
-};
-
-bool computes(const Segment& segment, OpKind op) {
-  return std::any_of(segment.exprs.begin(), segment.exprs.end(),
-                     [op](const Expr* expr) { return expr->op() == op; });
-}
 
 class SegmentEveryCaseTest : public ::testing::TestWithParam<std::tuple<test::SegmentCase, bool>> {
 };
@@ -97,11 +84,20 @@ TEST(SegmentFusionTest, ReductionsOverTwoAxesAreTwoSegmentsEachComputingTheForwa
   EXPECT_THAT(segmented.segments[0].outputs, ElementsAre(fusion->outputs()[0]));
   EXPECT_THAT(segmented.segments[1].outputs, ElementsAre(fusion->outputs()[1]));
 
-  // Without forwarding the tanh is merged with one sum and written for the other.
-  const SegmentedFusion unforwarded =
-      segmentFusion(*fusion, checker, {.forward_input_chains = false});
+  // Without forwarding the tanh is merged with one sum and written for the other, unless the
+  // other computes it again from x (as many bytes to read as the tanh, and no write).
+  const SegmentedFusion unforwarded = segmentFusion(
+      *fusion, checker, {.forward_input_chains = false, .recompute_intermediates = false});
   ASSERT_EQ(unforwarded.segments.size(), 2u);
   EXPECT_EQ(unforwarded.segments[0].outputs.size(), 2u);
+  const SegmentedFusion recomputed =
+      segmentFusion(*fusion, checker, {.forward_input_chains = false});
+  ASSERT_EQ(recomputed.segments.size(), 2u);
+  for (const Segment& segment : recomputed.segments) {
+    EXPECT_THAT(segment.inputs, ElementsAre(fusion->inputs()[0]));
+    EXPECT_EQ(segment.outputs.size(), 1u);
+    EXPECT_TRUE(computes(segment, OpKind::Tanh));
+  }
 }
 
 TEST(SegmentFusionTest, AForwardedTensorThatIsAnOutputIsWrittenOnce) {

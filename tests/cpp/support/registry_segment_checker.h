@@ -60,14 +60,19 @@ class RegistrySegmentChecker : public SegmentChecker {
         scalars.push_back(evaluator_.evaluateOrThrow(input, "scalar input " + input->name()));
         continue;
       }
-      std::vector<int64_t> shape;
-      for (const IterDomain* id : tv->logicalNoReductions()) {
-        shape.push_back(
-            toInt64(evaluator_.evaluateOrThrow(id->logicalExtent(), "an extent of " + tv->name())));
-      }
-      sizes.push_back(std::move(shape));
+      sizes.push_back(sizesOf(*tv));
     }
     return contiguousRuntimeInfo(*segment.fusion, sizes, scalars, device_);
+  }
+
+  /// The sizes of an original tensor (its user-visible dims) for the original's sizes.
+  std::vector<int64_t> sizesOf(const TensorView& tv) {
+    std::vector<int64_t> shape;
+    for (const IterDomain* id : tv.logicalNoReductions()) {
+      shape.push_back(
+          toInt64(evaluator_.evaluateOrThrow(id->logicalExtent(), "an extent of " + tv.name())));
+    }
+    return shape;
   }
 
   int64_t calls = 0;

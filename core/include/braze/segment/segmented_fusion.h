@@ -27,9 +27,9 @@ struct Segment {
   std::unique_ptr<Fusion> fusion;
   std::vector<const Val*> inputs;   ///< original Val of each fusion->inputs()[i]
   std::vector<const Val*> outputs;  ///< original TensorView of each fusion->outputs()[i]
-  /// The original Exprs the segment computes, topologically ordered; forwarded ones (replicated
-  /// into several segments) included, and the scalar Exprs copied for its extents and scalar
-  /// operands.
+  /// The original Exprs the segment computes, topologically ordered; forwarded and recomputed
+  /// ones (replicated into several segments) included, and the scalar Exprs copied for its
+  /// extents and scalar operands.
   std::vector<const Expr*> exprs;
   /// The scheduler that accepted the segment while segmenting ("id@version"), or empty.
   std::string scheduler;
@@ -72,6 +72,15 @@ struct SegmenterOptions {
   /// broadcast, expand, squeeze or set; and factories (full, iota). Only such Exprs that some
   /// other Expr needs are forwarded.
   bool forward_input_chains = true;
+  /// After merging, let a segment compute again an intermediate another segment would write
+  /// for it, when the Exprs computing it are cheap (elementwise, casts, broadcast, expand,
+  /// squeeze, set: no reductions) and the sources they read that the segment does not read
+  /// already (fusion inputs, tensors some segment writes anyway) take fewer bytes than the
+  /// segment saves: the intermediate's read, and its write when no one else reads it. The
+  /// writer then drops it from its outputs. Kept only where the checker accepts every changed
+  /// segment. (A layer norm backward's column sums read x, 2 bytes an element in bfloat16,
+  /// instead of xhat, written and read as float32.)
+  bool recompute_intermediates = true;
   /// The bytes of an original tensor, which orders merges (the largest intermediates are kept
   /// on chip first). Nullopt or unset: the dtype's size times the product of the tensor's
   /// user-visible extents, a symbolic extent counting as kSymbolicExtent elements. A runtime
@@ -107,9 +116,11 @@ Segment extractSegment(const Fusion& original, std::span<const Expr* const> expr
 /// accepted; then groups that read a common tensor (siblings, such as two column sums of one
 /// input), the same way. Two groups that another path connects (A -> C -> B) merge only
 /// together with every group on such paths, so no cycle appears. Scalar Exprs and forwarded
-/// Exprs (SegmenterOptions) are replicated into each segment that needs them. The checker is
-/// asked at most once per candidate group. Cost: near-linear in the number of Exprs while
-/// segments stay small (each accepted merge extracts the merged group once).
+/// Exprs (SegmenterOptions) are replicated into each segment that needs them. Then
+/// intermediates cheaper to compute again than to pass through memory are recomputed by their
+/// readers (SegmenterOptions::recompute_intermediates). The checker is asked at most once per
+/// candidate group and set of outputs. Cost: near-linear in the number of Exprs while segments
+/// stay small (each accepted merge or recomputation extracts the changed groups once).
 SegmentedFusion segmentFusion(const Fusion& fusion, SegmentChecker& checker,
                               const SegmenterOptions& options = {});
 
