@@ -143,14 +143,7 @@ void rawLaunches(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
   int64_t i = 0;
   for (auto _ : state) {
     for (size_t k = 0; k < p.functions.size(); ++k) {
-      CUlaunchConfig config{};
-      config.gridDimX = static_cast<unsigned>(p.launches[k].grid[0]);
-      config.gridDimY = static_cast<unsigned>(p.launches[k].grid[1]);
-      config.gridDimZ = static_cast<unsigned>(p.launches[k].grid[2]);
-      config.blockDimX = static_cast<unsigned>(p.launches[k].block[0]);
-      config.blockDimY = static_cast<unsigned>(p.launches[k].block[1]);
-      config.blockDimZ = static_cast<unsigned>(p.launches[k].block[2]);
-      config.sharedMemBytes = static_cast<unsigned>(p.launches[k].dynamic_shared_memory_bytes);
+      CUlaunchConfig config = launchConfigOf(p.launches[k], nullptr);
       api.launchKernelEx(&config, p.functions[k], p.arguments[k].pointers(), nullptr);
     }
     if (++i % kSyncEvery == 0) api.ctxSynchronize();

@@ -44,6 +44,17 @@ std::vector<int64_t> evaluatedSizes(const TensorView& tv, ExpressionEvaluator& e
   return sizes;
 }
 
+/// The bytes of `tv` for this run's sizes, or nullopt when an extent is unknown.
+std::optional<int64_t> bytesOf(const TensorView& tv, ExpressionEvaluator& extents) {
+  int64_t numel = 1;
+  for (const IterDomain* id : tv.logicalNoReductions()) {
+    std::optional<ScalarValue> extent = extents.evaluate(id->logicalExtent());
+    if (!extent) return std::nullopt;
+    numel *= toInt64(*extent);
+  }
+  return numel * sizeInBytes(tv.dtype());
+}
+
 /// Int64 indexing when some tensor of the run could overflow Int32 offsets.
 DataType indexTypeFor(const Fusion& fusion, const RunContext& context) {
   for (const TensorView* tv : fusion.allTensors()) {
@@ -146,6 +157,24 @@ RunContext RunContext::of(const Fusion& fusion, const std::vector<FusionArgument
   return context;
 }
 
+std::vector<DeviceTensor> ExecutionPlan::outputTensors(
+    const std::vector<FusionArgument>& arguments,
+    std::span<const std::shared_ptr<driver::DeviceMemory>> memory) const {
+  std::vector<DeviceTensor> tensors;
+  tensors.reserve(outputs.size());
+  for (const host::ValueRef& ref : outputs) {
+    if (ref.kind == host::SlotKind::Input) {
+      tensors.push_back(std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]));
+      continue;
+    }
+    const Buffer& buffer = buffers[static_cast<size_t>(ref.index)];
+    const std::shared_ptr<driver::DeviceMemory>& block = memory[static_cast<size_t>(ref.index)];
+    tensors.push_back(DeviceTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides,
+                                           block ? block->pointer() : 0, device, block));
+  }
+  return tensors;
+}
+
 CUdeviceptr ExecutionPlan::workspaceFor(CUstream stream) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [owner, memory] : workspaces_) {
@@ -173,14 +202,8 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
     RegistryChecker checker(info, registry);
     SegmenterOptions segmenter_options;
     // Merges keep the largest intermediates on chip: their real sizes, for these inputs.
-    segmenter_options.tensor_bytes = [&](const TensorView& tv) -> std::optional<int64_t> {
-      int64_t numel = 1;
-      for (const IterDomain* id : tv.logicalNoReductions()) {
-        std::optional<ScalarValue> extent = context.extents->evaluate(id->logicalExtent());
-        if (!extent) return std::nullopt;
-        numel *= toInt64(*extent);
-      }
-      return numel * sizeInBytes(tv.dtype());
+    segmenter_options.tensor_bytes = [&](const TensorView& tv) {
+      return bytesOf(tv, *context.extents);
     };
     segmented_ = segmentFusion(fusion, checker, segmenter_options);
   }
@@ -487,15 +510,7 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
         parameter_pointers.resize(launch.parameter_offsets.size());
         for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
           parameter_pointers[i] = parameters.data() + launch.parameter_offsets[i];
-        CUlaunchConfig config{};
-        config.gridDimX = static_cast<unsigned>(launch.launch.grid[0]);
-        config.gridDimY = static_cast<unsigned>(launch.launch.grid[1]);
-        config.gridDimZ = static_cast<unsigned>(launch.launch.grid[2]);
-        config.blockDimX = static_cast<unsigned>(launch.launch.block[0]);
-        config.blockDimY = static_cast<unsigned>(launch.launch.block[1]);
-        config.blockDimZ = static_cast<unsigned>(launch.launch.block[2]);
-        config.sharedMemBytes = static_cast<unsigned>(launch.launch.dynamic_shared_memory_bytes);
-        config.hStream = stream;
+        CUlaunchConfig config = launchConfigOf(launch.launch, stream);
         const CUresult result =
             api.launchKernelEx(&config, launch.function, parameter_pointers.data(), nullptr);
         if (result != CUDA_SUCCESS) {
@@ -509,18 +524,7 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
       }
     }
   }
-  std::vector<DeviceTensor> outputs;
-  outputs.reserve(plan.outputs.size());
-  for (const ValueRef& ref : plan.outputs) {
-    if (ref.kind == SlotKind::Input) {
-      outputs.push_back(std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]));
-      continue;
-    }
-    const ExecutionPlan::Buffer& buffer = plan.buffers[static_cast<size_t>(ref.index)];
-    const auto& memory = buffers[static_cast<size_t>(ref.index)];
-    outputs.push_back(DeviceTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides,
-                                           memory ? memory->pointer() : 0, plan.device, memory));
-  }
+  std::vector<DeviceTensor> outputs = plan.outputTensors(arguments, buffers);
   buffers.clear();  // the outputs keep theirs; intermediates were freed by Deallocate
   return outputs;
 }
@@ -569,15 +573,7 @@ void FusionKernelRuntime::writeSegmentsDot(const RunContext& context) const {
     const SchedulerChoice& choice = kernels_[static_cast<size_t>(segment.id)].choice;
     return std::vector<std::string>{choice.summary};
   };
-  annotations.tensor_bytes = [&](const TensorView& tv) -> std::optional<int64_t> {
-    int64_t numel = 1;
-    for (const IterDomain* id : tv.logicalNoReductions()) {
-      std::optional<ScalarValue> extent = context.extents->evaluate(id->logicalExtent());
-      if (!extent) return std::nullopt;
-      numel *= toInt64(*extent);
-    }
-    return numel * sizeInBytes(tv.dtype());
-  };
+  annotations.tensor_bytes = [&](const TensorView& tv) { return bytesOf(tv, *context.extents); };
   std::filesystem::path folder = options_.dump.folder;
   if (folder.empty()) {
     const char* tmp = std::getenv("TMPDIR");

@@ -152,20 +152,7 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
   }
   driver::checkDriver(api.graphLaunch(instance.exec, stream), "cuGraphLaunch");
 
-  std::vector<DeviceTensor> outputs;
-  outputs.reserve(plan.outputs.size());
-  for (const ValueRef& ref : plan.outputs) {
-    if (ref.kind == SlotKind::Input) {
-      outputs.push_back(std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]));
-      continue;
-    }
-    const ExecutionPlan::Buffer& buffer = plan.buffers[static_cast<size_t>(ref.index)];
-    const std::shared_ptr<driver::DeviceMemory>& memory =
-        instance.buffers[static_cast<size_t>(ref.index)];
-    outputs.push_back(DeviceTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides,
-                                           memory->pointer(), plan.device, memory));
-  }
-  return outputs;
+  return plan.outputTensors(arguments, instance.buffers);
 }
 
 }  // namespace braze

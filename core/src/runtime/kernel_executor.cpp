@@ -493,15 +493,7 @@ std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument
     return outputs;
   }
 
-  CUlaunchConfig config{};
-  config.gridDimX = static_cast<unsigned>(plan.launch.grid[0]);
-  config.gridDimY = static_cast<unsigned>(plan.launch.grid[1]);
-  config.gridDimZ = static_cast<unsigned>(plan.launch.grid[2]);
-  config.blockDimX = static_cast<unsigned>(plan.launch.block[0]);
-  config.blockDimY = static_cast<unsigned>(plan.launch.block[1]);
-  config.blockDimZ = static_cast<unsigned>(plan.launch.block[2]);
-  config.sharedMemBytes = static_cast<unsigned>(plan.launch.dynamic_shared_memory_bytes);
-  config.hStream = stream;
+  CUlaunchConfig config = launchConfigOf(plan.launch, stream);
   driver::checkDriver(
       driver::driverApi().launchKernelEx(&config, function, arguments.pointers(), nullptr),
       "cuLaunchKernelEx",

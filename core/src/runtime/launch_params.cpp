@@ -78,4 +78,17 @@ void checkLaunchLimits(const LaunchParams& params, const driver::DevicePropertie
       << "; the schedule must keep less in shared memory";
 }
 
+CUlaunchConfig launchConfigOf(const LaunchParams& params, CUstream stream) {
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(params.grid[0]);
+  config.gridDimY = static_cast<unsigned>(params.grid[1]);
+  config.gridDimZ = static_cast<unsigned>(params.grid[2]);
+  config.blockDimX = static_cast<unsigned>(params.block[0]);
+  config.blockDimY = static_cast<unsigned>(params.block[1]);
+  config.blockDimZ = static_cast<unsigned>(params.block[2]);
+  config.sharedMemBytes = static_cast<unsigned>(params.dynamic_shared_memory_bytes);
+  config.hStream = stream;
+  return config;
+}
+
 }  // namespace braze

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -118,6 +119,12 @@ class ExecutionPlan {
   ~ExecutionPlan();
   ExecutionPlan(const ExecutionPlan&) = delete;
   ExecutionPlan& operator=(const ExecutionPlan&) = delete;
+
+  /// The fusion's outputs after a run whose buffer i is `memory[i]`: views of the buffers, or
+  /// the input an output is.
+  std::vector<DeviceTensor> outputTensors(
+      const std::vector<FusionArgument>& arguments,
+      std::span<const std::shared_ptr<driver::DeviceMemory>> memory) const;
 
   /// The zeroed workspace block for `stream` (allocated and zeroed on first use).
   CUdeviceptr workspaceFor(CUstream stream) const;

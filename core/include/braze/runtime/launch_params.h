@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cuda.h>
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -23,6 +25,9 @@ struct LaunchParams {
   /// "grid (4, 1, 1) block (128, 1, 1) dynamic smem 0 bytes".
   std::string toString() const;
 };
+
+/// The driver's launch configuration for `params` on `stream` (no attributes).
+CUlaunchConfig launchConfigOf(const LaunchParams& params, CUstream stream);
 
 /// Evaluates `extents` with the scalars bound in `scalars` (null entries are 1). An extent
 /// that depends on something unbound, or is negative, is an Error naming it and

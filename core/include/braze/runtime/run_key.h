@@ -35,6 +35,8 @@ class RunKey {
   };
 
  private:
+  template <typename Argument>
+  static RunKey of(const std::vector<Argument>& arguments, std::string_view options, bool exact);
   void addTensor(int64_t kind, DataType dtype, int64_t device, const std::vector<int64_t>& sizes,
                  const std::vector<int64_t>& strides, uint64_t data, bool exact);
   void addScalar(const ScalarValue& value, bool exact);
@@ -47,17 +49,18 @@ class RunKey {
 // ---- implementation
 
 template <typename Argument>
-RunKey RunKey::exact(const std::vector<Argument>& arguments, std::string_view options) {
+RunKey RunKey::of(const std::vector<Argument>& arguments, std::string_view options, bool exact) {
   RunKey key;
   key.words_.reserve(arguments.size() * 8 + 2);
   for (const Argument& argument : arguments) {
     if (const auto* device = std::get_if<DeviceTensor>(&argument)) {
       key.addTensor(1, device->dtype(), device->device(), device->sizes(), device->strides(),
-                    device->data(), true);
+                    device->data(), exact);
     } else if (const auto* host = std::get_if<HostTensor>(&argument)) {
-      key.addTensor(2, host->dtype(), -1, host->sizes(), host->strides(), 16, true);
+      // Copied to a fresh device allocation: aligned for every vector access.
+      key.addTensor(2, host->dtype(), -1, host->sizes(), host->strides(), 16, exact);
     } else {
-      key.addScalar(std::get<ScalarValue>(argument), true);
+      key.addScalar(std::get<ScalarValue>(argument), exact);
     }
   }
   key.finish(options);
@@ -65,20 +68,13 @@ RunKey RunKey::exact(const std::vector<Argument>& arguments, std::string_view op
 }
 
 template <typename Argument>
+RunKey RunKey::exact(const std::vector<Argument>& arguments, std::string_view options) {
+  return of(arguments, options, true);
+}
+
+template <typename Argument>
 RunKey RunKey::signature(const std::vector<Argument>& arguments, std::string_view options) {
-  RunKey key;
-  for (const Argument& argument : arguments) {
-    if (const auto* device = std::get_if<DeviceTensor>(&argument)) {
-      key.addTensor(1, device->dtype(), device->device(), device->sizes(), device->strides(),
-                    device->data(), false);
-    } else if (const auto* host = std::get_if<HostTensor>(&argument)) {
-      key.addTensor(2, host->dtype(), -1, host->sizes(), host->strides(), 16, false);
-    } else {
-      key.addScalar(std::get<ScalarValue>(argument), false);
-    }
-  }
-  key.finish(options);
-  return key;
+  return of(arguments, options, false);
 }
 
 }  // namespace braze
