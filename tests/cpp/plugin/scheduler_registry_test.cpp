@@ -285,6 +285,25 @@ TEST(SchedulerRegistry, PluginThatCrashesWhileLoadingIsProbedAndSkipped) {
   EXPECT_FALSE(cache.find(pluginFileKey(crash)).has_value());
 }
 
+TEST(SchedulerRegistry, CorruptManifestIsReportedOnceWithItsPathAndFix) {
+  IsolatedOptions isolated;
+  auto library = isolated.install.install("fixture_good", "test::good", "1.0.0");
+  TempPluginDir::writeManifest(library, "not json");
+  SchedulerRegistry registry(isolated.options);
+  EXPECT_TRUE(registry.entries().empty());
+  ASSERT_EQ(registry.failures().size(), 1u);
+  const auto& [path, reason] = registry.failures()[0];
+  EXPECT_EQ(path, manifestPathFor(library));
+  EXPECT_THAT(reason, ::testing::StartsWith("plugin '" + path.string() +
+                                            "' failed the manifest check: expected JSON, found "
+                                            "a syntax error (parse error at line 1"));
+  EXPECT_THAT(reason, ::testing::EndsWith(". Rebuild the plugin with the Braze SDK matching this "
+                                          "Braze: its braze_add_scheduler_plugin writes the "
+                                          "manifest."));
+  EXPECT_EQ(reason.find(path.string()), reason.rfind(path.string()));
+  EXPECT_EQ(reason.find("Rebuild"), reason.rfind("Rebuild"));
+}
+
 TEST(SchedulerRegistry, PluginThatHangsWhileLoadingTimesOut) {
   IsolatedOptions isolated;
   isolated.install.install("fixture_hang", "test::hang", "1.0.0");
