@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The SDK as a vendor uses it: install Braze into a temporary prefix, build the out-of-tree
-# example plugin (sdk/examples/flat_elementwise) against that prefix only, then check that
+# example plugin from the copy installed with the SDK's guide
+# (<prefix>/share/braze/sdk/examples/flat_elementwise) against that prefix only, then check that
 # Braze's registry loads it and chooses it by name, first from its build folder, then installed
 # beside Braze's own plugins (where installing rewrote its RPATH and its manifest).
 #
@@ -18,10 +19,16 @@ step() { echo "== $*"; }
 step "install Braze into $prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 
-step "build the example against the installed package"
+step "the SDK's guide and its example are installed"
+guide=$prefix/share/braze/sdk
+test -f "$guide/README.md" || { echo "no SDK guide at $guide/README.md"; exit 1; }
+diff -r "$source/sdk/examples/flat_elementwise" "$guide/examples/flat_elementwise" ||
+  { echo "the installed example differs from sdk/examples/flat_elementwise"; exit 1; }
+
+step "build the installed example against the installed package"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$source/sdk/examples/flat_elementwise" -B "$work/example" -G Ninja \
+cmake -S "$guide/examples/flat_elementwise" -B "$work/example" -G Ninja \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "${launcher[@]}" >"$work/configure.log"
 grep -q "Braze_DIR:PATH=$prefix/" "$work/example/CMakeCache.txt" ||
   { echo "the example did not find Braze in $prefix"; grep Braze_DIR "$work/example/CMakeCache.txt"; exit 1; }

@@ -7,6 +7,19 @@
 
 #include "braze/plugin/plugin_loader.h"
 
+// In a sanitized build the sanitizers' runtime catches deadly signals, prints its report and
+// exits with status 1; the registry tells a plugin that crashed while loading by the signal
+// the scanner died of. So deadly signals kill the scanner as they would without a sanitizer.
+// (These hooks are read by the sanitizers' runtime when there is one; otherwise unused.)
+constexpr const char* kDeadlySignalsKill =
+    "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0";
+extern "C" __attribute__((used, visibility("default"))) const char* __asan_default_options() {
+  return kDeadlySignalsKill;
+}
+extern "C" __attribute__((used, visibility("default"))) const char* __ubsan_default_options() {
+  return kDeadlySignalsKill;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: braze-plugin-scanner LIBRARY\n");

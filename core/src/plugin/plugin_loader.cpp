@@ -21,8 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kRebuild = "Rebuild the plugin with the Braze SDK matching this Braze.";
-
 #if defined(__x86_64__)
 constexpr uint16_t kHostMachine = 62;  // EM_X86_64
 constexpr const char* kHostMachineName = "x86-64";
@@ -97,13 +95,8 @@ PluginManifest checkManifest(const fs::path& library) {
                       "a manifest at '" + manifest_path.string() + "'", "none",
                       "Install the .braze-plugin.json the SDK wrote beside the library.");
   }
-  PluginManifest manifest;
-  try {
-    manifest = readManifest(manifest_path);
-  } catch (const Error& e) {
-    throw PluginError(library, PluginStage::Manifest, "a valid manifest",
-                      "an invalid one: " + std::string(e.what()), kRebuild);
-  }
+  // An invalid manifest throws a PluginError naming the manifest, what is wrong and the fix.
+  PluginManifest manifest = readManifest(manifest_path);
   if (manifest.library != library.filename().string()) {
     throw PluginError(library, PluginStage::Manifest,
                       "the manifest to name library " + inQuotes(library.filename().string()),
@@ -218,14 +211,7 @@ auto importFunction(const boost::dll::shared_library& library, const char* name)
 
 fs::path pluginLibraryPath(const fs::path& library_or_manifest) {
   if (!isManifestPath(library_or_manifest)) return library_or_manifest;
-  PluginManifest manifest;
-  try {
-    manifest = readManifest(library_or_manifest);
-  } catch (const Error& e) {
-    throw PluginError(library_or_manifest, PluginStage::Manifest, "a valid manifest",
-                      "an invalid one: " + std::string(e.what()), kRebuild);
-  }
-  return library_or_manifest.parent_path() / manifest.library;
+  return library_or_manifest.parent_path() / readManifest(library_or_manifest).library;
 }
 
 PluginManifest checkPluginWithoutLoading(const fs::path& library_or_manifest) {

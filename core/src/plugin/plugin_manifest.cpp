@@ -4,32 +4,36 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "braze/error.h"
+#include "braze/plugin/plugin_error.h"
 
 namespace braze {
 namespace {
 
 constexpr const char* kManifestSuffix = ".braze-plugin.json";
+constexpr const char* kRebuild =
+    "Rebuild the plugin with the Braze SDK matching this Braze: its braze_add_scheduler_plugin "
+    "writes the manifest.";
 
 using Json = nlohmann::json;
+
+/// A manifest that cannot be used: its path, what was expected and found, and the one fix.
+[[noreturn]] void invalid(const std::string& origin, const std::string& expected,
+                          const std::string& found, const std::string& fix = kRebuild) {
+  throw PluginError(origin, PluginStage::Manifest, expected, found, fix);
+}
 
 /// Reads `object[key]` as T, or throws naming the manifest, the key and the expected type.
 template <typename T>
 T field(const Json& object, const char* key, const char* expected, const std::string& where,
         const std::string& origin) {
+  const std::string name = "field \"" + std::string(key) + "\" of " + where;
   auto it = object.find(key);
-  BRAZE_USER_CHECK(it != object.end())
-      << "plugin manifest '" << origin << "': " << where << " has no field \"" << key
-      << "\" (expected " << expected << "). Rebuild the plugin with the Braze SDK's "
-      << "braze_add_scheduler_plugin, which writes the manifest.";
+  if (it == object.end()) invalid(origin, name + " (" + expected + ")", "none");
   try {
     return it->get<T>();
   } catch (const Json::exception&) {
-    BRAZE_USER_CHECK(false) << "plugin manifest '" << origin << "': " << where << " field \"" << key
-                            << "\" should be " << expected << ", found " << it->dump()
-                            << ". Rebuild the plugin with the Braze SDK.";
+    invalid(origin, name + " to be " + expected, it->dump());
   }
-  return T{};
 }
 
 }  // namespace
@@ -52,35 +56,37 @@ PluginManifest parseManifest(const std::string& text, const std::string& origin)
   try {
     json = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    BRAZE_USER_CHECK(false) << "plugin manifest '" << origin << "': expected JSON, found a "
-                            << "syntax error (" << e.what()
-                            << "). Rebuild the plugin with the Braze SDK.";
+    // nlohmann's messages start with "[json.exception.parse_error.101] ": keep what follows.
+    const std::string detail = e.what();
+    const size_t bracket = detail.find("] ");
+    invalid(origin, "JSON",
+            "a syntax error (" +
+                (bracket == std::string::npos ? detail : detail.substr(bracket + 2)) + ")");
   }
-  BRAZE_USER_CHECK(json.is_object())
-      << "plugin manifest '" << origin << "': expected a JSON object, found " << json.type_name()
-      << ". Rebuild the plugin with the Braze SDK.";
+  if (!json.is_object()) invalid(origin, "a JSON object", json.type_name());
   PluginManifest manifest;
   const std::string top = "the manifest";
   manifest.format_version = field<int>(json, "format_version", "an integer", top, origin);
-  BRAZE_USER_CHECK(manifest.format_version == PluginManifest::kFormatVersion)
-      << "plugin manifest '" << origin << "': expected format_version "
-      << PluginManifest::kFormatVersion << ", found " << manifest.format_version
-      << ". Rebuild the plugin with an SDK matching this Braze.";
+  if (manifest.format_version != PluginManifest::kFormatVersion) {
+    invalid(origin, "format_version " + std::to_string(PluginManifest::kFormatVersion),
+            std::to_string(manifest.format_version));
+  }
   manifest.library = field<std::string>(json, "library", "a file name", top, origin);
   manifest.sha256 = field<std::string>(json, "sha256", "64 hex digits", top, origin);
-  BRAZE_USER_CHECK(manifest.sha256.size() == 64 &&
-                   manifest.sha256.find_first_not_of("0123456789abcdef") == std::string::npos)
-      << "plugin manifest '" << origin << "': expected sha256 as 64 lowercase hex digits, found \""
-      << manifest.sha256 << "\". Rebuild the plugin with the Braze SDK.";
+  if (manifest.sha256.size() != 64 ||
+      manifest.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    invalid(origin, "sha256 as 64 lowercase hex digits", "\"" + manifest.sha256 + "\"");
+  }
   Json abi = field<Json>(json, "abi", "an object {\"major\", \"minor\"}", top, origin);
   manifest.abi_major = field<uint32_t>(abi, "major", "an unsigned integer", "abi", origin);
   manifest.abi_minor = field<uint32_t>(abi, "minor", "an unsigned integer", "abi", origin);
   manifest.build_tag = field<std::string>(json, "build_tag", "a string", top, origin);
   manifest.package_version = field<std::string>(json, "package_version", "a string", top, origin);
   Json schedulers = field<Json>(json, "schedulers", "an array", top, origin);
-  BRAZE_USER_CHECK(schedulers.is_array() && !schedulers.empty())
-      << "plugin manifest '" << origin << "': expected \"schedulers\" to be a non-empty array, "
-      << "found " << schedulers.dump() << ". A plugin must provide at least one scheduler.";
+  if (!schedulers.is_array() || schedulers.empty()) {
+    invalid(origin, "\"schedulers\" to be a non-empty array (a plugin provides at least one)",
+            schedulers.dump());
+  }
   for (size_t i = 0; i < schedulers.size(); ++i) {
     std::string where = "schedulers[" + std::to_string(i) + "]";
     ManifestScheduler scheduler;
@@ -96,9 +102,10 @@ PluginManifest parseManifest(const std::string& text, const std::string& origin)
 
 PluginManifest readManifest(const std::filesystem::path& path) {
   std::ifstream in(path);
-  BRAZE_USER_CHECK(in.good()) << "plugin manifest '" << path.string()
-                              << "': expected a readable file, found none. Install the "
-                              << "manifest the SDK wrote beside the library.";
+  if (!in.good()) {
+    invalid(path.string(), "a readable file", "none",
+            "Install the .braze-plugin.json the SDK wrote beside the library.");
+  }
   std::stringstream text;
   text << in.rdbuf();
   return parseManifest(text.str(), path.string());

@@ -16,7 +16,14 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(begin, end - begin + 1));
 }
 
-/// "1" matches 1.x.y, "1.2" matches 1.2.y, "1.2.3" only itself.
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+}  // namespace
+
 bool versionMatchesPin(const std::string& version, const std::string& pin) {
   auto parsed = SemanticVersion::parse(version);
   auto wanted = SemanticVersion::parse(pin);
@@ -27,8 +34,6 @@ bool versionMatchesPin(const std::string& version, const std::string& pin) {
   if (parts >= 3 && parsed->patch != wanted->patch) return false;
   return true;
 }
-
-}  // namespace
 
 std::optional<SemanticVersion> SemanticVersion::parse(std::string_view text) {
   SemanticVersion version;
@@ -87,16 +92,25 @@ SchedulerFilter SchedulerFilter::parse(std::string_view text) {
   return filter;
 }
 
-std::optional<std::string> SchedulerFilter::refusal(const std::string& id,
-                                                    const std::string& version) const {
+std::optional<std::string> SchedulerFilter::refusal(
+    const std::string& id, const std::string& version,
+    const std::vector<std::string>& installed) const {
   bool listed = false;
   for (const Item& item : items_) {
     if (!schedulerNameMatches(item.name, id)) continue;
     if (item.deny) return "denied by BRAZE_SCHEDULERS item '-" + item.name + "'";
     listed = true;
     if (!item.pin.empty() && !versionMatchesPin(version, item.pin)) {
-      return "version " + version + " does not match the pin '" + item.name + "@" + item.pin +
-             "' in BRAZE_SCHEDULERS";
+      const std::string pin = "'" + item.name + "@" + item.pin + "' in BRAZE_SCHEDULERS";
+      const bool any_matches = std::any_of(installed.begin(), installed.end(), [&](const auto& v) {
+        return versionMatchesPin(v, item.pin);
+      });
+      if (installed.empty() || any_matches) {
+        return "version " + version + " does not match the pin " + pin;
+      }
+      return "the pin " + pin + " matches no installed version of " + id +
+             " (installed: " + joined(installed) + "); pin one of those, or install " + id + "@" +
+             item.pin;
     }
   }
   if (!listed && deny_others_) return "not listed in BRAZE_SCHEDULERS, which ends with '-*'";

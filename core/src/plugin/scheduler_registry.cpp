@@ -58,6 +58,25 @@ std::string display(const SchedulerEntry& entry) {
   return entry.id + "@" + entry.version;
 }
 
+/// "id@version (status)", with the reason when it is not available: what a list shows.
+std::string displayWithStatus(const SchedulerEntry& entry) {
+  return display(entry) + " (" + entry.status + (entry.reason.empty() ? "" : ": " + entry.reason) +
+         ")";
+}
+
+/// The entries `name` names (an id, or the part of one after "::"), highest version first.
+std::vector<const SchedulerEntry*> entriesNamed(const std::vector<SchedulerEntry>& entries,
+                                                const std::string& name) {
+  std::vector<const SchedulerEntry*> named;
+  for (const SchedulerEntry& entry : entries) {
+    if (schedulerNameMatches(name, entry.id)) named.push_back(&entry);
+  }
+  std::stable_sort(named.begin(), named.end(), [](const auto* a, const auto* b) {
+    return versionOf(a->version) > versionOf(b->version);
+  });
+  return named;
+}
+
 /// Owns one scheduler instance for the duration of a choice.
 class Instance {
  public:
@@ -108,16 +127,20 @@ SchedulerRegistry::SchedulerRegistry(RegistryOptions options) : options_(std::mo
   if (!options_.install_dir) options_.install_dir = core_folder / BRAZE_INSTALL_PLUGIN_DIR;
   // The build tree's plugins and scanner belong to the build tree's libbraze_core only: an
   // installed copy must not pick up whatever a build folder happens to hold.
-  const bool in_build_tree = isSameFolder(core_folder, BRAZE_BUILD_CORE_DIR);
-  if (!options_.build_dir && in_build_tree) options_.build_dir = fs::path(BRAZE_BUILD_PLUGIN_DIR);
+  in_build_tree_ = isSameFolder(core_folder, BRAZE_BUILD_CORE_DIR);
+  if (!options_.build_dir && in_build_tree_) options_.build_dir = fs::path(BRAZE_BUILD_PLUGIN_DIR);
   if (!options_.scanner) {
     if (auto value = environment("BRAZE_PLUGIN_SCANNER")) {
       options_.scanner = fs::path(*value);
     } else {
       const fs::path choice =
-          in_build_tree ? fs::path(BRAZE_BUILD_SCANNER) : core_folder / BRAZE_INSTALL_SCANNER;
+          in_build_tree_ ? fs::path(BRAZE_BUILD_SCANNER) : core_folder / BRAZE_INSTALL_SCANNER;
       std::error_code error;
-      if (fs::exists(choice, error)) options_.scanner = choice;
+      if (fs::exists(choice, error)) {
+        options_.scanner = choice;
+      } else {
+        missing_scanner_ = choice;
+      }
     }
   }
   if (!options_.cache_file) {
@@ -212,14 +235,23 @@ void SchedulerRegistry::addLibrary(const fs::path& given) {
 
   // Without the scanner a plugin that crashes while loading would take this process down.
   if (options_.probe && (!options_.scanner || options_.scanner->empty())) {
+    const std::string found =
+        missing_scanner_.empty()
+            ? std::string("no scanner: RegistryOptions::scanner is empty")
+            : "no scanner: $BRAZE_PLUGIN_SCANNER is unset and there is none at '" +
+                  missing_scanner_.string() + "'";
     refuse(PluginError(library, PluginStage::Probe,
                        "the plugin scanner (braze-plugin-scanner) to probe the plugin in a "
                        "child process",
-                       "no scanner: $BRAZE_PLUGIN_SCANNER is unset and none is installed beside "
-                       "libbraze_core (<libdir>/../libexec)",
-                       "Reinstall Braze, point BRAZE_PLUGIN_SCANNER at the scanner, or turn "
-                       "probing off (RegistryOptions::probe = false) to load without crash "
-                       "isolation.")
+                       found,
+                       in_build_tree_
+                           ? "Build it (target braze_plugin_scanner, or link a program that loads "
+                             "plugins to braze_runtime_plugins), point BRAZE_PLUGIN_SCANNER at "
+                             "it, or turn probing off (RegistryOptions::probe = false) to load "
+                             "without crash isolation."
+                           : "Reinstall Braze, point BRAZE_PLUGIN_SCANNER at the scanner, or turn "
+                             "probing off (RegistryOptions::probe = false) to load without crash "
+                             "isolation.")
                .what());
     return;
   }
@@ -275,6 +307,15 @@ void SchedulerRegistry::addLibrary(const fs::path& given) {
 
 void SchedulerRegistry::finish() {
   std::stable_sort(entries_.begin(), entries_.end(), entryBefore);
+  // Only now is every version of an id known: a pin that matches none of them says so.
+  for (SchedulerEntry& entry : entries_) {
+    if (entry.status != "disabled") continue;
+    std::vector<std::string> installed;
+    for (const SchedulerEntry* same : entriesNamed(entries_, entry.id)) {
+      installed.push_back(same->version);
+    }
+    entry.reason = filter_.refusal(entry.id, entry.version, installed).value_or(entry.reason);
+  }
   // Several versions side by side: the highest allowed one of each id is used.
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (!entries_[i].available()) continue;
@@ -312,12 +353,26 @@ const SchedulerEntry& SchedulerRegistry::find(const std::string& name) const {
     if (best == nullptr || versionOf(entry.version) > versionOf(best->version)) best = &entry;
   }
   if (best == nullptr) {
-    std::string available;
-    for (const SchedulerEntry& entry : entries_) {
-      available += "\n  " + display(entry) + " (" + entry.status + ")";
+    std::string known;
+    for (const SchedulerEntry& entry : entries_) known += "\n  " + displayWithStatus(entry);
+    // A pin in the name that matches no version found: say which versions there are.
+    std::string unmatched_pin;
+    if (size_t at = name.find('@'); at != std::string::npos) {
+      const std::string pin = name.substr(at + 1);
+      std::string installed;
+      bool any_matches = false;
+      for (const SchedulerEntry* entry : entriesNamed(entries_, name.substr(0, at))) {
+        installed += (installed.empty() ? "" : ", ") + display(*entry);
+        any_matches = any_matches || versionMatchesPin(entry->version, pin);
+      }
+      if (!installed.empty() && !any_matches) {
+        unmatched_pin =
+            "The pin '@" + pin + "' matches no installed version (installed: " + installed + "). ";
+      }
     }
     BRAZE_USER_CHECK(false) << "scheduler '" << name << "': no usable scheduler has this name. "
-                            << "Known schedulers:" << (available.empty() ? " none" : available)
+                            << unmatched_pin
+                            << "Known schedulers:" << (known.empty() ? " none" : known)
                             << "\nInstall the plugin, or check BRAZE_PLUGIN_PATH.";
   }
   return *best;

@@ -1,6 +1,6 @@
 #include "runtime/extent_equalities.h"
 
-#include <algorithm>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -47,7 +47,10 @@ std::vector<ExtentEquality> collectExtentEqualities(const Fusion& fusion) {
           const Scalar* b = pair.consumer->logicalExtent();
           if (a == b) continue;
           if (a->isConstant() && b->isConstant() && a->constantInt() == b->constantInt()) continue;
-          const auto key = std::minmax<const Val*>(a, b);
+          // Built by value: std::minmax returns references, here to the temporaries that
+          // convert a and b to const Val*, dead by the next statement.
+          using Key = std::pair<const Val*, const Val*>;
+          const Key key = std::less<const Val*>()(a, b) ? Key(a, b) : Key(b, a);
           if (!seen.insert(key).second) continue;
           std::ostringstream where;
           where << describeOp(*expr) << ": dim " << positionOf(*producer, pair.producer) << " of "

@@ -8,11 +8,7 @@
 #include <iostream>
 #include <random>
 
-#include "braze/braze.h"
-#include "braze/codegen/codegen.h"
-#include "braze/driver/cuda_driver.h"
-#include "braze/plugin/scheduler_registry.h"
-#include "braze/runtime/kernel_executor.h"
+#include "braze/sdk/scheduler_author.h"
 
 namespace {
 

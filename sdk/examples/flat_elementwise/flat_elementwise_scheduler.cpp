@@ -10,14 +10,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "braze/eval/argument_binding.h"
-#include "braze/eval/strided_layout.h"
-#include "braze/ir/fusion.h"
-#include "braze/ir/tensor_view.h"
-#include "braze/sched/inlining.h"
-#include "braze/sched/parallel_propagation.h"
-#include "braze/sched/transform_propagation.h"
-#include "braze/sdk/scheduler_plugin.h"
+#include "braze/sdk/scheduler_author.h"
 
 namespace acme {
 namespace {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 
 #include "braze/plugin/plugin_loader.h"
 #include "braze/plugin/sha256.h"
@@ -55,11 +56,46 @@ TEST(PluginManifest, RoundTripsThroughJson) {
 
 TEST(PluginManifest, ErrorsNameTheFieldAndWhatWasFound) {
   EXPECT_THAT([] { parseManifest("{", "bad.json"); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("'bad.json': expected JSON")));
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("'bad.json' failed the manifest check: expected JSON, found a syntax "
+                            "error (parse error at line 1, column 2")));
   EXPECT_THAT([] { parseManifest(R"({"format_version": 1})", "m.json"); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("has no field \"library\"")));
+              ::testing::ThrowsMessage<Error>(HasSubstr(
+                  "expected field \"library\" of the manifest (a file name), found none")));
   EXPECT_THAT([] { parseManifest(R"({"format_version": 9})", "m.json"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("expected format_version 1, found 9")));
+}
+
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(PluginLoader, CorruptManifestSaysOnceWhatWhereAndWhatToDo) {
+  TempPluginDir dir;
+  auto library = dir.install("fixture_good", "test::good", "1.0.0");
+  TempPluginDir::writeManifest(library, R"({"format_version": 1, "libr)");
+  const std::string manifest = manifestPathFor(library).string();
+  const std::string expected =
+      "plugin '" + manifest +
+      "' failed the manifest check: expected JSON, found a syntax error (parse error at line 1, "
+      "column 28: syntax error while parsing object key - invalid string: missing closing "
+      "quote; last read: '\"libr'; expected string literal). Rebuild the plugin with the Braze "
+      "SDK matching this Braze: its braze_add_scheduler_plugin writes the manifest.";
+  // Through the library or the manifest, loaded or only checked: one message, every part once.
+  for (const auto& load : std::vector<std::function<void()>>{
+           [&] { loadPlugin(library); }, [&] { loadPlugin(manifest); },
+           [&] { checkPluginWithoutLoading(library); }}) {
+    PluginError error = expectPluginError(load);
+    EXPECT_EQ(error.stage(), PluginStage::Manifest);
+    EXPECT_EQ(error.path(), manifest);
+    EXPECT_EQ(error.what(), expected);
+    EXPECT_EQ(occurrences(error.what(), manifest), 1u);
+    EXPECT_EQ(occurrences(error.what(), "Rebuild"), 1u);
+  }
 }
 
 TEST(PluginLoader, LoadsAGoodPluginAndNegotiatesTheMinor) {
@@ -112,7 +148,9 @@ TEST(PluginLoader, ManifestMissingOrWrong) {
   TempPluginDir::writeManifest(library, R"({"format_version": 1, "library": 3})");
   error = expectPluginError([&] { loadPlugin(library); });
   EXPECT_EQ(error.stage(), PluginStage::Manifest);
-  EXPECT_THAT(error.what(), HasSubstr("field \"library\" should be a file name, found 3"));
+  EXPECT_THAT(error.what(),
+              HasSubstr("expected field \"library\" of the manifest to be a file name, found 3. "
+                        "Rebuild"));
 
   library = dir.install("fixture_good", "test::good", "1.0.0", 10,
                         [](PluginManifest& m) { m.library = "libelse.so"; });

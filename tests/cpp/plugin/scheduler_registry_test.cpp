@@ -16,6 +16,7 @@ namespace braze {
 namespace {
 
 using test::TempPluginDir;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 /// Options that see only the given folders, never the user's or the build tree's plugins.
@@ -63,6 +64,14 @@ TEST(SchedulerFilter, ParsesAllowDenyAndPins) {
   SchedulerFilter only = SchedulerFilter::parse("acme::matmul,-*");
   EXPECT_EQ(only.refusal("acme::matmul", "3.0.0"), std::nullopt);
   EXPECT_THAT(only.refusal("braze::pointwise", "1.0.0").value_or(""), HasSubstr("'-*'"));
+
+  // Given the versions found, a pin that matches none of them says so and lists them.
+  EXPECT_THAT(filter.refusal("braze::pointwise", "2.0.0", {"2.0.0", "1.4.0"}).value_or(""),
+              HasSubstr("version 2.0.0 does not match the pin 'pointwise@1'"));
+  SchedulerFilter unmatched = SchedulerFilter::parse("acme::flat@9");
+  EXPECT_EQ(unmatched.refusal("acme::flat", "2.1.0", {"2.1.0", "1.0.0"}),
+            "the pin 'acme::flat@9' in BRAZE_SCHEDULERS matches no installed version of "
+            "acme::flat (installed: 2.1.0, 1.0.0); pin one of those, or install acme::flat@9");
 
   EXPECT_THAT([] { SchedulerFilter::parse("pointwise@x"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("item 'pointwise@x' has a bad version")));
@@ -149,6 +158,11 @@ TEST(SchedulerRegistry, WithoutAScannerPluginsAreRefusedNotLoadedUnprotected) {
   EXPECT_EQ(entry.status, "refused");
   EXPECT_THAT(entry.reason, HasSubstr("no scanner"));
   EXPECT_THAT(entry.reason, HasSubstr("BRAZE_PLUGIN_SCANNER"));
+  // Asked for by name, the error lists it with why it was refused, not only that it was.
+  EXPECT_THAT([&] { registry.find("good"); },
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("test::good@1.0.0 (refused: plugin '" + entry.path.string() +
+                            "' failed the probe check: expected the plugin scanner")));
 
   isolated.options.probe = false;
   SchedulerRegistry unprotected(isolated.options);
@@ -181,6 +195,39 @@ TEST(SchedulerRegistry, TwoVersionsSideBySideAndPinning) {
 
   EXPECT_THAT([&] { registry.find("good@3"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("test::good@2.0.0 (available)")));
+  EXPECT_THAT([&] { registry.find("good@3"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(
+                  "scheduler 'good@3': no usable scheduler has this name. The pin '@3' matches "
+                  "no installed version (installed: test::good@2.0.0, test::good@1.0.0).")));
+  // Every status in the list carries its reason.
+  EXPECT_THAT([&] { pinned.find("good@3"); },
+              ::testing::ThrowsMessage<Error>(AllOf(
+                  HasSubstr("test::good@2.0.0 (disabled: version 2.0.0 does not match the pin "
+                            "'good@1' in BRAZE_SCHEDULERS)"),
+                  HasSubstr("test::good@1.0.0 (available)"))));
+  EXPECT_THAT([&] { registry.find("good@3"); },
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("test::good@1.0.0 (superseded: version 2.0.0 is used; pin with "
+                            "test::good@1.0.0 to use this one)")));
+}
+
+TEST(SchedulerRegistry, PinMatchingNoInstalledVersionListsTheInstalledOnes) {
+  IsolatedOptions isolated;
+  isolated.install.install("fixture_good", "test::good", "1.0.0");
+  isolated.install.install("fixture_good_v2", "test::good", "2.0.0");
+  isolated.options.schedulers = "test::good@9";
+  SchedulerRegistry registry(isolated.options);
+  const std::string reason =
+      "the pin 'test::good@9' in BRAZE_SCHEDULERS matches no installed version of test::good "
+      "(installed: 2.0.0, 1.0.0); pin one of those, or install test::good@9";
+  for (const char* version : {"1.0.0", "2.0.0"}) {
+    const SchedulerEntry& entry = entryFor(registry, "test::good", version);
+    EXPECT_EQ(entry.status, "disabled");
+    EXPECT_EQ(entry.reason, reason);
+  }
+  EXPECT_THAT([&] { registry.find("test::good"); },
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("\n  test::good@2.0.0 (disabled: " + reason + ")\n")));
 }
 
 TEST(SchedulerRegistry, DenyAllowAndSafeMode) {
@@ -236,6 +283,25 @@ TEST(SchedulerRegistry, PluginThatCrashesWhileLoadingIsProbedAndSkipped) {
   // ...and a changed file is probed again.
   std::ofstream(crash, std::ios::app) << "changed";
   EXPECT_FALSE(cache.find(pluginFileKey(crash)).has_value());
+}
+
+TEST(SchedulerRegistry, CorruptManifestIsReportedOnceWithItsPathAndFix) {
+  IsolatedOptions isolated;
+  auto library = isolated.install.install("fixture_good", "test::good", "1.0.0");
+  TempPluginDir::writeManifest(library, "not json");
+  SchedulerRegistry registry(isolated.options);
+  EXPECT_TRUE(registry.entries().empty());
+  ASSERT_EQ(registry.failures().size(), 1u);
+  const auto& [path, reason] = registry.failures()[0];
+  EXPECT_EQ(path, manifestPathFor(library));
+  EXPECT_THAT(reason, ::testing::StartsWith("plugin '" + path.string() +
+                                            "' failed the manifest check: expected JSON, found "
+                                            "a syntax error (parse error at line 1"));
+  EXPECT_THAT(reason, ::testing::EndsWith(". Rebuild the plugin with the Braze SDK matching this "
+                                          "Braze: its braze_add_scheduler_plugin writes the "
+                                          "manifest."));
+  EXPECT_EQ(reason.find(path.string()), reason.rfind(path.string()));
+  EXPECT_EQ(reason.find("Rebuild"), reason.rfind("Rebuild"));
 }
 
 TEST(SchedulerRegistry, PluginThatHangsWhileLoadingTimesOut) {

@@ -47,11 +47,11 @@ std::filesystem::path manifestPathFor(const std::filesystem::path& library);
 /// True when `path` names a manifest (ends in ".braze-plugin.json").
 bool isManifestPath(const std::filesystem::path& path);
 
-/// Parses manifest text. Throws braze::Error naming `origin`, the field, what was expected
-/// and what was found.
+/// Parses manifest text. Throws PluginError (stage Manifest) naming `origin`, the field, what
+/// was expected and what was found, and the fix, each once.
 PluginManifest parseManifest(const std::string& text, const std::string& origin);
 
-/// Reads and parses the manifest at `path`.
+/// Reads and parses the manifest at `path`; throws PluginError as parseManifest does.
 PluginManifest readManifest(const std::filesystem::path& path);
 
 /// The manifest as JSON text (what parseManifest reads back).

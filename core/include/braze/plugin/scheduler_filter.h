@@ -30,8 +30,11 @@ class SchedulerFilter {
   /// Throws braze::Error naming the bad item and the accepted forms.
   static SchedulerFilter parse(std::string_view text);
 
-  /// Whether scheduler `id` at `version` may be used, and if not, why.
-  std::optional<std::string> refusal(const std::string& id, const std::string& version) const;
+  /// Whether scheduler `id` at `version` may be used, and if not, why. `installed` lists every
+  /// version of `id` that was found (highest first): when a pin matches none of them, the
+  /// reason says so and names them, since no other version of `id` can take this one's place.
+  std::optional<std::string> refusal(const std::string& id, const std::string& version,
+                                     const std::vector<std::string>& installed = {}) const;
   /// Position of `id` among the preferred names, or nullopt when not listed.
   std::optional<size_t> preference(const std::string& id) const;
   bool empty() const { return items_.empty(); }
@@ -45,6 +48,10 @@ class SchedulerFilter {
   std::vector<Item> items_;
   bool deny_others_ = false;
 };
+
+/// True when `version` matches `pin`: "1" matches 1.x.y, "1.2" matches 1.2.y, "1.2.3" only
+/// itself.
+bool versionMatchesPin(const std::string& version, const std::string& pin);
 
 /// True when `name` is `id` or the part of `id` after "::".
 bool schedulerNameMatches(const std::string& name, const std::string& id);

@@ -151,6 +151,8 @@ class SchedulerRegistry {
   std::vector<std::filesystem::path> seen_;
   std::vector<SchedulerEntry> entries_;
   std::vector<std::pair<std::filesystem::path, std::string>> failures_;
+  bool in_build_tree_ = false;             ///< this libbraze_core runs from its build tree
+  std::filesystem::path missing_scanner_;  ///< where the scanner was looked for, not found
 };
 
 }  // namespace braze

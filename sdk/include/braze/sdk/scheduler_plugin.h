@@ -45,8 +45,8 @@ class SchedulerPlugin {
   /// Structural check: nullopt to accept, otherwise why not (shown to users).
   virtual std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) = 0;
   /// Sizes, alignment, device: nullopt to accept, otherwise why not.
-  virtual std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
-                                                        const SchedulerRuntimeInfo& info) {
+  virtual std::optional<std::string> canScheduleRunTime(
+      [[maybe_unused]] const Fusion& fusion, [[maybe_unused]] const SchedulerRuntimeInfo& info) {
     return std::nullopt;
   }
   /// Heuristics only (no IR changes); the parameters encoded as bytes this class decodes.
