@@ -12,6 +12,7 @@
 #include <string>
 
 #include "braze/plugin/plugin_manifest.h"
+#include "braze/plugin/scheduler_registry.h"
 #include "braze/plugin/sha256.h"
 #include "braze/sdk/plugin_abi.h"
 
@@ -73,6 +74,20 @@ class TempPluginDir {
 
  private:
   std::filesystem::path path_;
+};
+
+/// Options that see only the given folders, never the user's or the build tree's plugins.
+struct IsolatedOptions {
+  TempPluginDir user, install, empty, cache;
+  RegistryOptions options;
+  IsolatedOptions() {
+    options.use_environment = false;
+    options.user_dir = user.path();
+    options.install_dir = install.path();
+    options.build_dir = empty.path();
+    options.scanner = std::filesystem::path(BRAZE_TEST_PLUGIN_SCANNER);
+    options.cache_file = cache.path() / "cache.json";
+  }
 };
 
 }  // namespace braze::test

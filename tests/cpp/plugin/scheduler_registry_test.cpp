@@ -15,23 +15,10 @@
 namespace braze {
 namespace {
 
+using test::IsolatedOptions;
 using test::TempPluginDir;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-/// Options that see only the given folders, never the user's or the build tree's plugins.
-struct IsolatedOptions {
-  TempPluginDir user, install, empty, cache;
-  RegistryOptions options;
-  IsolatedOptions() {
-    options.use_environment = false;
-    options.user_dir = user.path();
-    options.install_dir = install.path();
-    options.build_dir = empty.path();
-    options.scanner = std::filesystem::path(BRAZE_TEST_PLUGIN_SCANNER);
-    options.cache_file = cache.path() / "cache.json";
-  }
-};
 
 const SchedulerEntry& entryFor(const SchedulerRegistry& registry, const std::string& id,
                                const std::string& version) {

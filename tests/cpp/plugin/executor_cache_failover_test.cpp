@@ -1,0 +1,57 @@
+// The executor cache with a scheduler whose schedule fails after it accepted a fusion: the
+// failure is recorded with its reason and the next scheduler that accepts the fusion is used.
+
+#include <gtest/gtest.h>
+
+#include "braze/eval/reference_evaluator.h"
+#include "braze/ops/elementwise.h"
+#include "braze/runtime/fusion_executor_cache.h"
+#include "plugin/plugin_fixtures.h"
+
+namespace braze {
+namespace {
+
+TEST(ExecutorCacheFailoverTest, ASchedulerThatFailsIsReportedAndTheNextIsUsed) {
+  test::IsolatedOptions isolated;
+  isolated.install.install("fixture_throws", "test::throws", "1.0.0", 1);
+  isolated.install.install("fixture_good", "test::good", "1.0.0");
+  const SchedulerRegistry registry(isolated.options);
+  ExecutorCacheOptions options;
+  options.registry = &registry;
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  fusion->addOutput(add(x, x));
+  FusionExecutorCache cache(std::move(fusion), options);
+
+  HostTensor input = HostTensor::empty(DataType::Float32, {3, 5});
+  for (int64_t i = 0; i < input.numel(); ++i) input.setFlat(i, 0.5 * static_cast<double>(i) - 3);
+  const std::vector<FusionArgument> outputs = cache.run({input});
+  const HostTensor expected = evaluateFusionTensors(cache.fusion(), {input})[0];
+  const HostTensor& actual = std::get<HostTensor>(outputs[0]);
+  for (int64_t i = 0; i < expected.numel(); ++i)
+    EXPECT_EQ(toDouble(actual.atFlat(i)), toDouble(expected.atFlat(i))) << "element " << i;
+
+  const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
+  EXPECT_EQ(runtime->kernels()[0].choice.scheduler->id, "test::good");
+  EXPECT_NE(runtime->explain().find("test::throws@1.0.0 failed at schedule, lower and compile"),
+            std::string::npos)
+      << runtime->explain();
+  EXPECT_NE(runtime->explain().find("fixture schedule failed on purpose"), std::string::npos)
+      << runtime->explain();
+
+  // Forced by name, the failing scheduler is an error with its reason, and nothing is cached.
+  RunOptions forced;
+  forced.scheduler = "test::throws";
+  try {
+    cache.run({input}, forced);
+    ADD_FAILURE() << "a forced scheduler that fails must not fall back";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("fixture schedule failed on purpose"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(cache.numRuntimes(), 1u);
+}
+
+}  // namespace
+}  // namespace braze
