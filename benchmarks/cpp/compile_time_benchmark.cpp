@@ -23,6 +23,7 @@
 // Flags of this program (taken out of the command line before Google Benchmark reads it):
 //   --samples=N          iterations per case
 //   --nvrtc_option=OPT   passed to NVRTC in both compiles (repeatable), to measure an option
+//   --no_minimal         compiles without NVRTC's -minimal (CompileOptions::minimal = false)
 //   --dump_dir=DIR       writes each case's source, PTX (both compiles) and cubin to DIR
 //   --compare_dir=DIR    compares each case's PTX and cubin with those written to DIR by an
 //                        earlier --dump_dir run; a difference is the case's error
@@ -64,6 +65,7 @@ struct Options {
   std::vector<std::string> nvrtc_options;
   std::string dump_dir;
   std::string compare_dir;
+  bool minimal = true;
 };
 
 Options& options() {
@@ -239,6 +241,7 @@ void runCase(benchmark::State& state, const CompileCase& c) {
   CompileOptions cubin_options;
   cubin_options.arch = driver::GpuArch{9, 0, false};
   cubin_options.extra_options = options().nvrtc_options;
+  cubin_options.minimal = options().minimal;
   CompileOptions ptx_options = cubin_options;
   ptx_options.ptx_only = true;
 
@@ -318,6 +321,8 @@ bool parseOwnFlags(int& argc, char** argv) {
       }
     } else if (auto option = value("--nvrtc_option=")) {
       own.nvrtc_options.push_back(*option);
+    } else if (arg == "--no_minimal") {
+      own.minimal = false;
     } else if (auto dir = value("--dump_dir=")) {
       own.dump_dir = *dir;
     } else if (auto dir = value("--compare_dir=")) {
