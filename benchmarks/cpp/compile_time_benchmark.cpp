@@ -24,6 +24,8 @@
 //   --samples=N          iterations per case
 //   --nvrtc_option=OPT   passed to NVRTC in both compiles (repeatable), to measure an option
 //   --no_minimal         compiles without NVRTC's -minimal (CompileOptions::minimal = false)
+//   --all_runtime_headers  puts every runtime header in front of each kernel, not only those
+//                        it uses (sourceWithAllRuntimeHeaders)
 //   --dump_dir=DIR       writes each case's source, PTX (both compiles) and cubin to DIR
 //   --compare_dir=DIR    compares each case's PTX and cubin with those written to DIR by an
 //                        earlier --dump_dir run; a difference is the case's error
@@ -66,6 +68,7 @@ struct Options {
   std::string dump_dir;
   std::string compare_dir;
   bool minimal = true;
+  bool all_runtime_headers = false;
 };
 
 Options& options() {
@@ -252,7 +255,10 @@ void runCase(benchmark::State& state, const CompileCase& c) {
   int registers = 0;
   for (auto _ : state) {
     GeneratedKernel kernel;
-    const StepTime lowered = timeStep([&] { kernel = generateCuda(*scheduled.fusion); });
+    const StepTime lowered = timeStep([&] {
+      kernel = generateCuda(*scheduled.fusion);
+      if (options().all_runtime_headers) kernel.source = sourceWithAllRuntimeHeaders(kernel);
+    });
     std::optional<CompiledKernel> ptx;
     const StepTime ptx_time = timeStep(
         [&] { ptx = CompiledKernel::compile(kernel.source, kernel.kernel_name, ptx_options); });
@@ -321,6 +327,8 @@ bool parseOwnFlags(int& argc, char** argv) {
       }
     } else if (auto option = value("--nvrtc_option=")) {
       own.nvrtc_options.push_back(*option);
+    } else if (arg == "--all_runtime_headers") {
+      own.all_runtime_headers = true;
     } else if (arg == "--no_minimal") {
       own.minimal = false;
     } else if (auto dir = value("--dump_dir=")) {
