@@ -36,6 +36,7 @@
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/kernel_executor.h"
 #include "braze/sched/inlining.h"
+#include "pointwise_cases.h"
 #include "scheduled_case.h"
 
 namespace braze {
@@ -300,33 +301,6 @@ void generatedAdd(benchmark::State& state) {
 constexpr int64_t kRows = 16384;
 constexpr int64_t kColumns = 4096;  // kRows x kColumns float32: 256 MiB
 
-std::unique_ptr<Fusion> defineAdd() {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* a = makeSymbolicTensor(*fusion, 2);
-  TensorView* b = makeSymbolicTensor(*fusion, 2);
-  fusion->addOutput(add(a, b));
-  return fusion;
-}
-
-std::unique_ptr<Fusion> defineGeluBias() {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
-  TensorView* y =
-      gelu(add(cast(x, DataType::Float32), cast(broadcast(bias, {true, false}), DataType::Float32)),
-           GeluApproximation::Tanh);
-  fusion->addOutput(cast(y, DataType::BFloat16));
-  return fusion;
-}
-
-std::unique_ptr<Fusion> defineCastChain() {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* narrowed = cast(cast(x, DataType::BFloat16), DataType::Float16);
-  fusion->addOutput(cast(mul(cast(narrowed, DataType::Float32), 0.5), DataType::BFloat16));
-  return fusion;
-}
-
 void pluginScheduled(benchmark::State& state, std::unique_ptr<Fusion> (*define)(),
                      const std::vector<bench::InputSpec>& inputs) {
   CUstream stream = bench::benchmarkStream(state);
@@ -338,17 +312,18 @@ void pluginScheduled(benchmark::State& state, std::unique_ptr<Fusion> (*define)(
 }
 
 void pluginAdd(benchmark::State& state) {
-  pluginScheduled(state, defineAdd,
+  pluginScheduled(state, bench::defineAdd,
                   {{{kRows, kColumns}, DataType::Float32, -1.0f, 1.0f},
                    {{kRows, kColumns}, DataType::Float32, -1.0f, 1.0f}});
 }
 void pluginGeluBias(benchmark::State& state) {
-  pluginScheduled(state, defineGeluBias,
+  pluginScheduled(state, bench::defineGeluBias,
                   {{{2 * kRows, kColumns}, DataType::BFloat16, -3.0f, 3.0f},
                    {{kColumns}, DataType::BFloat16, -0.5f, 0.5f}});
 }
 void pluginCastChain(benchmark::State& state) {
-  pluginScheduled(state, defineCastChain, {{{kRows, kColumns}, DataType::Float32, -4.0f, 4.0f}});
+  pluginScheduled(state, bench::defineCastChain,
+                  {{{kRows, kColumns}, DataType::Float32, -4.0f, 4.0f}});
 }
 
 // The copy first: the others report their bandwidth as a fraction of it.

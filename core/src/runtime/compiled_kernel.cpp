@@ -22,6 +22,7 @@ std::vector<std::string> nvrtcOptionsFor(const driver::GpuArch& arch,
       "-Xptxas=-v",
       "-default-device",
   };
+  if (options.minimal && driver::nvrtcVersion() >= std::pair{12, 4}) flags.push_back("-minimal");
   if (options.max_registers > 0)
     flags.push_back("--maxrregcount=" + std::to_string(options.max_registers));
   if (options.line_info) flags.push_back("--generate-line-info");

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "braze/driver/cuda_driver.h"
+#include "braze/driver/nvrtc_compiler.h"
 #include "braze/runtime/compiled_kernel.h"
 #include "support/error_matchers.h"
 
@@ -91,6 +92,40 @@ TEST(CompiledKernelTest, PtxOnlyTargetsTheVirtualArchitecture) {
             options.end());
   // ptxas never ran, so there is no resource report.
   EXPECT_EQ(kernel.resources().registers, 0);
+}
+
+// NVRTC's --minimal leaves textures, surfaces and the device runtime out of its built-in
+// declarations: less to parse for every kernel, and the same code for kernels that use none.
+TEST(CompiledKernelTest, MinimalBuiltinsAreTheDefaultAndChangeNoCode) {
+  if (driver::nvrtcVersion() < std::pair{12, 4}) GTEST_SKIP() << "NVRTC before 12.4: no -minimal";
+  const CompiledKernel minimal =
+      CompiledKernel::compile(kShift, "shift_by_one", {.arch = GpuArch{9, 0}});
+  const CompiledKernel full =
+      CompiledKernel::compile(kShift, "shift_by_one", {.arch = GpuArch{9, 0}, .minimal = false});
+  const auto has_minimal = [](const CompiledKernel& kernel) {
+    const auto& options = kernel.nvrtcOptions();
+    return std::find(options.begin(), options.end(), "-minimal") != options.end();
+  };
+  EXPECT_TRUE(has_minimal(minimal));
+  EXPECT_FALSE(has_minimal(full));
+  EXPECT_EQ(minimal.ptx(), full.ptx());
+  EXPECT_EQ(minimal.cubin(), full.cubin());
+
+  // A hand-written kernel that reads a texture needs the full declarations.
+  const std::string texture = R"(
+extern "C" __global__ void read_texture(cudaTextureObject_t t, float* out) {
+  out[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x);
+}
+)";
+  EXPECT_TRUE(test::throwsError(
+      [&] {
+        CompiledKernel::compile(texture, "read_texture", {.arch = GpuArch{9, 0}});
+      },
+      {"NVRTC could not compile read_texture.cu", "cudaTextureObject_t", "-minimal"}));
+  EXPECT_FALSE(
+      CompiledKernel::compile(texture, "read_texture", {.arch = GpuArch{9, 0}, .minimal = false})
+          .cubin()
+          .empty());
 }
 
 TEST(CompiledKernelTest, RegistersFollowTheKernelsNeeds) {

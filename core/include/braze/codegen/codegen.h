@@ -9,15 +9,22 @@ namespace braze {
 
 /// Lowers a scheduled fusion (lowerFusion) and prints the kernel as CUDA C++.
 ///
-/// The source is self-contained: Braze's runtime headers (core/src/codegen/runtime/*.cuh)
-/// come first, then `using IndexT = int;` (or long long), then one `extern "C" __global__`
-/// kernel whose name is "braze_" followed by 16 hex digits of a hash of everything after the
-/// runtime headers, so identical kernels have identical names. Parameters, launch sizes (as
-/// the fusion's scalar Vals), launch checks and alignment requirements come with it; see
-/// GeneratedKernel. The fusion must outlive the result.
+/// The source is self-contained: the runtime headers the kernel uses come first (each of
+/// core/src/codegen/runtime/*.cuh that defines a `braze::` name the kernel names, and the
+/// headers those need; NVRTC parses nothing else), then `using IndexT = int;` (or long long),
+/// then one `extern "C" __global__` kernel whose name is "braze_" followed by 16 hex digits of
+/// a hash of everything after the runtime headers, so identical kernels have identical names.
+/// Parameters, launch sizes (as the fusion's scalar Vals), launch checks and alignment
+/// requirements come with it; see GeneratedKernel. The fusion must outlive the result.
 GeneratedKernel generateCuda(const Fusion& scheduled, const LowerOptions& options = {});
 
 /// Prints an already lowered kernel.
 GeneratedKernel generateCuda(const kir::Kernel& kernel);
+
+/// The source of `kernel` (made by generateCuda) with every runtime header in front instead of
+/// those it uses: what kernels carried before generateCuda left unused headers out. It
+/// compiles to the same PTX and cubin (tests/cpp/codegen checks this); the compile-time
+/// benchmark times both.
+std::string sourceWithAllRuntimeHeaders(const GeneratedKernel& kernel);
 
 }  // namespace braze

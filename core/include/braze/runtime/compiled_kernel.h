@@ -20,6 +20,12 @@ struct CompileOptions {
   /// Compile for the virtual architecture (compute_90 rather than sm_90): PTX only, no cubin;
   /// the driver compiles the PTX when the kernel is loaded, also for newer GPUs.
   bool ptx_only = false;
+  /// NVRTC's --minimal (NVRTC 12.4 and later): its built-in declarations leave out textures,
+  /// surfaces, the device runtime (cudaMalloc, launches from device code) and the runtime and
+  /// driver API types, which generated kernels never use. The front end then parses about
+  /// 6 ms less per compile (braze_compile_time_benchmark, 2 cores) and the PTX and cubin are
+  /// the same. False for hand-written sources that use those features.
+  bool minimal = true;
   std::vector<std::string> extra_options = {};  ///< passed to NVRTC as given
   /// `ptx` and `compile_log` print what NVRTC produced.
   DumpOptions dump = {};

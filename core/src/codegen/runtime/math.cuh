@@ -1,86 +1,10 @@
-// Braze runtime header: the elementwise functions generated kernels call, with the semantics
-// of Braze's reference evaluator (NaN-propagating maximum/minimum, Python's remainder,
-// round-half-even, integer ceil division), overloaded for every compute type.
+// Braze runtime header: the elementwise functions beyond one CUDA math call, with the semantics
+// of Braze's reference evaluator (activations, NaN-propagating maximum/minimum and the max/min
+// reduction functors, Python's remainder, integer pow, lerp, shifts), overloaded for every
+// compute type. Uses float_functions.cuh (exp, erf, tanh) and limits.cuh (isinf).
 #pragma once
 
 namespace braze {
-
-// ---- index arithmetic ----
-template <typename A, typename B>
-__device__ __forceinline__ auto ceilDiv(A a, B b) -> decltype(a / b) {
-  return (a + b - 1) / b;
-}
-template <typename A, typename B>
-__device__ __forceinline__ auto min(A a, B b) -> decltype(a + b) {
-  return a < b ? a : b;
-}
-template <typename A, typename B>
-__device__ __forceinline__ auto max(A a, B b) -> decltype(a + b) {
-  return a > b ? a : b;
-}
-
-// ---- limits (identities of max/min reductions) ----
-template <typename T>
-__device__ __forceinline__ T lowestValue();
-template <typename T>
-__device__ __forceinline__ T highestValue();
-template <>
-__device__ __forceinline__ float lowestValue<float>() { return __int_as_float(0xff800000); }
-template <>
-__device__ __forceinline__ float highestValue<float>() { return __int_as_float(0x7f800000); }
-template <>
-__device__ __forceinline__ double lowestValue<double>() { return __longlong_as_double(0xfff0000000000000ULL); }
-template <>
-__device__ __forceinline__ double highestValue<double>() { return __longlong_as_double(0x7ff0000000000000ULL); }
-template <>
-__device__ __forceinline__ int lowestValue<int>() { return -2147483647 - 1; }
-template <>
-__device__ __forceinline__ int highestValue<int>() { return 2147483647; }
-template <>
-__device__ __forceinline__ long long lowestValue<long long>() { return -9223372036854775807LL - 1; }
-template <>
-__device__ __forceinline__ long long highestValue<long long>() { return 9223372036854775807LL; }
-template <>
-__device__ __forceinline__ bool lowestValue<bool>() { return false; }
-template <>
-__device__ __forceinline__ bool highestValue<bool>() { return true; }
-
-// ---- float functions, float and double ----
-#define BRAZE_FLOAT_FUNCTION(name, float_call, double_call)                      \
-  __device__ __forceinline__ float name(float x) { return float_call(x); }       \
-  __device__ __forceinline__ double name(double x) { return double_call(x); }
-
-BRAZE_FLOAT_FUNCTION(exp, expf, ::exp)
-BRAZE_FLOAT_FUNCTION(exp2, exp2f, ::exp2)
-BRAZE_FLOAT_FUNCTION(expm1, expm1f, ::expm1)
-BRAZE_FLOAT_FUNCTION(log, logf, ::log)
-BRAZE_FLOAT_FUNCTION(log2, log2f, ::log2)
-BRAZE_FLOAT_FUNCTION(log1p, log1pf, ::log1p)
-BRAZE_FLOAT_FUNCTION(sqrt, sqrtf, ::sqrt)
-BRAZE_FLOAT_FUNCTION(rsqrt, rsqrtf, ::rsqrt)
-BRAZE_FLOAT_FUNCTION(sin, sinf, ::sin)
-BRAZE_FLOAT_FUNCTION(cos, cosf, ::cos)
-BRAZE_FLOAT_FUNCTION(tan, tanf, ::tan)
-BRAZE_FLOAT_FUNCTION(tanh, tanhf, ::tanh)
-BRAZE_FLOAT_FUNCTION(erf, erff, ::erf)
-BRAZE_FLOAT_FUNCTION(erfc, erfcf, ::erfc)
-BRAZE_FLOAT_FUNCTION(floor, floorf, ::floor)
-BRAZE_FLOAT_FUNCTION(ceil, ceilf, ::ceil)
-BRAZE_FLOAT_FUNCTION(round, rintf, ::rint)  // half to even, as torch.round
-BRAZE_FLOAT_FUNCTION(trunc, truncf, ::trunc)
-BRAZE_FLOAT_FUNCTION(abs, fabsf, ::fabs)
-#undef BRAZE_FLOAT_FUNCTION
-
-__device__ __forceinline__ int abs(int x) { return x < 0 ? -x : x; }
-__device__ __forceinline__ long long abs(long long x) { return x < 0 ? -x : x; }
-template <typename T>
-__device__ __forceinline__ T floor(T x) { return x; }
-template <typename T>
-__device__ __forceinline__ T ceil(T x) { return x; }
-template <typename T>
-__device__ __forceinline__ T round(T x) { return x; }
-template <typename T>
-__device__ __forceinline__ T trunc(T x) { return x; }
 
 template <typename T>
 __device__ __forceinline__ T reciprocal(T x) { return T(1) / x; }
@@ -216,15 +140,7 @@ __device__ __forceinline__ T rightShift(T a, T b) {
   return (b < 0 || b >= static_cast<T>(sizeof(T) * 8)) ? (a < 0 ? T(-1) : T(0)) : a >> b;
 }
 
-// ---- reduction operators ----
-struct SumOp {
-  template <typename T>
-  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
-};
-struct ProdOp {
-  template <typename T>
-  __device__ __forceinline__ T operator()(T a, T b) const { return a * b; }
-};
+// The functors of max and min reductions.
 struct MaxOp {
   template <typename T>
   __device__ __forceinline__ T operator()(T a, T b) const { return braze::maximum(a, b); }
