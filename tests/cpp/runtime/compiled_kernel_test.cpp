@@ -39,7 +39,9 @@ TEST_P(CompiledKernelArchTest, CompilesWithoutAGpu) {
   const KernelResources& resources = kernel.resources();
   // Without a GPU (CI) NVRTC always reports; on a GPU machine NVRTC 13.0 was seen to return an
   // empty log for the device's own arch, and `reported` then says the numbers are unknown.
-  if (!driver::isDriverAvailable()) EXPECT_TRUE(resources.reported) << kernel.compileLog();
+  if (!driver::isDriverAvailable()) {
+    EXPECT_TRUE(resources.reported) << kernel.compileLog();
+  }
   if (resources.reported) {
     EXPECT_NE(kernel.compileLog().find("Compiling entry function 'shift_by_one' for '" +
                                        arch.toString() + "'"),

@@ -120,7 +120,9 @@ TEST_F(FusionExecutorCacheGpuTest, LongRowBackwardNormsRunAsSegments) {
                      std::to_string(n));
         expectMatchesReference(cache, test::normalizationArguments(kind, dtype, 96, n, 31), nullptr,
                                backwardTolerance);
-        if (n >= 16384) EXPECT_GE(cache.lastRuntime()->segmentation().segments.size(), 2u);
+        if (n >= 16384) {
+          EXPECT_GE(cache.lastRuntime()->segmentation().segments.size(), 2u);
+        }
       }
     }
   }
