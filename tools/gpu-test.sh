@@ -351,13 +351,15 @@ for line in open(summary):
             of_copy = b.get("of_copy")
             run_name = b.get("run_name", b["name"])
             time_us = medians.get(run_name)
-            # Host latency: "<kind>/<fusion>" against "raw_launch/<fusion>", the same kernels
-            # launched directly: Braze's overhead per call, and per kernel when there are several.
+            # Host latency: "<kind>/<fusion>" against the same kernels launched directly
+            # ("raw_launch/<fusion>", or "graph_launch/<fusion>" for the graph rows): Braze's
+            # overhead per call, and per kernel when there are several.
             note = ""
             kind, _, fusion = run_name.partition("/")
-            raw = medians.get("raw_launch/" + fusion)
-            if kind != "raw_launch" and raw is not None and time_us is not None:
-                note = f"+{time_us - raw:.2f} us/call vs raw_launch/{fusion}"
+            base = "graph_launch" if kind == "cache_hit_graph" else "raw_launch"
+            raw = medians.get(base + "/" + fusion)
+            if kind not in ("raw_launch", "graph_launch") and raw is not None and time_us is not None:
+                note = f"+{time_us - raw:.2f} us/call vs {base}/{fusion}"
                 kernels = b.get("kernels") or 1
                 if kernels > 1:
                     note += f" (+{(time_us - raw) / kernels:.2f} us/kernel, {kernels:.0f} kernels)"
