@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <unordered_set>
 
 namespace braze {
 
@@ -92,9 +91,18 @@ int64_t Fusion::inputIndex(const Val* input) const {
 namespace {
 
 // Post-order DFS over definitions. Iterative, so a long chain of ops cannot overflow the stack.
-std::vector<Expr*> definitionsInTopologicalOrder(const std::vector<Val*>& roots) {
+// Statement ids are dense per fusion, so `visited` is a flag per statement (schedulers walk the
+// exprs of every candidate segment; a hash set made this walk most of its cost).
+std::vector<Expr*> definitionsInTopologicalOrder(const std::vector<Val*>& roots,
+                                                 int64_t num_statements) {
   std::vector<Expr*> order;
-  std::unordered_set<const Expr*> visited;
+  std::vector<bool> visited(static_cast<size_t>(num_statements), false);
+  auto visit = [&visited](const Expr* expr) {
+    const auto id = static_cast<size_t>(expr->id());
+    if (visited[id]) return false;
+    visited[id] = true;
+    return true;
+  };
   struct Frame {
     Expr* expr;
     size_t next_input;
@@ -102,14 +110,13 @@ std::vector<Expr*> definitionsInTopologicalOrder(const std::vector<Val*>& roots)
   std::vector<Frame> stack;
   for (Val* root : roots) {
     Expr* root_def = root->definition();
-    if (root_def == nullptr || visited.count(root_def)) continue;
-    visited.insert(root_def);
+    if (root_def == nullptr || !visit(root_def)) continue;
     stack.push_back({root_def, 0});
     while (!stack.empty()) {
       Frame& frame = stack.back();
       if (frame.next_input < frame.expr->inputs().size()) {
         Expr* def = frame.expr->inputs()[frame.next_input++]->definition();
-        if (def != nullptr && visited.insert(def).second) stack.push_back({def, 0});
+        if (def != nullptr && visit(def)) stack.push_back({def, 0});
         continue;
       }
       order.push_back(frame.expr);
@@ -122,11 +129,11 @@ std::vector<Expr*> definitionsInTopologicalOrder(const std::vector<Val*>& roots)
 }  // namespace
 
 std::vector<Expr*> Fusion::exprs() const {
-  return definitionsInTopologicalOrder(outputs_);
+  return definitionsInTopologicalOrder(outputs_, numStatements());
 }
 
 std::vector<Expr*> Fusion::scalarDefinitionChain(const Val* val) {
-  return definitionsInTopologicalOrder({const_cast<Val*>(val)});
+  return definitionsInTopologicalOrder({const_cast<Val*>(val)}, val->fusion().numStatements());
 }
 
 std::vector<TensorView*> Fusion::allTensors() const {

@@ -1,9 +1,9 @@
 #include "braze/sched/persistent_buffer.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "braze/sched/logical_map.h"
 #include "braze/sched/reduction_analysis.h"
@@ -12,8 +12,6 @@
 namespace braze {
 
 namespace {
-
-using TensorSet = std::unordered_set<const TensorView*>;
 
 // Input tensors, then the outputs of the Exprs that contribute to an output, in topological
 // order (creation order is not: cache primitives insert tensors before older ones).
@@ -30,18 +28,41 @@ std::vector<TensorView*> topologicalTensors(const Fusion& fusion) {
   return tensors;
 }
 
-// Tensors computed from each tensor, through live Exprs.
-std::unordered_map<const TensorView*, TensorSet> descendants(
-    const std::vector<TensorView*>& tensors, const TensorSet& live) {
-  std::unordered_map<const TensorView*, TensorSet> result;
+// A set of tensors as one bit per position in the topological list: the descendant sets of
+// every tensor are built for each candidate segment, where hash sets cost most of the analysis.
+class TensorBits {
+ public:
+  explicit TensorBits(size_t size = 0) : words_((size + 63) / 64, 0) {}
+  void insert(size_t i) { words_[i / 64] |= uint64_t{1} << (i % 64); }
+  bool contains(size_t i) const { return (words_[i / 64] >> (i % 64)) & 1; }
+  void insertAll(const TensorBits& other) {
+    for (size_t w = 0; w < words_.size(); ++w) words_[w] |= other.words_[w];
+  }
+  bool intersects(const TensorBits& other) const {
+    for (size_t w = 0; w < words_.size(); ++w) {
+      if (words_[w] & other.words_[w]) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+};
+
+// Positions of the tensors in `tensors` (the live ones).
+using Positions = std::unordered_map<const TensorView*, size_t>;
+
+// Tensors computed from each tensor, through live Exprs, by position.
+std::vector<TensorBits> descendants(const std::vector<TensorView*>& tensors,
+                                    const Positions& live) {
+  std::vector<TensorBits> result(tensors.size(), TensorBits(tensors.size()));
   // Consumers first, so that each tensor can take its consumers' sets.
-  for (auto it = tensors.rbegin(); it != tensors.rend(); ++it) {
-    TensorSet& set = result[*it];
-    for (TensorView* consumer : consumersOf(*it)) {
-      if (!live.count(consumer)) continue;
-      set.insert(consumer);
-      const TensorSet& further = result[consumer];
-      set.insert(further.begin(), further.end());
+  for (size_t i = tensors.size(); i-- > 0;) {
+    for (TensorView* consumer : consumersOf(tensors[i])) {
+      const auto found = live.find(consumer);
+      if (found == live.end()) continue;
+      result[i].insert(found->second);
+      result[i].insertAll(result[found->second]);
     }
   }
   return result;
@@ -49,8 +70,9 @@ std::unordered_map<const TensorView*, TensorSet> descendants(
 
 // The logical dims of `from` that reach the Reduction root dims of `reduction` along a chain
 // of producer-consumer maps inside `path_tensors`.
+template <typename OnPath>
 std::vector<IterDomain*> reducedDims(TensorView* from, TensorView* reduction,
-                                     const TensorSet& path_tensors) {
+                                     const OnPath& on_path) {
   // Breadth-first search for a producer chain from `from` to `reduction`.
   std::unordered_map<const TensorView*, TensorView*> parent;
   std::deque<TensorView*> queue{from};
@@ -59,7 +81,7 @@ std::vector<IterDomain*> reducedDims(TensorView* from, TensorView* reduction,
     TensorView* tv = queue.front();
     queue.pop_front();
     for (TensorView* consumer : consumersOf(tv)) {
-      if (parent.count(consumer) || (!path_tensors.count(consumer) && consumer != reduction)) {
+      if (parent.count(consumer) || (!on_path(consumer) && consumer != reduction)) {
         continue;
       }
       parent[consumer] = tv;
@@ -98,38 +120,43 @@ std::vector<IterDomain*> reducedDims(TensorView* from, TensorView* reduction,
 
 std::vector<PersistentBuffer> persistentBuffers(const Fusion& fusion) {
   const std::vector<TensorView*> tensors = topologicalTensors(fusion);
-  const TensorSet live(tensors.begin(), tensors.end());
-  auto below = descendants(tensors, live);
+  Positions live;
+  live.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) live.emplace(tensors[i], i);
+  const std::vector<TensorBits> below = descendants(tensors, live);
   std::unordered_map<const TensorView*, PersistentBuffer> found;
   for (const ReductionInfo& info : reductionAxes(fusion)) {
     TensorView* reduction = info.tv;
-    const TensorSet& after = below[reduction];
+    const auto reduction_at = live.find(reduction);
+    if (reduction_at == live.end()) continue;  // feeds no output
+    const TensorBits& after = below[reduction_at->second];
     // Tensors the reduction is computed from.
-    TensorSet before;
-    for (TensorView* tv : tensors) {
-      if (below[tv].count(reduction)) before.insert(tv);
+    TensorBits before(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      if (below[i].contains(reduction_at->second)) before.insert(i);
     }
-    for (TensorView* tv : tensors) {
-      if (!before.count(tv) || found.count(tv)) continue;
+    const auto on_path = [&](const TensorView* tv) {
+      const auto at = live.find(tv);
+      return at != live.end() && before.contains(at->second);
+    };
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      TensorView* tv = tensors[i];
+      if (!before.contains(i) || found.count(tv)) continue;
       std::vector<Expr*> rereads;
       for (Expr* use : tv->uses()) {
         for (Val* output : use->outputs()) {
           auto* consumer = output->dynCast<TensorView>();
-          if (consumer == nullptr || !live.count(consumer) || consumer == reduction ||
-              before.count(consumer))
-            continue;
+          const auto at = consumer == nullptr ? live.end() : live.find(consumer);
+          if (at == live.end() || consumer == reduction || before.contains(at->second)) continue;
           // Read by something that also needs the finished reduction.
-          const TensorSet& further = below[consumer];
-          if (after.count(consumer) ||
-              std::any_of(further.begin(), further.end(),
-                          [&](const TensorView* t) { return after.count(t) > 0; })) {
+          if (after.contains(at->second) || below[at->second].intersects(after)) {
             rereads.push_back(use);
             break;
           }
         }
       }
       if (rereads.empty()) continue;
-      std::vector<IterDomain*> dims = reducedDims(tv, reduction, before);
+      std::vector<IterDomain*> dims = reducedDims(tv, reduction, on_path);
       if (!dims.empty()) found[tv] = {tv, reduction, std::move(dims), std::move(rereads)};
     }
   }
