@@ -50,9 +50,18 @@ KernelResources parsePtxasResources(const std::string& log, const std::string& k
   //   ptxas info    : Function properties for k
   //   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
   //   ptxas info    : Used 8 registers, used 1 barriers, 256 bytes smem
+  // then one block per device function it calls that was not inlined (block reductions):
+  //   ptxas info    : Function properties for _ZN5braze11blockReduce...
+  //   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+  // Registers are the entry's (they cover its callees); a callee's stack frame and spills add
+  // to the kernel's, so a spill anywhere in the kernel is seen.
   std::istringstream lines(log);
   std::string line;
   bool in_kernel = false;
+  bool in_callee = false;
+  struct Frame {
+    int64_t stack = 0, spill_stores = 0, spill_loads = 0;
+  } own, callees;
   const std::regex frame(
       R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   const std::regex registers(R"(Used (\d+) registers)");
@@ -62,20 +71,29 @@ KernelResources parsePtxasResources(const std::string& log, const std::string& k
   while (std::getline(lines, line)) {
     if (line.find("Compiling entry function") != std::string::npos) {
       in_kernel = line.find("'" + kernel_name + "'") != std::string::npos;
+      in_callee = false;
       resources.reported = resources.reported || in_kernel;
       continue;
     }
     if (!in_kernel) continue;
+    if (const size_t at = line.find("Function properties for "); at != std::string::npos) {
+      in_callee = line.compare(at + 24, std::string::npos, kernel_name) != 0;
+      continue;
+    }
     if (std::regex_search(line, match, frame)) {
-      resources.stack_frame_bytes = std::stoll(match[1]);
-      resources.spill_store_bytes = std::stoll(match[2]);
-      resources.spill_load_bytes = std::stoll(match[3]);
+      Frame& target = in_callee ? callees : own;
+      target.stack += std::stoll(match[1]);
+      target.spill_stores += std::stoll(match[2]);
+      target.spill_loads += std::stoll(match[3]);
     }
     if (std::regex_search(line, match, registers)) resources.registers = std::stoi(match[1]);
     if (std::regex_search(line, match, barriers)) resources.barriers = std::stoi(match[1]);
     if (std::regex_search(line, match, smem))
       resources.static_shared_memory_bytes = std::stoll(match[1]);
   }
+  resources.stack_frame_bytes = own.stack + callees.stack;
+  resources.spill_store_bytes = own.spill_stores + callees.spill_stores;
+  resources.spill_load_bytes = own.spill_loads + callees.spill_loads;
   return resources;
 }
 

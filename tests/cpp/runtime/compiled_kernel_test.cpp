@@ -239,5 +239,23 @@ TEST(ParsePtxasResourcesTest, ReadsTheBlockOfTheNamedKernelOnly) {
   EXPECT_EQ(none.registers, 0);
 }
 
+TEST(ParsePtxasResourcesTest, AddsTheStackAndSpillsOfFunctionsTheKernelCalls) {
+  // A block reduction that is not inlined gets a block of its own after the kernel's.
+  const std::string log =
+      "ptxas info    : Compiling entry function 'mine' for 'sm_90'\n"
+      "ptxas info    : Function properties for mine\n"
+      "ptxas         .     16 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas info    : Used 64 registers, used 1 barriers\n"
+      "ptxas info    : Compile time = 31.962 ms\n"
+      "ptxas info    : Function properties for _ZN5braze11blockReduceILb1ELb0ELb0EfNS_5SumOpEEET2_"
+      "S2_T3_S2_Pv\n"
+      "ptxas         .     32 bytes stack frame, 2 bytes spill stores, 2 bytes spill loads\n";
+  const KernelResources mine = parsePtxasResources(log, "mine");
+  EXPECT_EQ(mine.registers, 64);
+  EXPECT_EQ(mine.stack_frame_bytes, 48);
+  EXPECT_EQ(mine.spill_store_bytes, 6);
+  EXPECT_EQ(mine.spill_load_bytes, 10);
+}
+
 }  // namespace
 }  // namespace braze
