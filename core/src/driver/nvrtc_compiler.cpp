@@ -2,6 +2,7 @@
 
 #include <nvrtc.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -50,8 +51,17 @@ std::string writeSourceForInspection(std::string_view source, std::string_view f
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> compile_count{0};
+}  // namespace
+
+int64_t nvrtcCompileCount() {
+  return compile_count.load(std::memory_order_relaxed);
+}
+
 NvrtcOutput compileWithNvrtc(std::string_view source, std::string_view file_name,
                              const std::vector<std::string>& options) {
+  compile_count.fetch_add(1, std::memory_order_relaxed);
   const std::string source_text(source);
   const std::string name(file_name);
   std::unique_ptr<nvrtcProgram, ProgramDeleter> program(new nvrtcProgram{});

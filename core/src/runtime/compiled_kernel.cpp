@@ -7,13 +7,13 @@
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/nvrtc_compiler.h"
 #include "braze/error.h"
+#include "braze/runtime/kernel_store.h"
 
 namespace braze {
 
 namespace {
 
-std::vector<std::string> nvrtcOptionsFor(const driver::GpuArch& arch,
-                                         const CompileOptions& options) {
+std::vector<std::string> nvrtcFlags(const driver::GpuArch& arch, const CompileOptions& options) {
   std::vector<std::string> flags = {
       "--std=c++17",
       "--gpu-architecture=" +
@@ -97,12 +97,33 @@ KernelResources parsePtxasResources(const std::string& log, const std::string& k
   return resources;
 }
 
+std::vector<std::string> CompiledKernel::nvrtcOptionsFor(const CompileOptions& options,
+                                                         driver::GpuArch* arch) {
+  const driver::GpuArch target = options.arch ? *options.arch : deviceArch();
+  if (arch != nullptr) *arch = target;
+  return nvrtcFlags(target, options);
+}
+
 CompiledKernel CompiledKernel::compile(std::string source, std::string kernel_name,
                                        const CompileOptions& options) {
   BRAZE_USER_CHECK(!kernel_name.empty()) << "CompiledKernel::compile: the kernel name is empty";
   CompiledKernel kernel;
-  kernel.arch_ = options.arch ? *options.arch : deviceArch();
-  kernel.nvrtc_options_ = nvrtcOptionsFor(kernel.arch_, options);
+  kernel.nvrtc_options_ = nvrtcOptionsFor(options, &kernel.arch_);
+  std::string key;
+  if (options.store) {
+    key = kernelKey(source, kernel_name, kernel.nvrtc_options_, driver::nvrtcVersion());
+    if (std::optional<CompiledKernel> stored = options.store->find(key)) {
+      if (options.dump.compile_log) {
+        options.dump.out() << "=== compile log of " << stored->kernel_name_ << " ("
+                           << stored->arch_.toString() << ", from the kernel cache)\n"
+                           << stored->log_ << "\n";
+      }
+      if (options.dump.ptx) {
+        options.dump.out() << "=== PTX of " << stored->kernel_name_ << "\n" << stored->ptx_ << "\n";
+      }
+      return std::move(*stored);
+    }
+  }
   driver::NvrtcOutput output =
       driver::compileWithNvrtc(source, kernel_name + ".cu", kernel.nvrtc_options_);
   kernel.source_ = std::move(source);
@@ -120,7 +141,28 @@ CompiledKernel CompiledKernel::compile(std::string source, std::string kernel_na
   if (options.dump.ptx) {
     options.dump.out() << "=== PTX of " << kernel.kernel_name_ << "\n" << kernel.ptx_ << "\n";
   }
+  if (options.store) options.store->insert(key, kernel);
   return kernel;
+}
+
+CompiledKernel CompiledKernel::restore(Parts parts) {
+  CompiledKernel kernel;
+  kernel.source_ = std::move(parts.source);
+  kernel.kernel_name_ = std::move(parts.kernel_name);
+  kernel.arch_ = parts.arch;
+  kernel.nvrtc_options_ = std::move(parts.nvrtc_options);
+  kernel.cubin_ = std::move(parts.cubin);
+  kernel.ptx_ = std::move(parts.ptx);
+  kernel.log_ = std::move(parts.compile_log);
+  kernel.resources_ = parts.resources;
+  kernel.nvrtc_version_ = parts.nvrtc_version;
+  kernel.from_store_ = true;
+  return kernel;
+}
+
+CompiledKernel::Parts CompiledKernel::parts() const {
+  return Parts{source_, kernel_name_, arch_,      nvrtc_options_, cubin_,
+               ptx_,    log_,         resources_, nvrtc_version_};
 }
 
 }  // namespace braze

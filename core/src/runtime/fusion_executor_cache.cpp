@@ -84,6 +84,7 @@ ExecutorCacheCounters FusionExecutorCache::counters() const {
   counters.heuristic_reuses = heuristic_reuses_;
   counters.misses = misses_;
   counters.kernels_compiled = kernels_compiled_;
+  counters.kernels_from_store = kernels_from_store_;
   counters.compile_seconds = static_cast<double>(compile_microseconds_) * 1e-6;
   counters.evictions = evictions_;
   return counters;
@@ -232,6 +233,9 @@ std::shared_ptr<FusionKernelRuntime> FusionExecutorCache::runtimeFor(const RunCo
   auto runtime = std::make_shared<FusionKernelRuntime>(*fusion_, registry_, context, options);
   ++misses_;
   kernels_compiled_ += static_cast<int64_t>(runtime->kernels().size());
+  for (const FusionKernelRuntime::SegmentKernel& kernel : runtime->kernels()) {
+    if (kernel.executor && kernel.executor->compiledKernel().fromStore()) ++kernels_from_store_;
+  }
   compile_microseconds_ += static_cast<int64_t>(runtime->compileSeconds() * 1e6);
 
   std::unique_lock lock(mutex_);

@@ -2,6 +2,7 @@
 // frozen plans that run them.
 
 #include "braze/runtime/fusion_kernel_runtime.h"
+#include "braze/runtime/kernel_store.h"
 
 #include <algorithm>
 #include <atomic>
@@ -294,6 +295,7 @@ void FusionKernelRuntime::compileSegment(size_t s, const RunContext& context,
   CompileOptions compile_options;
   compile_options.arch = arch;
   compile_options.dump = dump;
+  compile_options.store = defaultKernelStore();
   CompiledKernel compiled =
       CompiledKernel::compile(generated.source, generated.kernel_name, compile_options);
   ExecutorOptions executor_options;

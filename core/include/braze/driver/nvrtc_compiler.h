@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,10 @@ struct NvrtcOutput {
 /// written for inspection (under $TMPDIR/braze, named `file_name`).
 NvrtcOutput compileWithNvrtc(std::string_view source, std::string_view file_name,
                              const std::vector<std::string>& options);
+
+/// How many times this process has called nvrtcCompileProgram (successful or not): what a
+/// warm start from the kernel cache must keep at zero, and tests count.
+int64_t nvrtcCompileCount();
 
 /// NVRTC's version, e.g. {13, 0}.
 std::pair<int, int> nvrtcVersion();

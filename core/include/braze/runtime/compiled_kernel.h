@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,8 @@
 #include "braze/runtime/dump_options.h"
 
 namespace braze {
+
+class KernelStore;
 
 /// How to compile a kernel. Without `arch` the architecture of device 0 is used, which needs a
 /// GPU; give it explicitly (sm_90, sm_100) to compile on a machine without one.
@@ -29,6 +32,9 @@ struct CompileOptions {
   std::vector<std::string> extra_options = {};  ///< passed to NVRTC as given
   /// `ptx` and `compile_log` print what NVRTC produced.
   DumpOptions dump = {};
+  /// Compiled kernels kept between processes (braze/runtime/kernel_store.h): consulted by
+  /// content address before NVRTC runs, given each fresh compile. Null: always NVRTC.
+  std::shared_ptr<KernelStore> store = nullptr;
 };
 
 /// Resources ptxas reported for the kernel.
@@ -56,6 +62,31 @@ class CompiledKernel {
   static CompiledKernel compile(std::string source, std::string kernel_name,
                                 const CompileOptions& options = {});
 
+  /// What compile() produced, field by field: how a kernel store writes a kernel and reads it
+  /// back without NVRTC.
+  struct Parts {
+    std::string source;
+    std::string kernel_name;
+    driver::GpuArch arch;
+    std::vector<std::string> nvrtc_options;
+    std::vector<char> cubin;
+    std::string ptx;
+    std::string compile_log;
+    KernelResources resources;
+    std::pair<int, int> nvrtc_version;
+  };
+  /// A kernel compiled earlier, from its parts. The caller vouches that `cubin` is what NVRTC
+  /// `nvrtc_version` made of `source` with `nvrtc_options` (a kernel store checks the content
+  /// address and a hash of the cubin before it calls this).
+  static CompiledKernel restore(Parts parts);
+  Parts parts() const;
+  /// The NVRTC options compile() passes for `options` (the architecture resolved as compile()
+  /// resolves it: given, else device 0's), and that architecture.
+  static std::vector<std::string> nvrtcOptionsFor(const CompileOptions& options,
+                                                  driver::GpuArch* arch = nullptr);
+  /// True when the kernel came from a kernel store rather than NVRTC.
+  bool fromStore() const { return from_store_; }
+
   const std::string& source() const { return source_; }
   const std::string& kernelName() const { return kernel_name_; }
   const driver::GpuArch& arch() const { return arch_; }
@@ -77,6 +108,7 @@ class CompiledKernel {
   std::string log_;
   KernelResources resources_;
   std::pair<int, int> nvrtc_version_;
+  bool from_store_ = false;
 };
 
 /// Reads ptxas' resource report (-Xptxas=-v) for `kernel_name` out of an NVRTC log.

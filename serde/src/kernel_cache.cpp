@@ -1,0 +1,290 @@
+#include "braze/serde/kernel_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "braze/driver/nvrtc_compiler.h"
+
+namespace braze::serde {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kEntrySuffix = ".bzk";
+constexpr std::string_view kTemporarySuffix = ".tmp";
+
+bool isKey(std::string_view text) {
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// The whole file, or the reason it cannot be read. Never reads more than the cap.
+std::optional<std::vector<uint8_t>> readCapped(const fs::path& path, std::string& problem) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (error || !fs::exists(status)) {
+    problem = "absent";
+    return std::nullopt;
+  }
+  if (!fs::is_regular_file(status)) {
+    problem = "not a regular file";
+    return std::nullopt;
+  }
+  const uintmax_t size = fs::file_size(path, error);
+  if (error) {
+    problem = "its size cannot be read: " + error.message();
+    return std::nullopt;
+  }
+  if (size > static_cast<uintmax_t>(kMaxKernelEntryBytes)) {
+    problem = "the file is larger than any kernel entry (" + std::to_string(size) + " bytes)";
+    return std::nullopt;
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  if (!file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
+    problem = "it cannot be read";
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+std::string temporaryName(const std::string& key) {
+  static std::atomic<uint64_t> counter{0};
+  return "." + key + "." + std::to_string(::getpid()) + "." + std::to_string(++counter) +
+         std::string(kTemporarySuffix);
+}
+
+std::string version(std::pair<int, int> v) {
+  return std::to_string(v.first) + "." + std::to_string(v.second);
+}
+
+}  // namespace
+
+KernelCache::KernelCache(KernelCacheOptions options) : options_(std::move(options)) {}
+
+fs::path KernelCache::entryPath(const std::string& key) const {
+  return options_.directory / "kernels" / (key + std::string(kEntrySuffix));
+}
+
+void KernelCache::report(const std::string& message) const {
+  if (options_.log == nullptr) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  *options_.log << "braze: kernel cache " << options_.directory.string() << ": " << message << "\n";
+}
+
+std::optional<CompiledKernel> KernelCache::find(const std::string& key) {
+  const fs::path path = entryPath(key);
+  std::string problem;
+  std::optional<std::vector<uint8_t>> bytes = readCapped(path, problem);
+  if (!bytes) {
+    const bool absent = problem == "absent";
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++(absent ? counters_.misses : counters_.skipped);
+    }
+    if (!absent) report("skipping " + path.filename().string() + ": " + problem);
+    return std::nullopt;
+  }
+  DecodedKernelEntry decoded = decodeKernelEntry(*bytes, key);
+  if (!decoded.kernel) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++counters_.skipped;
+    }
+    report("skipping " + path.filename().string() + ": " + decoded.problem +
+           "; the kernel is compiled again and the entry rewritten");
+    return std::nullopt;
+  }
+  // Last use, for pruning; a read-only cache still serves.
+  std::error_code ignored;
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ignored);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++counters_.hits;
+  return std::move(decoded.kernel);
+}
+
+void KernelCache::insert(const std::string& key, const CompiledKernel& kernel) {
+  const fs::path folder = options_.directory / "kernels";
+  auto fail = [&](const std::string& why) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++counters_.write_failures;
+    }
+    report("cannot keep kernel " + kernel.kernelName() + ": " + why);
+  };
+  if (!isKey(key)) return fail("'" + key + "' is not a kernel key");
+  if (kernel.cubin().empty()) return;  // PTX-only compiles are not kept
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) return fail("cannot create " + folder.string() + ": " + error.message());
+  const std::vector<uint8_t> bytes = encodeKernelEntry(key, kernel);
+  const fs::path temporary = folder / temporaryName(key);
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    file.write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    file.flush();
+    if (!file) {
+      fs::remove(temporary, error);
+      return fail("cannot write " + temporary.string());
+    }
+  }
+  fs::rename(temporary, entryPath(key), error);
+  if (error) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    return fail("cannot rename " + temporary.string() + ": " + error.message());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counters_.writes;
+  }
+  prune(options_.max_bytes);
+}
+
+KernelCacheCounters KernelCache::counters() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return counters_;
+}
+
+std::vector<KernelEntryInfo> KernelCache::entries() const {
+  std::vector<KernelEntryInfo> result;
+  std::error_code error;
+  const fs::path folder = options_.directory / "kernels";
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const fs::path& path = it->path();
+    const std::string name = path.filename().string();
+    if (name.size() <= kEntrySuffix.size() || !name.ends_with(kEntrySuffix) || name[0] == '.')
+      continue;
+    KernelEntryInfo info;
+    info.path = path;
+    info.key = name.substr(0, name.size() - kEntrySuffix.size());
+    std::error_code ignored;
+    info.bytes = static_cast<int64_t>(fs::file_size(path, ignored));
+    info.last_use = fs::last_write_time(path, ignored);
+    std::string problem;
+    std::optional<std::vector<uint8_t>> bytes = readCapped(path, problem);
+    if (!bytes) {
+      info.problem = problem;
+    } else if (!isKey(info.key)) {
+      info.problem = "its name is not a kernel key";
+    } else {
+      DecodedKernelEntry decoded = decodeKernelEntry(*bytes, info.key);
+      if (!decoded.kernel) {
+        info.problem = decoded.problem;
+      } else {
+        const CompiledKernel& kernel = *decoded.kernel;
+        info.kernel_name = kernel.kernelName();
+        info.arch = kernel.arch().toString();
+        info.nvrtc = version(kernel.nvrtcVersion());
+        info.cubin_bytes = static_cast<int64_t>(kernel.cubin().size());
+        info.registers = kernel.resources().registers;
+        info.nvrtc_options = kernel.nvrtcOptions();
+        const std::pair<int, int> current = driver::nvrtcVersion();
+        if (kernel.nvrtcVersion() != current) {
+          info.problem = "compiled by NVRTC " + info.nvrtc + ", this process has NVRTC " +
+                         version(current) + ": never used here (prune removes it when old)";
+        } else {
+          info.valid = true;
+        }
+      }
+    }
+    result.push_back(std::move(info));
+  }
+  std::sort(result.begin(), result.end(), [](const KernelEntryInfo& a, const KernelEntryInfo& b) {
+    return a.last_use != b.last_use ? a.last_use < b.last_use : a.key < b.key;
+  });
+  return result;
+}
+
+int64_t KernelCache::prune(int64_t max_bytes) {
+  struct File {
+    fs::path path;
+    int64_t bytes;
+    fs::file_time_type last_use;
+  };
+  std::vector<File> files;
+  int64_t total = 0;
+  std::error_code error;
+  const fs::path folder = options_.directory / "kernels";
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    std::error_code ignored;
+    const fs::file_time_type last_use = fs::last_write_time(it->path(), ignored);
+    // A writer's temporary file older than an hour belongs to a writer that died.
+    if (name.ends_with(kTemporarySuffix)) {
+      if (now - last_use > std::chrono::hours(1)) fs::remove(it->path(), ignored);
+      continue;
+    }
+    if (!name.ends_with(kEntrySuffix)) continue;
+    const auto bytes = static_cast<int64_t>(fs::file_size(it->path(), ignored));
+    files.push_back({it->path(), bytes, last_use});
+    total += bytes;
+  }
+  if (total <= max_bytes) return 0;
+  std::sort(files.begin(), files.end(),
+            [](const File& a, const File& b) { return a.last_use < b.last_use; });
+  int64_t removed = 0;
+  for (const File& file : files) {
+    if (total <= max_bytes) break;
+    std::error_code ignored;
+    if (fs::remove(file.path, ignored)) {
+      total -= file.bytes;
+      ++removed;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  counters_.pruned += removed;
+  return removed;
+}
+
+int64_t KernelCache::clear() {
+  int64_t removed = 0;
+  std::error_code error;
+  const fs::path folder = options_.directory / "kernels";
+  std::vector<fs::path> paths;
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.ends_with(kEntrySuffix) || name.ends_with(kTemporarySuffix))
+      paths.push_back(it->path());
+  }
+  for (const fs::path& path : paths) {
+    std::error_code ignored;
+    if (fs::remove(path, ignored) && path.filename().string().ends_with(kEntrySuffix)) ++removed;
+  }
+  return removed;
+}
+
+std::optional<fs::path> defaultCacheDirectory() {
+  if (const char* dir = std::getenv("BRAZE_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+    const std::string_view value(dir);
+    if (value == "off" || value == "0") return std::nullopt;
+    return fs::path(value);
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
+    return fs::path(xdg) / "braze";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/')
+    return fs::path(home) / ".cache" / "braze";
+  return std::nullopt;
+}
+
+void useDefaultKernelCache() {
+  registerDefaultKernelStoreFactory([]() -> std::shared_ptr<KernelStore> {
+    std::optional<fs::path> directory = defaultCacheDirectory();
+    if (!directory) return nullptr;
+    KernelCacheOptions options;
+    options.directory = *directory;
+    options.log = &std::cerr;
+    return std::make_shared<KernelCache>(std::move(options));
+  });
+}
+
+}  // namespace braze::serde

@@ -1,0 +1,81 @@
+// braze_serde_cache_worker DIR [--label L]: one process of the persistent kernel cache tests
+// (kernel_cache_process_test.cpp). With DIR as its kernel cache, it runs every normalization
+// of tests/cpp/support/normalization_fusions.h (bfloat16, 8 rows of 1024, and layer norm
+// backward at rows of 16384, which runs as two segments) through FusionExecutorCache on host
+// tensors: on the GPU where there is one, else segment by segment on the reference evaluator
+// (the kernels are compiled for sm_90 all the same). Each result is compared with the
+// reference evaluator on the whole fusion. Prints one line:
+//
+//   L nvrtc_calls=N kernels=K from_store=S hits=H misses=M skipped=X writes=W mismatches=0
+//
+// and exits 0 when every result matched, 1 otherwise.
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "braze/driver/nvrtc_compiler.h"
+#include "braze/eval/reference_evaluator.h"
+#include "braze/runtime/fusion_executor_cache.h"
+#include "braze/serde/kernel_cache.h"
+#include "support/normalization_fusions.h"
+#include "support/shipped_registry.h"
+#include "support/tensor_compare.h"
+
+int main(int argc, char** argv) {
+  using namespace braze;
+  if (argc < 2) {
+    std::cerr << "usage: braze_serde_cache_worker DIR [--label L]\n";
+    return 2;
+  }
+  std::string label = "worker";
+  for (int i = 2; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--label") label = argv[i + 1];
+  }
+  serde::KernelCacheOptions cache_options;
+  cache_options.directory = argv[1];
+  cache_options.log = &std::cerr;
+  auto cache = std::make_shared<serde::KernelCache>(cache_options);
+  setDefaultKernelStore(cache);
+
+  struct Case {
+    test::Normalization kind;
+    int64_t rows, n;
+  };
+  std::vector<Case> cases;
+  for (test::Normalization kind : test::allNormalizations()) cases.push_back({kind, 8, 1024});
+  cases.push_back({test::Normalization::LayerNormBackward, 4, 16384});
+
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  int64_t kernels = 0, from_store = 0, mismatches = 0;
+  uint64_t seed = 1;
+  for (const Case& c : cases) {
+    const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, DataType::BFloat16);
+    FusionExecutorCache executor(*fusion, options);
+    const std::vector<HostTensor> inputs =
+        test::normalizationArguments(c.kind, DataType::BFloat16, c.rows, c.n, seed++);
+    std::vector<FusionArgument> arguments(inputs.begin(), inputs.end());
+    const std::vector<FusionArgument> outputs = executor.run(arguments);
+    const std::vector<HostTensor> expected = evaluateFusionTensors(*fusion, inputs);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const ::testing::AssertionResult close =
+          test::isClose(std::get<HostTensor>(outputs[i]), expected[i]);
+      if (!close) {
+        ++mismatches;
+        std::cerr << label << ": " << test::toString(c.kind) << " output " << i << ": "
+                  << close.message() << "\n";
+      }
+    }
+    kernels += executor.counters().kernels_compiled;
+    from_store += executor.counters().kernels_from_store;
+  }
+  const serde::KernelCacheCounters counters = cache->counters();
+  std::cout << label << " nvrtc_calls=" << driver::nvrtcCompileCount() << " kernels=" << kernels
+            << " from_store=" << from_store << " hits=" << counters.hits
+            << " misses=" << counters.misses << " skipped=" << counters.skipped
+            << " writes=" << counters.writes << " mismatches=" << mismatches << std::endl;
+  return mismatches == 0 ? 0 : 1;
+}
