@@ -5,7 +5,8 @@
 // picks a scheduler plugin for each segment, compiles the kernels and runs them. It prints each
 // fusion's segments with the scheduler and params chosen, and the largest difference from the
 // reference. Without a GPU the kernels are compiled for sm_90 and the segments run on the CPU
-// reference evaluator.
+// reference evaluator. Compiled kernels persist in the kernel cache (BRAZE_CACHE_DIR, default
+// ~/.cache/braze; "off" turns it off): a second run calls NVRTC for none of them.
 //
 //   braze_demo [--seed N] [--rows M] [--cols N]
 
@@ -21,8 +22,10 @@
 
 #include "braze/braze.h"
 #include "braze/driver/cuda_driver.h"
+#include "braze/driver/nvrtc_compiler.h"
 #include "braze/runtime/dump_options.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "braze/serde/kernel_cache.h"
 
 namespace {
 
@@ -158,10 +161,13 @@ void runDemo(const std::string& title, std::unique_ptr<braze::Fusion> fusion,
   const std::vector<FusionArgument> outputs = cache.run(arguments, options);
   const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
   const size_t segments = runtime->segmentation().segments.size();
+  const ExecutorCacheCounters counters = cache.counters();
   std::cout << "FusionExecutorCache::run: " << segments
             << (segments == 1 ? " segment" : " segments") << ", compiled for "
             << runtime->kernels().front().executor->compiledKernel().arch().toString() << " in "
-            << std::fixed << std::setprecision(0) << runtime->compileSeconds() * 1e3 << " ms\n"
+            << std::fixed << std::setprecision(0) << runtime->compileSeconds() * 1e3 << " ms ("
+            << counters.kernels_from_store << " of " << counters.kernels_compiled
+            << " kernels from the kernel cache)\n"
             << std::defaultfloat;
   for (size_t s = 0; s < segments; ++s) {
     const FusionKernelRuntime::SegmentKernel& kernel = runtime->kernels()[s];
@@ -199,6 +205,7 @@ int main(int argc, char** argv) {
   try {
     using braze::DataType;
     const braze::DumpOptions dump = braze::DumpOptions::fromEnvironment();
+    braze::serde::useDefaultKernelCache();
     runDemo(
         "RMS norm", defineRmsNorm(n),
         {randomTensor(rng, DataType::BFloat16, {m, n}), randomTensor(rng, DataType::BFloat16, {n})},
@@ -214,5 +221,8 @@ int main(int argc, char** argv) {
     std::cerr << "braze_demo: " << error.what() << '\n';
     return 1;
   }
+  std::cout << "NVRTC compiles in this process: " << braze::driver::nvrtcCompileCount() << '\n';
+  if (const auto directory = braze::serde::defaultCacheDirectory())
+    std::cout << "kernel cache: " << directory->string() << " (braze cache ls lists it)\n";
   return 0;
 }

@@ -128,6 +128,11 @@ pack() {
     [[ $(basename "$binary") == braze_plugin_tests ]] && continue
     strip --strip-debug -o "$bundle/bin/$(basename "$binary")" "$binary"
   done
+  # Processes the tests start (the kernel cache's worker), found beside the test binary.
+  for binary in "$build"/tests/cpp/braze_*_worker; do
+    [[ -x $binary && -f $binary ]] || continue
+    strip --strip-debug -o "$bundle/bin/$(basename "$binary")" "$binary"
+  done
   # Scheduler plugins with their manifests, unstripped (the manifest holds the library's
   # sha256); also in lib/ for the tests that link a scheduler directly.
   mkdir -p "$bundle/plugins"
@@ -148,6 +153,12 @@ pack() {
   core=$(readlink -f "$build/core/libbraze_core.so")
   strip --strip-debug -o "$bundle/lib/$(basename "$core")" "$core"
   ln -sf "$(basename "$core")" "$bundle/lib/libbraze_core.so.0"
+  local serde
+  if [[ -f $build/serde/libbraze_serde.so ]]; then
+    serde=$(readlink -f "$build/serde/libbraze_serde.so")
+    strip --strip-debug -o "$bundle/lib/$(basename "$serde")" "$serde"
+    ln -sf "$(basename "$serde")" "$bundle/lib/libbraze_serde.so.0"
+  fi
   # Libraries the binaries need that are neither system nor CUDA libraries (Google Benchmark's
   # Debian build has its own soname).
   local library

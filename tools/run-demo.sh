@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job: build Braze and run the example fusions (RMS norm, softmax, GELU with bias):
-# print their IR and evaluate them on random inputs.
+# The main job: build Braze and run the example fusions (RMS norm, softmax, GELU with bias, and
+# a softmax of column-centred scores that runs as two kernels): print their IR, evaluate them on
+# random inputs, and run each through FusionExecutorCache::run (kernels kept in the persistent
+# kernel cache, BRAZE_CACHE_DIR).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BRAZE_BUILD_DIR:-$root/build}

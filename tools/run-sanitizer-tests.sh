@@ -3,7 +3,8 @@
 # AddressSanitizer (leak checking included) and UndefinedBehaviorSanitizer into ./build-asan
 # (or $BRAZE_ASAN_BUILD_DIR) and runs the test binaries that cover the runtime: the IR, the
 # evaluator, the runtime (argument binding, launch plans, extent checks) and the plugin host
-# (loading, the registry, crash isolation through the sanitized scanner).
+# (loading, the registry, crash isolation through the sanitized scanner), and the persistent
+# kernel cache (hostile files, worker processes sharing one folder).
 #
 # Extra arguments replace that list of test binaries (tests/cpp/braze_<layer>_tests), e.g.
 # `tools/run-sanitizer-tests.sh braze_lower_tests`; every binary passes under the sanitizers.
@@ -23,7 +24,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BRAZE_ASAN_BUILD_DIR:-$root/build-asan}
 binaries=("$@")
 if ((${#binaries[@]} == 0)); then
-  binaries=(braze_ir_tests braze_eval_tests braze_runtime_tests braze_plugin_tests)
+  binaries=(braze_ir_tests braze_eval_tests braze_runtime_tests braze_plugin_tests
+    braze_serde_tests)
 fi
 
 "$root/tools/install-deps.sh"

@@ -181,6 +181,8 @@ std::vector<KernelEntryInfo> KernelCache::entries() const {
         info.problem = decoded.problem;
       } else {
         const CompiledKernel& kernel = *decoded.kernel;
+        info.written_by = decoded.written_by;
+        info.created_unix_seconds = decoded.created_unix_seconds;
         info.kernel_name = kernel.kernelName();
         info.arch = kernel.arch().toString();
         info.nvrtc = version(kernel.nvrtcVersion());
@@ -243,6 +245,15 @@ int64_t KernelCache::prune(int64_t max_bytes) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   counters_.pruned += removed;
+  return removed;
+}
+
+int64_t KernelCache::removeInvalid() {
+  int64_t removed = 0;
+  for (const KernelEntryInfo& entry : entries()) {
+    std::error_code ignored;
+    if (!entry.valid && fs::remove(entry.path, ignored)) ++removed;
+  }
   return removed;
 }
 

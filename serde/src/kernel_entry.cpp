@@ -152,6 +152,8 @@ DecodedKernelEntry decodeKernelEntry(std::span<const uint8_t> bytes,
     return refuse("its contents do not match their SHA-256 (the file was damaged)", key);
   DecodedKernelEntry decoded;
   decoded.key = key;
+  decoded.written_by = text(entry->written_by());
+  decoded.created_unix_seconds = entry->created_unix_seconds();
   decoded.kernel = CompiledKernel::restore(std::move(parts));
   return decoded;
 }

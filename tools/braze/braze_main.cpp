@@ -5,6 +5,8 @@
 //                                 writes the manifest beside LIBRARY from its descriptor
 //                                 (build and install time: this runs the plugin's code);
 //                                 --expect: the descriptor must declare that scheduler
+//   braze cache ls | inspect KEY | verify | prune [--max-size SIZE] | clear
+//                                 the persistent kernel cache (cache_command.cpp)
 
 #include <dlfcn.h>
 
@@ -17,13 +19,16 @@
 #include "braze/plugin/plugin_loader.h"
 #include "braze/plugin/scheduler_registry.h"
 #include "braze/plugin/sha256.h"
+#include "cache_command.h"
 
 namespace {
 
 int usage() {
   std::cerr << "usage: braze plugins list\n"
                "       braze plugins inspect FILE [--no-load]\n"
-               "       braze plugins manifest LIBRARY [--expect ID@VERSION]\n";
+               "       braze plugins manifest LIBRARY [--expect ID@VERSION]\n"
+               "       braze cache ls | inspect KEY | verify | prune [--max-size SIZE] | clear "
+               "[--dir DIR]\n";
   return 2;
 }
 
@@ -139,6 +144,8 @@ int writeManifest(const std::string& file, const std::string& expected) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc >= 2 && std::string(argv[1]) == "cache")
+      return braze::cli::runCacheCommand(std::vector<std::string>(argv + 2, argv + argc));
     if (argc >= 3 && std::string(argv[1]) == "plugins") {
       std::string command = argv[2];
       if (command == "list" && argc == 3) return listPlugins();

@@ -28,10 +28,22 @@ struct WorkerResult {
   std::string output;
 };
 
+// The worker beside this test binary (the build tree, or a bundle of binaries carried to a GPU
+// machine), else where the build put it.
+fs::path workerPath() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const fs::path beside = self.parent_path() / "braze_serde_cache_worker";
+    if (fs::exists(beside)) return beside;
+  }
+  return BRAZE_SERDE_CACHE_WORKER;
+}
+
 // Starts a worker on `directory` (stderr goes to the test's log).
 FILE* startWorker(const fs::path& directory, const std::string& label) {
   const std::string command =
-      std::string(BRAZE_SERDE_CACHE_WORKER) + " '" + directory.string() + "' --label " + label;
+      workerPath().string() + " '" + directory.string() + "' --label " + label;
   return ::popen(command.c_str(), "r");
 }
 

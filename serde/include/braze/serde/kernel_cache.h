@@ -81,12 +81,14 @@ class KernelCache final : public KernelStore {
   const KernelCacheOptions& options() const { return options_; }
   std::filesystem::path entryPath(const std::string& key) const;
 
-  /// Every entry file, checked, least recently used first. `with_source` also reads what
-  /// inspect shows (kept short otherwise).
+  /// Every entry file, checked, least recently used first.
   std::vector<KernelEntryInfo> entries() const;
   /// Removes the least recently used entries until they take at most `max_bytes` together, and
   /// leftover temporary files of writers that died; returns the entries removed.
   int64_t prune(int64_t max_bytes);
+  /// Removes the entries that fail their checks or belong to another NVRTC (entries() says
+  /// why); returns how many.
+  int64_t removeInvalid();
   /// Removes every entry; returns how many.
   int64_t clear();
 
@@ -106,6 +108,8 @@ struct DecodedKernelEntry {
   std::optional<CompiledKernel> kernel;
   std::string problem;  ///< empty when `kernel` is set
   std::string key;      ///< the key the entry claims, when it could be read
+  std::string written_by;
+  int64_t created_unix_seconds = 0;
 };
 /// Checks and decodes entry file bytes (see the header comment for the checks). When
 /// `expected_key` is not empty, the entry must be stored under that key. Never throws for bad
