@@ -1,15 +1,17 @@
-// braze_serde_cache_worker DIR [--label L]: one process of the persistent kernel cache tests
-// (kernel_cache_process_test.cpp). With DIR as its kernel cache, it runs every normalization
+// braze_serde_cache_worker DIR [--label L] [--cases N]: one process of the persistent kernel cache
+// tests (kernel_cache_process_test.cpp). With DIR as its kernel cache, it runs every normalization
 // of tests/cpp/support/normalization_fusions.h (bfloat16, 8 rows of 1024, and layer norm
 // backward at rows of 16384, which runs as two segments) through FusionExecutorCache on host
 // tensors: on the GPU where there is one, else segment by segment on the reference evaluator
-// (the kernels are compiled for sm_90 all the same). Each result is compared with the
+// (the kernels are compiled for sm_90 all the same); --cases N runs the first N only. Each
+// result is compared with the
 // reference evaluator on the whole fusion. Prints one line:
 //
 //   L nvrtc_calls=N kernels=K from_store=S hits=H misses=M skipped=X writes=W mismatches=0
 //
 // and exits 0 when every result matched, 1 otherwise.
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -27,12 +29,14 @@
 int main(int argc, char** argv) {
   using namespace braze;
   if (argc < 2) {
-    std::cerr << "usage: braze_serde_cache_worker DIR [--label L]\n";
+    std::cerr << "usage: braze_serde_cache_worker DIR [--label L] [--cases N]\n";
     return 2;
   }
   std::string label = "worker";
+  size_t case_count = SIZE_MAX;
   for (int i = 2; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--label") label = argv[i + 1];
+    if (std::string(argv[i]) == "--cases") case_count = std::stoul(argv[i + 1]);
   }
   serde::KernelCacheOptions cache_options;
   cache_options.directory = argv[1];
@@ -47,6 +51,7 @@ int main(int argc, char** argv) {
   std::vector<Case> cases;
   for (test::Normalization kind : test::allNormalizations()) cases.push_back({kind, 8, 1024});
   cases.push_back({test::Normalization::LayerNormBackward, 4, 16384});
+  if (cases.size() > case_count) cases.resize(case_count);
 
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();

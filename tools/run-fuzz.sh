@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Fuzzes the kernel cache's reader (tests/fuzz/kernel_entry_fuzzer.cpp) with libFuzzer under
+# AddressSanitizer and UndefinedBehaviorSanitizer for a bounded time, starting from real cache
+# entries. CI runs it after the sanitizer job.
+#
+#   tools/run-fuzz.sh [SECONDS]     (default 60)
+#
+# Needs clang and its libFuzzer runtime (installed here when missing) and the build tree of
+# tools/build.sh (libbraze_core, flatc's generated header, the cache worker that writes the seed
+# entries). The fuzzer is built in $BRAZE_BUILD_DIR/fuzz; its corpus and any crash land there.
+# Prints libFuzzer's summary: how many inputs it tried, and the coverage reached.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BRAZE_BUILD_DIR:-$root/build}
+seconds=${1:-60}
+
+if ! command -v clang++ >/dev/null || [[ ! -f $(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null) ]]; then
+  echo "braze: installing clang and its libFuzzer runtime"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    clang libclang-rt-14-dev >/dev/null
+fi
+
+"$root/tools/build.sh" braze_serde braze_serde_cache_worker
+fuzz=$build/fuzz
+mkdir -p "$fuzz/corpus"
+clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -I"$root/core/include" -I"$root/serde/include" -I"$build/serde/generated" \
+  -DBRAZE_VERSION_STRING='"fuzz"' \
+  "$root/serde/src/kernel_entry.cpp" "$root/tests/fuzz/kernel_entry_fuzzer.cpp" \
+  -L"$build/core" -lbraze_core -Wl,-rpath,"$build/core" -o "$fuzz/kernel_entry_fuzzer"
+
+# Seeds: the entries a worker process writes (normalization kernels), plus an empty input.
+if [[ -z $(ls -A "$fuzz/corpus") ]]; then
+  seeds=$(mktemp -d)
+  BRAZE_PLUGIN_PATH=${BRAZE_PLUGIN_PATH:-} "$build/tests/cpp/braze_serde_cache_worker" "$seeds" \
+    --label seeds >/dev/null
+  cp "$seeds"/kernels/*.bzk "$fuzz/corpus/"
+  rm -rf "$seeds"
+  : >"$fuzz/corpus/empty"
+fi
+
+cd "$fuzz"
+"$fuzz/kernel_entry_fuzzer" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=4096 \
+  -print_final_stats=1 corpus 2>"$fuzz/fuzz.log" || {
+  tail -60 "$fuzz/fuzz.log"
+  echo "kernel_entry_fuzzer: FAILED (log: $fuzz/fuzz.log; the input is in $fuzz)"
+  exit 1
+}
+grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|cov:" "$fuzz/fuzz.log" | tail -3
+echo "kernel_entry_fuzzer: no crash in ${seconds} s"
