@@ -110,21 +110,13 @@ std::optional<CompiledKernel> KernelCache::find(const std::string& key) {
   return std::move(decoded.kernel);
 }
 
-void KernelCache::insert(const std::string& key, const CompiledKernel& kernel) {
+std::optional<std::string> KernelCache::writeEntry(const std::string& key,
+                                                   std::span<const uint8_t> bytes) {
   const fs::path folder = options_.directory / "kernels";
-  auto fail = [&](const std::string& why) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++counters_.write_failures;
-    }
-    report("cannot keep kernel " + kernel.kernelName() + ": " + why);
-  };
-  if (!isKey(key)) return fail("'" + key + "' is not a kernel key");
-  if (kernel.cubin().empty()) return;  // PTX-only compiles are not kept
+  if (!isKey(key)) return "'" + key + "' is not a kernel key";
   std::error_code error;
   fs::create_directories(folder, error);
-  if (error) return fail("cannot create " + folder.string() + ": " + error.message());
-  const std::vector<uint8_t> bytes = encodeKernelEntry(key, kernel);
+  if (error) return "cannot create " + folder.string() + ": " + error.message();
   const fs::path temporary = folder / temporaryName(key);
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
@@ -133,18 +125,29 @@ void KernelCache::insert(const std::string& key, const CompiledKernel& kernel) {
     file.flush();
     if (!file) {
       fs::remove(temporary, error);
-      return fail("cannot write " + temporary.string());
+      return "cannot write " + temporary.string();
     }
   }
   fs::rename(temporary, entryPath(key), error);
   if (error) {
     std::error_code ignored;
     fs::remove(temporary, ignored);
-    return fail("cannot rename " + temporary.string() + ": " + error.message());
+    return "cannot rename " + temporary.string() + ": " + error.message();
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++counters_.writes;
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++counters_.writes;
+  return std::nullopt;
+}
+
+void KernelCache::insert(const std::string& key, const CompiledKernel& kernel) {
+  if (kernel.cubin().empty()) return;  // PTX-only compiles are not kept
+  if (std::optional<std::string> problem = writeEntry(key, encodeKernelEntry(key, kernel))) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++counters_.write_failures;
+    }
+    report("cannot keep kernel " + kernel.kernelName() + ": " + *problem);
+    return;
   }
   prune(options_.max_bytes);
 }

@@ -9,6 +9,10 @@
 //                                               used until the rest fit SIZE (e.g. 512M, 2G;
 //                                               default 2G)
 //   braze cache clear [--dir DIR]               removes every entry
+//   braze cache export FILE [--dir DIR]         writes every valid entry into one file (a kernel
+//                                               bundle), to carry a cache built ahead of time
+//   braze cache import FILE [--dir DIR]         adds a bundle's entries, each checked as an
+//                                               entry file is; says why any was skipped
 //
 // DIR defaults to the folder the default cache uses ($BRAZE_CACHE_DIR, else
 // $XDG_CACHE_HOME/braze, else ~/.cache/braze).
@@ -37,7 +41,9 @@ int usage() {
                "       braze cache inspect KEY [--dir DIR]\n"
                "       braze cache verify [--dir DIR]\n"
                "       braze cache prune [--max-size SIZE] [--dir DIR]\n"
-               "       braze cache clear [--dir DIR]\n";
+               "       braze cache clear [--dir DIR]\n"
+               "       braze cache export FILE [--dir DIR]\n"
+               "       braze cache import FILE [--dir DIR]\n";
   return 2;
 }
 
@@ -193,6 +199,19 @@ int runCacheCommand(const std::vector<std::string>& args) {
     std::cout << "removed " << invalid << " stale and " << pruned
               << " least recently used entries from " << directory->string() << "\n";
     return 0;
+  }
+  if (command == "export" && positional.size() == 1) {
+    const int64_t count = cache.save(positional[0]);
+    std::cout << "wrote " << count << " entries of " << directory->string() << " to "
+              << positional[0] << "\n";
+    return 0;
+  }
+  if (command == "import" && positional.size() == 1) {
+    const serde::KernelCache::LoadReport report = cache.load(positional[0]);
+    for (const std::string& problem : report.problems) std::cout << "skipped: " << problem << "\n";
+    std::cout << "added " << report.added << " entries to " << directory->string() << ", skipped "
+              << report.skipped << "\n";
+    return report.problems.empty() ? 0 : 1;
   }
   if (command == "clear" && positional.empty()) {
     std::cout << "removed " << cache.clear() << " entries from " << directory->string() << "\n";

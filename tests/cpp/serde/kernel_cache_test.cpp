@@ -311,6 +311,65 @@ TEST_F(KernelCacheTest, PruningDropsTheLeastRecentlyUsedFirst) {
   EXPECT_TRUE(fs::exists(cache.entryPath(keys[3])));
 }
 
+TEST_F(KernelCacheTest, ABundleCarriesTheCacheAsOneFile) {
+  KernelCache source(options());
+  const CompiledKernel& kernel = scaleKernel();
+  source.insert(keyOf(kernel), kernel);
+  CompileOptions compile = sm90Options();
+  compile.store = std::make_shared<KernelCache>(options());
+  const CompiledKernel other = CompiledKernel::compile(scaleSource(11), "scale11", compile);
+  writeFile(source.entryPath(std::string(64, 'f')), std::vector<uint8_t>{1, 2, 3});  // stale
+  const fs::path bundle = directory_ / "cache.bzb";
+  EXPECT_EQ(source.save(bundle), 2);
+
+  KernelCacheOptions elsewhere = options();
+  elsewhere.directory = directory_ / "elsewhere";
+  KernelCache target(elsewhere);
+  const KernelCache::LoadReport report = target.load(bundle);
+  EXPECT_EQ(report.added, 2);
+  EXPECT_EQ(report.skipped, 0);
+  EXPECT_TRUE(report.problems.empty());
+  std::optional<CompiledKernel> found = target.find(keyOf(other));
+  ASSERT_TRUE(found.has_value());
+  expectSameKernel(*found, other);
+
+  // Every truncation of the bundle adds nothing, or only whole valid entries.
+  std::vector<uint8_t> bytes(fs::file_size(bundle));
+  std::ifstream(bundle, std::ios::binary)
+      .read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  const fs::path damaged = directory_ / "damaged.bzb";
+  for (size_t size = 0; size < bytes.size(); size += 97) {
+    writeFile(damaged, std::span<const uint8_t>(bytes.data(), size));
+    KernelCacheOptions scratch = options();
+    scratch.directory = directory_ / "scratch";
+    KernelCache cache(scratch);
+    const KernelCache::LoadReport truncated = cache.load(damaged);
+    ASSERT_EQ(truncated.added, 0) << size;
+    ASSERT_FALSE(truncated.problems.empty()) << size;
+  }
+  // A flipped byte inside an entry skips that entry alone, with its reason.
+  std::vector<uint8_t> flipped = bytes;
+  const std::string& source_text = other.source();
+  auto at =
+      std::search(flipped.begin(), flipped.end(), source_text.begin(), source_text.begin() + 40);
+  ASSERT_NE(at, flipped.end());
+  at[30] ^= 0x20;
+  writeFile(damaged, flipped);
+  KernelCacheOptions scratch = options();
+  scratch.directory = directory_ / "flipped";
+  KernelCache cache(scratch);
+  const KernelCache::LoadReport one_bad = cache.load(damaged);
+  EXPECT_EQ(one_bad.added, 1);
+  EXPECT_EQ(one_bad.skipped, 1);
+  ASSERT_EQ(one_bad.problems.size(), 1u);
+  EXPECT_NE(one_bad.problems[0].find("do not hash to its key"), std::string::npos)
+      << one_bad.problems[0];
+  // Not a bundle at all.
+  EXPECT_NE(cache.load(source.entryPath(keyOf(kernel))).problems.at(0).find("'BRZB'"),
+            std::string::npos);
+  EXPECT_NE(cache.load(directory_).problems.at(0).find("not a readable file"), std::string::npos);
+}
+
 TEST(DefaultCacheDirectoryTest, FollowsBrazeCacheDirThenXdgThenHome) {
   const auto restore = [](const char* name, const char* value) {
     if (value) {

@@ -92,8 +92,26 @@ class KernelCache final : public KernelStore {
   /// Removes every entry; returns how many.
   int64_t clear();
 
+  /// Writes every valid entry into one file (a kernel bundle: serde/schema/kernel_bundle.fbs),
+  /// through a temporary file and a rename: how a cache built ahead of time travels as one
+  /// file. Returns how many entries it holds; throws braze::Error naming the path when it
+  /// cannot be written.
+  int64_t save(const std::filesystem::path& path) const;
+  struct LoadReport {
+    int64_t added = 0;
+    int64_t skipped = 0;                ///< entries that failed their checks
+    std::vector<std::string> problems;  ///< why each was skipped, or why the file was refused
+  };
+  /// Adds the entries of a bundle that pass every check an entry file in the folder must pass.
+  /// A file that is not a readable bundle adds nothing and says why; never throws for bad
+  /// bytes.
+  LoadReport load(const std::filesystem::path& path);
+
  private:
   void report(const std::string& message) const;
+  /// Writes an entry file's bytes under `key` (temporary file, then rename); the reason when
+  /// it could not.
+  std::optional<std::string> writeEntry(const std::string& key, std::span<const uint8_t> bytes);
 
   KernelCacheOptions options_;
   mutable std::mutex mutex_;  // guards counters_ and the log
@@ -119,6 +137,8 @@ DecodedKernelEntry decodeKernelEntry(std::span<const uint8_t> bytes,
 
 /// Files larger than this are not read (no kernel entry comes near it).
 inline constexpr int64_t kMaxKernelEntryBytes = int64_t{256} << 20;
+/// Bundles larger than this are not read.
+inline constexpr int64_t kMaxKernelBundleBytes = int64_t{4} << 30;
 
 /// The cache folder the default cache uses: $BRAZE_CACHE_DIR, else $XDG_CACHE_HOME/braze, else
 /// $HOME/.cache/braze; nullopt when BRAZE_CACHE_DIR is "off" or "0", or no folder can be named.
