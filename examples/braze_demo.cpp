@@ -26,6 +26,7 @@
 #include "braze/runtime/dump_options.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/serde/kernel_cache.h"
+#include "braze/serde/runtime_cache.h"
 
 namespace {
 
@@ -167,7 +168,8 @@ void runDemo(const std::string& title, std::unique_ptr<braze::Fusion> fusion,
             << runtime->kernels().front().executor->compiledKernel().arch().toString() << " in "
             << std::fixed << std::setprecision(0) << runtime->compileSeconds() * 1e3 << " ms ("
             << counters.kernels_from_store << " of " << counters.kernels_compiled
-            << " kernels from the kernel cache)\n"
+            << " kernels from the kernel cache"
+            << (counters.runtimes_restored ? "; segmentation and params restored" : "") << ")\n"
             << std::defaultfloat;
   for (size_t s = 0; s < segments; ++s) {
     const FusionKernelRuntime::SegmentKernel& kernel = runtime->kernels()[s];
@@ -205,7 +207,7 @@ int main(int argc, char** argv) {
   try {
     using braze::DataType;
     const braze::DumpOptions dump = braze::DumpOptions::fromEnvironment();
-    braze::serde::useDefaultKernelCache();
+    braze::serde::useDefaultPersistentCache();
     runDemo(
         "RMS norm", defineRmsNorm(n),
         {randomTensor(rng, DataType::BFloat16, {m, n}), randomTensor(rng, DataType::BFloat16, {n})},

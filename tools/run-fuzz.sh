@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the kernel cache's reader (tests/fuzz/kernel_entry_fuzzer.cpp) with libFuzzer under
+# Fuzzes the persistent caches' readers (tests/fuzz/kernel_entry_fuzzer.cpp: kernel entries and
+# runtime entries) with libFuzzer under
 # AddressSanitizer and UndefinedBehaviorSanitizer for a bounded time, starting from real cache
 # entries. CI runs it after the sanitizer job.
 #
@@ -29,15 +30,16 @@ mkdir -p "$fuzz/corpus"
 clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$root/core/include" -I"$root/serde/include" -I"$build/serde/generated" \
   -DBRAZE_VERSION_STRING='"fuzz"' \
-  "$root/serde/src/kernel_entry.cpp" "$root/tests/fuzz/kernel_entry_fuzzer.cpp" \
+  "$root"/serde/src/*.cpp "$root/tests/fuzz/kernel_entry_fuzzer.cpp" \
   -L"$build/core" -lbraze_core -Wl,-rpath,"$build/core" -o "$fuzz/kernel_entry_fuzzer"
 
-# Seeds: the entries a worker process writes (normalization kernels), plus an empty input.
+# Seeds: the entries a worker process writes (normalization kernels and its runtimes'
+# decisions), plus an empty input.
 if [[ -z $(ls -A "$fuzz/corpus") ]]; then
   seeds=$(mktemp -d)
   BRAZE_PLUGIN_PATH=${BRAZE_PLUGIN_PATH:-} "$build/tests/cpp/braze_serde_cache_worker" "$seeds" \
     --label seeds >/dev/null
-  cp "$seeds"/kernels/*.bzk "$fuzz/corpus/"
+  cp "$seeds"/kernels/*.bzk "$seeds"/runtimes/*.bzr "$fuzz/corpus/"
   rm -rf "$seeds"
   : >"$fuzz/corpus/empty"
 fi

@@ -85,7 +85,9 @@ KernelCache::LoadReport KernelCache::load(const fs::path& path) {
       report.problems.push_back("entry " + key + ": empty");
       continue;
     }
-    const std::span<const uint8_t> entry_bytes(entry->entry()->data(), entry->entry()->size());
+    // A copy: the entry's bytes sit at any offset of the bundle, and its 8-byte fields must be
+    // read from an aligned buffer.
+    const std::vector<uint8_t> entry_bytes(entry->entry()->begin(), entry->entry()->end());
     const DecodedKernelEntry decoded = decodeKernelEntry(entry_bytes, key);
     if (!decoded.kernel) {
       ++report.skipped;

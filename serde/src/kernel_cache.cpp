@@ -1,66 +1,22 @@
 #include "braze/serde/kernel_cache.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 
 #include "braze/driver/nvrtc_compiler.h"
+#include "entry_files.h"
 
 namespace braze::serde {
 
 namespace fs = std::filesystem;
+using detail::isKey;
+using detail::kTemporarySuffix;
 
 namespace {
 
 constexpr std::string_view kEntrySuffix = ".bzk";
-constexpr std::string_view kTemporarySuffix = ".tmp";
-
-bool isKey(std::string_view text) {
-  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
-// The whole file, or the reason it cannot be read. Never reads more than the cap.
-std::optional<std::vector<uint8_t>> readCapped(const fs::path& path, std::string& problem) {
-  std::error_code error;
-  const fs::file_status status = fs::status(path, error);
-  if (error || !fs::exists(status)) {
-    problem = "absent";
-    return std::nullopt;
-  }
-  if (!fs::is_regular_file(status)) {
-    problem = "not a regular file";
-    return std::nullopt;
-  }
-  const uintmax_t size = fs::file_size(path, error);
-  if (error) {
-    problem = "its size cannot be read: " + error.message();
-    return std::nullopt;
-  }
-  if (size > static_cast<uintmax_t>(kMaxKernelEntryBytes)) {
-    problem = "the file is larger than any kernel entry (" + std::to_string(size) + " bytes)";
-    return std::nullopt;
-  }
-  std::ifstream file(path, std::ios::binary);
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  if (!file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
-    problem = "it cannot be read";
-    return std::nullopt;
-  }
-  return bytes;
-}
-
-std::string temporaryName(const std::string& key) {
-  static std::atomic<uint64_t> counter{0};
-  return "." + key + "." + std::to_string(::getpid()) + "." + std::to_string(++counter) +
-         std::string(kTemporarySuffix);
-}
-
 std::string version(std::pair<int, int> v) {
   return std::to_string(v.first) + "." + std::to_string(v.second);
 }
@@ -82,7 +38,8 @@ void KernelCache::report(const std::string& message) const {
 std::optional<CompiledKernel> KernelCache::find(const std::string& key) {
   const fs::path path = entryPath(key);
   std::string problem;
-  std::optional<std::vector<uint8_t>> bytes = readCapped(path, problem);
+  std::optional<std::vector<uint8_t>> bytes =
+      detail::readCapped(path, kMaxKernelEntryBytes, problem);
   if (!bytes) {
     const bool absent = problem == "absent";
     {
@@ -112,28 +69,10 @@ std::optional<CompiledKernel> KernelCache::find(const std::string& key) {
 
 std::optional<std::string> KernelCache::writeEntry(const std::string& key,
                                                    std::span<const uint8_t> bytes) {
-  const fs::path folder = options_.directory / "kernels";
   if (!isKey(key)) return "'" + key + "' is not a kernel key";
-  std::error_code error;
-  fs::create_directories(folder, error);
-  if (error) return "cannot create " + folder.string() + ": " + error.message();
-  const fs::path temporary = folder / temporaryName(key);
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file.write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-    file.flush();
-    if (!file) {
-      fs::remove(temporary, error);
-      return "cannot write " + temporary.string();
-    }
-  }
-  fs::rename(temporary, entryPath(key), error);
-  if (error) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    return "cannot rename " + temporary.string() + ": " + error.message();
-  }
+  if (std::optional<std::string> problem = detail::writeAtomically(
+          options_.directory / "kernels", key + std::string(kEntrySuffix), bytes))
+    return problem;
   std::lock_guard<std::mutex> lock(mutex_);
   ++counters_.writes;
   return std::nullopt;
@@ -173,7 +112,8 @@ std::vector<KernelEntryInfo> KernelCache::entries() const {
     info.bytes = static_cast<int64_t>(fs::file_size(path, ignored));
     info.last_use = fs::last_write_time(path, ignored);
     std::string problem;
-    std::optional<std::vector<uint8_t>> bytes = readCapped(path, problem);
+    std::optional<std::vector<uint8_t>> bytes =
+        detail::readCapped(path, kMaxKernelEntryBytes, problem);
     if (!bytes) {
       info.problem = problem;
     } else if (!isKey(info.key)) {

@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "braze/driver/nvrtc_compiler.h"
-#include "braze/plugin/sha256.h"
+#include "braze/runtime/content_hash.h"
 #include "braze/serde/kernel_cache.h"
 #include "braze/serde/kernel_entry_generated.h"
 
@@ -13,38 +13,26 @@ namespace braze::serde {
 
 namespace {
 
-void appendField(std::string& bytes, std::string_view field) {
-  const uint64_t size = field.size();
-  bytes.append(reinterpret_cast<const char*>(&size), sizeof(size));
-  bytes.append(field);
-}
-
-// SHA-256 over every field of an entry but the hash itself, length-prefixed in schema order: a
-// damaged byte anywhere that matters (cubin, PTX, resources, options) is caught, not only in
-// what the key covers.
+// SHA-256 over every field of an entry but the hash itself, in schema order: a damaged byte
+// anywhere that matters (cubin, PTX, resources, options) is caught, not only in what the key
+// covers.
 std::string contentHash(const std::string& key, const CompiledKernel::Parts& parts,
                         std::string_view written_by, int64_t created) {
-  std::string bytes;
-  appendField(bytes, key);
-  appendField(bytes, parts.kernel_name);
-  appendField(bytes, parts.arch.toString());
-  appendField(bytes, std::to_string(parts.nvrtc_version.first) + "." +
-                         std::to_string(parts.nvrtc_version.second));
-  appendField(bytes, std::to_string(parts.nvrtc_options.size()));
-  for (const std::string& option : parts.nvrtc_options) appendField(bytes, option);
-  appendField(bytes, parts.source);
-  appendField(bytes, std::string_view(parts.cubin.data(), parts.cubin.size()));
-  appendField(bytes, parts.ptx);
-  appendField(bytes, parts.compile_log);
+  ContentHasher hasher("braze-kernel-entry-1");
+  hasher.add(key).add(parts.kernel_name).add(parts.arch.toString());
+  hasher.add(std::to_string(parts.nvrtc_version.first) + "." +
+             std::to_string(parts.nvrtc_version.second));
+  hasher.add(static_cast<int64_t>(parts.nvrtc_options.size()));
+  for (const std::string& option : parts.nvrtc_options) hasher.add(option);
+  hasher.add(parts.source).add(std::string_view(parts.cubin.data(), parts.cubin.size()));
+  hasher.add(parts.ptx).add(parts.compile_log);
   const KernelResources& r = parts.resources;
   for (int64_t value :
        {int64_t{r.reported}, int64_t{r.registers}, r.stack_frame_bytes, r.spill_store_bytes,
         r.spill_load_bytes, r.static_shared_memory_bytes, int64_t{r.barriers}})
-    appendField(bytes, std::to_string(value));
-  appendField(bytes, written_by);
-  appendField(bytes, std::to_string(created));
-  return sha256Hex(
-      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    hasher.add(value);
+  hasher.add(written_by).add(created);
+  return hasher.hex();
 }
 
 constexpr std::string_view kWrittenBy = "braze " BRAZE_VERSION_STRING;

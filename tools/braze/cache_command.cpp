@@ -8,7 +8,8 @@
 //                                               removes stale entries, then the least recently
 //                                               used until the rest fit SIZE (e.g. 512M, 2G;
 //                                               default 2G)
-//   braze cache clear [--dir DIR]               removes every entry
+//   braze cache clear [--dir DIR]               removes every entry (kernels and the kept
+//                                               decisions of runtimes)
 //   braze cache export FILE [--dir DIR]         writes every valid entry into one file (a kernel
 //                                               bundle), to carry a cache built ahead of time
 //   braze cache import FILE [--dir DIR]         adds a bundle's entries, each checked as an
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "braze/serde/kernel_cache.h"
+#include "braze/serde/runtime_cache.h"
 
 namespace braze::cli {
 
@@ -145,9 +147,15 @@ int runCacheCommand(const std::vector<std::string>& args) {
       total += entry.bytes;
       stale += entry.valid ? 0 : 1;
     }
+    int64_t runtimes = 0;
+    std::error_code error;
+    for (fs::directory_iterator it(*directory / "runtimes", error), end; !error && it != end;
+         it.increment(error))
+      runtimes += it->path().extension() == ".bzr" ? 1 : 0;
     std::cout << "kernel cache " << directory->string() << ": " << entries.size() << " entries, "
               << bytesText(total) << (stale ? ", " : "")
-              << (stale ? std::to_string(stale) + " stale" : "") << "\n";
+              << (stale ? std::to_string(stale) + " stale" : "") << "; decisions of " << runtimes
+              << " runtimes\n";
     for (const serde::KernelEntryInfo& entry : entries) printEntry(entry, false);
     return 0;
   }
@@ -214,7 +222,10 @@ int runCacheCommand(const std::vector<std::string>& args) {
     return report.problems.empty() ? 0 : 1;
   }
   if (command == "clear" && positional.empty()) {
-    std::cout << "removed " << cache.clear() << " entries from " << directory->string() << "\n";
+    const int64_t kernels = cache.clear();
+    const int64_t runtimes = serde::RuntimeCache(options).clear();
+    std::cout << "removed " << kernels << " kernel entries and the decisions of " << runtimes
+              << " runtimes from " << directory->string() << "\n";
     return 0;
   }
   return usage();

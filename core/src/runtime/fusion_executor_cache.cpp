@@ -85,6 +85,7 @@ ExecutorCacheCounters FusionExecutorCache::counters() const {
   counters.misses = misses_;
   counters.kernels_compiled = kernels_compiled_;
   counters.kernels_from_store = kernels_from_store_;
+  counters.runtimes_restored = runtimes_restored_;
   counters.compile_seconds = static_cast<double>(compile_microseconds_) * 1e-6;
   counters.evictions = evictions_;
   return counters;
@@ -233,6 +234,7 @@ std::shared_ptr<FusionKernelRuntime> FusionExecutorCache::runtimeFor(const RunCo
   auto runtime = std::make_shared<FusionKernelRuntime>(*fusion_, registry_, context, options);
   ++misses_;
   kernels_compiled_ += static_cast<int64_t>(runtime->kernels().size());
+  if (runtime->restoredDecisions()) ++runtimes_restored_;
   for (const FusionKernelRuntime::SegmentKernel& kernel : runtime->kernels()) {
     if (kernel.executor && kernel.executor->compiledKernel().fromStore()) ++kernels_from_store_;
   }

@@ -94,6 +94,9 @@ TEST_F(KernelCacheProcessTest, TheNextProcessRunsWithoutNvrtc) {
   EXPECT_EQ(warm.counts.at("from_store"), cold.counts.at("kernels"));
   EXPECT_EQ(warm.counts.at("hits"), cold.counts.at("kernels"));
   EXPECT_EQ(warm.counts.at("writes"), 0);
+  // Nor segments, nor asks the schedulers' heuristics: every runtime restored its decisions.
+  EXPECT_EQ(cold.counts.at("runtimes_restored"), 0);
+  EXPECT_EQ(warm.counts.at("runtimes_restored"), warm.counts.at("runtimes")) << warm.output;
 }
 
 TEST_F(KernelCacheProcessTest, EightProcessesFillingOneFolderLoseAndTearNothing) {

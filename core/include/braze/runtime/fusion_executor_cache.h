@@ -49,8 +49,11 @@ struct ExecutorCacheCounters {
   int64_t misses = 0;  ///< runs that built a new runtime (segmentation, scheduling, NVRTC)
   int64_t kernels_compiled = 0;    ///< kernels of new runtimes: by NVRTC or from the kernel store
   int64_t kernels_from_store = 0;  ///< of those, found in the kernel store (no NVRTC)
-  double compile_seconds = 0;      ///< summed over the threads that compiled
-  int64_t evictions = 0;           ///< runtimes dropped for capacity
+  /// New runtimes whose segmentation, schedulers and params came from the decision store (no
+  /// segmenting, no heuristics).
+  int64_t runtimes_restored = 0;
+  double compile_seconds = 0;  ///< summed over the threads that compiled
+  int64_t evictions = 0;       ///< runtimes dropped for capacity
 };
 
 struct ExecutorCacheOptions {
@@ -130,6 +133,7 @@ class FusionExecutorCache {
   std::atomic<int64_t> misses_{0};
   std::atomic<int64_t> kernels_compiled_{0};
   std::atomic<int64_t> kernels_from_store_{0};
+  std::atomic<int64_t> runtimes_restored_{0};
   std::atomic<int64_t> evictions_{0};
   std::atomic<int64_t> compile_microseconds_{0};
 };

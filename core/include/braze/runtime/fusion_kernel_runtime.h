@@ -16,6 +16,7 @@
 #include "braze/eval/host_tensor.h"
 #include "braze/host/host_program.h"
 #include "braze/plugin/scheduler_registry.h"
+#include "braze/runtime/decision_store.h"
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/dump_options.h"
 #include "braze/runtime/kernel_executor.h"
@@ -190,6 +191,11 @@ class FusionKernelRuntime {
   const RuntimeOptions& options() const { return options_; }
   /// Seconds spent compiling (all segments, summed over threads).
   double compileSeconds() const;
+  /// True when the segmentation and every segment's scheduler and params came from the
+  /// decision store (braze/runtime/decision_store.h): no segmenting, no heuristics.
+  bool restoredDecisions() const { return restored_; }
+  /// The decisions of this runtime, as a decision store keeps them.
+  RuntimeDecisions decisions() const;
   /// One line per segment: its scheduler, params summary and the original tensors it reads
   /// and writes.
   std::string describe() const;
@@ -205,6 +211,10 @@ class FusionKernelRuntime {
   /// Schedules, lowers and compiles segment `segment` with its chosen scheduler.
   void compileSegment(size_t segment, const RunContext& context, const driver::GpuArch& arch,
                       DataType index_type);
+  /// Takes the segmentation and choices from stored `decisions`; the reason when they no
+  /// longer apply (an Expr out of range, a plugin missing or rebuilt, a scheduler that now
+  /// declines the segment), with nothing changed.
+  std::optional<std::string> restore(const RuntimeDecisions& decisions);
 
   const Fusion& fusion_;
   const SchedulerRegistry& registry_;
@@ -212,6 +222,7 @@ class FusionKernelRuntime {
   SegmentedFusion segmented_;
   host::HostProgram program_;
   std::vector<SegmentKernel> kernels_;
+  bool restored_ = false;
 };
 
 }  // namespace braze

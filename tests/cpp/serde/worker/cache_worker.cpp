@@ -7,7 +7,11 @@
 // result is compared with the (--no-check: not, for timing the first result)
 // reference evaluator on the whole fusion. Prints one line:
 //
-//   L nvrtc_calls=N kernels=K from_store=S hits=H misses=M skipped=X writes=W mismatches=0
+//   L nvrtc_calls=N kernels=K from_store=S runtimes=R runtimes_restored=D hits=H misses=M
+//     skipped=X writes=W mismatches=0
+//
+// (hits, misses, skipped and writes count the kernel cache; runtimes_restored the runtimes
+// whose segmentation, schedulers and params came from the runtime cache.)
 //
 // and exits 0 when every result matched, 1 otherwise.
 
@@ -22,6 +26,7 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/serde/kernel_cache.h"
+#include "braze/serde/runtime_cache.h"
 #include "support/normalization_fusions.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -47,6 +52,8 @@ int main(int argc, char** argv) {
   cache_options.log = &std::cerr;
   auto cache = std::make_shared<serde::KernelCache>(cache_options);
   setDefaultKernelStore(cache);
+  auto runtimes = std::make_shared<serde::RuntimeCache>(cache_options);
+  setDefaultDecisionStore(runtimes);
 
   struct Case {
     test::Normalization kind;
@@ -59,7 +66,7 @@ int main(int argc, char** argv) {
 
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();
-  int64_t kernels = 0, from_store = 0, mismatches = 0;
+  int64_t kernels = 0, from_store = 0, restored = 0, mismatches = 0;
   uint64_t seed = 1;
   for (const Case& c : cases) {
     const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, DataType::BFloat16);
@@ -70,6 +77,7 @@ int main(int argc, char** argv) {
     const std::vector<FusionArgument> outputs = executor.run(arguments);
     kernels += executor.counters().kernels_compiled;
     from_store += executor.counters().kernels_from_store;
+    restored += executor.counters().runtimes_restored;
     if (!check) continue;
     const std::vector<HostTensor> expected = evaluateFusionTensors(*fusion, inputs);
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -84,7 +92,8 @@ int main(int argc, char** argv) {
   }
   const serde::KernelCacheCounters counters = cache->counters();
   std::cout << label << " nvrtc_calls=" << driver::nvrtcCompileCount() << " kernels=" << kernels
-            << " from_store=" << from_store << " hits=" << counters.hits
+            << " from_store=" << from_store << " runtimes=" << cases.size()
+            << " runtimes_restored=" << restored << " hits=" << counters.hits
             << " misses=" << counters.misses << " skipped=" << counters.skipped
             << " writes=" << counters.writes << " mismatches=" << mismatches << std::endl;
   return mismatches == 0 ? 0 : 1;

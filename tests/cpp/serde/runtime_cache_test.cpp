@@ -1,0 +1,167 @@
+// Persisted decisions: runtime entries round trip and refuse damaged bytes, and a runtime
+// restores kept decisions only while they still apply (the fusion's Exprs, the plugin library
+// that chose them, the scheduler's acceptance), else segments and schedules again.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "braze/eval/reference_evaluator.h"
+#include "braze/runtime/fusion_executor_cache.h"
+#include "braze/serde/runtime_cache.h"
+#include "support/normalization_fusions.h"
+#include "support/shipped_registry.h"
+#include "support/tensor_compare.h"
+
+namespace braze::serde {
+namespace {
+
+namespace fs = std::filesystem;
+
+RuntimeDecisions sampleDecisions() {
+  RuntimeDecisions decisions;
+  decisions.segments.push_back({{0, 1, 2},
+                                {{2, 0}},
+                                "braze::reduction@1.0.0",
+                                std::string(64, 'a'),
+                                {1, 2, 3, 250},
+                                "reduction[...]"});
+  decisions.segments.push_back(
+      {{3, 4}, {{4, 0}, {4, 1}}, "braze::inner_outer@1.0.0", std::string(64, 'b'), {}, ""});
+  return decisions;
+}
+
+TEST(RuntimeEntryTest, RoundTripsAndRefusesDamage) {
+  const std::string key(64, 'c');
+  const std::vector<uint8_t> bytes = encodeRuntimeEntry(key, sampleDecisions());
+  DecodedRuntimeEntry decoded = decodeRuntimeEntry(bytes, key);
+  ASSERT_TRUE(decoded.decisions.has_value()) << decoded.problem;
+  EXPECT_EQ(*decoded.decisions, sampleDecisions());
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    ASSERT_FALSE(decodeRuntimeEntry(std::span<const uint8_t>(bytes.data(), size), key).decisions)
+        << size;
+  }
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    std::vector<uint8_t> flipped = bytes;
+    flipped[at] ^= 0x10;
+    const DecodedRuntimeEntry result = decodeRuntimeEntry(flipped, key);
+    if (result.decisions) ASSERT_EQ(*result.decisions, sampleDecisions()) << "byte " << at;
+  }
+  EXPECT_NE(decodeRuntimeEntry(bytes, std::string(64, 'd')).problem.find("stored under"),
+            std::string::npos);
+}
+
+// Decisions kept in memory; `tamper` changes what find() returns.
+class MemoryStore : public DecisionStore {
+ public:
+  std::optional<RuntimeDecisions> find(const std::string& key) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = kept_.find(key);
+    if (it == kept_.end()) return std::nullopt;
+    RuntimeDecisions decisions = it->second;
+    if (tamper) tamper(decisions);
+    return decisions;
+  }
+  void insert(const std::string& key, const RuntimeDecisions& decisions) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kept_[key] = decisions;
+    ++inserts;
+  }
+  std::function<void(RuntimeDecisions&)> tamper;
+  int inserts = 0;
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, RuntimeDecisions> kept_;
+};
+
+class RestoredDecisionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { setDefaultDecisionStore(store_); }
+  void TearDown() override { setDefaultDecisionStore(nullptr); }
+
+  // Runs layer norm backward at rows of 16384 (two segments) through a new executor cache;
+  // checks the results and returns whether the runtime restored its decisions.
+  bool runLayerNormBackward() {
+    const auto kind = test::Normalization::LayerNormBackward;
+    const std::unique_ptr<Fusion> fusion = test::makeNormalization(kind, DataType::Float32);
+    ExecutorCacheOptions options;
+    options.registry = &test::shippedSchedulers();
+    FusionExecutorCache cache(*fusion, options);
+    const std::vector<HostTensor> inputs =
+        test::normalizationArguments(kind, DataType::Float32, 3, 16384, /*seed=*/5);
+    const std::vector<FusionArgument> outputs =
+        cache.run(std::vector<FusionArgument>(inputs.begin(), inputs.end()));
+    const std::vector<HostTensor> expected = evaluateFusionTensors(*fusion, inputs);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      EXPECT_TRUE(test::isClose(std::get<HostTensor>(outputs[i]), expected[i]));
+    EXPECT_EQ(cache.lastRuntime()->segmentation().segments.size(), 2u);
+    return cache.counters().runtimes_restored == 1;
+  }
+
+  std::shared_ptr<MemoryStore> store_ = std::make_shared<MemoryStore>();
+};
+
+TEST_F(RestoredDecisionsTest, ASecondRuntimeRestoresTheSegmentationAndParams) {
+  EXPECT_FALSE(runLayerNormBackward());
+  EXPECT_EQ(store_->inserts, 1);
+  EXPECT_TRUE(runLayerNormBackward());
+  EXPECT_EQ(store_->inserts, 1);  // restored decisions are not written again
+}
+
+TEST_F(RestoredDecisionsTest, AReBuiltPluginMakesTheDecisionsStale) {
+  runLayerNormBackward();
+  store_->tamper = [](RuntimeDecisions& d) { d.segments[0].plugin_sha256 = std::string(64, '0'); };
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(runLayerNormBackward());
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("changed since"), std::string::npos);
+  EXPECT_EQ(store_->inserts, 2);  // rewritten
+}
+
+TEST_F(RestoredDecisionsTest, DecisionsThatNoLongerFitTheFusionAreNotUsed) {
+  runLayerNormBackward();
+  store_->tamper = [](RuntimeDecisions& d) { d.segments[1].exprs.push_back(100000); };
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(runLayerNormBackward());
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("is not in the fusion"), std::string::npos);
+
+  // A scheduler named for a segment it does not take (a reduction for the rows' segment).
+  store_->tamper = [](RuntimeDecisions& d) {
+    d.segments[0].scheduler.swap(d.segments[1].scheduler);
+    d.segments[0].plugin_sha256.swap(d.segments[1].plugin_sha256);
+  };
+  testing::internal::CaptureStderr();
+  const bool restored = runLayerNormBackward();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(restored) << log;
+  EXPECT_NE(log.find("now declines a segment"), std::string::npos) << log;
+}
+
+TEST(RuntimeCacheTest, KeepsDecisionsInTheFolderAndSkipsDamagedEntries) {
+  const fs::path directory =
+      fs::temp_directory_path() / ("braze-runtime-cache-" + std::to_string(::getpid()));
+  fs::remove_all(directory);
+  std::ostringstream log;
+  KernelCacheOptions options;
+  options.directory = directory;
+  options.log = &log;
+  RuntimeCache cache(options);
+  const std::string key(64, 'e');
+  EXPECT_FALSE(cache.find(key).has_value());
+  cache.insert(key, sampleDecisions());
+  EXPECT_EQ(RuntimeCache(options).find(key), sampleDecisions());
+  { std::ofstream(cache.entryPath(key), std::ios::trunc) << "damaged"; }
+  EXPECT_FALSE(cache.find(key).has_value());
+  EXPECT_NE(log.str().find("'BRZR'"), std::string::npos) << log.str();
+  EXPECT_EQ(cache.counters().skipped, 1);
+  EXPECT_EQ(cache.clear(), 1);
+  fs::remove_all(directory);
+}
+
+}  // namespace
+}  // namespace braze::serde
