@@ -65,8 +65,9 @@ void expectLaunchBounds(const Fusion& scheduled, const GeneratedKernel& kernel,
   } else {
     EXPECT_FALSE(scheduled.launchBounds().has_value()) << params;
     // Multi-wave blocks are constant: the kernel states them itself.
-    if (params.persistence == Persistence::Registers)
+    if (params.persistence == Persistence::Registers) {
       EXPECT_THAT(kernel.source, Not(HasSubstr("__launch_bounds__"))) << params;
+    }
   }
 }
 
@@ -215,8 +216,9 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
     EXPECT_EQ(resources.stack_frame_bytes, 0) << params;
     EXPECT_LE(resources.registers * block_threads, 65536) << params;
     // Two blocks per SM fit the register file together.
-    if (params.row_blocks > 132)
+    if (params.row_blocks > 132) {
       EXPECT_LE(resources.registers * block_threads * 2, 65536) << params;
+    }
   }
 }
 

@@ -114,7 +114,9 @@ TEST(ReductionHeuristicsTest, RowSumSweepOfTheBenchmark) {
     EXPECT_GE(p.threads_x * p.threads_y, 128);
     // Every thread has 64 bytes of loads in flight per step unless the row is shorter.
     EXPECT_GE(p.unroll * p.threads_x * 4, std::min<int64_t>(n, p.threads_x * 16));
-    if (n <= 65536) EXPECT_EQ(p.grid_blocks, 1);
+    if (n <= 65536) {
+      EXPECT_EQ(p.grid_blocks, 1);
+    }
   }
   // 256 rows of 262144: 512 threads per row instead of a grid reduction.
   EXPECT_EQ(heuristicsOn(rowSum, {{256, 262144}}).threads_x, 512);

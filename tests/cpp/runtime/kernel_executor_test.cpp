@@ -27,12 +27,6 @@ DeviceTensor fakeDevice(DataType dtype, std::vector<int64_t> sizes, std::vector<
   return DeviceTensor::borrow(dtype, std::move(sizes), std::move(strides), data, device, nullptr);
 }
 
-std::vector<int64_t> contiguous(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
-  return strides;
-}
-
 template <typename T>
 T read(std::span<const std::byte> bytes, size_t offset) {
   T value;

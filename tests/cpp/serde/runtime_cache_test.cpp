@@ -50,7 +50,9 @@ TEST(RuntimeEntryTest, RoundTripsAndRefusesDamage) {
     std::vector<uint8_t> flipped = bytes;
     flipped[at] ^= 0x10;
     const DecodedRuntimeEntry result = decodeRuntimeEntry(flipped, key);
-    if (result.decisions) ASSERT_EQ(*result.decisions, sampleDecisions()) << "byte " << at;
+    if (result.decisions) {
+      ASSERT_EQ(*result.decisions, sampleDecisions()) << "byte " << at;
+    }
   }
   EXPECT_NE(decodeRuntimeEntry(bytes, std::string(64, 'd')).problem.find("stored under"),
             std::string::npos);

@@ -18,9 +18,9 @@ struct LowerOptions {
   /// whose inputs fail that check lowers again with Int64.
   DataType index_type = DataType::Int32;
   /// Print the kernel IR after each named pass ("all": after every pass) to `dump_stream`.
-  std::vector<std::string> print_after;
+  std::vector<std::string> print_after = {};
   /// Passes to leave out, by name. For debugging lowering itself: the kernel may be wrong.
-  std::vector<std::string> skip_passes;
+  std::vector<std::string> skip_passes = {};
   /// Check kernel IR invariants after every pass (always done in debug builds).
   bool verify = false;
   /// BRAZE_DUMP=lowering: print the final kernel IR to `dump_stream`.
