@@ -352,12 +352,6 @@ Value boolNode(ValueKind kind, std::vector<Value> operands, const char* tag) {
   return Value(node);
 }
 
-std::optional<int64_t> positiveConstant(const Value& v) {
-  auto c = v.constantValue();
-  if (c && *c > 0 && !v.isBool()) return c;
-  return std::nullopt;
-}
-
 }  // namespace
 
 // ---- Value -------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ struct SymbolInfo {
   const Val* fusion_val = nullptr;  ///< Extent: the fusion scalar it prints
   int64_t tensor_parameter = -1;    ///< Stride: which parameter
   int64_t dim = -1;                 ///< Stride: which dim
-  Value bound;                      ///< 0 <= symbol < bound (undefined: no upper bound known)
+  Value bound = {};                 ///< 0 <= symbol < bound (undefined: no upper bound known)
   /// Orders terms when printing: smaller first (block and thread indices, then loops in
   /// creation order).
   int64_t order = 0;
