@@ -13,7 +13,9 @@
 
 #include "braze/eval/reference_evaluator.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "braze/serde/kernel_entry_generated.h"
 #include "braze/serde/runtime_cache.h"
+#include "braze/serde/runtime_entry_generated.h"
 #include "support/normalization_fusions.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -56,6 +58,33 @@ TEST(RuntimeEntryTest, RoundTripsAndRefusesDamage) {
   }
   EXPECT_NE(decodeRuntimeEntry(bytes, std::string(64, 'd')).problem.find("stored under"),
             std::string::npos);
+}
+
+// Entries another schema version wrote (a newer Braze, or an older one) are skipped with the
+// version named, never misread.
+TEST(SchemaVersionTest, EntriesOfAnotherSchemaVersionAreRefused) {
+  for (uint32_t version : {0u, 2u, 1000u}) {
+    flatbuffers::FlatBufferBuilder runtime;
+    fb::FinishRuntimeEntryBuffer(
+        runtime, fb::CreateRuntimeEntry(
+                     runtime, version, runtime.CreateString(std::string(64, 'a')),
+                     runtime.CreateVector(std::vector<flatbuffers::Offset<fb::SegmentDecision>>{}),
+                     0, 0, runtime.CreateString(std::string(64, '0'))));
+    const DecodedRuntimeEntry decoded =
+        decodeRuntimeEntry(std::span<const uint8_t>(runtime.GetBufferPointer(), runtime.GetSize()));
+    EXPECT_FALSE(decoded.decisions.has_value());
+    EXPECT_NE(decoded.problem.find("schema version " + std::to_string(version)), std::string::npos)
+        << decoded.problem;
+
+    flatbuffers::FlatBufferBuilder kernel;
+    fb::FinishKernelEntryBuffer(
+        kernel, fb::CreateKernelEntry(kernel, version, kernel.CreateString(std::string(64, 'b'))));
+    const DecodedKernelEntry entry =
+        decodeKernelEntry(std::span<const uint8_t>(kernel.GetBufferPointer(), kernel.GetSize()));
+    EXPECT_FALSE(entry.kernel.has_value());
+    EXPECT_NE(entry.problem.find("schema version " + std::to_string(version)), std::string::npos)
+        << entry.problem;
+  }
 }
 
 // Decisions kept in memory; `tamper` changes what find() returns.
