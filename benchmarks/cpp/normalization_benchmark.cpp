@@ -24,6 +24,8 @@
 //   --ptx_only        (with --direct) hands each direct kernel to the driver as PTX (its own
 //                     ptxas compiles it at load) instead of NVRTC's cubin; the executor cache
 //                     always loads cubins
+//   --cache_dir=DIR   compiles through the persistent cache in DIR (kernels and decisions): a
+//                     second run with the same DIR restores every runtime and calls no NVRTC
 //   --compile_only    segments, schedules and compiles every case without timing it (on a
 //                     machine without a GPU too, for sm_90): a FusionKernelRuntime built
 //                     directly for host tensors of the case's sizes (HostTensor::empty leaves
@@ -79,6 +81,8 @@
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/dump_options.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
+#include "braze/serde/kernel_cache.h"
+#include "braze/serde/runtime_cache.h"
 #include "normalization_cases.h"
 #include "runtime_case.h"
 #include "scheduled_case.h"
@@ -359,6 +363,17 @@ bool parseOwnFlags(int& argc, char** argv, Options& options) {
     }
     if (arg == "--direct") {
       options.direct = true;
+      continue;
+    }
+    constexpr std::string_view kCacheDir = "--cache_dir=";
+    if (arg.starts_with(kCacheDir)) {
+      // Kernels and decisions kept in (and taken from) this folder, as a user's process with
+      // the persistent cache on: how cold and warm first runs compare.
+      serde::KernelCacheOptions cache;
+      cache.directory = std::string(arg.substr(kCacheDir.size()));
+      cache.log = &std::cerr;
+      setDefaultKernelStore(std::make_shared<serde::KernelCache>(cache));
+      setDefaultDecisionStore(std::make_shared<serde::RuntimeCache>(cache));
       continue;
     }
     if (arg.starts_with(kInputMib)) {
