@@ -201,6 +201,46 @@ int64_t RuntimeCache::clear() {
   return removed;
 }
 
+std::vector<RuntimeCache::EntryInfo> RuntimeCache::entries() const {
+  std::vector<EntryInfo> result;
+  std::error_code error;
+  for (fs::directory_iterator it(options_.directory / "runtimes", error), end; !error && it != end;
+       it.increment(error)) {
+    const fs::path& path = it->path();
+    if (path.extension() != kEntrySuffix || path.filename().string()[0] == '.') continue;
+    EntryInfo info;
+    info.path = path;
+    info.key = path.stem().string();
+    std::error_code ignored;
+    info.bytes = static_cast<int64_t>(fs::file_size(path, ignored));
+    std::string problem;
+    std::optional<std::vector<uint8_t>> bytes =
+        detail::readCapped(path, kMaxRuntimeEntryBytes, problem);
+    if (!bytes) {
+      info.problem = problem;
+    } else if (!detail::isKey(info.key)) {
+      info.problem = "its name is not a runtime key";
+    } else {
+      DecodedRuntimeEntry decoded = decodeRuntimeEntry(*bytes, info.key);
+      info.valid = decoded.decisions.has_value();
+      info.problem = decoded.problem;
+      if (decoded.decisions)
+        info.segments = static_cast<int64_t>(decoded.decisions->segments.size());
+    }
+    result.push_back(std::move(info));
+  }
+  return result;
+}
+
+int64_t RuntimeCache::removeInvalid() {
+  int64_t removed = 0;
+  for (const EntryInfo& entry : entries()) {
+    std::error_code ignored;
+    if (!entry.valid && fs::remove(entry.path, ignored)) ++removed;
+  }
+  return removed;
+}
+
 void useDefaultPersistentCache() {
   useDefaultKernelCache();
   registerDefaultDecisionStoreFactory([]() -> std::shared_ptr<DecisionStore> {

@@ -147,11 +147,7 @@ int runCacheCommand(const std::vector<std::string>& args) {
       total += entry.bytes;
       stale += entry.valid ? 0 : 1;
     }
-    int64_t runtimes = 0;
-    std::error_code error;
-    for (fs::directory_iterator it(*directory / "runtimes", error), end; !error && it != end;
-         it.increment(error))
-      runtimes += it->path().extension() == ".bzr" ? 1 : 0;
+    const auto runtimes = static_cast<int64_t>(serde::RuntimeCache(options).entries().size());
     std::cout << "kernel cache " << directory->string() << ": " << entries.size() << " entries, "
               << bytesText(total) << (stale ? ", " : "")
               << (stale ? std::to_string(stale) + " stale" : "") << "; decisions of " << runtimes
@@ -197,12 +193,23 @@ int runCacheCommand(const std::vector<std::string>& args) {
       ++stale;
       printEntry(entry, true);
     }
+    const std::vector<serde::RuntimeCache::EntryInfo> runtimes =
+        serde::RuntimeCache(options).entries();
+    int64_t stale_runtimes = 0;
+    for (const serde::RuntimeCache::EntryInfo& entry : runtimes) {
+      if (entry.valid) continue;
+      ++stale_runtimes;
+      std::cout << entry.key << "  STALE  runtime decisions\n    reason: " << entry.problem << "\n";
+    }
     std::cout << entries.size() - static_cast<size_t>(stale) << " of " << entries.size()
-              << " entries valid in " << directory->string() << "\n";
+              << " kernel entries and " << runtimes.size() - static_cast<size_t>(stale_runtimes)
+              << " of " << runtimes.size() << " runtime entries valid in " << directory->string()
+              << "\n";
+    stale += stale_runtimes;
     return stale == 0 ? 0 : 1;
   }
   if (command == "prune" && positional.empty()) {
-    const int64_t invalid = cache.removeInvalid();
+    const int64_t invalid = cache.removeInvalid() + serde::RuntimeCache(options).removeInvalid();
     const int64_t pruned = cache.prune(max_size.value_or(options.max_bytes));
     std::cout << "removed " << invalid << " stale and " << pruned
               << " least recently used entries from " << directory->string() << "\n";

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "braze/ir/structural_hash.h"
+#include "braze/runtime/build_id.h"
 #include "braze/runtime/content_hash.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
 #include "runtime/default_store.h"
@@ -40,7 +41,7 @@ void addScalar(ContentHasher& hasher, const ScalarValue& value) {
 std::string runtimeKey(const Fusion& fusion, const RunContext& context,
                        const RuntimeOptions& options) {
   ContentHasher hasher("braze-runtime-key-1");
-  hasher.add(BRAZE_VERSION_STRING).add(canonicalForm(fusion));
+  hasher.add(BRAZE_VERSION_STRING).add(coreBuildId()).add(canonicalForm(fusion));
   hasher.add(static_cast<int64_t>(context.arguments.size()));
   for (size_t i = 0; i < context.arguments.size(); ++i) {
     if (const auto* tensor = std::get_if<TensorArgumentInfo>(&context.arguments[i])) {

@@ -190,6 +190,16 @@ TEST(RuntimeCacheTest, KeepsDecisionsInTheFolderAndSkipsDamagedEntries) {
   EXPECT_FALSE(cache.find(key).has_value());
   EXPECT_NE(log.str().find("'BRZR'"), std::string::npos) << log.str();
   EXPECT_EQ(cache.counters().skipped, 1);
+  cache.insert(std::string(64, 'f'), sampleDecisions());
+  const std::vector<RuntimeCache::EntryInfo> entries = cache.entries();
+  ASSERT_EQ(entries.size(), 2u);
+  for (const RuntimeCache::EntryInfo& entry : entries) {
+    EXPECT_EQ(entry.valid, entry.key == std::string(64, 'f')) << entry.key << ": " << entry.problem;
+    if (entry.valid) {
+      EXPECT_EQ(entry.segments, 2);
+    }
+  }
+  EXPECT_EQ(cache.removeInvalid(), 1);
   EXPECT_EQ(cache.clear(), 1);
   fs::remove_all(directory);
 }

@@ -40,7 +40,8 @@ struct RuntimeDecisions {
   bool operator==(const RuntimeDecisions&) const = default;
 };
 
-/// The key of a runtime's decisions: SHA-256 over Braze's version, the fusion's canonical form,
+/// The key of a runtime's decisions: SHA-256 over Braze's version and build (coreBuildId: a
+/// rebuilt core starts its decisions afresh), the fusion's canonical form,
 /// every argument (dtype, sizes and strides of a tensor with its data alignment, or a scalar's
 /// value), the device's properties that schedulers read, and the runtime options. Plugins are
 /// not in the key: a restored segment's plugin must still be the one whose sha256 it records.

@@ -50,6 +50,21 @@ class RuntimeCache final : public DecisionStore {
   /// Removes every entry; returns how many.
   int64_t clear();
 
+  /// One entry file as `braze cache ls / verify` shows it.
+  struct EntryInfo {
+    std::filesystem::path path;
+    std::string key;
+    int64_t bytes = 0;
+    bool valid = false;
+    std::string problem;  ///< why it cannot be used, when not valid
+    int64_t segments = 0;
+  };
+  /// Every entry file, checked as find() checks it (the file alone: whether its decisions still
+  /// fit a fusion and its plugins is known only when a runtime restores them).
+  std::vector<EntryInfo> entries() const;
+  /// Removes the entries that fail their checks; returns how many.
+  int64_t removeInvalid();
+
  private:
   void report(const std::string& message) const;
 
