@@ -369,7 +369,7 @@ bool parseOwnFlags(int& argc, char** argv, Options& options) {
     if (arg.starts_with(kCacheDir)) {
       // Kernels and decisions kept in (and taken from) this folder, as a user's process with
       // the persistent cache on: how cold and warm first runs compare.
-      serde::KernelCacheOptions cache;
+      serde::CacheOptions cache;
       cache.directory = std::string(arg.substr(kCacheDir.size()));
       cache.log = &std::cerr;
       setDefaultKernelStore(std::make_shared<serde::KernelCache>(cache));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <fstream>
 
 namespace braze::serde::detail {
@@ -71,6 +72,65 @@ std::optional<std::string> writeAtomically(const fs::path& folder, const std::st
     return "cannot rename " + temporary.string() + ": " + error.message();
   }
   return std::nullopt;
+}
+
+int64_t pruneLeastRecentlyUsed(const fs::path& folder, std::string_view suffix, int64_t max_bytes) {
+  struct File {
+    fs::path path;
+    int64_t bytes;
+    fs::file_time_type last_use;
+  };
+  std::vector<File> files;
+  int64_t total = 0;
+  std::error_code error;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    std::error_code ignored;
+    const fs::file_time_type last_use = fs::last_write_time(it->path(), ignored);
+    if (name.ends_with(kTemporarySuffix)) {
+      if (now - last_use > std::chrono::hours(1)) fs::remove(it->path(), ignored);
+      continue;
+    }
+    if (!name.ends_with(suffix)) continue;
+    const auto bytes = static_cast<int64_t>(fs::file_size(it->path(), ignored));
+    files.push_back({it->path(), bytes, last_use});
+    total += bytes;
+  }
+  if (total <= max_bytes) return 0;
+  std::sort(files.begin(), files.end(),
+            [](const File& a, const File& b) { return a.last_use < b.last_use; });
+  int64_t removed = 0;
+  for (const File& file : files) {
+    if (total <= max_bytes) break;
+    std::error_code ignored;
+    if (fs::remove(file.path, ignored)) {
+      total -= file.bytes;
+      ++removed;
+    }
+  }
+  return removed;
+}
+
+int64_t removeEntries(const fs::path& folder, std::string_view suffix) {
+  std::vector<fs::path> paths;
+  std::error_code error;
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.ends_with(suffix) || name.ends_with(kTemporarySuffix)) paths.push_back(it->path());
+  }
+  int64_t removed = 0;
+  for (const fs::path& path : paths) {
+    std::error_code ignored;
+    if (fs::remove(path, ignored) && path.filename().string().ends_with(suffix)) ++removed;
+  }
+  return removed;
+}
+
+int64_t unixSecondsNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace braze::serde::detail

@@ -26,6 +26,19 @@ std::optional<std::vector<uint8_t>> readCapped(const std::filesystem::path& path
 std::optional<std::string> writeAtomically(const std::filesystem::path& folder,
                                            const std::string& name, std::span<const uint8_t> bytes);
 
+/// Removes the least recently used (by modification time) files of `folder` ending in
+/// `suffix` until those left take at most `max_bytes`, and temporary files of writers that died
+/// (older than an hour); returns the entries removed.
+int64_t pruneLeastRecentlyUsed(const std::filesystem::path& folder, std::string_view suffix,
+                               int64_t max_bytes);
+
+/// Removes every file of `folder` ending in `suffix`, and writers' temporary files; returns the
+/// entries removed.
+int64_t removeEntries(const std::filesystem::path& folder, std::string_view suffix);
+
+/// Seconds since the epoch, as entries record when they were written.
+int64_t unixSecondsNow();
+
 /// The suffix of writers' temporary files.
 inline constexpr std::string_view kTemporarySuffix = ".tmp";
 

@@ -23,7 +23,7 @@ std::string version(std::pair<int, int> v) {
 
 }  // namespace
 
-KernelCache::KernelCache(KernelCacheOptions options) : options_(std::move(options)) {}
+KernelCache::KernelCache(CacheOptions options) : options_(std::move(options)) {}
 
 fs::path KernelCache::entryPath(const std::string& key) const {
   return options_.directory / "kernels" / (key + std::string(kEntrySuffix));
@@ -150,42 +150,8 @@ std::vector<KernelEntryInfo> KernelCache::entries() const {
 }
 
 int64_t KernelCache::prune(int64_t max_bytes) {
-  struct File {
-    fs::path path;
-    int64_t bytes;
-    fs::file_time_type last_use;
-  };
-  std::vector<File> files;
-  int64_t total = 0;
-  std::error_code error;
-  const fs::path folder = options_.directory / "kernels";
-  const auto now = fs::file_time_type::clock::now();
-  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    std::error_code ignored;
-    const fs::file_time_type last_use = fs::last_write_time(it->path(), ignored);
-    // A writer's temporary file older than an hour belongs to a writer that died.
-    if (name.ends_with(kTemporarySuffix)) {
-      if (now - last_use > std::chrono::hours(1)) fs::remove(it->path(), ignored);
-      continue;
-    }
-    if (!name.ends_with(kEntrySuffix)) continue;
-    const auto bytes = static_cast<int64_t>(fs::file_size(it->path(), ignored));
-    files.push_back({it->path(), bytes, last_use});
-    total += bytes;
-  }
-  if (total <= max_bytes) return 0;
-  std::sort(files.begin(), files.end(),
-            [](const File& a, const File& b) { return a.last_use < b.last_use; });
-  int64_t removed = 0;
-  for (const File& file : files) {
-    if (total <= max_bytes) break;
-    std::error_code ignored;
-    if (fs::remove(file.path, ignored)) {
-      total -= file.bytes;
-      ++removed;
-    }
-  }
+  const int64_t removed =
+      detail::pruneLeastRecentlyUsed(options_.directory / "kernels", kEntrySuffix, max_bytes);
   std::lock_guard<std::mutex> lock(mutex_);
   counters_.pruned += removed;
   return removed;
@@ -201,20 +167,7 @@ int64_t KernelCache::removeInvalid() {
 }
 
 int64_t KernelCache::clear() {
-  int64_t removed = 0;
-  std::error_code error;
-  const fs::path folder = options_.directory / "kernels";
-  std::vector<fs::path> paths;
-  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (name.ends_with(kEntrySuffix) || name.ends_with(kTemporarySuffix))
-      paths.push_back(it->path());
-  }
-  for (const fs::path& path : paths) {
-    std::error_code ignored;
-    if (fs::remove(path, ignored) && path.filename().string().ends_with(kEntrySuffix)) ++removed;
-  }
-  return removed;
+  return detail::removeEntries(options_.directory / "kernels", kEntrySuffix);
 }
 
 std::optional<fs::path> defaultCacheDirectory() {
@@ -230,14 +183,19 @@ std::optional<fs::path> defaultCacheDirectory() {
   return std::nullopt;
 }
 
+std::optional<CacheOptions> defaultCacheOptions() {
+  std::optional<fs::path> directory = defaultCacheDirectory();
+  if (!directory) return std::nullopt;
+  CacheOptions options;
+  options.directory = *directory;
+  options.log = &std::cerr;
+  return options;
+}
+
 void useDefaultKernelCache() {
   registerDefaultKernelStoreFactory([]() -> std::shared_ptr<KernelStore> {
-    std::optional<fs::path> directory = defaultCacheDirectory();
-    if (!directory) return nullptr;
-    KernelCacheOptions options;
-    options.directory = *directory;
-    options.log = &std::cerr;
-    return std::make_shared<KernelCache>(std::move(options));
+    std::optional<CacheOptions> options = defaultCacheOptions();
+    return options ? std::make_shared<KernelCache>(std::move(*options)) : nullptr;
   });
 }
 

@@ -2,12 +2,11 @@
 
 #include <flatbuffers/flatbuffers.h>
 
-#include <chrono>
-
 #include "braze/driver/nvrtc_compiler.h"
 #include "braze/runtime/content_hash.h"
 #include "braze/serde/kernel_cache.h"
 #include "braze/serde/kernel_entry_generated.h"
+#include "entry_files.h"
 
 namespace braze::serde {
 
@@ -16,17 +15,17 @@ namespace {
 // SHA-256 over every field of an entry but the hash itself, in schema order: a damaged byte
 // anywhere that matters (cubin, PTX, resources, options) is caught, not only in what the key
 // covers.
-std::string contentHash(const std::string& key, const CompiledKernel::Parts& parts,
+std::string contentHash(const std::string& key, const CompiledKernel& kernel,
                         std::string_view written_by, int64_t created) {
   ContentHasher hasher("braze-kernel-entry-1");
-  hasher.add(key).add(parts.kernel_name).add(parts.arch.toString());
-  hasher.add(std::to_string(parts.nvrtc_version.first) + "." +
-             std::to_string(parts.nvrtc_version.second));
-  hasher.add(static_cast<int64_t>(parts.nvrtc_options.size()));
-  for (const std::string& option : parts.nvrtc_options) hasher.add(option);
-  hasher.add(parts.source).add(std::string_view(parts.cubin.data(), parts.cubin.size()));
-  hasher.add(parts.ptx).add(parts.compile_log);
-  const KernelResources& r = parts.resources;
+  hasher.add(key).add(kernel.kernelName()).add(kernel.arch().toString());
+  hasher.add(std::to_string(kernel.nvrtcVersion().first) + "." +
+             std::to_string(kernel.nvrtcVersion().second));
+  hasher.add(static_cast<int64_t>(kernel.nvrtcOptions().size()));
+  for (const std::string& option : kernel.nvrtcOptions()) hasher.add(option);
+  hasher.add(kernel.source()).add(std::string_view(kernel.cubin().data(), kernel.cubin().size()));
+  hasher.add(kernel.ptx()).add(kernel.compileLog());
+  const KernelResources& r = kernel.resources();
   for (int64_t value :
        {int64_t{r.reported}, int64_t{r.registers}, r.stack_frame_bytes, r.spill_store_bytes,
         r.spill_load_bytes, r.static_shared_memory_bytes, int64_t{r.barriers}})
@@ -51,36 +50,32 @@ DecodedKernelEntry refuse(std::string problem, std::string key = {}) {
 }  // namespace
 
 std::vector<uint8_t> encodeKernelEntry(const std::string& key, const CompiledKernel& kernel) {
-  const CompiledKernel::Parts parts = kernel.parts();
-  flatbuffers::FlatBufferBuilder builder(parts.cubin.size() + parts.source.size() +
-                                         parts.ptx.size() + 4096);
+  flatbuffers::FlatBufferBuilder builder(kernel.cubin().size() + kernel.source().size() +
+                                         kernel.ptx().size() + 4096);
   std::vector<flatbuffers::Offset<flatbuffers::String>> options;
-  options.reserve(parts.nvrtc_options.size());
-  for (const std::string& option : parts.nvrtc_options)
+  options.reserve(kernel.nvrtcOptions().size());
+  for (const std::string& option : kernel.nvrtcOptions())
     options.push_back(builder.CreateString(option));
-  const auto cubin_bytes = std::span<const uint8_t>(
-      reinterpret_cast<const uint8_t*>(parts.cubin.data()), parts.cubin.size());
-  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now = detail::unixSecondsNow();
   const auto key_offset = builder.CreateString(key);
-  const auto name = builder.CreateString(parts.kernel_name);
-  const auto arch =
-      fb::CreateGpuArch(builder, parts.arch.major, parts.arch.minor, parts.arch.arch_specific);
+  const auto name = builder.CreateString(kernel.kernelName());
+  const driver::GpuArch& target = kernel.arch();
+  const auto arch = fb::CreateGpuArch(builder, target.major, target.minor, target.arch_specific);
   const auto options_offset = builder.CreateVector(options);
-  const auto source = builder.CreateString(parts.source);
-  const auto cubin = builder.CreateVector(cubin_bytes.data(), cubin_bytes.size());
-  const auto content_sha = builder.CreateString(contentHash(key, parts, kWrittenBy, now));
-  const auto ptx = builder.CreateString(parts.ptx);
-  const auto log = builder.CreateString(parts.compile_log);
-  const KernelResources& r = parts.resources;
+  const auto source = builder.CreateString(kernel.source());
+  const auto cubin = builder.CreateVector(reinterpret_cast<const uint8_t*>(kernel.cubin().data()),
+                                          kernel.cubin().size());
+  const auto content_sha = builder.CreateString(contentHash(key, kernel, kWrittenBy, now));
+  const auto ptx = builder.CreateString(kernel.ptx());
+  const auto log = builder.CreateString(kernel.compileLog());
+  const KernelResources& r = kernel.resources();
   const auto resources = fb::CreateKernelResources(
       builder, r.reported, r.registers, r.stack_frame_bytes, r.spill_store_bytes,
       r.spill_load_bytes, r.static_shared_memory_bytes, r.barriers);
   const auto written_by = builder.CreateString(kWrittenBy.data(), kWrittenBy.size());
   const auto entry = fb::CreateKernelEntry(
       builder, static_cast<uint32_t>(fb::KernelEntryVersion::Current), key_offset, name, arch,
-      parts.nvrtc_version.first, parts.nvrtc_version.second, options_offset, source, cubin,
+      kernel.nvrtcVersion().first, kernel.nvrtcVersion().second, options_offset, source, cubin,
       content_sha, ptx, log, resources, written_by, now);
   fb::FinishKernelEntryBuffer(builder, entry);
   return {builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()};
@@ -135,14 +130,15 @@ DecodedKernelEntry decodeKernelEntry(std::span<const uint8_t> bytes,
                                       r->spill_load_bytes(),  r->static_shared_memory_bytes(),
                                       r->barriers()};
   }
-  if (contentHash(key, parts, text(entry->written_by()), entry->created_unix_seconds()) !=
+  CompiledKernel kernel = CompiledKernel::restore(std::move(parts));
+  if (contentHash(key, kernel, text(entry->written_by()), entry->created_unix_seconds()) !=
       entry->content_sha256()->str())
     return refuse("its contents do not match their SHA-256 (the file was damaged)", key);
   DecodedKernelEntry decoded;
   decoded.key = key;
   decoded.written_by = text(entry->written_by());
   decoded.created_unix_seconds = entry->created_unix_seconds();
-  decoded.kernel = CompiledKernel::restore(std::move(parts));
+  decoded.kernel = std::move(kernel);
   return decoded;
 }
 

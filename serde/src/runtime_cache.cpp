@@ -51,9 +51,7 @@ std::string text(const flatbuffers::String* value) {
 
 std::vector<uint8_t> encodeRuntimeEntry(const std::string& key, const RuntimeDecisions& decisions) {
   flatbuffers::FlatBufferBuilder builder(4096);
-  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now = detail::unixSecondsNow();
   // Positions are stored as 32-bit (runtime_entry.fbs); no fusion has 2^31 Exprs.
   auto position = [](int64_t value) {
     BRAZE_USER_CHECK(value >= 0 && value <= INT32_MAX)
@@ -130,7 +128,7 @@ DecodedRuntimeEntry decodeRuntimeEntry(std::span<const uint8_t> bytes,
   return decoded;
 }
 
-RuntimeCache::RuntimeCache(KernelCacheOptions options) : options_(std::move(options)) {}
+RuntimeCache::RuntimeCache(CacheOptions options) : options_(std::move(options)) {}
 
 fs::path RuntimeCache::entryPath(const std::string& key) const {
   return options_.directory / "runtimes" / (key + std::string(kEntrySuffix));
@@ -160,6 +158,9 @@ std::optional<RuntimeDecisions> RuntimeCache::find(const std::string& key) {
       report("skipping " + path.filename().string() + ": " + (bytes ? decoded.problem : problem));
     return std::nullopt;
   }
+  // Last use, for pruning.
+  std::error_code ignored;
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ignored);
   std::lock_guard<std::mutex> lock(mutex_);
   ++counters_.hits;
   return std::move(decoded.decisions);
@@ -179,7 +180,12 @@ void RuntimeCache::insert(const std::string& key, const RuntimeDecisions& decisi
     std::lock_guard<std::mutex> lock(mutex_);
     ++(problem ? counters_.write_failures : counters_.writes);
   }
-  if (problem) report("cannot keep the decisions of a runtime: " + *problem);
+  if (problem) {
+    report("cannot keep the decisions of a runtime: " + *problem);
+    return;
+  }
+  detail::pruneLeastRecentlyUsed(options_.directory / "runtimes", kEntrySuffix,
+                                 options_.max_runtime_bytes);
 }
 
 RuntimeCacheCounters RuntimeCache::counters() const {
@@ -188,17 +194,7 @@ RuntimeCacheCounters RuntimeCache::counters() const {
 }
 
 int64_t RuntimeCache::clear() {
-  int64_t removed = 0;
-  std::error_code error;
-  std::vector<fs::path> paths;
-  for (fs::directory_iterator it(options_.directory / "runtimes", error), end; !error && it != end;
-       it.increment(error))
-    paths.push_back(it->path());
-  for (const fs::path& path : paths) {
-    std::error_code ignored;
-    if (fs::remove(path, ignored) && path.extension() == kEntrySuffix) ++removed;
-  }
-  return removed;
+  return detail::removeEntries(options_.directory / "runtimes", kEntrySuffix);
 }
 
 std::vector<RuntimeCache::EntryInfo> RuntimeCache::entries() const {
@@ -244,12 +240,8 @@ int64_t RuntimeCache::removeInvalid() {
 void useDefaultPersistentCache() {
   useDefaultKernelCache();
   registerDefaultDecisionStoreFactory([]() -> std::shared_ptr<DecisionStore> {
-    std::optional<fs::path> directory = defaultCacheDirectory();
-    if (!directory) return nullptr;
-    KernelCacheOptions options;
-    options.directory = *directory;
-    options.log = &std::cerr;
-    return std::make_shared<RuntimeCache>(std::move(options));
+    std::optional<CacheOptions> options = defaultCacheOptions();
+    return options ? std::make_shared<RuntimeCache>(std::move(*options)) : nullptr;
   });
 }
 

@@ -135,7 +135,7 @@ int runCacheCommand(const std::vector<std::string>& args) {
     std::cerr << "braze cache: no cache folder: BRAZE_CACHE_DIR is off and no --dir was given\n";
     return 2;
   }
-  serde::KernelCacheOptions options;
+  serde::CacheOptions options;
   options.directory = *directory;
   serde::KernelCache cache(options);
   const std::vector<serde::KernelEntryInfo> entries = cache.entries();

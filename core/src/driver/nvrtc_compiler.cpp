@@ -49,10 +49,8 @@ std::string writeSourceForInspection(std::string_view source, std::string_view f
   return path.string();
 }
 
-}  // namespace
-
-namespace {
 std::atomic<int64_t> compile_count{0};
+
 }  // namespace
 
 int64_t nvrtcCompileCount() {

@@ -13,7 +13,8 @@ namespace braze {
 
 namespace {
 
-std::vector<std::string> nvrtcFlags(const driver::GpuArch& arch, const CompileOptions& options) {
+std::vector<std::string> nvrtcOptionsFor(const driver::GpuArch& arch,
+                                         const CompileOptions& options) {
   std::vector<std::string> flags = {
       "--std=c++17",
       "--gpu-architecture=" +
@@ -97,30 +98,31 @@ KernelResources parsePtxasResources(const std::string& log, const std::string& k
   return resources;
 }
 
-std::vector<std::string> CompiledKernel::nvrtcOptionsFor(const CompileOptions& options,
-                                                         driver::GpuArch* arch) {
-  const driver::GpuArch target = options.arch ? *options.arch : deviceArch();
-  if (arch != nullptr) *arch = target;
-  return nvrtcFlags(target, options);
+namespace {
+
+// BRAZE_DUMP=compile_log,ptx: what NVRTC produced (or the kernel cache gave back).
+void dumpCompiled(const CompiledKernel& kernel, const DumpOptions& dump) {
+  if (dump.compile_log) {
+    dump.out() << "=== compile log of " << kernel.kernelName() << " (" << kernel.arch().toString()
+               << (kernel.fromStore() ? ", from the kernel cache" : "") << ")\n"
+               << kernel.compileLog() << "\n";
+  }
+  if (dump.ptx) dump.out() << "=== PTX of " << kernel.kernelName() << "\n" << kernel.ptx() << "\n";
 }
+
+}  // namespace
 
 CompiledKernel CompiledKernel::compile(std::string source, std::string kernel_name,
                                        const CompileOptions& options) {
   BRAZE_USER_CHECK(!kernel_name.empty()) << "CompiledKernel::compile: the kernel name is empty";
   CompiledKernel kernel;
-  kernel.nvrtc_options_ = nvrtcOptionsFor(options, &kernel.arch_);
+  kernel.arch_ = options.arch ? *options.arch : deviceArch();
+  kernel.nvrtc_options_ = nvrtcOptionsFor(kernel.arch_, options);
   std::string key;
   if (options.store) {
     key = kernelKey(source, kernel_name, kernel.nvrtc_options_, driver::nvrtcVersion());
     if (std::optional<CompiledKernel> stored = options.store->find(key)) {
-      if (options.dump.compile_log) {
-        options.dump.out() << "=== compile log of " << stored->kernel_name_ << " ("
-                           << stored->arch_.toString() << ", from the kernel cache)\n"
-                           << stored->log_ << "\n";
-      }
-      if (options.dump.ptx) {
-        options.dump.out() << "=== PTX of " << stored->kernel_name_ << "\n" << stored->ptx_ << "\n";
-      }
+      dumpCompiled(*stored, options.dump);
       return std::move(*stored);
     }
   }
@@ -133,14 +135,7 @@ CompiledKernel CompiledKernel::compile(std::string source, std::string kernel_na
   kernel.log_ = std::move(output.log);
   kernel.resources_ = parsePtxasResources(kernel.log_, kernel.kernel_name_);
   kernel.nvrtc_version_ = driver::nvrtcVersion();
-  if (options.dump.compile_log) {
-    options.dump.out() << "=== compile log of " << kernel.kernel_name_ << " ("
-                       << kernel.arch_.toString() << ")\n"
-                       << kernel.log_ << "\n";
-  }
-  if (options.dump.ptx) {
-    options.dump.out() << "=== PTX of " << kernel.kernel_name_ << "\n" << kernel.ptx_ << "\n";
-  }
+  dumpCompiled(kernel, options.dump);
   if (options.store) options.store->insert(key, kernel);
   return kernel;
 }
@@ -158,11 +153,6 @@ CompiledKernel CompiledKernel::restore(Parts parts) {
   kernel.nvrtc_version_ = parts.nvrtc_version;
   kernel.from_store_ = true;
   return kernel;
-}
-
-CompiledKernel::Parts CompiledKernel::parts() const {
-  return Parts{source_, kernel_name_, arch_,      nvrtc_options_, cubin_,
-               ptx_,    log_,         resources_, nvrtc_version_};
 }
 
 }  // namespace braze

@@ -206,15 +206,13 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
       }
     }
   }
-  if (restored_) {
-    // segmented_ and each kernel's choice are set.
-  } else if (!options_.scheduler.empty()) {
+  if (!restored_ && !options_.scheduler.empty()) {
     // The user's word for the whole fusion: one segment, or an error saying why not.
     const std::vector<Expr*> all = fusion.exprs();
     const std::vector<const Expr*> exprs(all.begin(), all.end());
     segmented_.original = &fusion;
     segmented_.segments.push_back(extractSegment(fusion, exprs));
-  } else {
+  } else if (!restored_) {
     RegistryChecker checker(info, registry);
     SegmenterOptions segmenter_options;
     // Merges keep the largest intermediates on chip: their real sizes, for these inputs.

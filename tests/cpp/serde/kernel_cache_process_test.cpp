@@ -112,7 +112,7 @@ TEST_F(KernelCacheProcessTest, EightProcessesFillingOneFolderLoseAndTearNothing)
     EXPECT_EQ(result.counts.at("skipped"), 0) << result.output;  // never a torn entry
     kernels = result.counts.at("kernels");
   }
-  KernelCacheOptions options;
+  CacheOptions options;
   options.directory = directory_;
   const std::vector<KernelEntryInfo> entries = KernelCache(options).entries();
   EXPECT_EQ(static_cast<int64_t>(entries.size()), kernels);

@@ -60,8 +60,8 @@ class KernelCacheTest : public ::testing::Test {
     fs::permissions(directory_ / "kernels", fs::perms::owner_all, fs::perm_options::add, ignored);
     fs::remove_all(directory_, ignored);
   }
-  KernelCacheOptions options() const {
-    KernelCacheOptions options;
+  CacheOptions options() const {
+    CacheOptions options;
     options.directory = directory_;
     options.log = &log_;
     return options;
@@ -290,7 +290,7 @@ TEST_F(KernelCacheTest, EntriesListsEveryFileWithItsValidity) {
 }
 
 TEST_F(KernelCacheTest, PruningDropsTheLeastRecentlyUsedFirst) {
-  KernelCacheOptions small = options();
+  CacheOptions small = options();
   KernelCache cache(small);
   std::vector<std::string> keys;
   const CompiledKernel& kernel = scaleKernel();
@@ -322,7 +322,7 @@ TEST_F(KernelCacheTest, ABundleCarriesTheCacheAsOneFile) {
   const fs::path bundle = directory_ / "cache.bzb";
   EXPECT_EQ(source.save(bundle), 2);
 
-  KernelCacheOptions elsewhere = options();
+  CacheOptions elsewhere = options();
   elsewhere.directory = directory_ / "elsewhere";
   KernelCache target(elsewhere);
   const KernelCache::LoadReport report = target.load(bundle);
@@ -340,7 +340,7 @@ TEST_F(KernelCacheTest, ABundleCarriesTheCacheAsOneFile) {
   const fs::path damaged = directory_ / "damaged.bzb";
   for (size_t size = 0; size < bytes.size(); size += 97) {
     writeFile(damaged, std::span<const uint8_t>(bytes.data(), size));
-    KernelCacheOptions scratch = options();
+    CacheOptions scratch = options();
     scratch.directory = directory_ / "scratch";
     KernelCache cache(scratch);
     const KernelCache::LoadReport truncated = cache.load(damaged);
@@ -355,7 +355,7 @@ TEST_F(KernelCacheTest, ABundleCarriesTheCacheAsOneFile) {
   ASSERT_NE(at, flipped.end());
   at[30] ^= 0x20;
   writeFile(damaged, flipped);
-  KernelCacheOptions scratch = options();
+  CacheOptions scratch = options();
   scratch.directory = directory_ / "flipped";
   KernelCache cache(scratch);
   const KernelCache::LoadReport one_bad = cache.load(damaged);

@@ -178,7 +178,7 @@ TEST(RuntimeCacheTest, KeepsDecisionsInTheFolderAndSkipsDamagedEntries) {
       fs::temp_directory_path() / ("braze-runtime-cache-" + std::to_string(::getpid()));
   fs::remove_all(directory);
   std::ostringstream log;
-  KernelCacheOptions options;
+  CacheOptions options;
   options.directory = directory;
   options.log = &log;
   RuntimeCache cache(options);
@@ -201,6 +201,29 @@ TEST(RuntimeCacheTest, KeepsDecisionsInTheFolderAndSkipsDamagedEntries) {
   }
   EXPECT_EQ(cache.removeInvalid(), 1);
   EXPECT_EQ(cache.clear(), 1);
+  fs::remove_all(directory);
+}
+
+TEST(RuntimeCacheTest, WritesPruneTheLeastRecentlyUsedDecisions) {
+  const fs::path directory =
+      fs::temp_directory_path() / ("braze-runtime-prune-" + std::to_string(::getpid()));
+  fs::remove_all(directory);
+  CacheOptions options;
+  options.directory = directory;
+  const std::string a(64, '1'), b(64, '2'), c(64, '3');
+  const auto entry_bytes = static_cast<int64_t>(encodeRuntimeEntry(a, sampleDecisions()).size());
+  options.max_runtime_bytes = 2 * entry_bytes + entry_bytes / 2;  // room for two
+  RuntimeCache cache(options);
+  cache.insert(a, sampleDecisions());
+  cache.insert(b, sampleDecisions());
+  const auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(cache.entryPath(a), now - std::chrono::minutes(10));
+  fs::last_write_time(cache.entryPath(b), now - std::chrono::minutes(5));
+  EXPECT_TRUE(cache.find(a).has_value());  // a hit is a use: b is now the least recent
+  cache.insert(c, sampleDecisions());
+  EXPECT_TRUE(fs::exists(cache.entryPath(a)));
+  EXPECT_FALSE(fs::exists(cache.entryPath(b)));
+  EXPECT_TRUE(fs::exists(cache.entryPath(c)));
   fs::remove_all(directory);
 }
 

@@ -62,8 +62,8 @@ class CompiledKernel {
   static CompiledKernel compile(std::string source, std::string kernel_name,
                                 const CompileOptions& options = {});
 
-  /// What compile() produced, field by field: how a kernel store writes a kernel and reads it
-  /// back without NVRTC.
+  /// What compile() produces, field by field: how a kernel store gives a kernel back without
+  /// NVRTC.
   struct Parts {
     std::string source;
     std::string kernel_name;
@@ -79,11 +79,6 @@ class CompiledKernel {
   /// `nvrtc_version` made of `source` with `nvrtc_options` (a kernel store checks the content
   /// address and a hash of the cubin before it calls this).
   static CompiledKernel restore(Parts parts);
-  Parts parts() const;
-  /// The NVRTC options compile() passes for `options` (the architecture resolved as compile()
-  /// resolves it: given, else device 0's), and that architecture.
-  static std::vector<std::string> nvrtcOptionsFor(const CompileOptions& options,
-                                                  driver::GpuArch* arch = nullptr);
   /// True when the kernel came from a kernel store rather than NVRTC.
   bool fromStore() const { return from_store_; }
 

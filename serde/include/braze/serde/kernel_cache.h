@@ -31,12 +31,17 @@
 
 namespace braze::serde {
 
-struct KernelCacheOptions {
-  /// The cache folder; entries live in its `kernels` folder, made on the first write.
+/// Where a persistent cache lives and how large it may grow: KernelCache (kernels/) and
+/// RuntimeCache (runtime_cache.h, runtimes/) share the folder.
+struct CacheOptions {
+  /// The cache folder; entries live in its `kernels` and `runtimes` folders, made on the first
+  /// write.
   std::filesystem::path directory;
-  /// Size cap of the entries together: after a write that passes it, the least recently used
-  /// entries are removed until the total is within it.
+  /// Size cap of the kernel entries together: after a write that passes it, the least recently
+  /// used entries are removed until the total is within it.
   int64_t max_bytes = int64_t{2} << 30;
+  /// The same for the runtimes' decisions (about a kilobyte each, one per exact argument set).
+  int64_t max_runtime_bytes = int64_t{64} << 20;
   /// Where skipped entries and failed writes are reported ("braze: kernel cache: ..."); null:
   /// nowhere.
   std::ostream* log = nullptr;
@@ -72,13 +77,13 @@ struct KernelEntryInfo {
 
 class KernelCache final : public KernelStore {
  public:
-  explicit KernelCache(KernelCacheOptions options);
+  explicit KernelCache(CacheOptions options);
 
   std::optional<CompiledKernel> find(const std::string& key) override;
   void insert(const std::string& key, const CompiledKernel& kernel) override;
 
   KernelCacheCounters counters() const;
-  const KernelCacheOptions& options() const { return options_; }
+  const CacheOptions& options() const { return options_; }
   std::filesystem::path entryPath(const std::string& key) const;
 
   /// Every entry file, checked, least recently used first.
@@ -113,7 +118,7 @@ class KernelCache final : public KernelStore {
   /// it could not.
   std::optional<std::string> writeEntry(const std::string& key, std::span<const uint8_t> bytes);
 
-  KernelCacheOptions options_;
+  CacheOptions options_;
   mutable std::mutex mutex_;  // guards counters_ and the log
   KernelCacheCounters counters_;
 };
@@ -143,6 +148,10 @@ inline constexpr int64_t kMaxKernelBundleBytes = int64_t{4} << 30;
 /// The cache folder the default cache uses: $BRAZE_CACHE_DIR, else $XDG_CACHE_HOME/braze, else
 /// $HOME/.cache/braze; nullopt when BRAZE_CACHE_DIR is "off" or "0", or no folder can be named.
 std::optional<std::filesystem::path> defaultCacheDirectory();
+
+/// The options of the default caches: defaultCacheDirectory(), reporting to stderr; nullopt
+/// when there is no folder.
+std::optional<CacheOptions> defaultCacheOptions();
 
 /// Makes the on-disk cache in defaultCacheDirectory() the process's default kernel store
 /// (registerDefaultKernelStoreFactory): opened on the first compile, so a process that compiles

@@ -38,9 +38,9 @@ struct RuntimeCacheCounters {
 
 class RuntimeCache final : public DecisionStore {
  public:
-  /// `options.directory` and `options.log` as for KernelCache; entries go to its `runtimes`
-  /// folder.
-  explicit RuntimeCache(KernelCacheOptions options);
+  /// Entries go to `options.directory`'s `runtimes` folder, pruned least recently used first
+  /// past `options.max_runtime_bytes`.
+  explicit RuntimeCache(CacheOptions options);
 
   std::optional<RuntimeDecisions> find(const std::string& key) override;
   void insert(const std::string& key, const RuntimeDecisions& decisions) override;
@@ -68,7 +68,7 @@ class RuntimeCache final : public DecisionStore {
  private:
   void report(const std::string& message) const;
 
-  KernelCacheOptions options_;
+  CacheOptions options_;
   mutable std::mutex mutex_;
   RuntimeCacheCounters counters_;
 };

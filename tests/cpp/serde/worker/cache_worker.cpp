@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--label") label = argv[i + 1];
     if (std::string(argv[i]) == "--cases") case_count = std::stoul(argv[i + 1]);
   }
-  serde::KernelCacheOptions cache_options;
+  serde::CacheOptions cache_options;
   cache_options.directory = argv[1];
   cache_options.log = &std::cerr;
   auto cache = std::make_shared<serde::KernelCache>(cache_options);
