@@ -11,6 +11,7 @@
 #include "braze/runtime/content_hash.h"
 #include "braze/serde/runtime_entry_generated.h"
 #include "entry_files.h"
+#include "kernel_recipe_codec.h"
 
 namespace braze::serde {
 
@@ -32,6 +33,8 @@ std::string contentHash(const std::string& key, const RuntimeDecisions& decision
     for (const auto& [expr, slot] : segment.outputs) hasher.add(expr).add(slot);
     hasher.add(segment.scheduler).add(segment.plugin_sha256);
     hasher.add(std::span<const uint8_t>(segment.params)).add(segment.summary);
+    hasher.add(int64_t{segment.kernel.has_value()});
+    if (segment.kernel) detail::hashKernelRecipe(hasher, *segment.kernel);
   }
   hasher.add(written_by).add(created);
   return hasher.hex();
@@ -65,10 +68,11 @@ std::vector<uint8_t> encodeRuntimeEntry(const std::string& key, const RuntimeDec
       outputs.push_back(fb::CreateSegmentOutput(builder, position(expr), position(slot)));
     std::vector<int32_t> exprs;
     for (int64_t expr : segment.exprs) exprs.push_back(position(expr));
+    const auto kernel = segment.kernel ? detail::encodeKernelRecipe(builder, *segment.kernel) : 0;
     segments.push_back(fb::CreateSegmentDecision(
         builder, builder.CreateVector(exprs), builder.CreateVector(outputs),
         builder.CreateString(segment.scheduler), builder.CreateString(segment.plugin_sha256),
-        builder.CreateVector(segment.params), builder.CreateString(segment.summary)));
+        builder.CreateVector(segment.params), builder.CreateString(segment.summary), kernel));
   }
   const auto entry = fb::CreateRuntimeEntry(
       builder, static_cast<uint32_t>(fb::RuntimeEntryVersion::Current), builder.CreateString(key),
@@ -118,6 +122,11 @@ DecodedRuntimeEntry decodeRuntimeEntry(std::span<const uint8_t> bytes,
     if (stored->params() != nullptr)
       segment.params.assign(stored->params()->begin(), stored->params()->end());
     segment.summary = text(stored->summary());
+    if (stored->kernel() != nullptr) {
+      std::string problem;
+      segment.kernel = detail::decodeKernelRecipe(*stored->kernel(), problem);
+      if (!segment.kernel) return refuse("a kernel recipe cannot be read: " + problem);
+    }
     decisions.segments.push_back(std::move(segment));
   }
   if (contentHash(key, decisions, text(entry->written_by()), entry->created_unix_seconds()) !=

@@ -7,6 +7,9 @@
 //                                 --expect: the descriptor must declare that scheduler
 //   braze cache ls | inspect KEY | verify | prune [--max-size SIZE] | clear
 //                                 the persistent kernel cache (cache_command.cpp)
+//   braze compile DEF.bzf --arch ARCH [--dir DIR] (--signature SIG)... [--signatures FILE]
+//                                 builds a saved definition's cache entries ahead of time
+//                                 (compile_command.cpp)
 
 #include <dlfcn.h>
 
@@ -20,6 +23,7 @@
 #include "braze/plugin/scheduler_registry.h"
 #include "braze/plugin/sha256.h"
 #include "cache_command.h"
+#include "compile_command.h"
 
 namespace {
 
@@ -28,7 +32,9 @@ int usage() {
                "       braze plugins inspect FILE [--no-load]\n"
                "       braze plugins manifest LIBRARY [--expect ID@VERSION]\n"
                "       braze cache ls | inspect KEY | verify | prune [--max-size SIZE] | clear "
-               "[--dir DIR]\n";
+               "[--dir DIR]\n"
+               "       braze compile DEFINITION.bzf --arch sm_90|sm_100 [--dir DIR] "
+               "(--signature SIG)... [--signatures FILE]\n";
   return 2;
 }
 
@@ -146,6 +152,8 @@ int main(int argc, char** argv) {
   try {
     if (argc >= 2 && std::string(argv[1]) == "cache")
       return braze::cli::runCacheCommand(std::vector<std::string>(argv + 2, argv + argc));
+    if (argc >= 2 && std::string(argv[1]) == "compile")
+      return braze::cli::runCompileCommand(std::vector<std::string>(argv + 2, argv + argc));
     if (argc >= 3 && std::string(argv[1]) == "plugins") {
       std::string command = argv[2];
       if (command == "list" && argc == 3) return listPlugins();

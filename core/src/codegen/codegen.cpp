@@ -86,7 +86,13 @@ GeneratedKernel generateCuda(const kir::Kernel& kernel) {
     param.workspace_bytes = p.workspace_bytes;
     if (p.val != nullptr) {
       param.dtype = p.val->dtype();
-      if (const auto* tv = p.val->dynCast<TensorView>()) param.rank = tv->rank();
+      if (const auto* tv = p.val->dynCast<TensorView>()) {
+        param.rank = tv->rank();
+        if (param.kind == KernelParameter::Kind::GlobalBuffer) {
+          for (const IterDomain* id : tv->logicalNoReductions())
+            param.buffer_sizes.push_back(id->logicalExtent());
+        }
+      }
     } else {
       param.dtype = DataType::Int64;
     }

@@ -117,4 +117,21 @@ DeviceProperties h100Properties() {
   return properties;
 }
 
+DeviceProperties b200Properties() {
+  // The same per-SM and per-block limits as Hopper; more SMs and L2.
+  DeviceProperties properties = h100Properties();
+  properties.name = "NVIDIA B200 (assumed)";
+  properties.arch = {10, 0, false};
+  properties.sm_count = 148;
+  properties.l2_cache_bytes = 126LL * 1024 * 1024;
+  properties.global_memory_bytes = 180LL * 1024 * 1024 * 1024;
+  return properties;
+}
+
+std::optional<DeviceProperties> propertiesForArch(const GpuArch& arch) {
+  if (arch.major == 9 && arch.minor == 0) return h100Properties();
+  if (arch.major == 10 && arch.minor == 0) return b200Properties();
+  return std::nullopt;
+}
+
 }  // namespace braze::driver

@@ -319,4 +319,18 @@ bool producesBool(OpKind op) {
   }
 }
 
+int elementwiseArity(OpKind op) {
+  switch (familyOf(op)) {
+    case OpFamily::Unary:
+    case OpFamily::Cast:
+      return 1;
+    case OpFamily::Binary:
+      return 2;
+    case OpFamily::Ternary:
+      return op == OpKind::Addcmul ? 4 : 3;
+    default:
+      return 0;
+  }
+}
+
 }  // namespace braze

@@ -513,25 +513,13 @@ ScalarValue ternary(OpKind op, std::span<const ScalarValue> in, DataType result_
   __builtin_unreachable();
 }
 
-size_t arityOf(OpKind op) {
-  switch (familyOf(op)) {
-    case OpFamily::Unary:
-    case OpFamily::Cast:
-      return 1;
-    case OpFamily::Binary:
-      return 2;
-    default:
-      return op == OpKind::Addcmul ? 4 : 3;
-  }
-}
-
 }  // namespace
 
 ScalarValue evaluateElementwise(OpKind op, std::span<const ScalarValue> inputs,
                                 DataType result_dtype, const ElementwiseAttributes& attributes) {
   BRAZE_INTERNAL_CHECK(isElementwise(op)) << "evaluateElementwise: " << op << " is not elementwise";
-  BRAZE_INTERNAL_CHECK(inputs.size() == arityOf(op))
-      << "evaluateElementwise: " << op << " takes " << arityOf(op) << " inputs, got "
+  BRAZE_INTERNAL_CHECK(inputs.size() == static_cast<size_t>(elementwiseArity(op)))
+      << "evaluateElementwise: " << op << " takes " << elementwiseArity(op) << " inputs, got "
       << inputs.size();
   ScalarValue result;
   switch (familyOf(op)) {

@@ -4,6 +4,8 @@
 #include "braze/plugin/scheduler_registry.h"
 
 #include <dlfcn.h>
+#include <atomic>
+#include <cstddef>
 
 #include <algorithm>
 #include <cstdlib>
@@ -78,10 +80,15 @@ std::vector<const SchedulerEntry*> entriesNamed(const std::vector<SchedulerEntry
 }
 
 /// Owns one scheduler instance for the duration of a choice.
+std::atomic<int64_t> scheduler_calls{0};
+
+// Every question the registry asks a scheduler goes through one instance.
 class Instance {
  public:
   Instance(const SchedulerEntry& entry, BrazeStatus& status)
-      : table_(entry.table), handle_(entry.table->create(&status)) {}
+      : table_(entry.table), handle_(entry.table->create(&status)) {
+    scheduler_calls.fetch_add(1, std::memory_order_relaxed);
+  }
   ~Instance() {
     if (handle_ != nullptr) table_->destroy(handle_);
   }
@@ -99,6 +106,10 @@ std::string messageOf(const BrazeStatus& status) {
 }
 
 }  // namespace
+
+int64_t schedulerCallCount() {
+  return scheduler_calls.load(std::memory_order_relaxed);
+}
 
 SchedulerRegistry::SchedulerRegistry(RegistryOptions options) : options_(std::move(options)) {
   bool safe_mode = options_.safe_mode;
@@ -398,6 +409,33 @@ std::optional<std::string> SchedulerRegistry::checkCompileTime(const SchedulerEn
   entry.table->can_schedule_compile_time(instance.handle(), &fusion, &status);
   if (status.code != BRAZE_STATUS_OK) return messageOf(status);
   return std::nullopt;
+}
+
+BrazeReviewVerdict SchedulerRegistry::reviewParams(const SchedulerEntry& entry,
+                                                   const Fusion& fusion,
+                                                   const SchedulerRuntimeInfo& info,
+                                                   const std::string& old_version,
+                                                   const std::vector<uint8_t>& params) const {
+  const BrazeSchedulerInfo& table = *entry.table;
+  const bool has_review =
+      entry.plugin && entry.plugin->abi_minor >= 1 &&
+      table.struct_size >= offsetof(BrazeSchedulerInfo, review_params) + sizeof(void*) &&
+      table.review_params != nullptr;
+  if (!has_review) return BRAZE_REVIEW_RECOMPUTE;
+  BrazeStatus status{BRAZE_STATUS_OK, nullptr};
+  Instance instance(entry, status);
+  if (instance.handle() == nullptr || status.code != BRAZE_STATUS_OK) return BRAZE_REVIEW_RECOMPUTE;
+  int32_t verdict = BRAZE_REVIEW_RECOMPUTE;
+  table.review_params(instance.handle(), &fusion, &info, old_version.c_str(),
+                      BrazeBytes{params.data(), params.size()}, &verdict, &status);
+  if (status.code != BRAZE_STATUS_OK) return BRAZE_REVIEW_RECOMPUTE;
+  switch (verdict) {
+    case BRAZE_REVIEW_KEEP:
+    case BRAZE_REVIEW_UNSUPPORTED:
+      return static_cast<BrazeReviewVerdict>(verdict);
+    default:
+      return BRAZE_REVIEW_RECOMPUTE;
+  }
 }
 
 SchedulerChoice SchedulerRegistry::chooseWith(const SchedulerEntry& entry, const Fusion& fusion,

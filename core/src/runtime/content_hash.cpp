@@ -1,5 +1,8 @@
 #include "braze/runtime/content_hash.h"
 
+#include <cstring>
+#include <type_traits>
+
 #include "braze/plugin/sha256.h"
 
 namespace braze {
@@ -13,6 +16,24 @@ ContentHasher& ContentHasher::add(std::string_view field) {
 
 ContentHasher& ContentHasher::add(std::span<const uint8_t> field) {
   return add(std::string_view(reinterpret_cast<const char*>(field.data()), field.size()));
+}
+
+ContentHasher& ContentHasher::add(const ScalarValue& value) {
+  std::visit(
+      [this](auto v) {
+        using T = decltype(v);
+        if constexpr (std::is_same_v<T, bool>) {
+          add("bool").add(int64_t{v});
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          add("int").add(v);
+        } else {
+          uint64_t bits = 0;
+          std::memcpy(&bits, &v, sizeof(bits));
+          add("double").add(static_cast<int64_t>(bits));
+        }
+      },
+      value);
+  return *this;
 }
 
 std::string ContentHasher::hex() const {

@@ -1,7 +1,5 @@
 #include "braze/runtime/decision_store.h"
 
-#include <cstring>
-#include <type_traits>
 
 #include "braze/ir/structural_hash.h"
 #include "braze/runtime/build_id.h"
@@ -16,24 +14,6 @@ namespace {
 runtime_detail::DefaultStoreSlot<DecisionStore>& defaultStore() {
   static runtime_detail::DefaultStoreSlot<DecisionStore> slot;
   return slot;
-}
-
-void addScalar(ContentHasher& hasher, const ScalarValue& value) {
-  std::visit(
-      [&hasher](auto v) {
-        using T = decltype(v);
-        if constexpr (std::is_same_v<T, bool>) {
-          hasher.add("bool").add(int64_t{v});
-        } else if constexpr (std::is_same_v<T, int64_t>) {
-          hasher.add("int").add(v);
-        } else {
-          // Bitwise, so that -0.0, nan payloads and every double keep their own key.
-          uint64_t bits = 0;
-          std::memcpy(&bits, &v, sizeof(bits));
-          hasher.add("double").add(static_cast<int64_t>(bits));
-        }
-      },
-      value);
 }
 
 }  // namespace
@@ -52,7 +32,7 @@ std::string runtimeKey(const Fusion& fusion, const RunContext& context,
       hasher.add(int64_t{tensor->has_storage});
     } else {
       hasher.add("scalar");
-      addScalar(hasher, std::get<ScalarValue>(context.arguments[i]));
+      hasher.add(std::get<ScalarValue>(context.arguments[i]));
     }
     hasher.add(i < context.data_alignments.size() ? context.data_alignments[i] : -1);
   }
@@ -64,7 +44,9 @@ std::string runtimeKey(const Fusion& fusion, const RunContext& context,
   hasher.add(device.l2_cache_bytes);
   hasher.add(options.scheduler).add(static_cast<int64_t>(options.segment_schedulers.size()));
   for (const std::string& forced : options.segment_schedulers) hasher.add(forced);
-  hasher.add(options.arch ? options.arch->toString() : std::string("device"));
+  // The architecture compiled for: an ahead-of-time build for sm_90 and a run on an H100 that
+  // names no architecture make the same kernels, so they share decisions.
+  hasher.add(options.arch ? options.arch->toString() : device.arch.toString());
   return hasher.hex();
 }
 

@@ -140,6 +140,12 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
       std::any_of(inputs.begin(), inputs.end(),
                   [](const FusionArgument& a) { return std::holds_alternative<HostTensor>(a); });
   if (!has_device_tensors) context.device = options.device;
+  if (!context.on_gpu && options.arch) {
+    // Without a GPU, schedule for the device the target architecture names (an ahead-of-time
+    // build for sm_100 plans for a B200), so that its decisions are the ones that device keys.
+    if (std::optional<driver::DeviceProperties> target = driver::propertiesForArch(*options.arch))
+      context.properties = std::move(*target);
+  }
   const RuntimeOptions runtime_options = runtimeOptionsOf(options);
   const RunKey signature = RunKey::signature(inputs, options_text);
 

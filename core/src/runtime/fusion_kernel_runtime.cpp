@@ -17,6 +17,7 @@
 #include "braze/codegen/codegen.h"
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/device_memory.h"
+#include "braze/driver/nvrtc_compiler.h"
 #include "braze/driver/primary_context.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/eval/strided_layout.h"
@@ -196,11 +197,14 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
   auto info = [&](const Segment& segment) { return segmentInfo(segment, context); };
   // A warm process takes the segmentation and choices an earlier one made for these arguments.
   const std::shared_ptr<DecisionStore> store = defaultDecisionStore();
+  keep_recipes_ = store != nullptr;
+  device_ = context.device;
   std::string decisions_key;
+  std::optional<RuntimeDecisions> stored;
   if (store) {
     decisions_key = runtimeKey(fusion, context, options_);
-    if (std::optional<RuntimeDecisions> stored = store->find(decisions_key)) {
-      if (std::optional<std::string> stale = restore(*stored)) {
+    if ((stored = store->find(decisions_key))) {
+      if (std::optional<std::string> stale = restore(*stored, context)) {
         std::cerr << "braze: decisions kept for this fusion no longer apply (" << *stale
                   << "); segmenting and scheduling again\n";
       }
@@ -259,6 +263,13 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
     // A scheduler that accepted a segment but whose schedule fails to lower or compile is
     // reported and the next scheduler that accepts the segment is tried, unless one was forced.
     SegmentKernel& kernel = kernels_[s];
+    if (restored_ && kernel.recipe) {
+      std::string why;
+      if (restoreKernel(s, arch, index_type, why)) return;
+      if (!why.empty())
+        std::cerr << "braze: the kept kernel of segment " << s << " does not serve (" << why
+                  << "); scheduling and compiling it again\n";
+    }
     const bool forced = !options_.scheduler.empty() || (s < options_.segment_schedulers.size() &&
                                                         !options_.segment_schedulers[s].empty());
     std::vector<SchedulerAttempt> failures;
@@ -289,7 +300,53 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
       kernel.choice = std::move(retry);
     }
   });
-  if (store && !restored_) store->insert(decisions_key, decisions());
+  // Kept again when anything differs from what was kept: a first build, a segment scheduled
+  // again, a scheduler that ruled on its old params.
+  if (store) {
+    RuntimeDecisions made = decisions();
+    if (!restored_ || !stored || made != *stored) store->insert(decisions_key, made);
+  }
+}
+
+bool FusionKernelRuntime::restoreKernel(size_t s, const driver::GpuArch& arch, DataType index_type,
+                                        std::string& why) {
+  const auto start = std::chrono::steady_clock::now();
+  SegmentKernel& kernel = kernels_[s];
+  const KernelRecipe& recipe = *kernel.recipe;
+  if (recipe.index_type != index_type) {
+    why = "it indexes with " + std::string(toString(recipe.index_type)) +
+          ", these arguments need " + std::string(toString(index_type));
+    return false;
+  }
+  const std::shared_ptr<KernelStore> store = defaultKernelStore();
+  std::optional<CompiledKernel> compiled = store ? store->find(recipe.kernel_key) : std::nullopt;
+  if (!compiled) return false;  // pruned or never kept: compiled again, nothing to report
+  if (compiled->kernelName() != recipe.kernel_name || !(compiled->arch() == arch) ||
+      compiled->nvrtcVersion() != driver::nvrtcVersion()) {
+    why = "the stored kernel is " + compiled->kernelName() + " for " + compiled->arch().toString() +
+          " from NVRTC " + std::to_string(compiled->nvrtcVersion().first) + "." +
+          std::to_string(compiled->nvrtcVersion().second);
+    return false;
+  }
+  try {
+    std::unique_ptr<Fusion> segment = segmented_.segments[s].fusion->clone();
+    GeneratedKernel generated = rebuildKernel(recipe, *segment, compiled->source());
+    ExecutorOptions executor_options;
+    executor_options.device = device_;
+    executor_options.dump = options_.dump;
+    if (options_.dump.cuda_kernel)
+      options_.dump.out() << "=== CUDA of segment " << s << " (kept)\n" << generated.source;
+    kernel.executor = std::make_unique<KernelExecutor>(*segment, std::move(generated),
+                                                       std::move(*compiled), executor_options);
+    kernel.scheduled = std::move(segment);
+  } catch (const Error& error) {
+    why = error.what();
+    return false;
+  }
+  kernel.from_recipe = true;
+  kernel.compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
 }
 
 void FusionKernelRuntime::compileSegment(size_t s, const RunContext& context,
@@ -312,6 +369,14 @@ void FusionKernelRuntime::compileSegment(size_t s, const RunContext& context,
   compile_options.store = defaultKernelStore();
   CompiledKernel compiled =
       CompiledKernel::compile(generated.source, generated.kernel_name, compile_options);
+  kernel.recipe.reset();
+  if (keep_recipes_) {
+    std::variant<KernelRecipe, std::string> recipe =
+        recordKernelRecipe(generated, *kernel.scheduled,
+                           kernelKey(compiled.source(), compiled.kernelName(),
+                                     compiled.nvrtcOptions(), compiled.nvrtcVersion()));
+    if (auto* kept = std::get_if<KernelRecipe>(&recipe)) kernel.recipe = std::move(*kept);
+  }
   ExecutorOptions executor_options;
   executor_options.device = context.device;
   executor_options.dump = dump;

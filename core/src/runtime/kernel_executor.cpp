@@ -51,13 +51,12 @@ std::string parameterLabel(const GeneratedKernel& kernel, size_t i) {
 }
 
 // The user-visible sizes of a tensor the executor allocates, from its extents.
-std::vector<int64_t> evaluateSizes(const TensorView& tv, ExpressionEvaluator& scalars,
-                                   const std::string& label) {
+std::vector<int64_t> evaluateSizes(const std::vector<const Val*>& extents,
+                                   ExpressionEvaluator& scalars, const std::string& label) {
   std::vector<int64_t> sizes;
-  const std::vector<IterDomain*> dims = tv.logicalNoReductions();
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const int64_t size = toInt64(scalars.evaluateOrThrow(
-        dims[d]->logicalExtent(), "extent of dim " + std::to_string(d) + " of " + label));
+  for (size_t d = 0; d < extents.size(); ++d) {
+    const int64_t size = toInt64(
+        scalars.evaluateOrThrow(extents[d], "extent of dim " + std::to_string(d) + " of " + label));
     BRAZE_USER_CHECK(size >= 0) << label << ": dim " << d << " evaluates to the negative size "
                                 << size;
     sizes.push_back(size);
@@ -125,6 +124,14 @@ std::vector<size_t> KernelExecutor::checkContract() const {
     const std::string label = "kernel " + name + ": " + parameterLabel(kernel_, i);
     if (p.kind == Kind::Workspace) {
       BRAZE_INTERNAL_CHECK(p.workspace_bytes != nullptr) << label << " has no byte count";
+      continue;
+    }
+    if (p.kind == Kind::GlobalBuffer && p.val == nullptr) {
+      // Restored without its scheduled fusion: the sizes say what to allocate.
+      BRAZE_INTERNAL_CHECK(static_cast<int64_t>(p.buffer_sizes.size()) == p.rank &&
+                           std::all_of(p.buffer_sizes.begin(), p.buffer_sizes.end(),
+                                       [](const Val* size) { return size != nullptr; }))
+          << label << " has no tensor and no sizes for its " << p.rank << " dims";
       continue;
     }
     BRAZE_INTERNAL_CHECK(p.val != nullptr) << label << " has no value";
@@ -248,9 +255,15 @@ LaunchPlan KernelExecutor::plan(const std::vector<ExecutorArgument>& inputs) con
     const std::string label = "kernel " + name + " " + parameterLabel(kernel_, i);
     switch (p.kind) {
       case Kind::OutputTensor:
-      case Kind::GlobalBuffer:
-        planned.sizes = evaluateSizes(*p.val->as<TensorView>(), scalars, label);
+      case Kind::GlobalBuffer: {
+        std::vector<const Val*> extents = p.buffer_sizes;
+        if (extents.empty()) {
+          for (const IterDomain* id : p.val->as<TensorView>()->logicalNoReductions())
+            extents.push_back(id->logicalExtent());
+        }
+        planned.sizes = evaluateSizes(extents, scalars, label);
         break;
+      }
       case Kind::Workspace:
         planned.workspace_bytes =
             toInt64(scalars.evaluateOrThrow(p.workspace_bytes, "bytes of " + label));

@@ -2,6 +2,7 @@
 // and restoring them in a later process instead of segmenting and running heuristics.
 
 #include <algorithm>
+#include <iostream>
 #include <unordered_map>
 
 #include "braze/error.h"
@@ -33,17 +34,20 @@ RuntimeDecisions FusionKernelRuntime::decisions() const {
         choice.scheduler->plugin ? choice.scheduler->plugin->manifest.sha256 : "";
     stored.params = choice.params;
     stored.summary = choice.summary;
+    stored.kernel = kernels_[s].recipe;
     decisions.segments.push_back(std::move(stored));
   }
   return decisions;
 }
 
-std::optional<std::string> FusionKernelRuntime::restore(const RuntimeDecisions& decisions) {
+std::optional<std::string> FusionKernelRuntime::restore(const RuntimeDecisions& decisions,
+                                                        const RunContext& context) {
   const std::vector<Expr*> exprs = fusion_.exprs();
   if (decisions.segments.empty()) return "no segments";
   SegmentedFusion segmented;
   segmented.original = &fusion_;
   std::vector<SchedulerChoice> choices;
+  std::vector<std::optional<KernelRecipe>> recipes;
   for (const RuntimeDecisions::Segment& stored : decisions.segments) {
     std::vector<const Expr*> members;
     for (int64_t at : stored.exprs) {
@@ -58,33 +62,66 @@ std::optional<std::string> FusionKernelRuntime::restore(const RuntimeDecisions& 
         return "an output refers to no expression of the fusion";
       outputs.push_back(exprs[static_cast<size_t>(at)]->outputs()[static_cast<size_t>(slot)]);
     }
+    // The scheduler of the same id that is tried first now (the same version if present).
+    const size_t at = stored.scheduler.rfind('@');
+    const std::string id = stored.scheduler.substr(0, at);
+    const std::string old_version = at == std::string::npos ? "" : stored.scheduler.substr(at + 1);
     const SchedulerEntry* entry = nullptr;
     for (const SchedulerEntry* candidate : registry_.candidates()) {
-      if (candidate->id + "@" + candidate->version == stored.scheduler) entry = candidate;
+      if (candidate->id != id) continue;
+      if (entry == nullptr || candidate->version == old_version) entry = candidate;
     }
     if (entry == nullptr) return "scheduler " + stored.scheduler + " is not available";
-    if (!entry->plugin || entry->plugin->manifest.sha256 != stored.plugin_sha256)
-      return "the library of " + stored.scheduler + " changed since";
+    Segment segment;
     try {
-      Segment segment = extractSegment(fusion_, members, outputs);
-      // The scheduler rules on its old choice: it must still accept the segment's structure.
-      if (std::optional<std::string> declined = registry_.checkCompileTime(*entry, *segment.fusion))
-        return stored.scheduler + " now declines a segment: " + *declined;
-      segment.id = static_cast<int64_t>(segmented.segments.size());
-      segment.scheduler = stored.scheduler;
-      segmented.segments.push_back(std::move(segment));
+      segment = extractSegment(fusion_, members, outputs);
     } catch (const Error& error) {
       return std::string("a segment cannot be rebuilt: ") + error.what();
     }
     SchedulerChoice choice;
     choice.scheduler = entry;
-    choice.params = stored.params;
-    choice.summary = stored.summary;
+    const bool same_build = entry->version == old_version && entry->plugin &&
+                            entry->plugin->manifest.sha256 == stored.plugin_sha256;
+    if (same_build) {
+      // The very library that chose: its answers would be the same, so it is not asked.
+      choice.params = stored.params;
+      choice.summary = stored.summary;
+      recipes.push_back(stored.kernel);
+    } else {
+      // Another build of the scheduler rules on its old params; its kernels are made again.
+      const SchedulerRuntimeInfo info = segmentInfo(segment, context);
+      const BrazeReviewVerdict verdict =
+          registry_.reviewParams(*entry, *segment.fusion, info, old_version, stored.params);
+      if (verdict == BRAZE_REVIEW_UNSUPPORTED)
+        return entry->id + "@" + entry->version + " no longer takes a segment that " +
+               stored.scheduler + " scheduled";
+      std::cerr << "braze: " << stored.scheduler
+                << " was rebuilt or replaced since these decisions were kept; " << entry->id << "@"
+                << entry->version
+                << (verdict == BRAZE_REVIEW_KEEP ? " keeps its params" : " computes new params")
+                << " and schedules the segment again\n";
+      if (verdict == BRAZE_REVIEW_KEEP) {
+        choice.params = stored.params;
+        choice.summary = stored.summary;
+      } else {
+        choice = registry_.chooseWith(*entry, *segment.fusion, info);
+        if (!choice.accepted())
+          return entry->id + "@" + entry->version +
+                 " now declines a segment:" + choice.describeAttempts();
+      }
+      recipes.emplace_back();
+    }
+    segment.id = static_cast<int64_t>(segmented.segments.size());
+    segment.scheduler = entry->id + "@" + entry->version;
+    segmented.segments.push_back(std::move(segment));
     choices.push_back(std::move(choice));
   }
   segmented_ = std::move(segmented);
   kernels_.resize(choices.size());
-  for (size_t s = 0; s < choices.size(); ++s) kernels_[s].choice = std::move(choices[s]);
+  for (size_t s = 0; s < choices.size(); ++s) {
+    kernels_[s].choice = std::move(choices[s]);
+    kernels_[s].recipe = std::move(recipes[s]);
+  }
   restored_ = true;
   return std::nullopt;
 }

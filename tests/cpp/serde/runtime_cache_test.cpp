@@ -16,6 +16,7 @@
 #include "braze/serde/kernel_entry_generated.h"
 #include "braze/serde/runtime_cache.h"
 #include "braze/serde/runtime_entry_generated.h"
+#include "memory_decision_store.h"
 #include "support/normalization_fusions.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -87,30 +88,6 @@ TEST(SchemaVersionTest, EntriesOfAnotherSchemaVersionAreRefused) {
   }
 }
 
-// Decisions kept in memory; `tamper` changes what find() returns.
-class MemoryStore : public DecisionStore {
- public:
-  std::optional<RuntimeDecisions> find(const std::string& key) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = kept_.find(key);
-    if (it == kept_.end()) return std::nullopt;
-    RuntimeDecisions decisions = it->second;
-    if (tamper) tamper(decisions);
-    return decisions;
-  }
-  void insert(const std::string& key, const RuntimeDecisions& decisions) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    kept_[key] = decisions;
-    ++inserts;
-  }
-  std::function<void(RuntimeDecisions&)> tamper;
-  int inserts = 0;
-
- private:
-  std::mutex mutex_;
-  std::map<std::string, RuntimeDecisions> kept_;
-};
-
 class RestoredDecisionsTest : public ::testing::Test {
  protected:
   void SetUp() override { setDefaultDecisionStore(store_); }
@@ -135,7 +112,7 @@ class RestoredDecisionsTest : public ::testing::Test {
     return cache.counters().runtimes_restored == 1;
   }
 
-  std::shared_ptr<MemoryStore> store_ = std::make_shared<MemoryStore>();
+  std::shared_ptr<test::MemoryDecisionStore> store_ = std::make_shared<test::MemoryDecisionStore>();
 };
 
 TEST_F(RestoredDecisionsTest, ASecondRuntimeRestoresTheSegmentationAndParams) {
@@ -145,13 +122,31 @@ TEST_F(RestoredDecisionsTest, ASecondRuntimeRestoresTheSegmentationAndParams) {
   EXPECT_EQ(store_->inserts, 1);  // restored decisions are not written again
 }
 
-TEST_F(RestoredDecisionsTest, AReBuiltPluginMakesTheDecisionsStale) {
+// Another build of a segment's plugin rules on the params its predecessor kept: the same
+// major.minor version keeps them, another recomputes them, and a scheduler that no longer
+// takes its segment sends the fusion back to the segmenter.
+TEST_F(RestoredDecisionsTest, ARebuiltPluginRulesOnItsOldParams) {
   runLayerNormBackward();
+  const RuntimeDecisions kept = *store_->find(store_->onlyKey());
   store_->tamper = [](RuntimeDecisions& d) { d.segments[0].plugin_sha256 = std::string(64, '0'); };
   testing::internal::CaptureStderr();
-  EXPECT_FALSE(runLayerNormBackward());
-  EXPECT_NE(testing::internal::GetCapturedStderr().find("changed since"), std::string::npos);
-  EXPECT_EQ(store_->inserts, 2);  // rewritten
+  EXPECT_TRUE(runLayerNormBackward());
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("keeps its params"), std::string::npos) << log;
+  EXPECT_EQ(store_->inserts, 2);  // rewritten with the library now loaded
+
+  // Another minor version: the kept params are not trusted, new ones are computed.
+  store_->tamper = [](RuntimeDecisions& d) {
+    const std::string& name = d.segments[0].scheduler;
+    d.segments[0].scheduler = name.substr(0, name.rfind('@')) + "@0.9.0";
+    d.segments[0].params = {1, 2, 3};
+  };
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(runLayerNormBackward());
+  log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("computes new params"), std::string::npos) << log;
+  store_->tamper = nullptr;
+  EXPECT_EQ(store_->find(store_->onlyKey())->segments[0].params, kept.segments[0].params);
 }
 
 TEST_F(RestoredDecisionsTest, DecisionsThatNoLongerFitTheFusionAreNotUsed) {
@@ -161,16 +156,16 @@ TEST_F(RestoredDecisionsTest, DecisionsThatNoLongerFitTheFusionAreNotUsed) {
   EXPECT_FALSE(runLayerNormBackward());
   EXPECT_NE(testing::internal::GetCapturedStderr().find("is not in the fusion"), std::string::npos);
 
-  // A scheduler named for a segment it does not take (a reduction for the rows' segment).
+  // A scheduler named for a segment it does not take (a reduction for the rows' segment): not
+  // the library that chose, so it is asked, and declines.
   store_->tamper = [](RuntimeDecisions& d) {
     d.segments[0].scheduler.swap(d.segments[1].scheduler);
-    d.segments[0].plugin_sha256.swap(d.segments[1].plugin_sha256);
   };
   testing::internal::CaptureStderr();
   const bool restored = runLayerNormBackward();
   const std::string log = testing::internal::GetCapturedStderr();
   EXPECT_FALSE(restored) << log;
-  EXPECT_NE(log.find("now declines a segment"), std::string::npos) << log;
+  EXPECT_NE(log.find("no longer takes a segment"), std::string::npos) << log;
 }
 
 TEST(RuntimeCacheTest, KeepsDecisionsInTheFolderAndSkipsDamagedEntries) {

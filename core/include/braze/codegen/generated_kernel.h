@@ -37,6 +37,10 @@ struct KernelParameter {
   /// Workspace only: bytes needed, as an Index scalar of the scheduled fusion (evaluated at
   /// launch from the bound inputs), or constant.
   const Val* workspace_bytes = nullptr;
+  /// GlobalBuffer only: the sizes to allocate (its logical extents without reductions), so
+  /// that a kernel restored without its scheduled fusion (braze/runtime/kernel_recipe.h) can
+  /// allocate it; `val` may then be null. Empty: the extents of `val`.
+  std::vector<const Val*> buffer_sizes = {};
 };
 
 /// The launch geometry as expressions of the scheduled fusion's scalars: grid x/y/z and block
@@ -69,6 +73,8 @@ struct GeneratedKernel {
     /// User-visible dims whose stride (in elements, times the element size) must also be a
     /// multiple of `bytes`: strides only known at launch that a vector access steps over.
     std::vector<int64_t> stride_dims = {};
+
+    bool operator==(const Alignment&) const = default;
   };
   std::vector<Alignment> alignments;
   /// The launch bounds the source declares (Fusion::setLaunchBounds); the executor refuses a

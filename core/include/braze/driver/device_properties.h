@@ -47,4 +47,13 @@ const DeviceProperties& deviceProperties(int ordinal = 0);
 /// Properties an H100 SXM reports, for heuristics and tests on machines without a GPU.
 DeviceProperties h100Properties();
 
+/// Properties a B200 reports (sm_100), for heuristics on machines without a GPU.
+DeviceProperties b200Properties();
+
+/// The properties of the GPU a build for `arch` targets, for a machine without one: sm_90 ->
+/// h100Properties(), sm_100 -> b200Properties() (the "a" variants alike); nullopt for any other
+/// architecture. A run without a GPU that names its architecture (RunOptions::arch) schedules
+/// for these properties.
+std::optional<DeviceProperties> propertiesForArch(const GpuArch& arch);
+
 }  // namespace braze::driver

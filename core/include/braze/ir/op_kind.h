@@ -186,6 +186,8 @@ std::optional<OpKind> parseOpKind(std::string_view name);
 
 OpFamily familyOf(OpKind op);
 bool isElementwise(OpKind op);  ///< Unary, Cast, Binary and Ternary families.
+/// The number of inputs of an elementwise op (Addcmul: 4); 0 for any other op.
+int elementwiseArity(OpKind op);
 /// Comparisons, logical ops, isnan/isinf/isfinite: results are bool.
 bool producesBool(OpKind op);
 

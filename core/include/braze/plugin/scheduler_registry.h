@@ -133,6 +133,12 @@ class SchedulerRegistry {
   /// `entry`'s structural check alone: nullopt when it accepts, else its reason.
   std::optional<std::string> checkCompileTime(const SchedulerEntry& entry,
                                               const Fusion& fusion) const;
+  /// `entry`'s ruling on `params`, which the build of its id whose version was `old_version`
+  /// computed for `fusion` (a persistent cache's entry, now that the plugin changed): its
+  /// review_params (plugin ABI 1.1), or RECOMPUTE for a plugin without one or one that fails.
+  BrazeReviewVerdict reviewParams(const SchedulerEntry& entry, const Fusion& fusion,
+                                  const SchedulerRuntimeInfo& info, const std::string& old_version,
+                                  const std::vector<uint8_t>& params) const;
   /// A copy of `fusion` scheduled by `choice`'s scheduler with its params. Throws braze::Error
   /// naming the scheduler when scheduling fails.
   std::unique_ptr<Fusion> applySchedule(const SchedulerChoice& choice, const Fusion& fusion) const;
@@ -154,5 +160,10 @@ class SchedulerRegistry {
   bool in_build_tree_ = false;             ///< this libbraze_core runs from its build tree
   std::filesystem::path missing_scanner_;  ///< where the scanner was looked for, not found
 };
+
+/// How many times this process has asked a scheduler anything (checks, heuristics, scheduling)
+/// through any registry: what a warm start from the persistent cache keeps at zero, and tests
+/// count.
+int64_t schedulerCallCount();
 
 }  // namespace braze

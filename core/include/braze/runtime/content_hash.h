@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "braze/ir/scalar_value.h"
+
 namespace braze {
 
 /// SHA-256 over a sequence of fields, each length-prefixed, so that moving a boundary between
@@ -16,6 +18,8 @@ class ContentHasher {
   ContentHasher& add(std::string_view field);
   ContentHasher& add(std::span<const uint8_t> field);
   ContentHasher& add(int64_t value) { return add(std::to_string(value)); }
+  /// A scalar with its category; doubles bitwise, so -0.0 and every nan payload differ.
+  ContentHasher& add(const ScalarValue& value);
   /// 64 lowercase hex digits.
   std::string hex() const;
 

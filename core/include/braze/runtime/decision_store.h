@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "braze/ir/fusion.h"
+#include "braze/runtime/kernel_recipe.h"
 
 namespace braze {
 
@@ -32,6 +33,8 @@ struct RuntimeDecisions {
     std::string plugin_sha256;  ///< of the plugin library that made the params
     std::vector<uint8_t> params;
     std::string summary;  ///< the params as the scheduler describes them
+    /// The segment's kernel as a recipe over its inputs (absent: schedule and lower again).
+    std::optional<KernelRecipe> kernel;
 
     bool operator==(const Segment&) const = default;
   };

@@ -20,6 +20,7 @@
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/dump_options.h"
 #include "braze/runtime/kernel_executor.h"
+#include "braze/runtime/kernel_recipe.h"
 #include "braze/segment/segmented_fusion.h"
 
 namespace braze {
@@ -147,8 +148,15 @@ class FusionKernelRuntime {
  public:
   struct SegmentKernel {
     SchedulerChoice choice;
+    /// The fusion the executor runs: the scheduled segment, or for a kernel restored from its
+    /// recipe an unscheduled copy of the segment carrying the recipe's launch formulas.
     std::unique_ptr<Fusion> scheduled;
     std::unique_ptr<KernelExecutor> executor;
+    /// The kernel's contract as decisions keep it; absent when it cannot be kept.
+    std::optional<KernelRecipe> recipe;
+    /// True when the kernel ran from its recipe and the kernel store: no scheduling, lowering
+    /// or NVRTC.
+    bool from_recipe = false;
     double compile_seconds = 0;  ///< lowering, code generation and NVRTC
   };
 
@@ -211,10 +219,14 @@ class FusionKernelRuntime {
   /// Schedules, lowers and compiles segment `segment` with its chosen scheduler.
   void compileSegment(size_t segment, const RunContext& context, const driver::GpuArch& arch,
                       DataType index_type);
-  /// Takes the segmentation and choices from stored `decisions`; the reason when they no
-  /// longer apply (an Expr out of range, a plugin missing or rebuilt, a scheduler that now
-  /// declines the segment), with nothing changed.
-  std::optional<std::string> restore(const RuntimeDecisions& decisions);
+  /// Takes the segmentation, choices and kernel recipes from stored `decisions`; the reason
+  /// when they no longer apply (an Expr out of range, a scheduler missing, or rebuilt and
+  /// ruling against its old params), with nothing changed.
+  std::optional<std::string> restore(const RuntimeDecisions& decisions, const RunContext& context);
+  /// Segment `segment`'s kernel from its recipe and the kernel store, with no scheduler call,
+  /// lowering or NVRTC; false (and `why`) when the recipe does not serve, with nothing changed.
+  bool restoreKernel(size_t segment, const driver::GpuArch& arch, DataType index_type,
+                     std::string& why);
 
   const Fusion& fusion_;
   const SchedulerRegistry& registry_;
@@ -223,6 +235,8 @@ class FusionKernelRuntime {
   host::HostProgram program_;
   std::vector<SegmentKernel> kernels_;
   bool restored_ = false;
+  bool keep_recipes_ = false;  ///< a decision store keeps this runtime's decisions
+  int device_ = 0;
 };
 
 }  // namespace braze

@@ -24,7 +24,7 @@
 /* Plugin ABI version. The major must be equal on both sides; the minor is negotiated down to
  * what both sides know (a newer plugin is not refused only for being newer). */
 #define BRAZE_PLUGIN_ABI_MAJOR 1
-#define BRAZE_PLUGIN_ABI_MINOR 0
+#define BRAZE_PLUGIN_ABI_MINOR 1
 
 /* Major version of libbraze_core's C++ ABI (its SOVERSION). */
 #ifndef BRAZE_ABI_MAJOR
@@ -106,6 +106,13 @@ typedef struct BrazeAbiVersion {
   uint32_t minor;
 } BrazeAbiVersion;
 
+/* A scheduler's ruling on params it computed in an earlier build (ABI 1.1, review_params). */
+typedef enum BrazeReviewVerdict {
+  BRAZE_REVIEW_KEEP = 0,       /* still what it would choose: the host schedules with them */
+  BRAZE_REVIEW_RECOMPUTE = 1,  /* run the heuristics again */
+  BRAZE_REVIEW_UNSUPPORTED = 2 /* the fusion is no longer this scheduler's: segment again */
+} BrazeReviewVerdict;
+
 /* One scheduler instance, created per use; opaque to the host. */
 typedef struct BrazeSchedulerHandleImpl* BrazeSchedulerHandle;
 
@@ -135,6 +142,13 @@ typedef struct BrazeSchedulerInfo {
   /* Applies scheduling primitives to `fusion` (a braze::Fusion*) according to `params`. */
   void (*schedule)(BrazeSchedulerHandle handle, void* fusion, BrazeBytes params,
                    BrazeStatus* status);
+  /* ABI 1.1; may be NULL (the host then recomputes). Rules on `params`, computed for `fusion`
+   * by the build of this scheduler id whose version was `old_version`, now that a different
+   * build of the plugin is loaded: writes a BrazeReviewVerdict to `verdict`. Called only
+   * when the plugin library changed since the params were kept in a persistent cache. */
+  void (*review_params)(BrazeSchedulerHandle handle, const void* fusion, const void* runtime_info,
+                        const char* old_version, BrazeBytes params, int32_t* verdict,
+                        BrazeStatus* status);
 } BrazeSchedulerInfo;
 
 /* What `braze_plugin_info` returns; static for the life of the library. Append-only. */

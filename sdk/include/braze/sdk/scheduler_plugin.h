@@ -25,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "braze/ir/fusion.h"
@@ -35,6 +36,27 @@ namespace braze::sdk {
 
 /// Encoded heuristic parameters, as the host hands them back to the plugin.
 using ParamBytes = std::span<const uint8_t>;
+
+/// A scheduler's ruling on params an earlier build of it computed (SchedulerPlugin::
+/// reviewParams).
+enum class ReviewVerdict : int32_t {
+  Keep = BRAZE_REVIEW_KEEP,
+  Recompute = BRAZE_REVIEW_RECOMPUTE,
+  Unsupported = BRAZE_REVIEW_UNSUPPORTED,
+};
+
+/// "1.2" of "1.2.3": the part of a version whose change means new heuristics.
+inline std::string_view majorMinorOf(std::string_view version) {
+  const size_t first = version.find('.');
+  if (first == std::string_view::npos) return version;
+  const size_t second = version.find('.', first + 1);
+  return second == std::string_view::npos ? version : version.substr(0, second);
+}
+
+namespace detail {
+template <typename T>
+struct Adapter;
+}  // namespace detail
 
 /// Base class of a scheduler. One instance is created per use through the C table; it need
 /// not be thread-safe. Declining a fusion is not an error: return the reason.
@@ -56,7 +78,35 @@ class SchedulerPlugin {
   virtual std::string describeParams(ParamBytes params) = 0;
   /// Applies scheduling primitives to `fusion` according to `params`.
   virtual void schedule(Fusion& fusion, ParamBytes params) = 0;
+
+  /// What a persistent cache should do with `params`, which the build of this scheduler whose
+  /// version was `old_version` computed for `fusion` and `info`, now that another build of the
+  /// plugin is loaded. The default keeps params from a build of the same major.minor version
+  /// (by convention a patch release changes neither the heuristics nor the params' encoding)
+  /// when the fusion still passes this build's checks, recomputes them otherwise, and gives up
+  /// the fusion when this build declines it. Override it to keep params that are expensive to
+  /// find (autotuned) across releases, or to recompute them on every change.
+  virtual ReviewVerdict reviewParams(const Fusion& fusion, const SchedulerRuntimeInfo& info,
+                                     std::string_view old_version, ParamBytes params);
+
+  /// This scheduler's version (its class's kVersion).
+  std::string_view version() const { return version_; }
+
+ private:
+  template <typename T>
+  friend struct detail::Adapter;
+  std::string_view version_;
 };
+
+inline ReviewVerdict SchedulerPlugin::reviewParams(const Fusion& fusion,
+                                                   const SchedulerRuntimeInfo& info,
+                                                   std::string_view old_version,
+                                                   [[maybe_unused]] ParamBytes params) {
+  if (canScheduleCompileTime(fusion) || canScheduleRunTime(fusion, info))
+    return ReviewVerdict::Unsupported;
+  return majorMinorOf(old_version) == majorMinorOf(version()) ? ReviewVerdict::Keep
+                                                              : ReviewVerdict::Recompute;
+}
 
 namespace detail {
 
@@ -120,6 +170,7 @@ struct Adapter {
     guarded(create_message, status, [&] {
       auto owned = std::make_unique<Instance>();
       owned->scheduler = std::make_unique<T>();
+      owned->scheduler->version_ = T::kVersion;
       instance = owned.release();
     });
     return reinterpret_cast<BrazeSchedulerHandle>(instance);
@@ -174,6 +225,17 @@ struct Adapter {
     guarded(instance.message, status,
             [&] { instance.scheduler->schedule(*static_cast<Fusion*>(fusion), bytesOf(params)); });
   }
+  static void reviewParams(BrazeSchedulerHandle handle, const void* fusion, const void* info,
+                           const char* old_version, BrazeBytes params, int32_t* verdict,
+                           BrazeStatus* status) noexcept {
+    Instance& instance = *instanceOf(handle);
+    *verdict = BRAZE_REVIEW_RECOMPUTE;
+    guarded(instance.message, status, [&] {
+      *verdict = static_cast<int32_t>(instance.scheduler->reviewParams(
+          *static_cast<const Fusion*>(fusion), *static_cast<const SchedulerRuntimeInfo*>(info),
+          old_version != nullptr ? old_version : "", bytesOf(params)));
+    });
+  }
 };
 
 }  // namespace detail
@@ -194,6 +256,7 @@ const BrazeSchedulerInfo* schedulerInfo() {
       .compute_heuristics = &detail::Adapter<T>::computeHeuristics,
       .describe_params = &detail::Adapter<T>::describeParams,
       .schedule = &detail::Adapter<T>::schedule,
+      .review_params = &detail::Adapter<T>::reviewParams,
   };
   return &info;
 }

@@ -10,9 +10,11 @@
 // Written and read as kernel entries are (kernel_cache.h): temporary file and rename, size
 // cap, verifier, identifier, schema version, key, SHA-256 over every field. What the file
 // cannot vouch for, the runtime checks when it restores an entry: every Expr position exists
-// in the fusion, each segment's plugin is the library (sha256) that chose its params, and the
-// scheduler still accepts the segment's structure. A stale entry is logged, the runtime
-// segments and schedules again, and the entry is rewritten.
+// in the fusion, each segment's plugin is the library (sha256) that chose its params (else
+// the loaded build of that scheduler rules on them: keep, recompute, or no longer supported),
+// and each kernel recipe fits its segment (positions, dtypes, ranks, formulas over earlier
+// nodes). A stale entry is logged, the runtime segments and schedules again, and the entry is
+// rewritten.
 
 #include <cstdint>
 #include <filesystem>
