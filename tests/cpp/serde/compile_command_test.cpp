@@ -22,6 +22,7 @@
 #include "braze/serde/fusion_definition.h"
 #include "braze/serde/kernel_cache.h"
 #include "braze/serde/runtime_cache.h"
+#include "child_process.h"
 #include "support/normalization_fusions.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -31,32 +32,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The braze command beside this test binary's folder (a bundle), else where the build put it.
-fs::path cliPath() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const fs::path beside = self.parent_path() / "braze";
-    if (fs::exists(beside)) return beside;
-  }
-  return BRAZE_CLI;
-}
-
-struct CliResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-CliResult runCli(const std::string& arguments) {
-  const std::string command = cliPath().string() + " " + arguments + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  CliResult result;
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+test::ProcessResult runCli(const std::string& arguments) {
+  return test::runProcess(test::programPath("braze", BRAZE_CLI).string() + " " + arguments +
+                          " 2>&1");
 }
 
 std::string signatureOf(const std::vector<HostTensor>& inputs) {
@@ -96,8 +74,9 @@ class CompileCommandTest : public ::testing::Test {
     const fs::path definition = dir_ / "fusion.bzf";
     saveFusionDefinition(fusion, definition);
     const std::string signature = signatureOf(inputs);
-    const CliResult cli = runCli("compile " + definition.string() + " --arch sm_90 --dir " +
-                                 (dir_ / "cache").string() + " --signature '" + signature + "'");
+    const test::ProcessResult cli =
+        runCli("compile " + definition.string() + " --arch sm_90 --dir " +
+               (dir_ / "cache").string() + " --signature '" + signature + "'");
     ASSERT_EQ(cli.exit_code, 0) << cli.output;
     EXPECT_NE(cli.output.find("segments=" + std::to_string(expected_segments)), std::string::npos)
         << cli.output;
@@ -164,8 +143,9 @@ TEST_F(CompileCommandTest, BuildsForSm100) {
     std::ofstream out(signatures);
     out << "# two row pitches\nf32[64,128]\n\nf32[64,128]:[256,1]  # padded rows\n";
   }
-  const CliResult cli = runCli("compile " + definition.string() + " --arch sm_100 --dir " +
-                               (dir_ / "cache").string() + " --signatures " + signatures.string());
+  const test::ProcessResult cli =
+      runCli("compile " + definition.string() + " --arch sm_100 --dir " +
+             (dir_ / "cache").string() + " --signatures " + signatures.string());
   ASSERT_EQ(cli.exit_code, 0) << cli.output;
   EXPECT_NE(cli.output.find("signatures=2 failed=0"), std::string::npos) << cli.output;
   const std::vector<KernelEntryInfo> entries =
@@ -184,7 +164,7 @@ TEST_F(CompileCommandTest, BadSignatureNamesTheSignatureAndInput) {
   fusion.addOutput(neg(x));
   const fs::path definition = dir_ / "neg.bzf";
   saveFusionDefinition(fusion, definition);
-  const CliResult cli =
+  const test::ProcessResult cli =
       runCli("compile " + definition.string() + " --arch sm_90 --dir " + (dir_ / "cache").string() +
              " --signature 'f32[4]'" + " --signature 'f32[4,4]; q8[2]'");
   EXPECT_EQ(cli.exit_code, 1) << cli.output;
@@ -194,13 +174,13 @@ TEST_F(CompileCommandTest, BadSignatureNamesTheSignatureAndInput) {
 
 TEST_F(CompileCommandTest, UsageErrors) {
   EXPECT_EQ(runCli("compile --help").exit_code, 0);
-  const CliResult no_arch = runCli("compile x.bzf --signature 'f32[1]'");
+  const test::ProcessResult no_arch = runCli("compile x.bzf --signature 'f32[1]'");
   EXPECT_EQ(no_arch.exit_code, 2);
   EXPECT_NE(no_arch.output.find("--arch is required"), std::string::npos) << no_arch.output;
-  const CliResult bad_arch = runCli("compile x.bzf --arch sm_75 --signature 'f32[1]'");
+  const test::ProcessResult bad_arch = runCli("compile x.bzf --arch sm_75 --signature 'f32[1]'");
   EXPECT_EQ(bad_arch.exit_code, 2);
   EXPECT_NE(bad_arch.output.find("use sm_90 or sm_100"), std::string::npos) << bad_arch.output;
-  const CliResult missing =
+  const test::ProcessResult missing =
       runCli("compile " + (dir_ / "none.bzf").string() + " --arch sm_90 --dir " + dir_.string() +
              " --signature 'f32[1]'");
   EXPECT_EQ(missing.exit_code, 1);

@@ -16,56 +16,29 @@
 #include <vector>
 
 #include "braze/serde/kernel_cache.h"
+#include "child_process.h"
 
 namespace braze::serde {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct WorkerResult {
-  int exit_code = -1;
-  std::map<std::string, int64_t> counts;  // nvrtc_calls, kernels, from_store, ...
-  std::string output;
-};
+using WorkerResult = test::ProcessResult;
 
-// The worker beside this test binary (the build tree, or a bundle of binaries carried to a GPU
-// machine), else where the build put it.
-fs::path workerPath() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const fs::path beside = self.parent_path() / "braze_serde_cache_worker";
-    if (fs::exists(beside)) return beside;
-  }
-  return BRAZE_SERDE_CACHE_WORKER;
+std::string workerCommand() {
+  return test::programPath("braze_serde_cache_worker", BRAZE_SERDE_CACHE_WORKER).string();
 }
 
 // Starts a worker on `directory` (stderr goes to the test's log), on its first `cases` cases
 // (0: all).
 FILE* startWorker(const fs::path& directory, const std::string& label, int cases = 0) {
-  std::string command = workerPath().string() + " '" + directory.string() + "' --label " + label;
+  std::string command = workerCommand() + " '" + directory.string() + "' --label " + label;
   if (cases > 0) command += " --cases " + std::to_string(cases);
-  return ::popen(command.c_str(), "r");
-}
-
-WorkerResult finishWorker(FILE* pipe) {
-  WorkerResult result;
-  std::array<char, 512> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::istringstream words(result.output);
-  std::string word;
-  while (words >> word) {
-    const size_t eq = word.find('=');
-    if (eq != std::string::npos)
-      result.counts[word.substr(0, eq)] = std::stoll(word.substr(eq + 1));
-  }
-  return result;
+  return test::startProcess(command);
 }
 
 WorkerResult runWorker(const fs::path& directory, const std::string& label, int cases = 0) {
-  return finishWorker(startWorker(directory, label, cases));
+  return test::finishProcess(startWorker(directory, label, cases));
 }
 
 class KernelCacheProcessTest : public ::testing::Test {
@@ -94,9 +67,13 @@ TEST_F(KernelCacheProcessTest, TheNextProcessRunsWithoutNvrtc) {
   EXPECT_EQ(warm.counts.at("from_store"), cold.counts.at("kernels"));
   EXPECT_EQ(warm.counts.at("hits"), cold.counts.at("kernels"));
   EXPECT_EQ(warm.counts.at("writes"), 0);
-  // Nor segments, nor asks the schedulers' heuristics: every runtime restored its decisions.
+  // Nor segments, nor asks a scheduler anything, nor lowers: every runtime restored its
+  // decisions and every kernel its recipe.
   EXPECT_EQ(cold.counts.at("runtimes_restored"), 0);
+  EXPECT_GT(cold.counts.at("scheduler_calls"), 0);
   EXPECT_EQ(warm.counts.at("runtimes_restored"), warm.counts.at("runtimes")) << warm.output;
+  EXPECT_EQ(warm.counts.at("scheduler_calls"), 0) << warm.output;
+  EXPECT_EQ(warm.counts.at("from_recipes"), cold.counts.at("kernels")) << warm.output;
 }
 
 TEST_F(KernelCacheProcessTest, EightProcessesFillingOneFolderLoseAndTearNothing) {
@@ -107,7 +84,7 @@ TEST_F(KernelCacheProcessTest, EightProcessesFillingOneFolderLoseAndTearNothing)
     pipes.push_back(startWorker(directory_, "writer" + std::to_string(i), /*cases=*/3));
   int64_t kernels = -1;
   for (FILE* pipe : pipes) {
-    const WorkerResult result = finishWorker(pipe);
+    const WorkerResult result = test::finishProcess(pipe);
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_EQ(result.counts.at("skipped"), 0) << result.output;  // never a torn entry
     kernels = result.counts.at("kernels");
@@ -124,6 +101,37 @@ TEST_F(KernelCacheProcessTest, EightProcessesFillingOneFolderLoseAndTearNothing)
   const WorkerResult after = runWorker(directory_, "after", /*cases=*/3);
   ASSERT_EQ(after.exit_code, 0) << after.output;
   EXPECT_EQ(after.counts.at("nvrtc_calls"), 0) << after.output;
+}
+
+// Ahead of time: the worker's fusions saved as definitions, `braze compile` builds their cache
+// (as a machine without a GPU would, for sm_90), and the next process that defines the same
+// fusions runs them asking no scheduler and calling NVRTC for nothing.
+TEST_F(KernelCacheProcessTest, AnAheadOfTimeBuildServesTheNextProcess) {
+  const fs::path definitions = directory_ / "definitions";
+  const test::ProcessResult written =
+      test::runProcess(workerCommand() + " --write-definitions '" + definitions.string() + "'");
+  ASSERT_EQ(written.exit_code, 0) << written.output;
+  int64_t kernels = 0;
+  for (const fs::directory_entry& file : fs::directory_iterator(definitions)) {
+    if (file.path().extension() != ".bzf") continue;
+    fs::path signatures = file.path();
+    signatures.replace_extension(".sig");
+    const test::ProcessResult built = test::runProcess(
+        test::programPath("braze", BRAZE_CLI).string() + " compile '" + file.path().string() +
+        "' --arch sm_90 --dir '" + (directory_ / "cache").string() + "' --signatures '" +
+        signatures.string() + "' 2>&1");
+    ASSERT_EQ(built.exit_code, 0) << built.output;
+    kernels += built.counts.at("kernels");
+  }
+  EXPECT_GE(kernels, 9);
+
+  const WorkerResult warm = runWorker(directory_ / "cache", "aot");
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  EXPECT_EQ(warm.counts.at("nvrtc_calls"), 0) << warm.output;
+  EXPECT_EQ(warm.counts.at("scheduler_calls"), 0) << warm.output;
+  EXPECT_EQ(warm.counts.at("from_recipes"), kernels) << warm.output;
+  EXPECT_EQ(warm.counts.at("runtimes_restored"), warm.counts.at("runtimes")) << warm.output;
+  EXPECT_EQ(warm.counts.at("mismatches"), 0);
 }
 
 }  // namespace
