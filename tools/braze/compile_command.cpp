@@ -1,11 +1,12 @@
 // braze compile: ahead-of-time builds of the persistent cache from a saved fusion definition.
 //
-// For each input signature it runs the fusion once through FusionExecutorCache on host tensors
-// of that signature (random values), with RunOptions::arch set: that segments the fusion,
-// runs the schedulers, lowers and compiles every kernel with NVRTC, and the kernel and
-// decision stores write what was built into the cache folder. Without a GPU the segments run
-// on the reference evaluator, and scheduling assumes the target's GPU (sm_90: H100, sm_100:
-// B200), so that the runtime decisions carry the key a process on that GPU looks up.
+// For each input signature it prepares the fusion through FusionExecutorCache::prepare on host
+// tensors of that signature, with RunOptions::arch set: that segments the fusion, runs the
+// schedulers, lowers and compiles every kernel with NVRTC, and the kernel and decision stores
+// write what was built into the cache folder. Nothing runs, on a GPU or on the reference
+// evaluator; scheduling assumes the target's GPU (sm_90: H100, sm_100: B200) unless the
+// machine has one of that architecture, so that the runtime decisions carry the key a process
+// on that GPU looks up.
 
 #include "compile_command.h"
 
@@ -305,9 +306,9 @@ int runCompileCommand(const std::vector<std::string>& args) {
       const std::vector<FusionArgument> inputs = parseSignature(signature, engine);
       // One executor per signature, so each line counts only what its signature built.
       FusionExecutorCache executor(*fusion);
-      executor.run(inputs, run_options);
+      const std::shared_ptr<const FusionKernelRuntime> runtime =
+          executor.prepare(inputs, run_options);
       const ExecutorCacheCounters counters = executor.counters();
-      const std::shared_ptr<const FusionKernelRuntime> runtime = executor.lastRuntime();
       const int64_t nvrtc = driver::nvrtcCompileCount() - nvrtc_before;
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -107,6 +107,38 @@ void FusionExecutorCache::rememberLast(const std::shared_ptr<FusionKernelRuntime
   last_raw_ = runtime.get();
 }
 
+namespace {
+
+// Without a GPU, or for another architecture than the GPU's, schedule for the device the
+// target architecture names (an ahead-of-time build for sm_100 plans for a B200), so that its
+// decisions are the ones that device finds.
+void scheduleForTarget(RunContext& context, const RunOptions& options) {
+  if (!options.arch || (context.on_gpu && context.properties.arch == *options.arch)) return;
+  if (std::optional<driver::DeviceProperties> target = driver::propertiesForArch(*options.arch))
+    context.properties = std::move(*target);
+}
+
+}  // namespace
+
+std::shared_ptr<const FusionKernelRuntime> FusionExecutorCache::prepare(
+    const std::vector<FusionArgument>& inputs, const RunOptions& options) {
+  RunContext context = RunContext::of(*fusion_, inputs);
+  runtime_detail::checkExtentEqualities(extent_equalities_, *context.extents, "the fusion");
+  const bool has_device_tensors =
+      std::any_of(inputs.begin(), inputs.end(),
+                  [](const FusionArgument& a) { return std::holds_alternative<DeviceTensor>(a); });
+  if (!has_device_tensors) context.device = options.device;
+  scheduleForTarget(context, options);
+  std::shared_ptr<FusionKernelRuntime> runtime;
+  {
+    std::lock_guard<std::mutex> build(build_mutex_);
+    runtime = runtimeFor(context, runtimeOptionsOf(options),
+                         RunKey::signature(inputs, optionsText(options)));
+  }
+  rememberLast(runtime);
+  return runtime;
+}
+
 std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArgument>& inputs,
                                                      const RunOptions& options) {
   ++runs_;
@@ -140,12 +172,7 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
       std::any_of(inputs.begin(), inputs.end(),
                   [](const FusionArgument& a) { return std::holds_alternative<HostTensor>(a); });
   if (!has_device_tensors) context.device = options.device;
-  if (!context.on_gpu && options.arch) {
-    // Without a GPU, schedule for the device the target architecture names (an ahead-of-time
-    // build for sm_100 plans for a B200), so that its decisions are the ones that device keys.
-    if (std::optional<driver::DeviceProperties> target = driver::propertiesForArch(*options.arch))
-      context.properties = std::move(*target);
-  }
+  scheduleForTarget(context, options);
   const RuntimeOptions runtime_options = runtimeOptionsOf(options);
   const RunKey signature = RunKey::signature(inputs, options_text);
 

@@ -77,6 +77,30 @@ TEST(FusionExecutorCacheTest, RunsAFusionFromItsDefinitionAndCachesThePlan) {
       << runtime->program().toString();
 }
 
+// prepare builds the runtime a run would, without running: the run that follows compiles
+// nothing. For another architecture it schedules for that architecture's device.
+TEST(FusionExecutorCacheTest, PrepareBuildsTheRuntimeWithoutRunning) {
+  FusionExecutorCache cache(softmaxFusion(), shipped());
+  test::RandomTensors random(2);
+  const HostTensor x = random.uniform(DataType::Float32, {8, 256});
+  const std::shared_ptr<const FusionKernelRuntime> prepared = cache.prepare(hostArguments({x}));
+  ASSERT_NE(prepared, nullptr);
+  EXPECT_EQ(prepared->kernels().size(), 1u);
+  EXPECT_EQ(cache.counters().runs, 0);
+  EXPECT_EQ(cache.counters().misses, 1);
+  const std::vector<FusionArgument> outputs = cache.run(hostArguments({x}));
+  test::expectClose(hostOutput(outputs[0]), evaluateFusionTensors(cache.fusion(), {x})[0]);
+  EXPECT_EQ(cache.counters().misses, 1);
+  EXPECT_EQ(cache.counters().kernels_compiled, 1);
+
+  RunOptions sm100;
+  sm100.arch = driver::GpuArch{10, 0, false};
+  const std::shared_ptr<const FusionKernelRuntime> b200 = cache.prepare(hostArguments({x}), sm100);
+  EXPECT_NE(b200, prepared);
+  EXPECT_EQ(b200->kernels()[0].executor->compiledKernel().arch(), *sm100.arch);
+  EXPECT_EQ(cache.counters().misses, 2);
+}
+
 TEST(FusionExecutorCacheTest, NewSizesReuseKernelsWhenTheParamsAreEqual) {
   FusionExecutorCache cache(softmaxFusion(1024), shipped());
   test::RandomTensors random(2);

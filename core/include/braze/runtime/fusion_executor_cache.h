@@ -97,6 +97,15 @@ class FusionExecutorCache {
   std::vector<FusionArgument> run(const std::vector<FusionArgument>& inputs,
                                   const RunOptions& options = {});
 
+  /// Builds, or finds, the runtime that serves `inputs` (segmentation, schedulers' params,
+  /// compiled kernels, kept in the persistent cache when one is set) without running anything:
+  /// tensor values are not read and no GPU is used. With `options.arch` naming another
+  /// architecture than the GPU's, or on a machine without one, it schedules for the device that
+  /// architecture names (sm_90: H100, sm_100: B200): how `braze compile` fills a cache ahead
+  /// of time.
+  std::shared_ptr<const FusionKernelRuntime> prepare(const std::vector<FusionArgument>& inputs,
+                                                     const RunOptions& options = {});
+
   const Fusion& fusion() const { return *fusion_; }
   ExecutorCacheCounters counters() const;
   size_t numRuntimes() const;
