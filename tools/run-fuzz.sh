@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the persistent caches' readers (tests/fuzz/kernel_entry_fuzzer.cpp: kernel entries and
-# runtime entries) with libFuzzer under
+# Fuzzes the persistent caches' readers (tests/fuzz/kernel_entry_fuzzer.cpp: kernel entries,
+# runtime entries with their kernel recipes, saved fusion definitions) with libFuzzer under
 # AddressSanitizer and UndefinedBehaviorSanitizer for a bounded time, starting from real cache
 # entries. CI runs it after the sanitizer job.
 #
@@ -28,18 +28,21 @@ fi
 fuzz=$build/fuzz
 mkdir -p "$fuzz/corpus"
 clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$root/core/include" -I"$root/serde/include" -I"$build/serde/generated" \
-  -DBRAZE_VERSION_STRING='"fuzz"' \
+  -I"$root/core/include" -I"$root/serde/include" -I"$root/serde/src" -I"$build/serde/generated" \
+  -I"$root/tests/cpp" -I/usr/local/cuda/include -DBRAZE_VERSION_STRING='"fuzz"' \
   "$root"/serde/src/*.cpp "$root/tests/fuzz/kernel_entry_fuzzer.cpp" \
-  -L"$build/core" -lbraze_core -Wl,-rpath,"$build/core" -o "$fuzz/kernel_entry_fuzzer"
+  "$root"/tests/cpp/support/{normalization_fusions,random_tensor,multi_index,tensor_values}.cpp \
+  -L"$build/core" -lbraze_core -Wl,-rpath,"$build/core" -lgtest -lpthread \
+  -o "$fuzz/kernel_entry_fuzzer"
 
 # Seeds: the entries a worker process writes (normalization kernels and its runtimes'
-# decisions), plus an empty input.
+# decisions with their kernel recipes), the definitions of its fusions, plus an empty input.
 if [[ -z $(ls -A "$fuzz/corpus") ]]; then
   seeds=$(mktemp -d)
   BRAZE_PLUGIN_PATH=${BRAZE_PLUGIN_PATH:-} "$build/tests/cpp/braze_serde_cache_worker" "$seeds" \
     --label seeds >/dev/null
-  cp "$seeds"/kernels/*.bzk "$seeds"/runtimes/*.bzr "$fuzz/corpus/"
+  "$build/tests/cpp/braze_serde_cache_worker" --write-definitions "$seeds/definitions" >/dev/null
+  cp "$seeds"/kernels/*.bzk "$seeds"/runtimes/*.bzr "$seeds"/definitions/*.bzf "$fuzz/corpus/"
   rm -rf "$seeds"
   : >"$fuzz/corpus/empty"
 fi

@@ -20,6 +20,8 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <cstring>
+
 #include "braze/ir/structural_hash.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
@@ -33,6 +35,15 @@
 namespace braze::serde {
 
 namespace {
+
+// The elements of a vector of 64-bit integers, copied out byte-wise: the flatbuffers verifier
+// checks a vector's start to 4 bytes only, so a hostile file can misalign them.
+std::vector<int64_t> int64s(const flatbuffers::Vector<int64_t>& values) {
+  std::vector<int64_t> copied(values.size());
+  if (!copied.empty()) std::memcpy(copied.data(), values.Data(), copied.size() * sizeof(int64_t));
+  for (int64_t& value : copied) value = flatbuffers::EndianScalar(value);
+  return copied;
+}
 
 using detail::kMaxDefinitionRank;
 using detail::kMaxDefinitionSize;
@@ -166,9 +177,10 @@ class Replay {
           "expr " + std::to_string(i) + " of " + std::to_string(exprs->size()) + " (" + op + ")",
           [&] { replay(*expr); });
     }
-    for (flatbuffers::uoffset_t i = 0; i < outputs->size(); ++i) {
+    const std::vector<int64_t> output_values = int64s(*outputs);
+    for (size_t i = 0; i < output_values.size(); ++i) {
       guarded("output " + std::to_string(i),
-              [&] { fusion_->addOutput(valueAt(outputs->Get(i), "the output")); });
+              [&] { fusion_->addOutput(valueAt(output_values[i], "the output")); });
     }
     const std::string canonical = canonicalForm(*fusion_);
     const std::string sha =
@@ -229,7 +241,7 @@ class Replay {
         << "rank " << tensor->sizes()->size() << " is above the largest Braze supports ("
         << kMaxDefinitionRank << ")";
     int64_t elements = 1;
-    for (int64_t size : *tensor->sizes()) {
+    for (int64_t size : int64s(*tensor->sizes())) {
       BRAZE_USER_CHECK(size >= -1 && size <= kMaxDefinitionSize)
           << "size " << size << " is invalid (-1, 1 for a broadcast, or 0 .. " << kMaxDefinitionSize
           << ")";
@@ -252,8 +264,7 @@ class Replay {
           BRAZE_THROW() << "contiguity value " << static_cast<int>(contiguous) << " is unknown";
       }
     }
-    spec.allocation_order.assign(tensor->allocation_order()->begin(),
-                                 tensor->allocation_order()->end());
+    spec.allocation_order = int64s(*tensor->allocation_order());
     values_.add(makeInputTensor(*fusion_, spec));
   }
 
@@ -345,7 +356,7 @@ class Replay {
       case fb::AttributeType::Ints:
         BRAZE_USER_CHECK(stored->ints() != nullptr)
             << "attribute '" << attribute.name << "' has no values";
-        attribute.value = std::vector<int64_t>(stored->ints()->begin(), stored->ints()->end());
+        attribute.value = int64s(*stored->ints());
         break;
       case fb::AttributeType::Bools:
         BRAZE_USER_CHECK(stored->bools() != nullptr)

@@ -26,6 +26,47 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A recipe with every kind of formula node, attribute, constant and parameter.
+KernelRecipe sampleRecipe() {
+  using Node = ScalarFormulas::Node;
+  using Kind = KernelParameter::Kind;
+  KernelRecipe recipe;
+  recipe.kernel_key = std::string(64, '9');
+  recipe.kernel_name = "braze_0123456789abcdef";
+  recipe.index_type = DataType::Int64;
+  recipe.formulas.nodes = {
+      Node{.kind = Node::Kind::InputExtent, .input = 0, .dim = 1},
+      Node{.kind = Node::Kind::InputScalar, .dtype = DataType::Float32, .input = 2},
+      Node{.kind = Node::Kind::Constant, .value = int64_t{128}},
+      Node{.kind = Node::Kind::Constant, .dtype = DataType::Float64, .value = -0.5},
+      Node{.kind = Node::Kind::Constant, .dtype = DataType::Bool, .value = true},
+      Node{.kind = Node::Kind::Op, .op = OpKind::CeilDiv, .operands = {0, 2}},
+      Node{.kind = Node::Kind::Op,
+           .dtype = DataType::Float32,
+           .op = OpKind::Gelu,
+           .operands = {1},
+           .attributes = {{"approximate", std::string("tanh")},
+                          {"flag", true},
+                          {"count", int64_t{-3}},
+                          {"scale", 0.25}}},
+      Node{.kind = Node::Kind::Op, .dtype = DataType::Bool, .op = OpKind::Eq, .operands = {0, 2}},
+  };
+  recipe.parameters = {
+      {Kind::InputTensor, DataType::BFloat16, 2, 0, -1, {}},
+      {Kind::InputScalar, DataType::Float32, 0, 2, -1, {}},
+      {Kind::OutputTensor, DataType::BFloat16, 2, 0, -1, {}},
+      {Kind::GlobalBuffer, DataType::Float32, 2, -1, -1, {0, 5}},
+      {Kind::Workspace, DataType::Int64, 0, -1, 5, {}},
+  };
+  recipe.grid = {5, -1, -1};
+  recipe.block = {2, 0, -1};
+  recipe.dynamic_shared_memory_bytes = 5;
+  recipe.launch_checks = {{7, "the row length is a multiple of 128"}};
+  recipe.alignments = {{0, 16, {0}}, {2, 8, {}}};
+  recipe.launch_bounds = LaunchBounds{512, 2};
+  return recipe;
+}
+
 RuntimeDecisions sampleDecisions() {
   RuntimeDecisions decisions;
   decisions.segments.push_back({{0, 1, 2},
@@ -33,9 +74,15 @@ RuntimeDecisions sampleDecisions() {
                                 "braze::reduction@1.0.0",
                                 std::string(64, 'a'),
                                 {1, 2, 3, 250},
-                                "reduction[...]"});
-  decisions.segments.push_back(
-      {{3, 4}, {{4, 0}, {4, 1}}, "braze::inner_outer@1.0.0", std::string(64, 'b'), {}, ""});
+                                "reduction[...]",
+                                sampleRecipe()});
+  decisions.segments.push_back({{3, 4},
+                                {{4, 0}, {4, 1}},
+                                "braze::inner_outer@1.0.0",
+                                std::string(64, 'b'),
+                                {},
+                                "",
+                                std::nullopt});
   return decisions;
 }
 
