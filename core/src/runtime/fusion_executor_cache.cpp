@@ -127,13 +127,27 @@ std::shared_ptr<const FusionKernelRuntime> FusionExecutorCache::prepare(
   const bool has_device_tensors =
       std::any_of(inputs.begin(), inputs.end(),
                   [](const FusionArgument& a) { return std::holds_alternative<DeviceTensor>(a); });
-  if (!has_device_tensors) context.device = options.device;
+  std::vector<FusionArgument> as_run = inputs;
+  if (!has_device_tensors) {
+    context.device = options.device;
+    if (context.on_gpu) {
+      // A run copies host tensors to fresh allocations on the device first: prepare the
+      // runtime of those device tensors (the addresses stand in for fresh, aligned ones).
+      for (FusionArgument& argument : as_run) {
+        if (const auto* host = std::get_if<HostTensor>(&argument)) {
+          argument = DeviceTensor::borrow(host->dtype(), host->sizes(), host->strides(), 256,
+                                          options.device, nullptr);
+        }
+      }
+      context = RunContext::of(*fusion_, as_run);
+    }
+  }
   scheduleForTarget(context, options);
   std::shared_ptr<FusionKernelRuntime> runtime;
   {
     std::lock_guard<std::mutex> build(build_mutex_);
     runtime = runtimeFor(context, runtimeOptionsOf(options),
-                         RunKey::signature(inputs, optionsText(options)));
+                         RunKey::signature(as_run, optionsText(options)));
   }
   rememberLast(runtime);
   return runtime;
