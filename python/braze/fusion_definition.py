@@ -1,0 +1,275 @@
+"""FusionDefinition: define a fusion with nvFuser's direct-binding spelling, then execute it.
+
+    with braze.FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t1 = fd.ops.sum(fd.ops.exp(t0), dims=[1])
+        fd.add_output(t1)
+    outputs = fd.execute([torch.randn(8, 1024, device="cuda")])
+"""
+
+import numbers
+
+from braze import _braze
+from braze.data_type import DataType, from_numpy, from_torch
+
+Error = _braze.Error
+
+# nvFuser's names for ops Braze spells otherwise.
+_ALIASES = {
+    "bitwise_left_shift": "left_shift",
+    "bitwise_right_shift": "right_shift",
+    "take_along_axis": "gather",
+}
+# Ops that make a tensor from nothing: the fusion is their first argument in the bindings.
+_FACTORIES = {"full", "iota", "arange"}
+
+
+def compute_tensor_descriptor(sizes, strides):
+    """(contiguity, stride_order) of a tensor with these sizes and strides, as nvFuser gives
+    them: stride_order[i] is the rank of dim i's stride (0: the smallest); contiguity is in
+    memory order, outermost first, None for size-1 (broadcast) dims."""
+    if len(sizes) != len(strides):
+        raise Error(f"compute_tensor_descriptor: {len(sizes)} sizes but {len(strides)} strides")
+    rank = len(sizes)
+    # Outermost first: larger strides first; ties keep the logical order (outer dim first).
+    order = sorted(range(rank), key=lambda d: (-strides[d], d))
+    stride_order = [0] * rank
+    for position, dim in enumerate(order):
+        stride_order[dim] = rank - 1 - position
+    contiguity = []
+    for k, dim in enumerate(order):
+        if sizes[dim] == 1:
+            contiguity.append(None)
+            continue
+        inner = next((d for d in order[k + 1 :] if sizes[d] != 1), None)
+        expected = 1 if inner is None else strides[inner] * sizes[inner]
+        contiguity.append(strides[dim] == expected)
+    return contiguity, stride_order
+
+
+def _layout(shape, contiguity, stride_order):
+    """Braze's (contiguity per logical dim, allocation order) from nvFuser's arguments."""
+    rank = len(shape)
+    if stride_order:
+        if sorted(stride_order) != list(range(rank)):
+            raise Error(f"define_tensor: stride_order {stride_order} is not a permutation of 0..{rank - 1}")
+        allocation = sorted(range(rank), key=lambda d: -stride_order[d])
+    else:
+        allocation = list(range(rank))
+    if contiguity is None:
+        contiguity = [None if size == 1 else False for size in shape]  # nvFuser's default
+    elif isinstance(contiguity, bool):
+        contiguity = [None if size == 1 else contiguity for size in shape]
+    if len(contiguity) != rank:
+        raise Error(f"define_tensor: {len(contiguity)} contiguity flags for {rank} dims")
+    logical = [None] * rank
+    for position, dim in enumerate(allocation):
+        flag = contiguity[position]
+        logical[dim] = None if shape[dim] == 1 else (True if flag is None else bool(flag))
+    return logical, allocation if stride_order else []
+
+
+class _Ops:
+    """fd.ops: every op builder of the core, taking this fusion's values and Python numbers."""
+
+    def __init__(self, definition):
+        self._definition = definition
+
+    def __getattr__(self, name):
+        target = _ALIASES.get(name, name)
+        builder = getattr(_braze.ops, target, None)
+        if builder is None:
+            raise AttributeError(
+                f"fd.ops.{name}: Braze has no such op; the ops are: "
+                + ", ".join(sorted(n for n in dir(_braze.ops) if not n.startswith("_")))
+            )
+        if target in _FACTORIES:
+            fusion = self._definition._fusion
+
+            def factory(*args, **kwargs):
+                return builder(fusion, *args, **kwargs)
+
+            return factory
+        return builder
+
+
+def _is_torch(value):
+    return type(value).__module__.startswith("torch")
+
+
+class FusionDefinition:
+    """A fusion under construction (inside ``with``), then an executable one."""
+
+    def __init__(self):
+        self._fusion = _braze.Fusion()
+        self._executor = None
+        self.ops = _Ops(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._executor = None
+        return False
+
+    # ---- definitions
+
+    def define_tensor(
+        self,
+        shape=None,
+        contiguity=None,
+        dtype=DataType.Float,
+        is_cpu=False,
+        stride_order=None,
+        *,
+        sizes=None,
+        strides=None,
+        static_sizes=False,
+    ):
+        """A tensor input. nvFuser's two spellings: ``shape`` (-1 symbolic, 1 broadcast, else
+        fixed) with ``contiguity`` (in memory order) and ``stride_order``; or ``sizes`` and
+        ``strides`` of an example tensor (sizes symbolic unless ``static_sizes``)."""
+        if sizes is not None:
+            if strides is None:
+                raise Error("define_tensor: sizes=... needs strides=... too")
+            contiguity, stride_order = compute_tensor_descriptor(list(sizes), list(strides))
+            shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
+        if shape is None:
+            raise Error("define_tensor: give shape=[...] (or sizes=... and strides=...)")
+        shape = [int(s) for s in shape]
+        if is_cpu:
+            if shape:
+                raise Error(
+                    "define_tensor: is_cpu=True is only for 0-d tensors (scalars on the host); "
+                    "use define_scalar for a scalar input"
+                )
+            return self.define_scalar(dtype=dtype)
+        if dtype is None:
+            raise Error("define_tensor: dtype=DataType.Null is not a tensor dtype")
+        logical, allocation = _layout(shape, contiguity, stride_order)
+        return self._fusion.define_tensor(shape, logical, dtype, allocation)
+
+    def from_pytorch(self, tensor, static_sizes=False):
+        """A tensor input shaped and laid out like the torch tensor ``tensor``."""
+        if tensor.dim() == 0 and not tensor.is_cuda:
+            return self.define_scalar(dtype=from_torch(tensor.dtype))
+        return self.define_tensor(
+            sizes=list(tensor.size()),
+            strides=list(tensor.stride()),
+            dtype=from_torch(tensor.dtype),
+            static_sizes=static_sizes,
+        )
+
+    def define_scalar(self, value=None, dtype=DataType.Double):
+        """A constant (``value`` given) or a scalar input (``value`` None)."""
+        if dtype is None:
+            if value is None:
+                raise Error("define_scalar: a scalar input needs a dtype")
+            dtype = (
+                DataType.Bool
+                if isinstance(value, bool)
+                else DataType.Int if isinstance(value, numbers.Integral) else DataType.Double
+            )
+        return self._fusion.define_scalar(dtype, value)
+
+    def define_vector(self, size, dtype=DataType.Int):
+        """``size`` scalar inputs, for a shape given at run time (pass a list of ints there)."""
+        return [self.define_scalar(dtype=dtype) for _ in range(size)]
+
+    def add_output(self, value, alias_input=None):
+        if alias_input is not None:
+            raise Error(
+                "add_output(alias_input=...): Braze does not alias outputs to inputs yet; add "
+                "the output without alias_input and copy it into the input yourself"
+            )
+        self._fusion.add_output(value)
+        self._executor = None
+
+    def fusion(self):
+        return self._fusion
+
+    def __str__(self):
+        return str(self._fusion)
+
+    # ---- execution
+
+    def _arguments(self, inputs):
+        arguments = []
+        for value in inputs:
+            if isinstance(value, (list, tuple)):  # a vector input: one scalar per element
+                arguments.extend(self._arguments(value))
+            elif _is_torch(value):
+                if value.is_cuda:
+                    arguments.append(value)
+                elif value.dim() == 0:
+                    arguments.append(value.item())
+                else:
+                    arguments.append(value.detach().numpy())
+            else:
+                arguments.append(value)
+        return arguments
+
+    def execute(self, inputs, device=None, scheduler=None, **unsupported):
+        """The fusion's outputs for ``inputs`` (tensors, 0-d CPU tensors, Python numbers and
+        lists of them). torch inputs give torch outputs, NumPy inputs NumPy outputs.
+        ``scheduler`` forces one ("braze::inner_outer", "inner_outer", "inner_outer@1")."""
+        if unsupported:
+            raise Error(f"execute: Braze does not take {sorted(unsupported)}")
+        if not self._fusion.outputs():
+            raise Error("execute: the fusion has no outputs; mark results with fd.add_output")
+        if self._executor is None:
+            self._executor = _braze.Executor(self._fusion)
+        raw = self._executor.execute(
+            self._arguments(inputs),
+            scheduler=scheduler or "",
+            device=0 if device is None else int(getattr(device, "index", device) or 0),
+        )
+        if any(_is_torch(value) for value in inputs):
+            import torch
+
+            return [
+                torch.from_dlpack(out) if isinstance(out, _braze.DeviceTensor)
+                else torch.from_numpy(out) if hasattr(out, "dtype") and hasattr(out, "shape")
+                else out
+                for out in raw
+            ]
+        return raw
+
+    def evaluate(self, inputs):
+        """The outputs by the reference evaluator (NumPy arrays; host inputs only): what
+        ``validate`` compares with, and a way to run ops no scheduler takes yet."""
+        return _braze.evaluate(self._fusion, self._arguments(inputs))
+
+    def validate(self, inputs, reference_outputs=None, rtol=None, atol=None):
+        """Executes and checks every output against the reference evaluator (or
+        ``reference_outputs``); raises AssertionError naming the output and the difference."""
+        import numpy as np
+
+        outputs = self.execute(inputs)
+        if reference_outputs is None:
+            host = [
+                v.detach().cpu().numpy() if _is_torch(v) and v.dim() > 0
+                else v.item() if _is_torch(v) else v
+                for v in inputs
+            ]
+            reference_outputs = _braze.evaluate(self._fusion, self._arguments(host))
+        for i, (out, ref) in enumerate(zip(outputs, reference_outputs)):
+            actual = out.detach().float().cpu().numpy() if _is_torch(out) else np.asarray(out)
+            expected = np.asarray(ref.detach().cpu().numpy() if _is_torch(ref) else ref)
+            kind = str(actual.dtype)
+            tol = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-10}.get(kind, 0)
+            if _is_torch(out) and str(out.dtype) == "torch.bfloat16":
+                tol = 2e-2
+            r = tol if rtol is None else rtol
+            a = tol if atol is None else atol
+            if not np.allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=r, atol=a, equal_nan=True):
+                diff = np.nanmax(np.abs(actual.astype(np.float64) - expected.astype(np.float64)))
+                raise AssertionError(f"output {i}: largest difference {diff} (rtol {r}, atol {a})")
+        return outputs
+
+    def last_runtime(self):
+        """How the last execute ran: one line per segment (scheduler and params)."""
+        return self._executor.describe_last_runtime() if self._executor else ""
+
+    def counters(self):
+        return self._executor.counters() if self._executor else {}

@@ -1,0 +1,140 @@
+"""Definitions as nvFuser users write them: layouts (contiguity in memory order, stride_order),
+the sizes/strides form, compute_tensor_descriptor; bad inputs give braze.Error and leave the
+executor as it was; schedulers by name; the persistent cache from Python."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import braze
+from braze import DataType, FusionDefinition
+
+
+@pytest.mark.parametrize(
+    "sizes, strides, contiguity, stride_order",
+    [
+        ([2, 3, 4], [12, 4, 1], [True, True, True], [2, 1, 0]),
+        ([2, 3, 4], [12, 1, 3], [True, True, True], [2, 0, 1]),
+        ([2, 1, 3, 1, 4], [12, 4, 4, 4, 1], [True, None, True, None, True], [4, 3, 2, 1, 0]),
+        ([4, 8], [16, 1], [False, True], [1, 0]),
+        ([4, 8], [1, 4], [True, True], [0, 1]),
+    ],
+)
+def test_compute_tensor_descriptor(sizes, strides, contiguity, stride_order):
+    assert braze.compute_tensor_descriptor(sizes, strides) == (contiguity, stride_order)
+
+
+def test_channels_last_layout_through_stride_order(rng):
+    x = np.ascontiguousarray(rng.standard_normal((2, 5, 6, 3)).astype(np.float32)).transpose(0, 3, 1, 2)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1, -1, -1], contiguity=[True] * 4, stride_order=[3, 0, 2, 1])
+        fd.add_output(fd.ops.mul(t, 2.0))
+    np.testing.assert_allclose(fd.execute([x])[0], x * 2.0)
+
+
+def test_sizes_and_strides_form(rng):
+    x = rng.standard_normal((6, 4)).astype(np.float32)[:, ::2]  # strides (4, 2) elements
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(sizes=x.shape, strides=[s // 4 for s in x.strides], dtype=DataType.Float)
+        fd.add_output(fd.ops.neg(t))
+    np.testing.assert_array_equal(fd.execute([x])[0], -x)
+
+
+def test_a_broadcast_dim_needs_size_one(rng):
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[1, -1], contiguity=[None, True])
+        fd.add_output(fd.ops.add(t, 1.0))
+    np.testing.assert_allclose(fd.execute([np.ones((1, 5), np.float32)])[0], 2.0)
+    with pytest.raises(braze.Error, match="broadcast dim and must have size 1"):
+        fd.execute([np.ones((3, 5), np.float32)])
+
+
+def test_bad_inputs_are_errors_and_leave_the_cache_alone(rng):
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.exp(t))
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    fd.execute([x])
+    before = fd.counters()
+    with pytest.raises(braze.Error, match="expected rank 2"):
+        fd.execute([np.zeros(3, np.float32)])
+    with pytest.raises(braze.Error, match="input"):
+        fd.execute([x.astype(np.float64)])
+    with pytest.raises(braze.Error):
+        fd.execute([])
+    with pytest.raises(TypeError, match="input 0"):
+        fd.execute(["not a tensor"])
+    with pytest.raises(braze.Error, match="not contiguous|stride|layout|contiguous"):
+        fd.execute([np.asfortranarray(x)])
+    after = fd.counters()
+    assert after["misses"] == before["misses"] and after["kernels_compiled"] == before["kernels_compiled"]
+    np.testing.assert_allclose(fd.execute([x])[0], np.exp(x), rtol=1e-6)
+
+
+def test_ops_refuse_what_they_cannot_take():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        with pytest.raises(TypeError, match="sum: x must be a tensor"):
+            fd.ops.sum(1.0, dims=[0])
+        with pytest.raises(braze.Error, match="max: a dtype cannot be given"):
+            fd.ops.max(t, dims=[0], dtype=DataType.Double)
+        with pytest.raises(AttributeError, match="no such op"):
+            fd.ops.not_an_op
+        with pytest.raises(braze.Error, match="alias"):
+            fd.add_output(t, alias_input=t)
+        with pytest.raises(AttributeError, match="not a Braze dtype"):
+            DataType.ComplexFloat
+
+
+def test_schedulers_by_name(rng):
+    found = {s["id"]: s for s in braze.schedulers()}
+    for shipped in ("braze::pointwise", "braze::reduction", "braze::inner_outer"):
+        assert found[shipped]["status"] == "available", found[shipped]["reason"]
+    x = rng.standard_normal((4, 256)).astype(np.float32)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.sum(t, dims=[1]))
+    np.testing.assert_allclose(fd.execute([x], scheduler="reduction")[0], x.sum(1), rtol=1e-5)
+    assert "braze::reduction" in fd.last_runtime()
+    with pytest.raises(braze.Error, match="pointwise"):
+        fd.execute([x], scheduler="braze::pointwise")
+    with pytest.raises(braze.Error, match="no_such_scheduler"):
+        fd.execute([x], scheduler="no_such_scheduler")
+
+
+def test_validate_catches_a_wrong_reference(rng):
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.tanh(fd.define_tensor(shape=[-1, -1], contiguity=[True, True])))
+    fd.validate([x])
+    with pytest.raises(AssertionError, match="output 0"):
+        fd.validate([x], reference_outputs=[np.tanh(x) + 1])
+
+
+def test_the_persistent_cache_serves_the_next_process(tmp_path):
+    script = textwrap.dedent(
+        """
+        import numpy as np, braze
+        from braze import FusionDefinition
+        braze.use_persistent_cache()
+        with FusionDefinition() as fd:
+            t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+            fd.add_output(fd.ops.sum(fd.ops.exp(t), dims=[1]))
+        x = np.ones((4, 128), np.float32)
+        np.testing.assert_allclose(fd.execute([x])[0], np.e * 128, rtol=1e-5)
+        c = fd.counters()
+        print(c["kernels_compiled"], c["kernels_from_store"], c["runtimes_restored"])
+        """
+    )
+    env = dict(os.environ, BRAZE_CACHE_DIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["1", "0", "0"]
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["1", "1", "1"]
+    assert braze.cache_directory() is not None

@@ -1,0 +1,65 @@
+"""The GPU tier: torch tensors on the device in, torch tensors out (through DLPack, no copy),
+against PyTorch. Skipped without PyTorch and a CUDA device."""
+
+import numpy as np
+import pytest
+
+from braze import DataType, FusionDefinition
+from conftest import cuda_torch, requires_cuda
+
+torch = cuda_torch()
+
+
+def layer_norm(fd, dtype):
+    x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=dtype)
+    w = fd.define_tensor(shape=[-1], contiguity=[True], dtype=dtype)
+    b = fd.define_tensor(shape=[-1], contiguity=[True], dtype=dtype)
+    xf = fd.ops.cast(x, DataType.Float)
+    var, mean = fd.ops.var_mean(xf, dims=[1], correction=0, keepdim=True)
+    y = fd.ops.mul(fd.ops.sub(xf, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5)))
+    y = fd.ops.add(fd.ops.mul(y, fd.ops.cast(fd.ops.broadcast_in_dim(w, x.shape(), [1]), DataType.Float)),
+                   fd.ops.cast(fd.ops.broadcast_in_dim(b, x.shape(), [1]), DataType.Float))
+    fd.add_output(fd.ops.cast(y, dtype))
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("rows, n", [(64, 1024), (1000, 4096), (3, 16384)])
+def test_layer_norm_against_pytorch(dtype, rows, n):
+    tdtype = getattr(torch, dtype)
+    with FusionDefinition() as fd:
+        layer_norm(fd, DataType.Float if dtype == "float32" else DataType.BFloat16)
+    x = torch.randn(rows, n, device="cuda", dtype=tdtype)
+    w = torch.randn(n, device="cuda", dtype=tdtype)
+    b = torch.randn(n, device="cuda", dtype=tdtype)
+    (out,) = fd.execute([x, w, b])
+    assert isinstance(out, torch.Tensor) and out.is_cuda and out.dtype == tdtype
+    expected = torch.nn.functional.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-5)
+    tol = 1e-4 if dtype == "float32" else 2e-2
+    torch.testing.assert_close(out.float(), expected, rtol=tol, atol=tol)
+
+
+@requires_cuda
+def test_softmax_from_pytorch_and_a_cache_hit():
+    x = torch.randn(256, 2048, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        m = fd.ops.max(t, dims=[1], keepdim=True)
+        e = fd.ops.exp(fd.ops.sub(t, fd.ops.broadcast_in_dim(m, t.shape(), [0, 1])))
+        s = fd.ops.sum(e, dims=[1], keepdim=True)
+        fd.add_output(fd.ops.div(e, fd.ops.broadcast_in_dim(s, t.shape(), [0, 1])))
+    for _ in range(3):
+        (out,) = fd.execute([x])
+        torch.testing.assert_close(out, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-6)
+    assert fd.counters()["hits"] == 2
+
+
+@requires_cuda
+def test_outputs_are_zero_copy_and_validate_uses_the_reference():
+    x = torch.randn(8, 300, device="cuda")
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.gelu(fd.define_tensor(shape=[-1, -1], contiguity=[True, True])))
+    (out,) = fd.execute([x])
+    assert out.data_ptr() != x.data_ptr() and out.device == x.device
+    fd.validate([x])
+    np.testing.assert_allclose(out.cpu().numpy(), torch.nn.functional.gelu(x).cpu().numpy(), rtol=1e-5, atol=1e-6)

@@ -1,0 +1,213 @@
+"""Every op reachable from fd.ops, defined with nvFuser's spelling and run through
+fd.execute (the reference evaluator on a machine without a GPU, kernels with one), against
+NumPy."""
+
+import numpy as np
+import pytest
+
+import braze
+from braze import DataType, FusionDefinition
+
+UNARY = {
+    "neg": np.negative,
+    "abs": np.abs,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log2": np.log2,
+    "log1p": np.log1p,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": np.reciprocal,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "relu": lambda x: np.maximum(x, 0),
+    "silu": lambda x: x / (1 + np.exp(-x)),
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "sign": np.sign,
+}
+
+BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "truediv": np.true_divide,
+    "pow": np.power,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "atan2": np.arctan2,
+    "fmod": np.fmod,
+    "remainder": np.remainder,
+}
+
+COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+               "gt": np.greater, "ge": np.greater_equal}
+
+
+def run(build, inputs, execute=True):
+    """Defines the fusion, then runs it through fd.execute (scheduled and compiled with NVRTC,
+    launched where there is a GPU) and the reference evaluator, which must agree; returns the
+    executed outputs (or the evaluated ones for ops no scheduler takes yet)."""
+    with FusionDefinition() as fd:
+        build(fd)
+    evaluated = fd.evaluate(inputs)
+    if not execute:
+        return fd, evaluated
+    executed = fd.execute(inputs)
+    for out, ref in zip(executed, evaluated):
+        np.testing.assert_allclose(np.asarray(out, dtype=np.float64), np.asarray(ref, dtype=np.float64),
+                                   rtol=1e-5, atol=1e-6)
+    return fd, executed
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name, rng):
+    x = rng.uniform(0.1, 2.0, size=(5, 33)).astype(np.float32)
+    if name in ("neg", "abs", "sign", "floor", "ceil", "trunc", "relu", "sin", "tanh"):
+        x = x - 1.0
+    _, (out,) = run(lambda fd: fd.add_output(getattr(fd.ops, name)(fd.define_tensor(
+        shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float))), [x])
+    np.testing.assert_allclose(out, UNARY[name](x.astype(np.float64)), rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_with_a_python_number(name, rng):
+    a = rng.uniform(0.5, 2.0, size=(4, 16)).astype(np.float32)
+    b = rng.uniform(0.5, 2.0, size=(4, 16)).astype(np.float32)
+
+    def build(fd):
+        ta = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        tb = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        op = getattr(fd.ops, name)
+        fd.add_output(op(ta, tb))
+        fd.add_output(op(ta, 1.5))
+
+    _, (both, scalar) = run(build, [a, b])
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(both, BINARY[name](a64, b64), rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(scalar, BINARY[name](a64, 1.5), rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+def test_comparisons_give_bools(name, rng):
+    a = rng.integers(0, 4, size=(3, 7)).astype(np.int64)
+    _, (out,) = run(lambda fd: fd.add_output(getattr(fd.ops, name)(
+        fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int), 2)), [a])
+    assert out.dtype == np.bool_
+    np.testing.assert_array_equal(out, COMPARISONS[name](a, 2))
+
+
+def test_where_clamp_lerp_addcmul_cast_gelu(rng):
+    x = rng.standard_normal((6, 10)).astype(np.float32)
+    y = rng.standard_normal((6, 10)).astype(np.float32)
+
+    def build(fd):
+        tx = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        ty = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.where(fd.ops.gt(tx, 0.0), tx, ty))
+        fd.add_output(fd.ops.clamp(tx, -0.5, 0.5))
+        fd.add_output(fd.ops.lerp(tx, ty, 0.25))
+        fd.add_output(fd.ops.addcmul(tx, tx, ty, value=0.5))
+        fd.add_output(fd.ops.cast(tx, DataType.Double))
+        fd.add_output(fd.ops.gelu(tx, approximate="tanh"))
+
+    _, (w, c, l, m, d, g) = run(build, [x, y])
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    np.testing.assert_allclose(w, np.where(x > 0, x, y))
+    np.testing.assert_allclose(c, np.clip(x, -0.5, 0.5))
+    np.testing.assert_allclose(l, x64 + 0.25 * (y64 - x64), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(m, x64 + 0.5 * x64 * y64, rtol=1e-6, atol=1e-6)
+    assert d.dtype == np.float64
+    tanh_gelu = 0.5 * x64 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x64 + 0.044715 * x64**3)))
+    np.testing.assert_allclose(g, tanh_gelu, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions(keepdim, rng):
+    x = rng.standard_normal((7, 40)).astype(np.float32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.sum(t, dims=[1], keepdim=keepdim))
+        fd.add_output(fd.ops.max(t, dims=[0], keepdim=keepdim))
+        fd.add_output(fd.ops.min(t, [1], keepdim))
+        fd.add_output(fd.ops.mean(t, dims=[1], keepdim=keepdim))
+        fd.add_output(fd.ops.sum(t, dims=[1], keepdim=keepdim, dtype=DataType.Double))
+        var, mean = fd.ops.var_mean(t, dims=[1], correction=1, keepdim=keepdim)
+        fd.add_output(var)
+        fd.add_output(mean)
+
+    _, (s, mx, mn, me, sd, var, mean) = run(build, [x])
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(s, x64.sum(1, keepdims=keepdim), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mx, x.max(0, keepdims=keepdim))
+    np.testing.assert_allclose(mn, x.min(1, keepdims=keepdim))
+    np.testing.assert_allclose(me, x64.mean(1, keepdims=keepdim), rtol=1e-5, atol=1e-6)
+    assert sd.dtype == np.float64
+    np.testing.assert_allclose(var, x64.var(1, ddof=1, keepdims=keepdim), rtol=1e-5)
+    np.testing.assert_allclose(mean, x64.mean(1, keepdims=keepdim), rtol=1e-5, atol=1e-6)
+
+
+def test_shape_ops(rng):
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    v = rng.standard_normal((4,)).astype(np.float32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True])
+        u = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(fd.ops.permute(t, dims=[2, 0, 1]))
+        fd.add_output(fd.ops.reshape(t, new_shape=[6, 4]))
+        fd.add_output(fd.ops.add(t, fd.ops.broadcast_in_dim(u, shape=t.shape(), broadcast_dims=[2])))
+        fd.add_output(fd.ops.slice(t, start_indices=[0, 1, 0], end_indices=[2, 3, 4], strides=[1, 1, 2]))
+        fd.add_output(fd.ops.pad(t, [1, 2], value=0.5))
+        fd.add_output(fd.ops.cat([t, t], dim=1))
+        fd.add_output(fd.ops.squeeze(fd.ops.broadcast(u, [True, False]), dims=[0]))
+
+    # Reshape, slice, pad and cat have no scheduler yet: the reference evaluator runs them.
+    _, (p, r, b, s, pad, cat, sq) = run(build, [x, v], execute=False)
+    np.testing.assert_array_equal(p, x.transpose(2, 0, 1))
+    np.testing.assert_array_equal(r, x.reshape(6, 4))
+    np.testing.assert_allclose(b, x + v)
+    np.testing.assert_array_equal(s, x[0:2, 1:3, 0:4:2])
+    np.testing.assert_array_equal(pad, np.pad(x, [(0, 0), (0, 0), (1, 2)], constant_values=0.5))
+    np.testing.assert_array_equal(cat, np.concatenate([x, x], axis=1))
+    np.testing.assert_array_equal(sq, v)
+
+
+def test_factories_and_symbolic_scalars(rng):
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        s = fd.define_scalar(dtype=DataType.Double)
+        fd.add_output(fd.ops.mul(t, s))
+        fd.add_output(fd.ops.add(t, fd.ops.iota(5, 0, 1, DataType.Float)))
+
+    _, (scaled, shifted) = run(build, [x, 3.0], execute=False)  # factories: no scheduler yet
+    np.testing.assert_allclose(scaled, x * 3.0, rtol=1e-6)
+    np.testing.assert_allclose(shifted, x + np.arange(5, dtype=np.float32), rtol=1e-6)
+
+
+def test_value_methods():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, 4], contiguity=[True, True])
+        s = fd.define_scalar(2.5)
+        assert t.is_tensor() and not s.is_tensor()
+        assert t.ndim() == 2 and len(t.shape()) == 2
+        assert t.size(1).constant_value() == 4 and t.size(0).constant_value() is None
+        assert s.constant_value() == 2.5
+        assert "float32" in repr(t)
+
+
+def test_every_binding_is_reachable_through_fd_ops():
+    with FusionDefinition() as fd:
+        for name in dir(braze._braze.ops):
+            if not name.startswith("_"):
+                assert callable(getattr(fd.ops, name))
+        assert fd.ops.bitwise_left_shift is braze._braze.ops.left_shift
