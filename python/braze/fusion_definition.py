@@ -97,6 +97,70 @@ def _is_torch(value):
     return type(value).__module__.startswith("torch")
 
 
+def _arguments(inputs):
+    """Inputs as the bindings take them: CUDA tensors as they are (DLPack), host torch
+    tensors as NumPy views, 0-d host tensors as numbers, lists flattened (vector inputs)."""
+    arguments = []
+    for value in inputs:
+        if isinstance(value, (list, tuple)):
+            arguments.extend(_arguments(value))
+        elif _is_torch(value):
+            if value.is_cuda:
+                arguments.append(value)
+            elif value.dim() == 0:
+                arguments.append(value.item())
+            else:
+                arguments.append(value.detach().numpy())
+        else:
+            arguments.append(value)
+    return arguments
+
+
+def _execute(executor, inputs, device, scheduler):
+    raw = executor.execute(
+        _arguments(inputs),
+        scheduler=scheduler or "",
+        device=0 if device is None else int(getattr(device, "index", device) or 0),
+    )
+    if any(_is_torch(value) for value in inputs):
+        import torch
+
+        return [
+            torch.from_dlpack(out) if isinstance(out, _braze.DeviceTensor)
+            else torch.from_numpy(out) if hasattr(out, "dtype") and hasattr(out, "shape")
+            else out
+            for out in raw
+        ]
+    return raw
+
+
+class _Sched:
+    """fd.sched: schedulers by name ("braze::inner_outer", "inner_outer", "inner_outer@1")."""
+
+    def __init__(self, definition):
+        self._definition = definition
+
+    def can_schedule(self, name, inputs=None):
+        """(accepted, reason): the structural check alone, or with ``inputs`` every check and
+        the heuristics too."""
+        fusion = self._definition._fusion
+        return _braze.sched.can_schedule(fusion, name, None if inputs is None else _arguments(inputs))
+
+    def find_compatible_schedulers(self, inputs=None):
+        fusion = self._definition._fusion
+        return _braze.sched.find_compatible_schedulers(
+            fusion, None if inputs is None else _arguments(inputs)
+        )
+
+    def compute_heuristics(self, name, inputs):
+        """{"scheduler", "params" (bytes), "summary"}: what ``name`` would choose."""
+        return _braze.sched.compute_heuristics(self._definition._fusion, name, _arguments(inputs))
+
+    def schedule(self, name, inputs):
+        """The fusion as ``name`` schedules it for ``inputs``, printed."""
+        return _braze.sched.schedule(self._definition._fusion, name, _arguments(inputs))
+
+
 class FusionDefinition:
     """A fusion under construction (inside ``with``), then an executable one."""
 
@@ -104,6 +168,7 @@ class FusionDefinition:
         self._fusion = _braze.Fusion()
         self._executor = None
         self.ops = _Ops(self)
+        self.sched = _Sched(self)
 
     def __enter__(self):
         return self
@@ -194,20 +259,7 @@ class FusionDefinition:
     # ---- execution
 
     def _arguments(self, inputs):
-        arguments = []
-        for value in inputs:
-            if isinstance(value, (list, tuple)):  # a vector input: one scalar per element
-                arguments.extend(self._arguments(value))
-            elif _is_torch(value):
-                if value.is_cuda:
-                    arguments.append(value)
-                elif value.dim() == 0:
-                    arguments.append(value.item())
-                else:
-                    arguments.append(value.detach().numpy())
-            else:
-                arguments.append(value)
-        return arguments
+        return _arguments(inputs)
 
     def execute(self, inputs, device=None, scheduler=None, **unsupported):
         """The fusion's outputs for ``inputs`` (tensors, 0-d CPU tensors, Python numbers and
@@ -219,21 +271,7 @@ class FusionDefinition:
             raise Error("execute: the fusion has no outputs; mark results with fd.add_output")
         if self._executor is None:
             self._executor = _braze.Executor(self._fusion)
-        raw = self._executor.execute(
-            self._arguments(inputs),
-            scheduler=scheduler or "",
-            device=0 if device is None else int(getattr(device, "index", device) or 0),
-        )
-        if any(_is_torch(value) for value in inputs):
-            import torch
-
-            return [
-                torch.from_dlpack(out) if isinstance(out, _braze.DeviceTensor)
-                else torch.from_numpy(out) if hasattr(out, "dtype") and hasattr(out, "shape")
-                else out
-                for out in raw
-            ]
-        return raw
+        return _execute(self._executor, inputs, device, scheduler)
 
     def evaluate(self, inputs):
         """The outputs by the reference evaluator (NumPy arrays; host inputs only): what

@@ -10,6 +10,7 @@
 #include "braze/error.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/plugin/scheduler_registry.h"
+#include "braze/runtime/definition_cache.h"
 #include "braze/runtime/device_dlpack.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/serde/kernel_cache.h"
@@ -110,11 +111,15 @@ FusionArgument argumentOf(const py::handle& object, size_t index) {
                        std::string(py::str(py::type::of(object).attr("__name__"))));
 }
 
+}  // namespace
+
 std::vector<FusionArgument> argumentsOf(const py::sequence& inputs) {
   std::vector<FusionArgument> arguments;
   for (size_t i = 0; i < inputs.size(); ++i) arguments.push_back(argumentOf(inputs[i], i));
   return arguments;
 }
+
+namespace {
 
 py::object arrayOf(const HostTensor& tensor) {
   std::vector<py::ssize_t> strides;
@@ -155,7 +160,9 @@ py::object outputOf(const FusionArgument& output) {
 /// A fusion's executor cache, as `FusionDefinition.execute` uses it.
 class Executor {
  public:
-  explicit Executor(const std::shared_ptr<Fusion>& fusion) : cache_(*fusion) {}
+  explicit Executor(const std::shared_ptr<Fusion>& fusion)
+      : cache_(std::make_shared<FusionExecutorCache>(*fusion)) {}
+  explicit Executor(std::shared_ptr<FusionExecutorCache> cache) : cache_(std::move(cache)) {}
 
   py::list execute(const py::sequence& inputs, const std::string& scheduler, int device) {
     std::vector<FusionArgument> arguments = argumentsOf(inputs);
@@ -165,7 +172,7 @@ class Executor {
     std::vector<FusionArgument> outputs;
     {
       py::gil_scoped_release released;
-      outputs = cache_.run(arguments, options);
+      outputs = cache_->run(arguments, options);
     }
     py::list result;
     for (const FusionArgument& output : outputs) result.append(outputOf(output));
@@ -173,7 +180,7 @@ class Executor {
   }
 
   py::dict counters() const {
-    const ExecutorCacheCounters c = cache_.counters();
+    const ExecutorCacheCounters c = cache_->counters();
     py::dict d;
     d["runs"] = c.runs;
     d["hits"] = c.hits;
@@ -188,12 +195,17 @@ class Executor {
   }
 
   std::string describeLastRuntime() const {
-    const auto runtime = cache_.lastRuntime();
+    const auto runtime = cache_->lastRuntime();
     return runtime ? runtime->describe() : std::string();
   }
 
+  /// The definition the cache runs (a copy of the one it was made from).
+  std::shared_ptr<Fusion> fusion() const {
+    return std::shared_ptr<Fusion>(cache_->fusion().clone());
+  }
+
  private:
-  FusionExecutorCache cache_;
+  std::shared_ptr<FusionExecutorCache> cache_;
 };
 
 py::list schedulers() {
@@ -237,7 +249,24 @@ void bindRuntime(py::module_& m) {
       .def("execute", &Executor::execute, py::arg("inputs"), py::arg("scheduler") = "",
            py::arg("device") = 0)
       .def("counters", &Executor::counters)
-      .def("describe_last_runtime", &Executor::describeLastRuntime);
+      .def("describe_last_runtime", &Executor::describeLastRuntime)
+      .def("fusion", &Executor::fusion);
+  py::class_<DefinitionCache>(m, "DefinitionCache",
+                              "Structurally equal fusions share one executor cache (LRU)")
+      .def(py::init<size_t>(), py::arg("capacity") = 256)
+      .def(
+          "get",
+          [](DefinitionCache& cache, const Fusion& fusion) { return Executor(cache.get(fusion)); },
+          py::arg("fusion"))
+      .def("size", &DefinitionCache::size)
+      .def("counters", [](const DefinitionCache& cache) {
+        const DefinitionCacheCounters c = cache.counters();
+        py::dict d;
+        d["hits"] = c.hits;
+        d["misses"] = c.misses;
+        d["evictions"] = c.evictions;
+        return d;
+      });
   m.def(
       "evaluate",
       [](const std::shared_ptr<Fusion>& fusion, const py::sequence& inputs) {

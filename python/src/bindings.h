@@ -11,6 +11,7 @@
 #include "braze/ir/fusion.h"
 #include "braze/ir/tensor_view.h"
 #include "braze/ops/operand.h"
+#include "braze/runtime/fusion_kernel_runtime.h"
 
 namespace braze::python {
 
@@ -32,11 +33,15 @@ struct Value {
 Operand toOperand(const py::handle& object, std::string_view op, std::string_view argument);
 /// The tensor a Python argument must be.
 TensorView* toTensor(const py::handle& object, std::string_view op, std::string_view argument);
+/// Arguments of a run from Python: NumPy arrays (host tensors, no copy), CUDA tensors with
+/// __dlpack__ (device tensors, no copy), Python numbers (scalars).
+std::vector<FusionArgument> argumentsOf(const py::sequence& inputs);
 /// The result of an op, tied to the fusion of `like`.
 Value wrap(const std::shared_ptr<Fusion>& fusion, Val* val);
 
 void bindIr(py::module_& m);
 void bindOps(py::module_& m);
 void bindRuntime(py::module_& m);
+void bindSched(py::module_& m);
 
 }  // namespace braze::python

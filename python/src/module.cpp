@@ -16,4 +16,6 @@ PYBIND11_MODULE(_braze, m) {
   pybind11::module_ ops = m.def_submodule("ops", "Op builders: one per op of the core");
   braze::python::bindOps(ops);
   braze::python::bindRuntime(m);
+  pybind11::module_ sched = m.def_submodule("sched", "Schedulers by name");
+  braze::python::bindSched(sched);
 }

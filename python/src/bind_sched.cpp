@@ -1,0 +1,96 @@
+// Schedulers by name from Python: whether one takes a fusion (and why not), which ones do, the
+// params one would choose, and the fusion it schedules.
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "braze/error.h"
+#include "braze/plugin/scheduler_registry.h"
+#include "braze/runtime/fusion_executor_cache.h"
+#include "braze/runtime/fusion_kernel_runtime.h"
+#include "braze/sched/schedule_printer.h"
+
+namespace braze::python {
+
+namespace {
+
+/// The runtime info of `inputs` (host or device tensors, numbers) on this machine's device.
+SchedulerRuntimeInfo infoOf(const Fusion& fusion, const std::vector<FusionArgument>& arguments) {
+  const RunContext context = RunContext::of(fusion, arguments);
+  SchedulerRuntimeInfo info;
+  info.arguments = context.arguments;
+  info.data_alignments = context.data_alignments;
+  info.device = context.properties;
+  return info;
+}
+
+}  // namespace
+
+void bindSched(py::module_& m) {
+  m.def(
+      "can_schedule",
+      [](const Fusion& fusion, const std::string& name, const py::object& inputs) {
+        const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        const SchedulerEntry& entry = registry.find(name);
+        if (inputs.is_none()) {
+          std::optional<std::string> declined = registry.checkCompileTime(entry, fusion);
+          return py::make_tuple(!declined.has_value(), declined.value_or(""));
+        }
+        const SchedulerChoice choice =
+            registry.chooseWith(entry, fusion, infoOf(fusion, argumentsOf(inputs)));
+        return py::make_tuple(choice.accepted(), choice.describeAttempts());
+      },
+      py::arg("fusion"), py::arg("name"), py::arg("inputs") = py::none(),
+      "(accepted, reason): the structural check alone, or with inputs every check and the "
+      "heuristics");
+  m.def(
+      "find_compatible_schedulers",
+      [](const Fusion& fusion, const py::object& inputs) {
+        const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        std::optional<SchedulerRuntimeInfo> info;
+        if (!inputs.is_none()) info = infoOf(fusion, argumentsOf(inputs));
+        std::vector<std::string> names;
+        for (const SchedulerEntry* entry : registry.candidates()) {
+          const bool accepts = info ? registry.chooseWith(*entry, fusion, *info).accepted()
+                                    : !registry.checkCompileTime(*entry, fusion).has_value();
+          if (accepts) names.push_back(entry->id + "@" + entry->version);
+        }
+        return names;
+      },
+      py::arg("fusion"), py::arg("inputs") = py::none(),
+      "The schedulers that take the whole fusion, in the order they are tried");
+  m.def(
+      "compute_heuristics",
+      [](const Fusion& fusion, const std::string& name, const py::sequence& inputs) {
+        const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        const SchedulerChoice choice =
+            registry.choose(fusion, infoOf(fusion, argumentsOf(inputs)), name);
+        BRAZE_USER_CHECK(choice.accepted())
+            << "compute_heuristics: " << name
+            << " does not take the fusion:" << choice.describeAttempts();
+        py::dict d;
+        d["scheduler"] = choice.scheduler->id + "@" + choice.scheduler->version;
+        d["params"] =
+            py::bytes(reinterpret_cast<const char*>(choice.params.data()), choice.params.size());
+        d["summary"] = choice.summary;
+        return d;
+      },
+      py::arg("fusion"), py::arg("name"), py::arg("inputs"),
+      "The params `name` chooses for these inputs: scheduler, params bytes and their summary");
+  m.def(
+      "schedule",
+      [](const Fusion& fusion, const std::string& name, const py::sequence& inputs) {
+        const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        const SchedulerChoice choice =
+            registry.choose(fusion, infoOf(fusion, argumentsOf(inputs)), name);
+        BRAZE_USER_CHECK(choice.accepted())
+            << "schedule: " << name << " does not take the fusion:" << choice.describeAttempts();
+        std::unique_ptr<Fusion> scheduled = registry.applySchedule(choice, fusion);
+        return printSchedule(*scheduled);
+      },
+      py::arg("fusion"), py::arg("name"), py::arg("inputs"),
+      "The fusion as `name` schedules it for these inputs, printed (loop domains, parallel "
+      "types, memory types)");
+}
+
+}  // namespace braze::python
