@@ -8,6 +8,10 @@
 """
 
 import numbers
+import os
+import tempfile
+
+import numpy as np
 
 from braze import _braze
 from braze.data_type import DataType, from_numpy, from_torch
@@ -134,6 +138,33 @@ def _execute(executor, inputs, device, scheduler):
     return raw
 
 
+def _input_expression(value):
+    """Python source for an input shaped, typed and laid out like ``value``."""
+    if _is_torch(value):
+        if value.dim() == 0 and not value.is_cuda:
+            return repr(value.item())
+        return (
+            f"torch.randn({tuple(value.shape)}, device={str(value.device)!r}).to({value.dtype})"
+            f".as_strided({tuple(value.shape)}, {tuple(value.stride())})"
+            if value.is_floating_point()
+            else f"torch.zeros({tuple(value.shape)}, dtype={value.dtype}, device={str(value.device)!r})"
+        )
+    if hasattr(value, "dtype") and hasattr(value, "strides"):
+        strides = tuple(s // value.itemsize for s in value.strides)
+        base = (
+            f"rng.standard_normal({value.shape}).astype({str(value.dtype)!r})"
+            if value.dtype.kind == "f"
+            else f"np.zeros({value.shape}, dtype={str(value.dtype)!r})"
+        )
+        if strides == tuple(np.ndarray(value.shape, value.dtype).strides[i] // value.itemsize for i in range(value.ndim)):
+            return base
+        return (
+            f"np.lib.stride_tricks.as_strided({base}, {value.shape}, "
+            f"{tuple(s * value.itemsize for s in strides)})"
+        )
+    return repr(value)
+
+
 class _Sched:
     """fd.sched: schedulers by name ("braze::inner_outer", "inner_outer", "inner_outer@1")."""
 
@@ -256,6 +287,45 @@ class FusionDefinition:
     def __str__(self):
         return str(self._fusion)
 
+    def __repr__(self):
+        """The definition as a Python function that builds it again."""
+        return _braze.python_definition(self._fusion)
+
+    def repro(self, inputs, path=None):
+        """A runnable script: this definition, inputs with the same shapes, dtypes and strides
+        (fresh random values), the schedulers found and the last runtime's segments. Written to
+        ``path`` when given; returned either way."""
+        lines = [
+            "# A Braze repro: python3 this_file.py",
+            f"# braze {_braze.__version__}; schedulers: "
+            + ", ".join(f"{s['id']}@{s['version']} ({s['status']})" for s in _braze.schedulers()),
+        ]
+        for segment in self.last_runtime().splitlines():
+            lines.append(f"# last run: {segment}")
+        lines += ["import numpy as np", "from braze import DataType, FusionDefinition", ""]
+        lines.append(repr(self))
+        lines += ["", "def make_inputs():", "    rng = np.random.default_rng(0)", "    inputs = []"]
+        uses_torch = any(_is_torch(v) for v in inputs)
+        for value in _arguments(inputs) if not uses_torch else inputs:
+            lines.append("    inputs.append(" + _input_expression(value) + ")")
+        lines += [
+            "    return inputs",
+            "",
+            "",
+            'if __name__ == "__main__":',
+            "    fd = FusionDefinition()",
+            "    braze_fusion(fd)",
+            "    outputs = fd.execute(make_inputs())",
+            "    print([getattr(o, 'shape', o) for o in outputs])",
+        ]
+        if uses_torch:
+            lines.insert(lines.index("import numpy as np") + 1, "import torch")
+        script = "\n".join(lines) + "\n"
+        if path is not None:
+            with open(path, "w") as out:
+                out.write(script)
+        return script
+
     # ---- execution
 
     def _arguments(self, inputs):
@@ -271,7 +341,20 @@ class FusionDefinition:
             raise Error("execute: the fusion has no outputs; mark results with fd.add_output")
         if self._executor is None:
             self._executor = _braze.Executor(self._fusion)
-        return _execute(self._executor, inputs, device, scheduler)
+        try:
+            return _execute(self._executor, inputs, device, scheduler)
+        except Error as error:
+            raise Error(f"{error}\n{self._write_repro(inputs)}") from None
+
+    def _write_repro(self, inputs):
+        """Where a failed execution's repro script went (or why there is none)."""
+        try:
+            handle, path = tempfile.mkstemp(prefix="braze_repro_", suffix=".py")
+            os.close(handle)
+            self.repro(inputs, path)
+            return f"A script that repeats this: {path}"
+        except Exception as why:  # a repro must never hide the error it documents
+            return f"(no repro script: {why})"
 
     def evaluate(self, inputs):
         """The outputs by the reference evaluator (NumPy arrays; host inputs only): what

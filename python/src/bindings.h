@@ -43,5 +43,6 @@ void bindIr(py::module_& m);
 void bindOps(py::module_& m);
 void bindRuntime(py::module_& m);
 void bindSched(py::module_& m);
+void bindRepro(py::module_& m);
 
 }  // namespace braze::python

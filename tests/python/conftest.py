@@ -19,3 +19,19 @@ def cuda_torch():
 
 
 requires_cuda = pytest.mark.skipif(cuda_torch() is None, reason="needs PyTorch with a CUDA device")
+
+
+def check_repro(fd, inputs=None):
+    """repr(fd) run with only FusionDefinition and DataType in scope rebuilds an equal fusion
+    (same canonical form) that gives the same results on ``inputs``."""
+    from braze import DataType, FusionDefinition
+
+    scope = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(repr(fd), scope)
+    again = FusionDefinition()
+    scope["braze_fusion"](again)
+    assert again.fusion().canonical_form() == fd.fusion().canonical_form(), repr(fd)
+    if inputs is not None:
+        for ours, theirs in zip(fd.evaluate(inputs), again.evaluate(inputs)):
+            np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    return again

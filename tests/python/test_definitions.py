@@ -138,3 +138,42 @@ def test_the_persistent_cache_serves_the_next_process(tmp_path):
     assert second.returncode == 0, second.stderr
     assert second.stdout.split() == ["1", "1", "1"]
     assert braze.cache_directory() is not None
+
+
+def test_repr_keeps_layouts_and_constants(rng):
+    from conftest import check_repro
+
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1, 1, -1], contiguity=[True, False, None, True],
+                             stride_order=[3, 0, 2, 1])
+        s = fd.define_scalar(dtype=DataType.Float)
+        c = fd.define_scalar(0.25, dtype=DataType.Float)
+        fd.add_output(fd.ops.add(fd.ops.mul(t, s), c))
+    again = check_repro(fd)
+    assert "stride_order=[3, 0, 2, 1]" in repr(fd)
+    assert repr(again) == repr(fd)
+
+
+def test_repro_script_runs_on_its_own(tmp_path, rng):
+    x = rng.standard_normal((6, 5)).astype(np.float32).T  # a transposed layout
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(sizes=x.shape, strides=[s // 4 for s in x.strides])
+        fd.add_output(fd.ops.sum(fd.ops.exp(t), dims=[1]))
+    fd.execute([x])
+    path = tmp_path / "repro.py"
+    script = fd.repro([x], path)
+    assert "def braze_fusion(fd: FusionDefinition) -> None:" in script
+    assert "# last run: segment 0: braze::" in script
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "(5,)" in run.stdout
+
+
+def test_a_failed_execution_writes_a_repro(rng):
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.exp(fd.define_tensor(shape=[-1, -1], contiguity=[True, True])))
+    with pytest.raises(braze.Error, match="A script that repeats this: ") as failure:
+        fd.execute([np.zeros(3, np.float32)])
+    path = str(failure.value).split("A script that repeats this: ")[1].strip()
+    assert os.path.exists(path) and "braze_fusion" in open(path).read()
+    os.remove(path)
