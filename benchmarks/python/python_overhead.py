@@ -52,8 +52,15 @@ def main():
     compiled = torch.compile(lambda p, q: (p + q) * 2.0)
     torch.testing.assert_close(compiled(x, y), (x + y) * 2.0)
 
+    to_dlpack = torch._C._to_dlpack
+    executor = fd._executor
+
+    def binding_alone():
+        return executor.execute([to_dlpack(x), to_dlpack(y)], capsules=True)
+
     results = {
         "braze fd.execute (cache hit)": per_call_us(lambda: fd.execute([x, y]), args.calls),
+        "braze binding alone (capsules)": per_call_us(binding_alone, args.calls),
         "torch eager add (one launch)": per_call_us(eager, args.calls),
         "torch.compile (one kernel)": per_call_us(lambda: compiled(x, y), args.calls),
     }

@@ -79,9 +79,15 @@ HostTensor hostTensorOf(const py::array& array, size_t index) {
                             const_cast<void*>(array.data()), std::move(owner));
 }
 
+/// A DLPack capsule's CUDA tensor, without a copy (Braze takes the capsule's ownership).
+DeviceTensor deviceTensorOf(const py::capsule& capsule, size_t index);
+
 /// A DLPack producer (torch, CuPy, JAX) with its tensor on a CUDA device, without a copy.
 DeviceTensor deviceTensorOf(const py::object& tensor, size_t index) {
-  py::capsule capsule = tensor.attr("__dlpack__")();
+  return deviceTensorOf(py::capsule(tensor.attr("__dlpack__")()), index);
+}
+
+DeviceTensor deviceTensorOf(const py::capsule& capsule, size_t index) {
   BRAZE_USER_CHECK(std::string(capsule.name()) == "dltensor")
       << "input " << index << ": __dlpack__ gave a capsule named '" << capsule.name()
       << "' (already consumed?)";
@@ -100,6 +106,10 @@ FusionArgument argumentOf(const py::handle& object, size_t index) {
   if (py::isinstance<py::int_>(object)) return ScalarValue(object.cast<int64_t>());
   if (py::isinstance<py::float_>(object)) return ScalarValue(object.cast<double>());
   if (py::isinstance<py::array>(object)) return hostTensorOf(object.cast<py::array>(), index);
+  // A capsule made by the caller (the Python layer asks torch for one directly: its Python
+  // __dlpack__ costs several microseconds a tensor).
+  if (PyCapsule_CheckExact(object.ptr()))
+    return deviceTensorOf(py::reinterpret_borrow<py::capsule>(object), index);
   if (py::hasattr(object, "__dlpack_device__")) {
     const auto device = object.attr("__dlpack_device__")().cast<std::pair<int, int>>();
     if (device.first == kDLCUDA)
@@ -164,7 +174,8 @@ class Executor {
       : cache_(std::make_shared<FusionExecutorCache>(*fusion)) {}
   explicit Executor(std::shared_ptr<FusionExecutorCache> cache) : cache_(std::move(cache)) {}
 
-  py::list execute(const py::sequence& inputs, const std::string& scheduler, int device) {
+  py::list execute(const py::sequence& inputs, const std::string& scheduler, int device,
+                   bool capsules) {
     std::vector<FusionArgument> arguments = argumentsOf(inputs);
     RunOptions options;
     options.scheduler = scheduler;
@@ -175,7 +186,11 @@ class Executor {
       outputs = cache_->run(arguments, options);
     }
     py::list result;
-    for (const FusionArgument& output : outputs) result.append(outputOf(output));
+    for (const FusionArgument& output : outputs) {
+      const auto* tensor = std::get_if<DeviceTensor>(&output);
+      result.append(capsules && tensor != nullptr ? py::object(capsuleOf(*tensor))
+                                                  : outputOf(output));
+    }
     return result;
   }
 
@@ -247,7 +262,9 @@ void bindRuntime(py::module_& m) {
   py::class_<Executor>(m, "Executor", "The executor cache of one fusion (FusionExecutorCache)")
       .def(py::init<const std::shared_ptr<Fusion>&>(), py::arg("fusion"))
       .def("execute", &Executor::execute, py::arg("inputs"), py::arg("scheduler") = "",
-           py::arg("device") = 0)
+           py::arg("device") = 0, py::arg("capsules") = false,
+           "The outputs: NumPy arrays for host results, DeviceTensor (a DLPack producer) for "
+           "device ones, or their DLPack capsules with capsules=True")
       .def("counters", &Executor::counters)
       .def("describe_last_runtime", &Executor::describeLastRuntime)
       .def("fusion", &Executor::fusion);
