@@ -121,19 +121,37 @@ def _arguments(inputs):
     return arguments
 
 
+_torch_functions = None  # (torch.Tensor, to_dlpack, from_dlpack, torch), once torch is loaded
+
+
+def _torch():
+    """torch's tensor type and DLPack entry points, looked up once torch has been imported
+    (Braze never imports it itself)."""
+    global _torch_functions
+    if _torch_functions is None:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return None
+        # torch._C._to_dlpack / _from_dlpack: the C++ functions behind Tensor.__dlpack__ and
+        # torch.from_dlpack, without their Python-level checks (several microseconds each).
+        to_dlpack = getattr(torch._C, "_to_dlpack", None) or (lambda t: t.__dlpack__())
+        from_dlpack = getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack
+        _torch_functions = (torch.Tensor, to_dlpack, from_dlpack, torch)
+    return _torch_functions
+
+
 def _execute(executor, inputs, device, scheduler):
-    """Runs ``executor`` on ``inputs``; torch inputs give torch outputs. The hit path is kept
-    short: one pass over the inputs, torch's own DLPack entry points (its Python __dlpack__
-    and from_dlpack cost several microseconds a tensor)."""
-    torch = sys.modules.get("torch")
-    tensor_type = torch.Tensor if torch is not None else ()
+    """Runs ``executor`` on ``inputs``; torch inputs give torch outputs. The cache-hit path is
+    kept short: one pass over the inputs, positional arguments to the binding."""
+    torch = _torch_functions or _torch()
+    tensor_type = torch[0] if torch is not None else ()
     arguments = []
     torch_io = False
     for value in inputs:
         if isinstance(value, tensor_type):
             torch_io = True
             if value.is_cuda:
-                arguments.append(_torch_to_dlpack(torch)(value))
+                arguments.append(torch[1](value))
             elif value.dim() == 0:
                 arguments.append(value.item())
             else:
@@ -144,28 +162,20 @@ def _execute(executor, inputs, device, scheduler):
             arguments.append(value)
     raw = executor.execute(
         arguments,
-        scheduler=scheduler or "",
-        device=0 if device is None else int(getattr(device, "index", device) or 0),
-        capsules=torch_io,
+        scheduler or "",
+        0 if device is None else int(getattr(device, "index", device) or 0),
+        torch_io,
     )
     if not torch_io:
         return raw
-    from_dlpack = _torch_from_dlpack(torch)
+    from_dlpack = torch[2]
+    capsule = _braze.CapsuleType
     return [
-        from_dlpack(out) if type(out).__name__ == "PyCapsule"
-        else torch.from_numpy(out) if hasattr(out, "shape")
+        from_dlpack(out) if type(out) is capsule
+        else torch[3].from_numpy(out) if hasattr(out, "shape")
         else out
         for out in raw
     ]
-
-
-def _torch_to_dlpack(torch):
-    # torch._C._to_dlpack: the C++ export behind Tensor.__dlpack__, without its Python checks.
-    return getattr(torch._C, "_to_dlpack", None) or (lambda t: t.__dlpack__())
-
-
-def _torch_from_dlpack(torch):
-    return getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack
 
 
 def _input_expression(value):

@@ -102,14 +102,14 @@ DeviceTensor deviceTensorOf(const py::capsule& capsule, size_t index) {
 }
 
 FusionArgument argumentOf(const py::handle& object, size_t index) {
+  // A capsule made by the caller first: the Python layer asks torch for one directly (its
+  // Python __dlpack__ costs several microseconds a tensor).
+  if (PyCapsule_CheckExact(object.ptr()))
+    return deviceTensorOf(py::reinterpret_borrow<py::capsule>(object), index);
   if (py::isinstance<py::bool_>(object)) return ScalarValue(object.cast<bool>());
   if (py::isinstance<py::int_>(object)) return ScalarValue(object.cast<int64_t>());
   if (py::isinstance<py::float_>(object)) return ScalarValue(object.cast<double>());
   if (py::isinstance<py::array>(object)) return hostTensorOf(object.cast<py::array>(), index);
-  // A capsule made by the caller (the Python layer asks torch for one directly: its Python
-  // __dlpack__ costs several microseconds a tensor).
-  if (PyCapsule_CheckExact(object.ptr()))
-    return deviceTensorOf(py::reinterpret_borrow<py::capsule>(object), index);
   if (py::hasattr(object, "__dlpack_device__")) {
     const auto device = object.attr("__dlpack_device__")().cast<std::pair<int, int>>();
     if (device.first == kDLCUDA)
