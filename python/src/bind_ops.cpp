@@ -115,6 +115,7 @@ void bindElementwise(py::module_& m) {
   BRAZE_BIND_UNARY(isnan)
   BRAZE_BIND_UNARY(isinf)
   BRAZE_BIND_UNARY(isfinite)
+  BRAZE_BIND_UNARY(signbit)
   BRAZE_BIND_UNARY(logical_not)
   BRAZE_BIND_UNARY(bitwise_not)
 #undef BRAZE_BIND_UNARY
@@ -133,6 +134,8 @@ void bindElementwise(py::module_& m) {
   BRAZE_BIND_BINARY(maximum)
   BRAZE_BIND_BINARY(minimum)
   BRAZE_BIND_BINARY(atan2)
+  BRAZE_BIND_BINARY(gcd)
+  BRAZE_BIND_BINARY(nextafter)
   BRAZE_BIND_BINARY(eq)
   BRAZE_BIND_BINARY(ne)
   BRAZE_BIND_BINARY(lt)
@@ -147,6 +150,7 @@ void bindElementwise(py::module_& m) {
   BRAZE_BIND_BINARY(bitwise_xor)
   BRAZE_BIND_BINARY(left_shift)
   BRAZE_BIND_BINARY(right_shift)
+  BRAZE_BIND_BINARY(logical_right_shift)
 #undef BRAZE_BIND_BINARY
 
   m.def(
@@ -259,6 +263,18 @@ void bindShapes(py::module_& m) {
                     braze::reshape(toTensor(x, "reshape", "arg"), shapeOf(shape, "reshape")));
       },
       py::arg("arg"), py::arg("new_shape"));
+  m.def(
+      "set",
+      [](const py::object& x) {
+        return wrap(fusionAmong({x}, "set"), braze::set(toTensor(x, "set", "arg")));
+      },
+      py::arg("arg"));
+  m.def(
+      "triu",
+      [](const py::object& x, int64_t diagonal) {
+        return wrap(fusionAmong({x}, "triu"), braze::triu(toTensor(x, "triu", "arg"), diagonal));
+      },
+      py::arg("arg"), py::arg("diagonal") = 0);
   m.def(
       "permute",
       [](const py::object& x, std::vector<int64_t> dims) {

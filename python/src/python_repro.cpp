@@ -323,6 +323,9 @@ class Writer {
         call("iota(" + extents(*out)[0] + ", " + args[0] + ", " + args[1] +
              ", dtype=" + dtypeName(out->dtype()) + ")");
         return;
+      case OpKind::Set:
+        call("set(" + args[0] + ")");
+        return;
       case OpKind::Matmul:
       case OpKind::Linear:
         call(op + "(" + joined(0) + ")");

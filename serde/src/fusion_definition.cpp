@@ -184,11 +184,6 @@ std::vector<Argument> builderArguments(const Expr* expr) {
       }
       return arguments;
     }
-    case OpKind::Set:
-      throw Error(cannotSave(expr,
-                             "a copy is made by scheduling (cacheBefore, cacheAfter, cacheFork) "
-                             "and a definition holds the fusion before scheduling; save the "
-                             "fusion as defined, before it is scheduled"));
     case OpKind::Split:
     case OpKind::Merge:
       throw Error(cannotSave(expr, "IterDomain transforms belong to a schedule"));

@@ -17,6 +17,7 @@
 //   full                        fill value, then the output's extents
 //   iota                        start, step, length
 //   matmul, linear              the operands (linear: x, weight [, bias])
+//   set                         x (a copy)
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -84,6 +85,7 @@ UnaryFn unaryBuilder(OpKind op) {
     BRAZE_UNARY_CASE(IsNan, isnan)
     BRAZE_UNARY_CASE(IsInf, isinf)
     BRAZE_UNARY_CASE(IsFinite, isfinite)
+    BRAZE_UNARY_CASE(Signbit, signbit)
     BRAZE_UNARY_CASE(LogicalNot, logical_not)
     BRAZE_UNARY_CASE(BitwiseNot, bitwise_not)
 #undef BRAZE_UNARY_CASE
@@ -109,6 +111,8 @@ BinaryFn binaryBuilder(OpKind op) {
     BRAZE_BINARY_CASE(Maximum, maximum)
     BRAZE_BINARY_CASE(Minimum, minimum)
     BRAZE_BINARY_CASE(Atan2, atan2)
+    BRAZE_BINARY_CASE(Gcd, gcd)
+    BRAZE_BINARY_CASE(Nextafter, nextafter)
     BRAZE_BINARY_CASE(Eq, eq)
     BRAZE_BINARY_CASE(Ne, ne)
     BRAZE_BINARY_CASE(Lt, lt)
@@ -123,6 +127,7 @@ BinaryFn binaryBuilder(OpKind op) {
     BRAZE_BINARY_CASE(BitwiseXor, bitwise_xor)
     BRAZE_BINARY_CASE(LeftShift, left_shift)
     BRAZE_BINARY_CASE(RightShift, right_shift)
+    BRAZE_BINARY_CASE(LogicalRightShift, logical_right_shift)
 #undef BRAZE_BINARY_CASE
     default:
       return nullptr;
@@ -510,6 +515,9 @@ class Replay {
         checkElementCount(x, 1);
         return reshape(x, sizes(1));
       }
+      case OpKind::Set:
+        expectArguments(n == 1, "1 (x)");
+        return set(tensor(arguments_[0], 0));
       case OpKind::Permute:
         expectArguments(n == 1, "1 (x)");
         return permute(tensor(arguments_[0], 0), attribute<std::vector<int64_t>>("perm"));

@@ -140,6 +140,7 @@ DataType inputComputeDtype(const Expr& expr, size_t input) {
     case OpKind::IsNan:
     case OpKind::IsInf:
     case OpKind::IsFinite:
+    case OpKind::Signbit:
       return computeDtype(expr.input(input)->dtype());
     case OpKind::Where:
       return input == 0 ? DataType::Bool : computeDtype(out);
@@ -246,6 +247,8 @@ std::string elementwiseValue(const Expr& expr, const std::vector<std::string>& i
       return call("isinf");
     case OpKind::IsFinite:
       return call("isfinite");
+    case OpKind::Signbit:
+      return call("signbit");
     case OpKind::LogicalNot:
       return "(!" + in[0] + ")";
     case OpKind::BitwiseNot:
@@ -275,6 +278,10 @@ std::string elementwiseValue(const Expr& expr, const std::vector<std::string>& i
       return call("minimum");
     case OpKind::Atan2:
       return call("atan2");
+    case OpKind::Gcd:
+      return call("gcd");
+    case OpKind::Nextafter:
+      return call("nextafter");
     case OpKind::Eq:
       return infix("==");
     case OpKind::Ne:
@@ -303,6 +310,8 @@ std::string elementwiseValue(const Expr& expr, const std::vector<std::string>& i
       return call("leftShift");
     case OpKind::RightShift:
       return call("rightShift");
+    case OpKind::LogicalRightShift:
+      return call("logicalRightShift");
     case OpKind::Where:
       return "(" + in[0] + " ? " + in[1] + " : " + in[2] + ")";
     case OpKind::Clamp:

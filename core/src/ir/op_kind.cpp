@@ -62,6 +62,8 @@ std::string_view toString(OpKind op) {
       return "isinf";
     case OpKind::IsFinite:
       return "isfinite";
+    case OpKind::Signbit:
+      return "signbit";
     case OpKind::LogicalNot:
       return "logical_not";
     case OpKind::BitwiseNot:
@@ -92,6 +94,10 @@ std::string_view toString(OpKind op) {
       return "minimum";
     case OpKind::Atan2:
       return "atan2";
+    case OpKind::Gcd:
+      return "gcd";
+    case OpKind::Nextafter:
+      return "nextafter";
     case OpKind::Eq:
       return "eq";
     case OpKind::Ne:
@@ -120,6 +126,8 @@ std::string_view toString(OpKind op) {
       return "left_shift";
     case OpKind::RightShift:
       return "right_shift";
+    case OpKind::LogicalRightShift:
+      return "logical_right_shift";
     case OpKind::Where:
       return "where";
     case OpKind::Clamp:
@@ -221,6 +229,7 @@ OpFamily familyOf(OpKind op) {
     case OpKind::IsNan:
     case OpKind::IsInf:
     case OpKind::IsFinite:
+    case OpKind::Signbit:
     case OpKind::LogicalNot:
     case OpKind::BitwiseNot:
       return OpFamily::Unary;
@@ -238,6 +247,8 @@ OpFamily familyOf(OpKind op) {
     case OpKind::Maximum:
     case OpKind::Minimum:
     case OpKind::Atan2:
+    case OpKind::Gcd:
+    case OpKind::Nextafter:
     case OpKind::Eq:
     case OpKind::Ne:
     case OpKind::Lt:
@@ -252,6 +263,7 @@ OpFamily familyOf(OpKind op) {
     case OpKind::BitwiseXor:
     case OpKind::LeftShift:
     case OpKind::RightShift:
+    case OpKind::LogicalRightShift:
       return OpFamily::Binary;
     case OpKind::Where:
     case OpKind::Clamp:
@@ -303,6 +315,7 @@ bool producesBool(OpKind op) {
     case OpKind::IsNan:
     case OpKind::IsInf:
     case OpKind::IsFinite:
+    case OpKind::Signbit:
     case OpKind::LogicalNot:
     case OpKind::Eq:
     case OpKind::Ne:

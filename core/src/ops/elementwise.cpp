@@ -53,8 +53,7 @@ bool isConstantInteger(const Operand& operand, int64_t value) {
 DataType promoteArguments(const std::vector<Argument>& arguments) {
   std::vector<TypedOperand> typed;
   typed.reserve(arguments.size());
-  for (const Argument& argument : arguments)
-    typed.push_back(argument.operand.typed());
+  for (const Argument& argument : arguments) typed.push_back(argument.operand.typed());
   return promoteOperands(typed);
 }
 
@@ -71,6 +70,23 @@ void requireIntegral(OpKind op, const Argument& argument) {
   BRAZE_USER_CHECK(isIntegral(dtype))
       << op << ": " << argument.name << " (" << describe(argument.operand) << ") has dtype "
       << dtype << ", but " << op << " needs integral operands (int32, int64 or index)";
+}
+
+/// nextafter steps by one ulp of its result dtype: float32 and float64 have a hardware (and
+/// std::) nextafter; a float16 or bfloat16 step computed in float32 would be a float32 ulp and
+/// round back to the input.
+void requireNextafterDtype(const Argument& a, const Argument& b, DataType promoted) {
+  const Argument& reduced = isReducedPrecision(a.operand.dtype()) ? a : b;
+  BRAZE_USER_CHECK(!isReducedPrecision(promoted))
+      << "nextafter: " << reduced.name << " (" << describe(reduced.operand) << ") has dtype "
+      << reduced.operand.dtype() << ", and the operands promote to " << promoted
+      << "; nextafter supports only float32 and float64 (as torch.nextafter); cast both "
+         "operands to float32 or float64 first";
+  BRAZE_USER_CHECK(promoted == DataType::Float32 || promoted == DataType::Float64)
+      << "nextafter: a (" << describe(a.operand) << ", " << a.operand.dtype() << ") and b ("
+      << describe(b.operand) << ", " << b.operand.dtype() << ") promote to " << promoted
+      << ", but nextafter needs a float32 or float64 result; cast a or b to a floating dtype "
+         "first";
 }
 
 DataType unaryResultType(OpKind op, const Argument& x) {
@@ -92,6 +108,12 @@ DataType unaryResultType(OpKind op, const Argument& x) {
     case OpKind::BitwiseNot:
       requireIntegralOrBool(op, x);
       return dtype;
+    case OpKind::Signbit:
+      BRAZE_USER_CHECK(!isBoolean(dtype))
+          << "signbit: x (" << describe(x.operand)
+          << ") is bool, which has no sign (torch.signbit refuses bool too); cast it to an "
+             "integer or floating dtype first";
+      return DataType::Bool;
     default:
       break;
   }
@@ -110,6 +132,8 @@ DataType binaryResultType(OpKind op, const Argument& a, const Argument& b) {
       }
       break;
     case OpKind::CeilDiv:
+    case OpKind::Gcd:
+    case OpKind::LogicalRightShift:
       requireIntegral(op, a);
       requireIntegral(op, b);
       break;
@@ -126,6 +150,10 @@ DataType binaryResultType(OpKind op, const Argument& a, const Argument& b) {
   }
   if (producesBool(op)) return DataType::Bool;
   const DataType promoted = promoteArguments({a, b});
+  if (op == OpKind::Nextafter) {
+    requireNextafterDtype(a, b, promoted);
+    return promoted;
+  }
   if (op == OpKind::TrueDiv || op == OpKind::Atan2) return floatingResultType(promoted);
   return promoted;
 }
@@ -279,6 +307,7 @@ BRAZE_DEFINE_UNARY_OP(sign, Sign)
 BRAZE_DEFINE_UNARY_OP(isnan, IsNan)
 BRAZE_DEFINE_UNARY_OP(isinf, IsInf)
 BRAZE_DEFINE_UNARY_OP(isfinite, IsFinite)
+BRAZE_DEFINE_UNARY_OP(signbit, Signbit)
 BRAZE_DEFINE_UNARY_OP(logical_not, LogicalNot)
 BRAZE_DEFINE_UNARY_OP(bitwise_not, BitwiseNot)
 #undef BRAZE_DEFINE_UNARY_OP
@@ -330,6 +359,8 @@ BRAZE_DEFINE_BINARY_OP(pow, Pow)
 BRAZE_DEFINE_BINARY_OP(maximum, Maximum)
 BRAZE_DEFINE_BINARY_OP(minimum, Minimum)
 BRAZE_DEFINE_BINARY_OP(atan2, Atan2)
+BRAZE_DEFINE_BINARY_OP(gcd, Gcd)
+BRAZE_DEFINE_BINARY_OP(nextafter, Nextafter)
 BRAZE_DEFINE_BINARY_OP(eq, Eq)
 BRAZE_DEFINE_BINARY_OP(ne, Ne)
 BRAZE_DEFINE_BINARY_OP(lt, Lt)
@@ -344,6 +375,7 @@ BRAZE_DEFINE_BINARY_OP(bitwise_or, BitwiseOr)
 BRAZE_DEFINE_BINARY_OP(bitwise_xor, BitwiseXor)
 BRAZE_DEFINE_BINARY_OP(left_shift, LeftShift)
 BRAZE_DEFINE_BINARY_OP(right_shift, RightShift)
+BRAZE_DEFINE_BINARY_OP(logical_right_shift, LogicalRightShift)
 #undef BRAZE_DEFINE_BINARY_OP
 
 // ---------------------------------------------------------------------------------------------

@@ -173,6 +173,40 @@ int64_t rightShift(int64_t a, int64_t b) {
   return a >> b;
 }
 
+/// Logical (unsigned) right shift of a's two's-complement bits in a `bits`-wide integer (32 or
+/// 64); a count outside [0, bits) gives 0, as nvFuser's logical_right_shift.
+int64_t logicalRightShift(int64_t a, int64_t b, int bits) {
+  if (b < 0 || b >= bits) return 0;
+  if (bits == 32) return static_cast<int64_t>(static_cast<uint32_t>(a) >> b);
+  return static_cast<int64_t>(static_cast<uint64_t>(a) >> b);
+}
+
+/// torch.gcd on the magnitudes as uint64, so |INT64_MIN| = 2^63 is no undefined behavior; the
+/// one result above INT64_MAX, 2^63, wraps to INT64_MIN (and an int32 result of 2^31 wraps to
+/// INT32_MIN when the caller narrows it), as the GPU's unsigned computation does.
+int64_t gcd(int64_t a, int64_t b) {
+  auto magnitude = [](int64_t v) {
+    return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  };
+  uint64_t x = magnitude(a);
+  uint64_t y = magnitude(b);
+  while (y != 0) {
+    const uint64_t r = x % y;
+    x = y;
+    y = r;
+  }
+  return static_cast<int64_t>(x);
+}
+
+/// std::nextafter in the result's dtype: float32 steps by a float32 ulp. Builders allow only
+/// float32 and float64 results; anything else steps in double, to stay total.
+double nextafter(double a, double b, DataType result_dtype) {
+  if (result_dtype == DataType::Float32) {
+    return static_cast<double>(std::nextafter(static_cast<float>(a), static_cast<float>(b)));
+  }
+  return std::nextafter(a, b);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Unary ops.
 
@@ -264,6 +298,9 @@ ScalarValue unary(OpKind op, const ScalarValue& input, DataType result_dtype,
       return as_double == nullptr || std::isfinite(*as_double);
     case OpKind::LogicalNot:
       return !toBool(input);
+    // The sign bit: -0.0 and a nan whose sign bit is set count as negative.
+    case OpKind::Signbit:
+      return as_double != nullptr ? std::signbit(*as_double) : toInt64(input) < 0;
     default:
       break;
   }
@@ -367,6 +404,10 @@ int64_t binaryInt(OpKind op, int64_t a, int64_t b) {
       return leftShift(a, b);
     case OpKind::RightShift:
       return rightShift(a, b);
+    case OpKind::Gcd:
+      return gcd(a, b);
+    case OpKind::LogicalRightShift:
+      return logicalRightShift(a, b, 64);
     default:
       break;
   }
@@ -409,6 +450,8 @@ double binaryFloat(OpKind op, double a, double b) {
     case OpKind::BitwiseXor:
     case OpKind::LeftShift:
     case OpKind::RightShift:
+    case OpKind::LogicalRightShift:
+    case OpKind::Gcd:
       return static_cast<double>(binaryInt(op, toInt64(a), toInt64(b)));
     default:
       break;
@@ -461,6 +504,15 @@ ScalarValue binary(OpKind op, const ScalarValue& a, const ScalarValue& b, DataTy
     case OpKind::TrueDiv:
     case OpKind::Atan2:
       return binaryFloat(op, toDouble(a), toDouble(b));
+    case OpKind::Nextafter:
+      return nextafter(toDouble(a), toDouble(b), result_dtype);
+    // Integer-only ops whose result depends on the result's width; the builders refuse
+    // floating operands.
+    case OpKind::LogicalRightShift:
+      if (!std::holds_alternative<double>(a) && !std::holds_alternative<double>(b)) {
+        return logicalRightShift(toInt64(a), toInt64(b), result_dtype == DataType::Int32 ? 32 : 64);
+      }
+      break;
     default:
       break;
   }

@@ -98,14 +98,14 @@ TEST(RuntimePreludeTest, EveryElementwiseFunctionIsFound) {
   Fusion floats;
   TensorView* x = makeSymbolicTensor(floats, 1);
   TensorView* y = makeSymbolicTensor(floats, 1);
-  const Unary float_unary[] = {abs,     exp,   exp2,       expm1, log,   log2,    log1p,
-                               sqrt,    rsqrt, reciprocal, sin,   cos,   tan,     tanh,
-                               sigmoid, relu,  silu,       erf,   erfc,  floor,   ceil,
-                               round,   trunc, sign,       isnan, isinf, isfinite};
+  const Unary float_unary[] = {abs,     exp,   exp2,       expm1, log,   log2,     log1p,
+                               sqrt,    rsqrt, reciprocal, sin,   cos,   tan,      tanh,
+                               sigmoid, relu,  silu,       erf,   erfc,  floor,    ceil,
+                               round,   trunc, sign,       isnan, isinf, isfinite, signbit};
   for (Unary op : float_unary) floats.addOutput(op(x));
   floats.addOutput(gelu(x));
   floats.addOutput(gelu(x, GeluApproximation::Tanh));
-  const Binary float_binary[] = {remainder, fmod, pow, maximum, minimum, atan2};
+  const Binary float_binary[] = {remainder, fmod, pow, maximum, minimum, atan2, nextafter};
   for (Binary op : float_binary) floats.addOutput(op(x, y));
   floats.addOutput(clamp(x, Operand(y), Operand(1.0)));
   floats.addOutput(lerp(x, Operand(y), Operand(0.25)));
@@ -113,11 +113,19 @@ TEST(RuntimePreludeTest, EveryElementwiseFunctionIsFound) {
   Fusion integers;
   TensorView* a = makeSymbolicTensor(integers, 1, DataType::Int64);
   TensorView* b = makeSymbolicTensor(integers, 1, DataType::Int64);
-  const Unary integer_unary[] = {abs, floor, sign};
+  const Unary integer_unary[] = {abs, floor, sign, signbit};
   for (Unary op : integer_unary) integers.addOutput(op(a));
-  const Binary integer_binary[] = {remainder, fmod,    ceil_div,   pow,
-                                   maximum,   minimum, left_shift, right_shift};
+  const Binary integer_binary[] = {remainder, fmod,       ceil_div,    pow, maximum,
+                                   minimum,   left_shift, right_shift, gcd, logical_right_shift};
   for (Binary op : integer_binary) integers.addOutput(op(a, b));
+  // int32 and float64 overloads of the new integer and float functions.
+  TensorView* c = makeSymbolicTensor(integers, 1, DataType::Int32);
+  integers.addOutput(gcd(c, c));
+  integers.addOutput(logical_right_shift(c, c));
+  integers.addOutput(signbit(c));
+  TensorView* d = makeSymbolicTensor(floats, 1, DataType::Float64);
+  floats.addOutput(nextafter(d, d));
+  floats.addOutput(signbit(d));
 
   for (Fusion* fusion : {&floats, &integers}) {
     const GeneratedKernel kernel = generateCuda(*fusion);

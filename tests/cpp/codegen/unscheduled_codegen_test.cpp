@@ -46,5 +46,33 @@ TEST(UnscheduledCodegenTest, VarMeanHalf) {
   compileForSm90(generated);
 }
 
+// signbit, gcd, nextafter, logical_right_shift, set and triu in every dtype they take: the
+// kernel calls the runtime functions (or, for set and triu, plain copies, iotas and a select)
+// and compiles.
+TEST(UnscheduledCodegenTest, SignbitGcdNextafterShiftSetTriu) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1, -1}});
+  TensorView* d = makeInputTensor(fusion, {.dtype = DataType::Float64, .sizes = {-1, -1}});
+  TensorView* h = makeInputTensor(fusion, {.dtype = DataType::Float16, .sizes = {-1, -1}});
+  TensorView* a = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1, -1}});
+  TensorView* b = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1, -1}});
+  for (TensorView* t : {x, d, h, a, b}) fusion.addOutput(signbit(t));
+  fusion.addOutput(nextafter(x, 0.0));
+  fusion.addOutput(nextafter(d, x));
+  fusion.addOutput(gcd(a, a));
+  fusion.addOutput(gcd(b, a));
+  fusion.addOutput(logical_right_shift(a, 3));
+  fusion.addOutput(logical_right_shift(b, a));
+  fusion.addOutput(set(x));
+  fusion.addOutput(triu(h, -1));
+  fusion.addOutput(triu(a));
+  const GeneratedKernel generated = generateCuda(fusion);
+  for (const char* call :
+       {"braze::signbit(", "braze::nextafter(", "braze::gcd(", "braze::logicalRightShift("}) {
+    EXPECT_NE(generated.source.find(call), std::string::npos) << call << "\n" << generated.source;
+  }
+  compileForSm90(generated);
+}
+
 }  // namespace
 }  // namespace braze

@@ -690,3 +690,75 @@ TEST(EvaluateBinary, MismatchedRunTimeSizesNameTheOpAndSizes) {
 
 }  // namespace
 }  // namespace braze
+
+namespace braze {
+namespace {
+
+// gcd, nextafter and logical_right_shift on whole tensors, in their dtypes' widths.
+TEST(EvaluateBinary, GcdOfInt64AndInt32Tensors) {
+  constexpr int64_t kMin64 = std::numeric_limits<int64_t>::min();
+  Fusion fusion;
+  TensorView* a = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1}});
+  TensorView* b = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1}});
+  TensorView* c = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1}});
+  fusion.addOutput(gcd(a, b));
+  fusion.addOutput(gcd(c, 6));
+  const std::vector<int64_t> as = {12, -12, 0, 0, kMin64, kMin64, kMin64, 7};
+  const std::vector<int64_t> bs = {18, 18, 0, -5, 6, 0, kMin64, 13};
+  const std::vector<int64_t> cs = {-2147483647 - 1, 0, -9, 4, 6, -6, 1, 35};
+  const std::vector<HostTensor> out =
+      evaluateFusionTensors(fusion, {test::tensorOfIntegers(DataType::Int64, {8}, as),
+                                     test::tensorOfIntegers(DataType::Int64, {8}, bs),
+                                     test::tensorOfIntegers(DataType::Int32, {8}, cs)});
+  EXPECT_EQ(out[0].dtype(), DataType::Int64);
+  EXPECT_EQ(test::integersOf(out[0]), (std::vector<int64_t>{6, 6, 0, 5, 2, kMin64, kMin64, 1}));
+  EXPECT_EQ(out[1].dtype(), DataType::Int32);
+  EXPECT_EQ(test::integersOf(out[1]), (std::vector<int64_t>{2, 6, 3, 2, 6, 6, 1, 1}));
+}
+
+TEST(EvaluateBinary, NextafterInFloat32AndFloat64) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1}});
+  TensorView* y = makeInputTensor(fusion, {.dtype = DataType::Float64, .sizes = {-1}});
+  fusion.addOutput(nextafter(x, 2.0));
+  fusion.addOutput(nextafter(y, 0.0));
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<HostTensor> out =
+      evaluateFusionTensors(fusion, {tensorOf(DataType::Float32, {4}, {1.0, -1.0, 2.0, inf}),
+                                     tensorOf(DataType::Float64, {3}, {1.0, -0.0, -inf})});
+  EXPECT_EQ(out[0].dtype(), DataType::Float32);
+  const std::vector<double> f = valuesOf(out[0]);
+  EXPECT_EQ(f[0], 1.0 + 0x1p-23);
+  EXPECT_EQ(f[1], -1.0 + 0x1p-24);
+  EXPECT_EQ(f[2], 2.0);
+  EXPECT_EQ(f[3], static_cast<double>(std::numeric_limits<float>::max()));
+  const std::vector<double> d = valuesOf(out[1]);
+  EXPECT_EQ(d[0], 1.0 - 0x1p-53);
+  EXPECT_EQ(d[1], 0.0);
+  EXPECT_FALSE(std::signbit(d[1]));
+  EXPECT_EQ(d[2], std::numeric_limits<double>::lowest());
+}
+
+TEST(EvaluateBinary, LogicalRightShiftOfInt32AndInt64) {
+  Fusion fusion;
+  TensorView* a = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1}});
+  TensorView* s = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1}});
+  TensorView* b = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1}});
+  fusion.addOutput(logical_right_shift(a, s));
+  fusion.addOutput(logical_right_shift(b, s));  // int64: a count of 40 still shifts
+  fusion.addOutput(right_shift(a, s));          // arithmetic, for contrast
+  const std::vector<int64_t> shifts = {0, 1, 28, 31, 32, 40, -1};
+  const std::vector<HostTensor> out = evaluateFusionTensors(
+      fusion, {test::tensorOfIntegers(DataType::Int32, {7}, std::vector<int64_t>(7, -1)),
+               test::tensorOfIntegers(DataType::Int32, {7}, shifts),
+               test::tensorOfIntegers(DataType::Int64, {7}, std::vector<int64_t>(7, -1))});
+  EXPECT_EQ(test::integersOf(out[0]), (std::vector<int64_t>{-1, 2147483647, 15, 1, 0, 0, 0}));
+  EXPECT_EQ(test::integersOf(out[1]),
+            (std::vector<int64_t>{-1, std::numeric_limits<int64_t>::max(), (int64_t{1} << 36) - 1,
+                                  (int64_t{1} << 33) - 1, (int64_t{1} << 32) - 1,
+                                  (int64_t{1} << 24) - 1, 0}));
+  EXPECT_EQ(test::integersOf(out[2]), (std::vector<int64_t>(7, -1)));
+}
+
+}  // namespace
+}  // namespace braze

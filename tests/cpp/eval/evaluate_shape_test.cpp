@@ -621,3 +621,54 @@ TEST(EvaluateShape, GatherOutOfRangeNamesTheOpAndValue) {
 
 }  // namespace
 }  // namespace braze
+
+namespace braze {
+namespace {
+
+// triu over the last two dims, batched, with positive, zero and negative diagonals and a
+// diagonal past the matrix.
+TEST(EvaluateShape, TriuKeepsTheUpperTriangle) {
+  for (int64_t diagonal : {-5, -1, 0, 1, 2, 4}) {
+    SCOPED_TRACE(diagonal);
+    Fusion fusion;
+    TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1, -1, -1}});
+    TensorView* m = makeInputTensor(fusion, {.dtype = DataType::Bool, .sizes = {-1, -1}});
+    fusion.addOutput(triu(x, diagonal));
+    fusion.addOutput(triu(m, diagonal));
+    std::vector<double> xs;
+    for (int i = 0; i < 2 * 3 * 4; ++i) xs.push_back(i + 1);
+    const std::vector<HostTensor> out = evaluateFusionTensors(
+        fusion, {test::tensorOf(DataType::Float32, {2, 3, 4}, xs),
+                 test::tensorOf(DataType::Bool, {3, 4}, std::vector<double>(12, 1.0))});
+    std::vector<double> expected;
+    std::vector<double> expected_mask;
+    for (int b = 0; b < 2; ++b) {
+      for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 4; ++c) {
+          const bool keep = c - r >= diagonal;
+          expected.push_back(keep ? xs[(b * 3 + r) * 4 + c] : 0.0);
+          if (b == 0) expected_mask.push_back(keep ? 1.0 : 0.0);
+        }
+      }
+    }
+    EXPECT_EQ(out[0].dtype(), DataType::Float32);
+    EXPECT_EQ(test::valuesOf(out[0]), expected);
+    EXPECT_EQ(out[1].dtype(), DataType::Bool);
+    EXPECT_EQ(test::valuesOf(out[1]), expected_mask);
+  }
+}
+
+TEST(EvaluateShape, SetCopies) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1, -1}});
+  fusion.addOutput(set(x));
+  fusion.addOutput(set(add(x, 1)));
+  const HostTensor input = test::tensorOf(DataType::Int32, {3, 2}, {1, 2, 3, 4, 5, 6});
+  const std::vector<HostTensor> out = evaluateFusionTensors(fusion, {input});
+  EXPECT_EQ(out[0].dtype(), DataType::Int32);
+  EXPECT_EQ(test::valuesOf(out[0]), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(test::valuesOf(out[1]), (std::vector<double>{2, 3, 4, 5, 6, 7}));
+}
+
+}  // namespace
+}  // namespace braze

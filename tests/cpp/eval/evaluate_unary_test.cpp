@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <string>
@@ -488,6 +489,38 @@ TEST(EvaluateUnary, ScalarResultBroadcastsIntoTensorOp) {
   expectClose(
       std::get<HostTensor>(out[0]),
       {DataType::Float32, {3, 4}, mapValues(valuesOf(input), [](double v) { return v * 1.5; })});
+}
+
+}  // namespace
+}  // namespace braze
+
+namespace braze {
+namespace {
+
+// signbit reads the stored sign bit: -0.0 and a nan with its sign set, in every float dtype.
+TEST(EvaluateUnary, SignbitOfFloatsAndIntegers) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1}});
+  TensorView* h = makeInputTensor(fusion, {.dtype = DataType::Float16, .sizes = {-1}});
+  TensorView* i = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1}});
+  fusion.addOutput(signbit(x));
+  fusion.addOutput(signbit(h));
+  fusion.addOutput(signbit(i));
+  const HostTensor xs = HostTensor::empty(DataType::Float32, {6});
+  const float inf = std::numeric_limits<float>::infinity();
+  const float values[] = {-0.0f, 0.0f, -inf, 2.5f, std::numeric_limits<float>::quiet_NaN(), 0.0f};
+  std::memcpy(xs.data(), values, sizeof(values));
+  const uint32_t negative_nan = 0xffc00000u;  // a quiet nan with its sign bit set
+  std::memcpy(static_cast<float*>(xs.data()) + 5, &negative_nan, sizeof(negative_nan));
+  const HostTensor hs = HostTensor::empty(DataType::Float16, {3});
+  const uint16_t halves[] = {0x8000, 0x0000, 0xfe00};  // -0.0, 0.0, a negative nan
+  std::memcpy(hs.data(), halves, sizeof(halves));
+  const std::vector<HostTensor> out = evaluateFusionTensors(
+      fusion, {xs, hs, test::tensorOfIntegers(DataType::Int64, {4}, {-1, 0, 5, INT64_MIN})});
+  EXPECT_EQ(out[0].dtype(), DataType::Bool);
+  EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{1, 0, 1, 0, 0, 1}));
+  EXPECT_EQ(valuesOf(out[1]), (std::vector<double>{1, 0, 1}));
+  EXPECT_EQ(valuesOf(out[2]), (std::vector<double>{1, 0, 0, 1}));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -487,6 +488,109 @@ TEST(ElementwiseSemanticsTest, Shifts) {
   EXPECT_EQ(runI(OpKind::RightShift, {kMin32, int64_t{31}}, I32), -1);
   EXPECT_EQ(runI(OpKind::RightShift, {kMin32, int64_t{40}}, I32), -1);
   EXPECT_EQ(runI(OpKind::RightShift, {kMax32, int64_t{40}}, I32), 0);
+}
+
+TEST(ElementwiseSemanticsTest, LogicalRightShiftFillsWithZeros) {
+  Draw draw(34);
+  for (int i = 0; i < 100; ++i) {
+    const int64_t a = draw.bits64();
+    const int64_t s = draw.integer(0, 63);
+    EXPECT_EQ(runI(OpKind::LogicalRightShift, {a, s}),
+              static_cast<int64_t>(static_cast<uint64_t>(a) >> s));
+  }
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-8}, int64_t{0}}), -8);  // a zero shift
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-1}, int64_t{1}}), kMax64);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-1}, int64_t{63}}), 1);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {kMin64, int64_t{63}}), 1);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{16}, int64_t{4}}), 1);
+  // Counts outside [0, 64) give 0, whatever the sign of a (right_shift gives -1 for a < 0).
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-1}, int64_t{64}}), 0);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-1}, int64_t{1000}}), 0);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-1}, int64_t{-1}}), 0);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{5}, kMin64}), 0);
+  EXPECT_EQ(runI(OpKind::RightShift, {int64_t{-1}, int64_t{64}}), -1);
+  // int32: the 32 bits of an int32 register.
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-1}, int64_t{28}}, I32), 15);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-1}, int64_t{0}}, I32), -1);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {kMin32, int64_t{31}}, I32), 1);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-1}, int64_t{1}}, I32), kMax32);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{-1}, int64_t{32}}, I32), 0);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {kMax32, int64_t{40}}, I32), 0);
+  EXPECT_EQ(runI(OpKind::LogicalRightShift, {int64_t{7}, int64_t{-3}}, I32), 0);
+}
+
+TEST(ElementwiseSemanticsTest, GcdIsNonNegativeAndTotal) {
+  EXPECT_EQ(runI(OpKind::Gcd, {int64_t{12}, int64_t{18}}), 6);
+  EXPECT_EQ(runI(OpKind::Gcd, {int64_t{-12}, int64_t{18}}), 6);
+  EXPECT_EQ(runI(OpKind::Gcd, {int64_t{12}, int64_t{-18}}), 6);
+  EXPECT_EQ(runI(OpKind::Gcd, {int64_t{-12}, int64_t{-18}}), 6);
+  EXPECT_EQ(runI(OpKind::Gcd, {int64_t{0}, int64_t{0}}), 0);
+  EXPECT_EQ(runI(OpKind::Gcd, {int64_t{0}, int64_t{-7}}), 7);
+  EXPECT_EQ(runI(OpKind::Gcd, {int64_t{-7}, int64_t{0}}), 7);
+  EXPECT_EQ(runI(OpKind::Gcd, {int64_t{17}, int64_t{5}}), 1);
+  EXPECT_EQ(runI(OpKind::Gcd, {kMax64, kMax64}), kMax64);
+  // INT64_MIN: its magnitude 2^63 is taken as unsigned, no undefined behavior.
+  EXPECT_EQ(runI(OpKind::Gcd, {kMin64, int64_t{6}}), 2);
+  EXPECT_EQ(runI(OpKind::Gcd, {kMin64, int64_t{-3}}), 1);
+  EXPECT_EQ(runI(OpKind::Gcd, {kMin64, int64_t{1} << 40}), int64_t{1} << 40);
+  EXPECT_EQ(runI(OpKind::Gcd, {kMin64, kMax64}), 1);
+  // The one result that does not fit, 2^63, wraps to INT64_MIN (two's complement).
+  EXPECT_EQ(runI(OpKind::Gcd, {kMin64, int64_t{0}}), kMin64);
+  EXPECT_EQ(runI(OpKind::Gcd, {kMin64, kMin64}), kMin64);
+  // int32 results: 2^31 wraps to INT32_MIN the same way.
+  EXPECT_EQ(runI(OpKind::Gcd, {kMin32, int64_t{6}}, I32), 2);
+  EXPECT_EQ(runI(OpKind::Gcd, {kMin32, int64_t{0}}, I32), kMin32);
+  EXPECT_EQ(runI(OpKind::Gcd, {int64_t{-24}, int64_t{36}}, I32), 12);
+  Draw draw(35);
+  for (int i = 0; i < 100; ++i) {
+    const int64_t a = draw.integer(-100000, 100000);
+    const int64_t b = draw.integer(-100000, 100000);
+    EXPECT_EQ(runI(OpKind::Gcd, {a, b}), std::gcd(a, b)) << a << ", " << b;
+  }
+}
+
+TEST(ElementwiseSemanticsTest, NextafterStepsOneUlpOfTheResultDtype) {
+  EXPECT_EQ(runF(OpKind::Nextafter, {1.0, 2.0}), std::nextafter(1.0, 2.0));
+  EXPECT_EQ(runF(OpKind::Nextafter, {1.0, 2.0}), 1.0 + 0x1p-52);
+  EXPECT_EQ(runF(OpKind::Nextafter, {1.0, 0.0}), 1.0 - 0x1p-53);
+  // float32 steps by a float32 ulp (nextafterf), not a float64 one.
+  EXPECT_EQ(runF(OpKind::Nextafter, {1.0, 2.0}, F32), 1.0 + 0x1p-23);
+  EXPECT_EQ(runF(OpKind::Nextafter, {1.0, -2.0}, F32), 1.0 - 0x1p-24);
+  EXPECT_EQ(runF(OpKind::Nextafter, {0.0, 1.0}, F32),
+            static_cast<double>(std::numeric_limits<float>::denorm_min()));
+  EXPECT_EQ(runF(OpKind::Nextafter, {0.0, -1.0}), -std::numeric_limits<double>::denorm_min());
+  // a == b gives b: the sign of zero comes from b.
+  const double from_negative_zero = runF(OpKind::Nextafter, {-0.0, 0.0});
+  EXPECT_EQ(from_negative_zero, 0.0);
+  EXPECT_FALSE(std::signbit(from_negative_zero));
+  EXPECT_TRUE(std::signbit(runF(OpKind::Nextafter, {0.0, -0.0}, F32)));
+  EXPECT_EQ(runF(OpKind::Nextafter, {2.0, 2.0}), 2.0);
+  // nan in either gives nan; inf steps to the largest finite value and back.
+  EXPECT_TRUE(std::isnan(runF(OpKind::Nextafter, {kNan, 1.0})));
+  EXPECT_TRUE(std::isnan(runF(OpKind::Nextafter, {1.0, kNan}, F32)));
+  EXPECT_EQ(runF(OpKind::Nextafter, {kInf, 0.0}), std::numeric_limits<double>::max());
+  EXPECT_EQ(runF(OpKind::Nextafter, {kInf, 0.0}, F32),
+            static_cast<double>(std::numeric_limits<float>::max()));
+  EXPECT_EQ(runF(OpKind::Nextafter, {std::numeric_limits<double>::max(), kInf}), kInf);
+  EXPECT_EQ(runF(OpKind::Nextafter, {-kInf, kInf}), std::numeric_limits<double>::lowest());
+}
+
+TEST(ElementwiseSemanticsTest, SignbitIsTheSignBit) {
+  EXPECT_TRUE(runB(OpKind::Signbit, {-0.0}));
+  EXPECT_FALSE(runB(OpKind::Signbit, {0.0}));
+  EXPECT_TRUE(runB(OpKind::Signbit, {-1.5}));
+  EXPECT_FALSE(runB(OpKind::Signbit, {1.5}));
+  EXPECT_TRUE(runB(OpKind::Signbit, {-kInf}));
+  EXPECT_FALSE(runB(OpKind::Signbit, {kInf}));
+  EXPECT_FALSE(runB(OpKind::Signbit, {kNan}));
+  EXPECT_TRUE(runB(OpKind::Signbit, {-kNan}));
+  EXPECT_TRUE(runB(OpKind::Signbit, {std::copysign(kNan, -1.0)}));
+  EXPECT_TRUE(runB(OpKind::Signbit, {-std::numeric_limits<double>::denorm_min()}));
+  // Integers: x < 0.
+  EXPECT_TRUE(runB(OpKind::Signbit, {int64_t{-1}}));
+  EXPECT_TRUE(runB(OpKind::Signbit, {kMin64}));
+  EXPECT_FALSE(runB(OpKind::Signbit, {int64_t{0}}));
+  EXPECT_FALSE(runB(OpKind::Signbit, {kMax64}));
 }
 
 // ---------------------------------------------------------------------------------------------

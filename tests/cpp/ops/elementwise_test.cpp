@@ -83,6 +83,7 @@ TEST(ElementwiseTest, EveryUnaryBuilderCreatesItsOp) {
       {OpKind::IsNan, &isnan},
       {OpKind::IsInf, &isinf},
       {OpKind::IsFinite, &isfinite},
+      {OpKind::Signbit, &signbit},
       {OpKind::LogicalNot, &logical_not},
   };
   for (const auto& [op, build] : builders) {
@@ -130,6 +131,8 @@ TEST(ElementwiseTest, EveryBinaryBuilderCreatesItsOp) {
       {OpKind::BitwiseXor, &bitwise_xor},
       {OpKind::LeftShift, &left_shift},
       {OpKind::RightShift, &right_shift},
+      {OpKind::Gcd, &gcd},
+      {OpKind::LogicalRightShift, &logical_right_shift},
   };
   for (const auto& [op, build] : builders) {
     Fusion fusion;
@@ -280,6 +283,20 @@ TEST(ElementwiseTest, BinaryResultDtypesFollowPyTorch) {
       {"bitwise_or bool int", [&](Fusion& f) { return bitwise_or(t(f, B), t(f, I32)); }, I32},
       {"left_shift int32 1", [&](Fusion& f) { return left_shift(t(f, I32), 1); }, I32},
       {"right_shift by int64", [&](Fusion& f) { return right_shift(t(f, I32), t(f, I64)); }, I64},
+      {"gcd int32 int32", [&](Fusion& f) { return gcd(t(f, I32), t(f, I32)); }, I32},
+      {"gcd int32 int64", [&](Fusion& f) { return gcd(t(f, I32), t(f, I64)); }, I64},
+      {"gcd int32 12", [&](Fusion& f) { return gcd(t(f, I32), 12); }, I32},
+      {"gcd index", [&](Fusion& f) { return gcd(s(f, IDX), 4); }, IDX},
+      {"nextafter f32 f32", [&](Fusion& f) { return nextafter(t(f, F32), t(f, F32)); }, F32},
+      {"nextafter f32 f64", [&](Fusion& f) { return nextafter(t(f, F32), t(f, F64)); }, F64},
+      {"nextafter f32 1.0", [&](Fusion& f) { return nextafter(t(f, F32), 1.0); }, F32},
+      {"nextafter f64 0", [&](Fusion& f) { return nextafter(t(f, F64), 0); }, F64},
+      {"nextafter int32 f32", [&](Fusion& f) { return nextafter(t(f, I32), t(f, F32)); }, F32},
+      {"nextafter f16 f32", [&](Fusion& f) { return nextafter(t(f, F16), t(f, F32)); }, F32},
+      {"logical_right_shift int32 1", [&](Fusion& f) { return logical_right_shift(t(f, I32), 1); },
+       I32},
+      {"logical_right_shift by int64",
+       [&](Fusion& f) { return logical_right_shift(t(f, I32), t(f, I64)); }, I64},
   };
   for (const BinaryDtypeCase& c : cases) {
     Fusion fusion;
@@ -742,6 +759,73 @@ TEST(ElementwiseTest, FoldingAnIntegerDivisionByZeroNamesTheOp) {
       throwsError([&] { div(fusion.constantIndex(4), 0); }, {"div: integer division by zero"}));
   EXPECT_TRUE(throwsError([&] { ceil_div(fusion.constantIndex(4), fusion.constantIndex(0)); },
                           {"ceil_div: integer division by zero"}));
+}
+
+}  // namespace
+}  // namespace braze
+
+namespace braze {
+namespace {
+
+TEST(ElementwiseTest, SignbitGivesBoolAndRefusesBool) {
+  Fusion fusion;
+  for (DataType dtype : {I32, I64, F16, BF16, F32, F64}) {
+    EXPECT_EQ(signbit(input(fusion, dtype, {-1}))->dtype(), B) << dtype;
+  }
+  EXPECT_EQ(signbit(makeInputScalar(fusion, IDX))->dtype(), B);
+  TensorView* mask = input(fusion, B, {-1});
+  EXPECT_TRUE(throwsError([&] { signbit(mask); }, {"signbit: x (" + mask->name() + " (input",
+                                                   ") is bool", "torch.signbit refuses bool too"}));
+  // Constants fold: the sign bit of -0.0 is set.
+  EXPECT_TRUE(
+      identical(*signbit(fusion.constant(-0.0, F64))->as<Scalar>()->value(), ScalarValue(true)));
+}
+
+TEST(ElementwiseTest, GcdNeedsIntegralOperands) {
+  Fusion fusion;
+  TensorView* f = input(fusion, F32, {-1});
+  TensorView* i = input(fusion, I64, {-1});
+  TensorView* mask = input(fusion, B, {-1});
+  EXPECT_TRUE(
+      throwsError([&] { gcd(f, i); }, {"gcd: a (" + f->name() + " (input 0)) has dtype float32",
+                                       "gcd needs integral operands (int32, int64 or index)"}));
+  EXPECT_TRUE(throwsError([&] { gcd(i, 2.0); }, {"gcd: b (the constant 2", "float64"}));
+  EXPECT_TRUE(throwsError([&] { gcd(i, mask); }, {"gcd: b (", "has dtype bool"}));
+  // Constants fold with the evaluator's semantics.
+  EXPECT_EQ(gcd(fusion.constant(int64_t{-12}, I64), 18)->as<Scalar>()->constantInt(), 6);
+}
+
+TEST(ElementwiseTest, NextafterRefusesReducedPrecisionAndIntegers) {
+  Fusion fusion;
+  TensorView* h = input(fusion, F16, {-1});
+  TensorView* bh = input(fusion, BF16, {-1});
+  TensorView* i = input(fusion, I32, {-1});
+  EXPECT_TRUE(throwsError(
+      [&] { nextafter(h, 1.0); },
+      {"nextafter: a (" + h->name() + " (input 0)) has dtype float16", "promote to float16",
+       "only float32 and float64", "cast both operands to float32 or float64"}));
+  EXPECT_TRUE(throwsError([&] { nextafter(1.0, bh); },
+                          {"nextafter: b (" + bh->name() + " (input 1)) has dtype bfloat16"}));
+  EXPECT_TRUE(throwsError([&] { nextafter(i, i); }, {"nextafter: a (", "int32", "promote to int32",
+                                                     "needs a float32 or float64 result"}));
+  EXPECT_TRUE(throwsError([&] { nextafter(i, true); }, {"nextafter: a (", "promote to int32"}));
+}
+
+TEST(ElementwiseTest, LogicalRightShiftNeedsIntegralOperands) {
+  Fusion fusion;
+  TensorView* f = input(fusion, F64, {-1});
+  TensorView* i = input(fusion, I32, {-1});
+  TensorView* mask = input(fusion, B, {-1});
+  EXPECT_TRUE(throwsError([&] { logical_right_shift(f, 1); },
+                          {"logical_right_shift: a (" + f->name() + " (input 0)) has dtype float64",
+                           "needs integral operands"}));
+  EXPECT_TRUE(throwsError([&] { logical_right_shift(i, 1.0); },
+                          {"logical_right_shift: b (the constant 1", "float64"}));
+  EXPECT_TRUE(throwsError([&] { logical_right_shift(mask, 1); },
+                          {"logical_right_shift: a (", "has dtype bool"}));
+  // A folded constant shifts the int64 bits: -1 >>> 60 = 15.
+  Scalar* minus_one = fusion.constant(int64_t{-1}, I64);
+  EXPECT_EQ(logical_right_shift(minus_one, 60)->as<Scalar>()->constantInt(), 15);
 }
 
 }  // namespace

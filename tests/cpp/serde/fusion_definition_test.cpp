@@ -50,14 +50,14 @@ std::vector<Case> opCases() {
          TensorView* x = input(f, {-1, -1});
          using Unary = TensorView* (*)(TensorView*);
          for (Unary op : std::initializer_list<Unary>{
-                  &braze::neg,        &braze::abs,   &braze::exp,        &braze::exp2,
-                  &braze::expm1,      &braze::log,   &braze::log2,       &braze::log1p,
-                  &braze::sqrt,       &braze::rsqrt, &braze::reciprocal, &braze::sin,
-                  &braze::cos,        &braze::tan,   &braze::tanh,       &braze::sigmoid,
-                  &braze::relu,       &braze::silu,  &braze::erf,        &braze::erfc,
-                  &braze::floor,      &braze::ceil,  &braze::round,      &braze::trunc,
-                  &braze::sign,       &braze::isnan, &braze::isinf,      &braze::isfinite,
-                  &braze::logical_not}) {
+                  &braze::neg,         &braze::abs,    &braze::exp,        &braze::exp2,
+                  &braze::expm1,       &braze::log,    &braze::log2,       &braze::log1p,
+                  &braze::sqrt,        &braze::rsqrt,  &braze::reciprocal, &braze::sin,
+                  &braze::cos,         &braze::tan,    &braze::tanh,       &braze::sigmoid,
+                  &braze::relu,        &braze::silu,   &braze::erf,        &braze::erfc,
+                  &braze::floor,       &braze::ceil,   &braze::round,      &braze::trunc,
+                  &braze::sign,        &braze::isnan,  &braze::isinf,      &braze::isfinite,
+                  &braze::logical_not, &braze::signbit}) {
            f.addOutput(op(x));
          }
          f.addOutput(gelu(x, GeluApproximation::Tanh));
@@ -69,37 +69,39 @@ std::vector<Case> opCases() {
          return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {3, 5}),
                                                r.uniform(DataType::Int32, {4})};
        }});
-  cases.push_back(
-      {"binary",
-       [](Fusion& f) {
-         TensorView* a = input(f, {-1, -1});
-         TensorView* b = input(f, {1, -1});  // a broadcast dim
-         Scalar* s = makeInputScalar(f, DataType::Float64);
-         using Binary = TensorView* (*)(TensorView*, TensorView*);
-         for (Binary op : std::initializer_list<Binary>{
-                  &braze::add,     &braze::sub,         &braze::mul,        &braze::div,
-                  &braze::truediv, &braze::remainder,   &braze::fmod,       &braze::pow,
-                  &braze::maximum, &braze::minimum,     &braze::atan2,      &braze::eq,
-                  &braze::ne,      &braze::lt,          &braze::le,         &braze::gt,
-                  &braze::ge,      &braze::logical_and, &braze::logical_or, &braze::logical_xor}) {
-           f.addOutput(op(a, b));
-         }
-         f.addOutput(add(mul(a, 2.5), s));
-         f.addOutput(sub(1, a));
-         TensorView* i = input(f, {-1}, DataType::Int64);
-         TensorView* j = input(f, {-1}, DataType::Int64);
-         for (Binary op : std::initializer_list<Binary>{
-                  &braze::bitwise_and, &braze::bitwise_or, &braze::bitwise_xor, &braze::left_shift,
-                  &braze::right_shift, &braze::ceil_div, &braze::div}) {
-           f.addOutput(op(i, j));
-         }
-       },
-       [](RandomTensors& r) {
-         return std::vector<EvaluatorArgument>{
-             r.nonZero(DataType::Float32, {3, 4}), r.nonZero(DataType::Float32, {1, 4}),
-             ScalarValue(0.75), r.uniform(DataType::Int64, {6}, 0, 9),
-             r.nonZero(DataType::Int64, {6}, 1, 3, 1)};
-       }});
+  cases.push_back({"binary",
+                   [](Fusion& f) {
+                     TensorView* a = input(f, {-1, -1});
+                     TensorView* b = input(f, {1, -1});  // a broadcast dim
+                     Scalar* s = makeInputScalar(f, DataType::Float64);
+                     using Binary = TensorView* (*)(TensorView*, TensorView*);
+                     for (Binary op : std::initializer_list<Binary>{
+                              &braze::add,        &braze::sub,         &braze::mul,
+                              &braze::div,        &braze::truediv,     &braze::remainder,
+                              &braze::fmod,       &braze::pow,         &braze::maximum,
+                              &braze::minimum,    &braze::atan2,       &braze::eq,
+                              &braze::ne,         &braze::lt,          &braze::le,
+                              &braze::gt,         &braze::ge,          &braze::logical_and,
+                              &braze::logical_or, &braze::logical_xor, &braze::nextafter}) {
+                       f.addOutput(op(a, b));
+                     }
+                     f.addOutput(add(mul(a, 2.5), s));
+                     f.addOutput(sub(1, a));
+                     TensorView* i = input(f, {-1}, DataType::Int64);
+                     TensorView* j = input(f, {-1}, DataType::Int64);
+                     for (Binary op : std::initializer_list<Binary>{
+                              &braze::bitwise_and, &braze::bitwise_or, &braze::bitwise_xor,
+                              &braze::left_shift, &braze::right_shift, &braze::ceil_div,
+                              &braze::div, &braze::gcd, &braze::logical_right_shift}) {
+                       f.addOutput(op(i, j));
+                     }
+                   },
+                   [](RandomTensors& r) {
+                     return std::vector<EvaluatorArgument>{
+                         r.nonZero(DataType::Float32, {3, 4}), r.nonZero(DataType::Float32, {1, 4}),
+                         ScalarValue(0.75), r.uniform(DataType::Int64, {6}, 0, 9),
+                         r.nonZero(DataType::Int64, {6}, 1, 3, 1)};
+                   }});
   cases.push_back({"ternary",
                    [](Fusion& f) {
                      TensorView* x = input(f, {-1, -1});
@@ -171,6 +173,14 @@ std::vector<Case> opCases() {
                    [](RandomTensors& r) {
                      return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {2, 3, 4}),
                                                            r.uniform(DataType::Float32, {6, 4})};
+                   }});
+  cases.push_back({"set",
+                   [](Fusion& f) {
+                     TensorView* x = input(f, {-1, 3});
+                     f.addOutput(set(exp(x)));
+                   },
+                   [](RandomTensors& r) {
+                     return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {2, 3})};
                    }});
   cases.push_back({"slice",
                    [](Fusion& f) {
@@ -314,8 +324,8 @@ INSTANTIATE_TEST_SUITE_P(EveryOp, FusionDefinitionOpTest,
                            return opCases()[info.param].name;
                          });
 
-// Every op kind a user can build appears in the cases above (Set, Split and Merge come only
-// from scheduling).
+// Every op kind a user can build appears in the cases above. Split and Merge come only from
+// scheduling.
 TEST(FusionDefinition, CasesCoverEveryBuildableOp) {
   std::vector<bool> seen(kNumOpKinds, false);
   for (const Case& c : opCases()) {
@@ -325,7 +335,7 @@ TEST(FusionDefinition, CasesCoverEveryBuildableOp) {
   }
   for (int op = 0; op < kNumOpKinds; ++op) {
     const auto kind = static_cast<OpKind>(op);
-    if (kind == OpKind::Set || kind == OpKind::Split || kind == OpKind::Merge) continue;
+    if (kind == OpKind::Split || kind == OpKind::Merge) continue;
     EXPECT_TRUE(seen[static_cast<size_t>(op)]) << "no case has op " << kind;
   }
 }
@@ -501,14 +511,19 @@ TEST(FusionDefinition, ReplayThatGivesAnotherFusionIsAnError) {
                           {"sha.bzf", "not the one that was saved"}));
 }
 
-TEST(FusionDefinition, ScheduledCopyCannotBeSaved) {
+// A definition is the program, not its schedule: a copy made by scheduling (cacheBefore) saves
+// as the user op set, and the loaded fusion computes the same.
+TEST(FusionDefinition, AScheduledFusionSavesAsItsProgram) {
   Fusion fusion;
   TensorView* x = input(fusion, {-1});
   TensorView* y = exp(x);
   fusion.addOutput(y);
   y->cacheBefore();
-  EXPECT_TRUE(throwsError([&] { encodeFusionDefinition(fusion); },
-                          {"op set cannot be saved yet", "before it is scheduled"}));
+  const std::unique_ptr<Fusion> decoded =
+      decodeFusionDefinition(encodeFusionDefinition(fusion), "scheduled.bzf");
+  EXPECT_EQ(canonicalForm(*decoded), canonicalForm(fusion));
+  RandomTensors random(3);
+  expectSameResults(fusion, *decoded, {random.uniform(DataType::Float32, {17})});
 }
 
 }  // namespace

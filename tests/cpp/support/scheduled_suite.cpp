@@ -338,6 +338,39 @@ FusionPtr elementwiseOps() {
   return fusion;
 }
 
+// signbit, nextafter, gcd, logical_right_shift, set and triu (iotas, broadcasts and a where) in
+// one pointwise kernel with many outputs; every result is exact, so the GPU must match the
+// reference evaluator bit for bit.
+FusionPtr torchOps() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* h = makeInputTensor(*fusion, {.dtype = DataType::Float16, .sizes = {-1, -1}});
+  TensorView* a = makeInputTensor(*fusion, {.dtype = DataType::Int32, .sizes = {-1, -1}});
+  TensorView* b = makeInputTensor(*fusion, {.dtype = DataType::Int64, .sizes = {-1, -1}});
+  // The first output reads every input, so that the schedule propagates from it to all.
+  TensorView* all = add(add(x, h), add(a, b));
+  std::vector<TensorView*> outs = {all,
+                                   triu(x, 1),
+                                   signbit(x),
+                                   signbit(h),
+                                   signbit(a),
+                                   signbit(neg(mul(x, 0.0))),  // -0.0 where x > 0
+                                   nextafter(x, 0.0),
+                                   nextafter(cast(x, DataType::Float64), x),
+                                   gcd(a, b),
+                                   gcd(a, 6),
+                                   gcd(a, 0),
+                                   logical_right_shift(a, 3),
+                                   logical_right_shift(b, a),
+                                   logical_right_shift(a, add(b, 25)),
+                                   set(x),
+                                   triu(a, -1)};
+  for (TensorView* out : outs) fusion->addOutput(out);
+  schedulePointwise(*fusion, outs.front(), 128);
+  inlineMost(*fusion);
+  return fusion;
+}
+
 // ---- reductions ---------------------------------------------------------------------------
 
 // One thread per row, reducing it serially in a register.
@@ -719,6 +752,19 @@ std::vector<ScheduledCase> makeSuite() {
                      "every unary, binary and ternary op and cast, on float32, float16, int32, "
                      "int64 and bool, as one pointwise kernel with many outputs",
                      elementwiseOps, inputs, Tolerance{1e-4, 1e-4}});
+  }
+  {
+    std::vector<SuiteInput> inputs = {tensorInput({7, 45}), tensorInput({7, 45}, DataType::Float16),
+                                      tensorInput({7, 45}, DataType::Int32),
+                                      tensorInput({7, 45}, DataType::Int64)};
+    inputs[2].low = -60;
+    inputs[2].high = 60;
+    inputs[3].low = -12;
+    inputs[3].high = 12;
+    suite.push_back({"torch_ops",
+                     "signbit, nextafter, gcd, logical_right_shift, set and triu as one "
+                     "pointwise kernel with many outputs",
+                     torchOps, inputs, Tolerance{0.0, 0.0}});
   }
   suite.push_back({"non_divisible_nested",
                    "split by 128 then by 3: both splits leave remainders",

@@ -56,6 +56,7 @@ namespace braze {
 ///   Linear    | x, weight [, bias]             | y                  |
 ///   Set       | x                              | y (same shape and  |
 ///             |                                |  dtype; a copy)    |
+///             | made by cacheBefore / cacheAfter / cacheFork, or by the user op set(x)
 ///
 /// IterDomain transforms relate a tensor's loop domain to its logical domain. They are Exprs
 /// over IterDomains, reached through IterDomain::definition(), never through Fusion::exprs():
@@ -99,6 +100,7 @@ enum class OpKind : uint8_t {
   IsNan,
   IsInf,
   IsFinite,
+  Signbit,  ///< torch.signbit: the sign bit (true for -0.0 and negative nan); x < 0 for integers.
   LogicalNot,
   BitwiseNot,
   Cast,
@@ -115,6 +117,8 @@ enum class OpKind : uint8_t {
   Maximum,
   Minimum,
   Atan2,
+  Gcd,        ///< torch.gcd: integers only; non-negative (see gcd in ops/elementwise.h).
+  Nextafter,  ///< std::nextafter in the operands' dtype (float32 or float64 only).
   Eq,
   Ne,
   Lt,
@@ -128,7 +132,8 @@ enum class OpKind : uint8_t {
   BitwiseOr,
   BitwiseXor,
   LeftShift,
-  RightShift,
+  RightShift,         ///< Arithmetic: the sign fills the vacated bits.
+  LogicalRightShift,  ///< Logical: zeros fill the vacated bits of the two's-complement value.
   // Ternary
   Where,
   Clamp,
@@ -158,7 +163,8 @@ enum class OpKind : uint8_t {
   // Contractions
   Matmul,
   Linear,
-  // Memory: a copy between memory types, made by cacheBefore / cacheAfter / cacheFork.
+  // Memory: a copy, made by cacheBefore / cacheAfter / cacheFork (between memory types) or by
+  // the user op set(x).
   Set,
   // IterDomain transforms (scheduling); they never appear in Fusion::exprs().
   Split,
@@ -188,7 +194,7 @@ OpFamily familyOf(OpKind op);
 bool isElementwise(OpKind op);  ///< Unary, Cast, Binary and Ternary families.
 /// The number of inputs of an elementwise op (Addcmul: 4); 0 for any other op.
 int elementwiseArity(OpKind op);
-/// Comparisons, logical ops, isnan/isinf/isfinite: results are bool.
+/// Comparisons, logical ops, isnan/isinf/isfinite/signbit: results are bool.
 bool producesBool(OpKind op);
 
 inline constexpr int kNumOpKinds = static_cast<int>(OpKind::Merge) + 1;

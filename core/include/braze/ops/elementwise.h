@@ -17,7 +17,9 @@ namespace braze {
 /// comparisons, logical ops and isnan/isinf/isfinite give bool; exp, log, sin, sqrt, sigmoid,
 /// gelu, erf and the other transcendental ops (and truediv) give the promoted floating type
 /// (float32 for integer and bool inputs); bitwise ops and shifts need integral or bool
-/// operands; abs, neg, floor, ceil, round, trunc, sign, relu keep the input dtype.
+/// operands; abs, neg, floor, ceil, round, trunc, sign, relu keep the input dtype; signbit
+/// gives bool; gcd and logical_right_shift need integral operands; nextafter needs a float32 or
+/// float64 result.
 ///
 /// Every builder validates its operands and throws an Error that names the op, the argument
 /// and what was wrong.
@@ -55,6 +57,10 @@ BRAZE_DECLARE_UNARY_OP(sign)
 BRAZE_DECLARE_UNARY_OP(isnan)
 BRAZE_DECLARE_UNARY_OP(isinf)
 BRAZE_DECLARE_UNARY_OP(isfinite)
+/// torch.signbit: bool, true when the sign bit is set, so for -0.0, -inf and a nan whose sign
+/// bit is set too; for int32/int64/index, x < 0. A bool x is refused, as torch refuses it
+/// ("signbit_cpu" not implemented for 'Bool').
+BRAZE_DECLARE_UNARY_OP(signbit)
 BRAZE_DECLARE_UNARY_OP(logical_not)
 BRAZE_DECLARE_UNARY_OP(bitwise_not)
 #undef BRAZE_DECLARE_UNARY_OP
@@ -132,6 +138,21 @@ BRAZE_DECLARE_BINARY_OP(pow)
 BRAZE_DECLARE_BINARY_OP(maximum)
 BRAZE_DECLARE_BINARY_OP(minimum)
 BRAZE_DECLARE_BINARY_OP(atan2)
+/// torch.gcd: both operands integral (int32, int64 or index; float and bool operands are
+/// refused, naming the argument); the result has the promoted dtype and is non-negative, with
+/// gcd(0, 0) = 0 and gcd(a, 0) = |a|. It is computed on the magnitudes as unsigned integers of
+/// the result's width, so the minimum value is no undefined behavior: the one result that does
+/// not fit, 2^63 for int64 (gcd(INT64_MIN, 0) and gcd(INT64_MIN, INT64_MIN)) or 2^31 for int32,
+/// wraps as two's complement to INT64_MIN (INT32_MIN). torch's abs() of INT64_MIN is undefined
+/// there.
+BRAZE_DECLARE_BINARY_OP(gcd)
+/// torch.nextafter / std::nextafter: the next representable value after a in the direction
+/// of b, in the operands' promoted dtype (float32: nextafterf, so the step is one float32 ulp).
+/// nan in either gives nan; a == b gives b (so nextafter(-0.0, 0.0) is +0.0). The promoted dtype
+/// must be float32 or float64: float16 and bfloat16 are refused (a step of a float32 ulp is not
+/// a step of theirs, and torch has no reduced-precision nextafter either), as are integral
+/// and bool results; integral operands promote with a floating one as in any binary op.
+BRAZE_DECLARE_BINARY_OP(nextafter)
 BRAZE_DECLARE_BINARY_OP(eq)
 BRAZE_DECLARE_BINARY_OP(ne)
 BRAZE_DECLARE_BINARY_OP(lt)
@@ -144,8 +165,18 @@ BRAZE_DECLARE_BINARY_OP(logical_xor)
 BRAZE_DECLARE_BINARY_OP(bitwise_and)
 BRAZE_DECLARE_BINARY_OP(bitwise_or)
 BRAZE_DECLARE_BINARY_OP(bitwise_xor)
+/// left_shift: torch.bitwise_left_shift; a shift count outside [0, bits) gives 0.
 BRAZE_DECLARE_BINARY_OP(left_shift)
+/// right_shift: torch.bitwise_right_shift, an *arithmetic* shift: the sign bit fills the vacated
+/// bits, so -8 >> 1 = -4; a count outside [0, bits) gives -1 for a negative a and 0 otherwise.
 BRAZE_DECLARE_BINARY_OP(right_shift)
+/// logical_right_shift (nvFuser's logical_right_shift): a *logical* shift of a's
+/// two's-complement bits in the result's width (the promoted dtype: 32 bits for int32, 64 for
+/// int64 and index), zeros filling the vacated bits: logical_right_shift(int32 -1, 28) = 15. A
+/// shift count outside [0, bits), negative or too large, gives 0. Both operands must be
+/// integral (int32, int64 or index); bool and floating operands are refused. Note that an int32
+/// a with an int64 count promotes to int64 first, so a negative int32 a shifts 64 bits.
+BRAZE_DECLARE_BINARY_OP(logical_right_shift)
 #undef BRAZE_DECLARE_BINARY_OP
 
 // Ternary ops. With a tensor first argument the result is a TensorView; otherwise a Val

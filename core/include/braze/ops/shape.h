@@ -64,6 +64,20 @@ TensorView* index_select(TensorView* x, int64_t dim, TensorView* index);
 /// out[i][j][k] = x[i][index[i][j][k]][k] for dim 1.
 TensorView* gather(TensorView* x, int64_t dim, TensorView* index);
 
+/// A copy of x: same shape (reduced dims dropped), same dtype, same values; nvFuser's set. It is
+/// the OpKind::Set that scheduling's cacheBefore / cacheAfter / cacheFork make, so every
+/// scheduler that accepts those copies accepts it. Useful to give an input or another output a
+/// tensor of its own as an output, or to mark where a value is materialized.
+TensorView* set(TensorView* x);
+
+/// torch.triu over the last two dims of x (rank >= 2; leading dims are batches): keeps the
+/// elements with col - row >= diagonal and gives 0 (false for bool) elsewhere; diagonal 0 keeps
+/// the main diagonal, positive ones drop diagonals above it, negative ones keep diagonals below.
+/// Any dtype; the result has x's dtype. Built from existing ops, not an OpKind of its own:
+/// where(iota(cols) - iota(rows) >= diagonal, x, 0) with the iotas broadcast over the last two
+/// dims, so the reference evaluator, codegen and definition files need nothing new for it.
+TensorView* triu(TensorView* x, int64_t diagonal = 0);
+
 /// A tensor of `shape` filled with `value`, converted to `dtype`.
 TensorView* full(Fusion& fusion, const std::vector<Operand>& shape, Operand value, DataType dtype);
 TensorView* zeros(Fusion& fusion, const std::vector<Operand>& shape, DataType dtype);

@@ -1,7 +1,8 @@
 // Braze runtime header: the elementwise functions beyond one CUDA math call, with the semantics
 // of Braze's reference evaluator (activations, NaN-propagating maximum/minimum and the max/min
-// reduction functors, Python's remainder, integer pow, lerp, shifts), overloaded for every
-// compute type. Uses float_functions.cuh (exp, erf, tanh) and limits.cuh (isinf).
+// reduction functors, Python's remainder, integer pow, lerp, shifts, signbit, gcd, nextafter),
+// overloaded for every compute type. Uses float_functions.cuh (exp, erf, tanh) and limits.cuh
+// (isinf).
 #pragma once
 
 namespace braze {
@@ -125,6 +126,40 @@ __device__ __forceinline__ T pow(T base, T exponent) {
 __device__ __forceinline__ float atan2(float a, float b) { return atan2f(a, b); }
 __device__ __forceinline__ double atan2(double a, double b) { return ::atan2(a, b); }
 
+// torch.signbit: the sign bit itself, so -0.0 and a nan with its sign bit set are negative.
+__device__ __forceinline__ bool signbit(float x) { return __float_as_int(x) < 0; }
+__device__ __forceinline__ bool signbit(double x) { return __double_as_longlong(x) < 0; }
+template <typename T>
+__device__ __forceinline__ bool signbit(T x) { return x < T(0); }
+
+// One ulp of the operands' own type toward b (float32: nextafterf); nan gives nan.
+__device__ __forceinline__ float nextafter(float a, float b) { return nextafterf(a, b); }
+__device__ __forceinline__ double nextafter(double a, double b) { return ::nextafter(a, b); }
+
+// torch.gcd on the magnitudes as unsigned integers of the operands' width: |INT_MIN| is no
+// undefined behavior, and the one result that does not fit (2^31, 2^63) wraps to INT_MIN, as the
+// reference evaluator does.
+template <typename U>
+__device__ __forceinline__ U gcdUnsigned(U x, U y) {
+  while (y != 0) {
+    const U r = x % y;
+    x = y;
+    y = r;
+  }
+  return x;
+}
+__device__ __forceinline__ int gcd(int a, int b) {
+  const unsigned x = a < 0 ? 0u - static_cast<unsigned>(a) : static_cast<unsigned>(a);
+  const unsigned y = b < 0 ? 0u - static_cast<unsigned>(b) : static_cast<unsigned>(b);
+  return static_cast<int>(gcdUnsigned(x, y));
+}
+__device__ __forceinline__ long long gcd(long long a, long long b) {
+  using U = unsigned long long;
+  const U x = a < 0 ? 0ull - static_cast<U>(a) : static_cast<U>(a);
+  const U y = b < 0 ? 0ull - static_cast<U>(b) : static_cast<U>(b);
+  return static_cast<long long>(gcdUnsigned(x, y));
+}
+
 template <typename T>
 __device__ __forceinline__ T lerp(T start, T end, T weight) {
   // torch.lerp: exact at weight 1.
@@ -138,6 +173,14 @@ __device__ __forceinline__ T leftShift(T a, T b) {
 template <typename T>
 __device__ __forceinline__ T rightShift(T a, T b) {
   return (b < 0 || b >= static_cast<T>(sizeof(T) * 8)) ? (a < 0 ? T(-1) : T(0)) : a >> b;
+}
+// Zeros fill the vacated bits of a's two's-complement value; a count outside [0, bits) gives 0.
+__device__ __forceinline__ int logicalRightShift(int a, int b) {
+  return (b < 0 || b >= 32) ? 0 : static_cast<int>(static_cast<unsigned>(a) >> b);
+}
+__device__ __forceinline__ long long logicalRightShift(long long a, long long b) {
+  return (b < 0 || b >= 64) ? 0LL
+                            : static_cast<long long>(static_cast<unsigned long long>(a) >> b);
 }
 
 // The functors of max and min reductions.
