@@ -7,6 +7,10 @@ build=${BRAZE_BUILD_DIR:-$root/build}
 
 "$root/tools/install-deps.sh"
 
+# With -g, ccache keys each object by its build folder too; without that, the Python package's
+# build (tools/python-env.sh, its own folder, the same compile lines) reuses this build's objects.
+export CCACHE_NOHASHDIR=1
+
 if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BRAZE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 fi

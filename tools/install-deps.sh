@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libflatbuffers-dev flatbuffers-compiler libdlpack-dev pybind11-dev
   nlohmann-json3-dev
+  python3 python3-venv python3-dev
 )
 
 missing=()

@@ -5,8 +5,8 @@
 
 #include <pybind11/stl.h>
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -46,9 +46,10 @@ std::string literal(const ScalarValue& value) {
   const double d = std::get<double>(value);
   if (std::isnan(d)) return "float('nan')";
   if (std::isinf(d)) return d > 0 ? "float('inf')" : "float('-inf')";
+  // The shortest text that reads back as the same double.
   char text[32];
-  std::snprintf(text, sizeof(text), "%.17g", d);
-  std::string s = text;
+  const auto [end, error] = std::to_chars(text, text + sizeof(text), d);
+  std::string s(text, error == std::errc() ? end : text);
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
   return s;
 }
