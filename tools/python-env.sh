@@ -40,8 +40,11 @@ PY
   ) || return 1
   local -a packages
   mapfile -t packages <<<"$requires"
-  "$BRAZE_PYTHON" -m pip install --quiet --disable-pip-version-check "${packages[@]}" "$@" ||
-    return 1
+  if ! "$BRAZE_PYTHON" -m pip install --quiet --disable-pip-version-check --retries 2 \
+    "${packages[@]}" "$@"; then
+    braze_python_from_tree "$root" "$build" "$@"
+    return
+  fi
 
   # The main build's compiler: scikit-build-core otherwise takes the one Python was built with
   # (g++ rather than c++), which changes every compile line.
@@ -60,4 +63,35 @@ PY
          "$build/python-package" >&2
     return 1
   }
+}
+
+# Where pip cannot reach a package index (no network, or a TLS proxy whose certificate the
+# machine lacks), the package cannot be pip installed: build the extension with the tree
+# instead (BRAZE_BUILD_PYTHON, Debian's pybind11 and Python headers) and use Debian's Python
+# with Debian's numpy and pytest, so the Python tests still run. Sets BRAZE_PYTHON and
+# PYTHONPATH (<build>/python, where python/CMakeLists.txt assembles the package).
+braze_python_from_tree() {
+  local root=$1 build=$2
+  echo "braze: pip could not install from a package index (see above); building the braze" \
+       "package with the tree and testing it from $build/python instead" >&2
+  local -a wanted=(python3 python3-dev pybind11-dev)
+  local package
+  for package in "${@:3}"; do wanted+=("python3-$package"); done
+  local -a missing=()
+  for package in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$package")
+  done
+  if ((${#missing[@]} > 0)); then
+    local -a sudo_cmd=()
+    [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}" >/dev/null || return 1
+  fi
+  cmake -S "$root" -B "$build" -DBRAZE_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 \
+    >/dev/null || return 1
+  cmake --build "$build" --target _braze || return 1
+  BRAZE_PYTHON=/usr/bin/python3
+  export PYTHONPATH=$build/python${PYTHONPATH:+:$PYTHONPATH}
 }

@@ -12,5 +12,5 @@ build=${BRAZE_BUILD_DIR:-$root/build}
 "$build/examples/braze_demo" "$@"
 
 source "$root/tools/python-env.sh"
-braze_python_env "$root" "$build"
+braze_python_env "$root" "$build" numpy
 "$BRAZE_PYTHON" "$root/examples/python/hello.py"

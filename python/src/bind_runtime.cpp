@@ -30,7 +30,7 @@ DataType dtypeOfArray(const py::array& array, size_t index) {
   if (kind == 'f' && size == 2) return DataType::Float16;
   if (kind == 'f' && size == 4) return DataType::Float32;
   if (kind == 'f' && size == 8) return DataType::Float64;
-  BRAZE_THROW() << "input " << index << ": NumPy dtype " << std::string(py::str(dtype))
+  BRAZE_THROW() << "input " << index << ": NumPy dtype " << std::string(py::str(py::handle(dtype)))
                 << " has no Braze dtype (bool, int32, int64, float16, float32, float64; "
                    "bfloat16 comes through torch tensors)";
 }
