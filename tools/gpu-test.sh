@@ -188,6 +188,15 @@ pack() {
       done
     fi
   fi
+  # The Python package for the GPU machine's Python (3.12, with PyTorch): a wheel built here
+  # (BRAZE_GPU_PYTHON, default pyenv's 3.12), installed there into a folder of its own.
+  local gpu_python=${BRAZE_GPU_PYTHON:-$(ls /root/.pyenv/versions/3.12*/bin/python3 2>/dev/null | head -1)}
+  if [[ -n $gpu_python && -x $gpu_python ]]; then
+    mkdir -p "$bundle/python-wheel"
+    CCACHE_NOHASHDIR=1 "$gpu_python" -m pip wheel --quiet --no-deps "$root" -w "$bundle/python-wheel" \
+      --config-settings=build-dir="$build/python-wheel" >"$build/python-wheel.log" 2>&1 ||
+      log "building the Python wheel failed (see $build/python-wheel.log)"
+  fi
   # Tests find their data through the source path compiled in.
   echo "$root" >"$bundle/SOURCE_ROOT"
   log "bundle ready: $bundle ($(du -sh "$bundle" | cut -f1)); carry it and run tools/gpu-test.sh there"
@@ -293,6 +302,9 @@ run() {
       --command "$invocation" ${BRAZE_SIDE_BY_SIDE_ARGS:-} \
       >"$results/side-by-side.log" 2>&1 || { failed=1; tail -20 "$results/side-by-side.log" >&2; }
   fi
+  if ((run_tests || run_bench)); then
+    pythonTier "$results" >"$results/python.txt" 2>&1 || failed=1
+  fi
   if ((run_bench)); then
     log "timing the first result, cold and warm"
     firstResult "$bin" >"$results/first-result.txt" 2>&1 || failed=1
@@ -300,6 +312,7 @@ run() {
   fi
   printSummary "$results" "$summary" | tee "$results/summary-table.txt"
   [[ -f $results/first-result.txt ]] && tee -a "$results/summary-table.txt" <"$results/first-result.txt"
+  [[ -s $results/python.txt ]] && tee -a "$results/summary-table.txt" <"$results/python.txt"
   # The side-by-side table (printed by the script after its progress lines).
   if [[ -f $results/side-by-side.log ]]; then
     sed -n '/^=== normalizations/,$p' "$results/side-by-side.log" | tee -a "$results/summary-table.txt"
@@ -351,6 +364,29 @@ firstResult() {
     w=$(printf '%s\n' "${warm[@]}" | sort -n | sed -n 2p)
     printf '%-28s %10s %10s %8s  %s\n' "$name" "$c" "$w" "$(awk -v c="$c" -v w="$w" 'BEGIN {printf "%.1fx", c / w}')" "$line"
   done
+}
+
+# The Python package from the bundle's wheel, installed into a folder of its own for a python3
+# that has PyTorch: pytest tests/python (the GPU tier included), then the host time per call
+# from Python (benchmarks/python/python_overhead.py).
+pythonTier() {
+  local results=$1 wheel site
+  wheel=$(ls "$bundle"/python-wheel/braze-*.whl 2>/dev/null | head -1)
+  [[ -n $wheel ]] && python3 -c 'import torch, pytest' 2>/dev/null || return 0
+  site=$results/python-site
+  python3 -m pip install --quiet --no-deps --no-index --target "$site" "$wheel" || return 1
+  echo "=== Python: $(basename "$wheel") on $(python3 --version)"
+  # The package carries its own core, plugins and scanner: none of the bundle's may leak in.
+  local library_path=${LD_LIBRARY_PATH//$bundle\/lib/}
+  local -a python=(env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER
+    LD_LIBRARY_PATH="$library_path" PYTHONPATH="$site" python3)
+  local rc=0
+  (cd "$root" && set -o pipefail && "${python[@]}" -m pytest tests/python -q 2>&1 | tail -3) || rc=1
+  if ((run_bench)); then
+    (cd "$root" && set -o pipefail &&
+      "${python[@]}" benchmarks/python/python_overhead.py 2>&1 | tail -6) || rc=1
+  fi
+  return $rc
 }
 
 # The bundle's cache built ahead of time without a GPU (pack), run by the cache worker in a
