@@ -231,6 +231,28 @@ class _Sched:
         """The fusion as ``name`` schedules it for ``inputs``, printed."""
         return _braze.sched.schedule(self._definition._fusion, name, _arguments(inputs))
 
+    # ---- manual schedules (inside a FusionDefinition subclass's schedule())
+
+    def transform_like(self, reference, selected=()):
+        """Replays ``reference``'s loop transforms on ``selected`` (default: every tensor)."""
+        _braze.sched.transform_like(reference, list(selected))
+
+    def parallelize_like(self, reference, pos=-1, selected=()):
+        """Copies ``reference``'s parallel types onto ``selected`` (default: every tensor)."""
+        if pos != -1:
+            raise Error("parallelize_like: Braze propagates every axis' parallel type; pos must be -1")
+        _braze.sched.parallelize_like(reference, list(selected))
+
+    def inline_most(self, selected=()):
+        _braze.sched.inline_most(self._definition._fusion, list(selected))
+
+    def inline_at(self, reference, pos):
+        _braze.sched.inline_at(reference, pos)
+
+    def to_string(self):
+        """The fusion's schedule: loop domains, parallel and memory types."""
+        return _braze.sched.print_schedule(self._definition._fusion)
+
 
 class FusionDefinition:
     """A fusion under construction (inside ``with``), then an executable one."""
@@ -427,6 +449,41 @@ class FusionDefinition:
                 diff = np.nanmax(np.abs(actual.astype(np.float64) - expected.astype(np.float64)))
                 raise AssertionError(f"output {i}: largest difference {diff} (rtol {r}, atol {a})")
         return outputs
+
+    # ---- manual schedules: a subclass defines definition() and schedule()
+
+    def _define_and_schedule(self):
+        cls = type(self)
+        if cls.definition is not FusionDefinition.definition and not self._fusion.outputs():
+            with self:
+                self.definition()
+        if cls.schedule is not FusionDefinition.schedule and not getattr(self, "_scheduled", False):
+            self.schedule()
+            self._scheduled = True
+
+    def definition(self):
+        """Overridden by a subclass: defines the fusion (called by manual_execute)."""
+
+    def schedule(self):
+        """Overridden by a subclass: schedules the fusion by hand with the tensors' split,
+        merge, reorder, axis(i).parallelize, rfactor, cache_after, cache_before,
+        set_memory_type and fd.sched's transform_like, parallelize_like, inline_most and
+        inline_at. A manually scheduled fusion runs through manual_execute only."""
+
+    def manual_compile(self, arch="sm_90"):
+        """Compiles the manually scheduled fusion into one kernel with NVRTC (no GPU needed):
+        {"kernel_name", "source", "registers", "cubin_bytes"}."""
+        self._define_and_schedule()
+        return _braze.sched.compile(self._fusion, arch)
+
+    def manual_execute(self, inputs):
+        """Runs the manually scheduled fusion as one kernel on CUDA tensors."""
+        self._define_and_schedule()
+        torch = _torch()
+        raw = _braze.sched.run(self._fusion, _arguments(inputs))
+        if torch is not None and any(isinstance(v, torch[0]) for v in inputs):
+            return [torch[3].from_dlpack(out) for out in raw]
+        return raw
 
     def last_runtime(self):
         """How the last execute ran: one line per segment (scheduler and params)."""

@@ -65,8 +65,9 @@ void bindIr(py::module_& m) {
       .value("Float64", DataType::Float64)
       .value("Index", DataType::Index);
 
-  py::class_<Value>(m, "Value", "A tensor or scalar of a fusion")
-      .def("is_tensor", &Value::isTensor)
+  py::class_<Value> value(m, "Value", "A tensor or scalar of a fusion");
+  bindScheduleMethods(value);
+  value.def("is_tensor", &Value::isTensor)
       .def("is_scalar", [](const Value& v) { return !v.isTensor(); })
       .def_property_readonly("dtype", [](const Value& v) { return v.val->dtype(); })
       .def("ndim",

@@ -242,6 +242,10 @@ py::list schedulers() {
 
 }  // namespace
 
+py::object deviceResultOf(const DeviceTensor& tensor) {
+  return py::cast(DeviceResult{tensor});
+}
+
 void bindRuntime(py::module_& m) {
   py::class_<DeviceResult>(m, "DeviceTensor", "A result in GPU memory (a DLPack producer)")
       .def(

@@ -44,5 +44,12 @@ void bindOps(py::module_& m);
 void bindRuntime(py::module_& m);
 void bindSched(py::module_& m);
 void bindRepro(py::module_& m);
+/// The scheduling methods of tensor values (split, merge, ...), added to the Value class.
+void bindScheduleMethods(py::class_<Value>& value);
+/// ParallelType, MemoryType, Axis, and the propagation, inlining and compile functions in
+/// `sched`.
+void bindSchedule(py::module_& m, py::module_& sched);
+/// A device result as Python receives it (a DLPack producer).
+py::object deviceResultOf(const DeviceTensor& tensor);
 
 }  // namespace braze::python

@@ -21,5 +21,6 @@ PYBIND11_MODULE(_braze, m) {
   braze::python::bindRuntime(m);
   pybind11::module_ sched = m.def_submodule("sched", "Schedulers by name");
   braze::python::bindSched(sched);
+  braze::python::bindSchedule(m, sched);
   braze::python::bindRepro(m);
 }
