@@ -46,6 +46,28 @@ TensorView* toTensor(const py::handle& object, std::string_view op, std::string_
 
 namespace {
 
+/// An Expr of a fusion, as Python holds it (the fusion kept alive with it).
+struct ExprHandle {
+  std::shared_ptr<Fusion> fusion;
+  const Expr* expr = nullptr;
+};
+
+py::object attributeValue(const AttributeValue& value) {
+  return std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
+}
+
+/// "T3: float32[...] = sum(T2, axes=[1])": the printer's line for one Expr.
+std::string exprLine(const Expr& expr) {
+  std::string text;
+  for (size_t i = 0; i < expr.outputs().size(); ++i)
+    text += (i ? ", " : "") + describe(expr.output(i));
+  text += " = " + std::string(toString(expr.op())) + "(";
+  for (size_t i = 0; i < expr.inputs().size(); ++i) text += (i ? ", " : "") + expr.input(i)->name();
+  for (const Attribute& attribute : expr.attributes())
+    text += ", " + attribute.name + "=" + toString(attribute.value);
+  return text + ")";
+}
+
 std::vector<Value> wrapAll(const std::shared_ptr<Fusion>& fusion, const std::vector<Val*>& vals) {
   std::vector<Value> wrapped;
   for (Val* val : vals) wrapped.push_back(wrap(fusion, val));
@@ -102,8 +124,28 @@ void bindIr(py::module_& m) {
            })
       .def_property_readonly("name", [](const Value& v) { return v.val->name(); })
       .def("__repr__", [](const Value& v) { return describe(v.val); })
+      .def("definition",
+           [](const Value& v) -> py::object {
+             const Expr* definition = v.val->definition();
+             if (definition == nullptr) return py::none();
+             return py::cast(ExprHandle{v.fusion, definition});
+           })
       .def("__eq__", [](const Value& a, const Value& b) { return a.val == b.val; })
       .def("__hash__", [](const Value& v) { return std::hash<const Val*>()(v.val); });
+
+  py::class_<ExprHandle>(m, "Expr", "An op of a fusion: its name, inputs, outputs, attributes")
+      .def_property_readonly(
+          "op", [](const ExprHandle& e) { return std::string(toString(e.expr->op())); })
+      .def("inputs", [](const ExprHandle& e) { return wrapAll(e.fusion, e.expr->inputs()); })
+      .def("outputs", [](const ExprHandle& e) { return wrapAll(e.fusion, e.expr->outputs()); })
+      .def("attributes",
+           [](const ExprHandle& e) {
+             py::dict d;
+             for (const Attribute& a : e.expr->attributes())
+               d[py::str(a.name)] = attributeValue(a.value);
+             return d;
+           })
+      .def("__repr__", [](const ExprHandle& e) { return exprLine(*e.expr); });
 
   py::class_<Fusion, std::shared_ptr<Fusion>>(m, "Fusion", "A fusion: its inputs, ops, outputs")
       .def(py::init([] { return std::make_shared<Fusion>(); }))
@@ -141,6 +183,12 @@ void bindIr(py::module_& m) {
            })
       .def("inputs", [](const std::shared_ptr<Fusion>& f) { return wrapAll(f, f->inputs()); })
       .def("outputs", [](const std::shared_ptr<Fusion>& f) { return wrapAll(f, f->outputs()); })
+      .def("exprs",
+           [](const std::shared_ptr<Fusion>& f) {
+             std::vector<ExprHandle> exprs;
+             for (const Expr* expr : f->exprs()) exprs.push_back({f, expr});
+             return exprs;
+           })
       .def("canonical_form", [](const Fusion& f) { return canonicalForm(f); })
       .def("structural_hash", [](const Fusion& f) { return structuralHash(f); })
       .def("clone", [](const Fusion& f) { return std::shared_ptr<Fusion>(f.clone()); })

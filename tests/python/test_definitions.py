@@ -177,3 +177,20 @@ def test_a_failed_execution_writes_a_repro(rng):
     path = str(failure.value).split("A script that repeats this: ")[1].strip()
     assert os.path.exists(path) and "braze_fusion" in open(path).read()
     os.remove(path)
+
+
+def test_ir_objects_are_bound_and_print_as_in_cpp():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        u = fd.ops.sum(fd.ops.exp(t), dims=[1], keepdim=True)
+        fd.add_output(u)
+    fusion = fd.fusion()
+    printed = str(fusion)
+    exprs = fusion.exprs()
+    assert [e.op for e in exprs] == ["exp", "sum", "broadcast"]
+    for expr in exprs:
+        assert repr(expr) in printed, (repr(expr), printed)
+    assert exprs[1].attributes() == {"axes": [1]}
+    assert exprs[2].outputs()[0] == u and u.definition().op == "broadcast"
+    assert t.definition() is None and exprs[0].inputs() == [t]
+    assert [repr(v) for v in fusion.inputs()] == [repr(t)]
