@@ -260,6 +260,7 @@ class FusionDefinition:
     def __init__(self):
         self._fusion = _braze.Fusion()
         self._executor = None
+        self._aliases = {}  # output index -> input index it is written into
         self.ops = _Ops(self)
         self.sched = _Sched(self)
 
@@ -335,11 +336,22 @@ class FusionDefinition:
         return [self.define_scalar(dtype=dtype) for _ in range(size)]
 
     def add_output(self, value, alias_input=None):
+        """Marks ``value`` as an output. With ``alias_input`` (an input tensor of the same
+        shape and dtype), execute writes the result into that input, as an in-place update
+        (an optimizer step, a running statistic), and does not return it. The kernel writes a
+        fresh buffer that is then copied into the input: aliasing without the copy is not
+        done yet."""
         if alias_input is not None:
-            raise Error(
-                "add_output(alias_input=...): Braze does not alias outputs to inputs yet; add "
-                "the output without alias_input and copy it into the input yourself"
-            )
+            inputs = self._fusion.inputs()
+            if alias_input not in inputs or not alias_input.is_tensor():
+                raise Error("add_output(alias_input=...): the alias must be a tensor input of this fusion")
+            if not value.is_tensor() or value.dtype != alias_input.dtype or value.ndim() != alias_input.ndim():
+                raise Error(
+                    f"add_output(alias_input=...): {value.name} ({value.dtype}, rank {value.ndim()}) "
+                    f"cannot be written into {alias_input.name} ({alias_input.dtype}, rank "
+                    f"{alias_input.ndim()}): dtype and rank must agree"
+                )
+            self._aliases[len(self._fusion.outputs())] = inputs.index(alias_input)
         self._fusion.add_output(value)
         self._executor = None
 
@@ -404,9 +416,23 @@ class FusionDefinition:
                 raise Error("execute: the fusion has no outputs; mark results with fd.add_output")
             self._executor = _braze.Executor(self._fusion)
         try:
-            return _execute(self._executor, inputs, device, scheduler)
+            outputs = _execute(self._executor, inputs, device, scheduler)
         except Error as error:
             raise Error(f"{error}\n{self._write_repro(inputs)}") from None
+        if not self._aliases:
+            return outputs
+        return self._write_aliases(inputs, outputs)
+
+    def _write_aliases(self, inputs, outputs):
+        """Copies each aliased output into its input; returns the other outputs."""
+        for output, position in self._aliases.items():
+            target, result = inputs[position], outputs[output]
+            if _is_torch(target):
+                target.copy_(result)
+            else:
+                np.copyto(target, np.asarray(result))
+        return [out for i, out in enumerate(outputs) if i not in self._aliases]
+
 
     def _write_repro(self, inputs):
         """Where a failed execution's repro script went (or why there is none)."""

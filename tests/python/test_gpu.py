@@ -63,3 +63,16 @@ def test_outputs_are_zero_copy_and_validate_uses_the_reference():
     assert out.data_ptr() != x.data_ptr() and out.device == x.device
     fd.validate([x])
     np.testing.assert_allclose(out.cpu().numpy(), torch.nn.functional.gelu(x).cpu().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@requires_cuda
+def test_an_aliased_output_updates_the_cuda_tensor_in_place():
+    w = torch.randn(4096, device="cuda")
+    g = torch.randn(4096, device="cuda")
+    expected = w - 0.1 * g
+    with FusionDefinition() as fd:
+        tw = fd.from_pytorch(w)
+        tg = fd.from_pytorch(g)
+        fd.add_output(fd.ops.sub(tw, fd.ops.mul(tg, 0.1)), alias_input=tw)
+    assert fd.execute([w, g]) == []
+    torch.testing.assert_close(w, expected)
