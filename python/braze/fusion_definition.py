@@ -103,22 +103,35 @@ def _is_torch(value):
 
 
 def _arguments(inputs):
-    """Inputs as the bindings take them: CUDA tensors as they are (DLPack), host torch
-    tensors as NumPy views, 0-d host tensors as numbers, lists flattened (vector inputs)."""
+    """Inputs as the bindings take them (see _convert)."""
+    return _convert(inputs)[0]
+
+
+def _convert(inputs):
+    """(arguments, torch_io): CUDA torch tensors as DLPack capsules from torch's C++ export,
+    host torch tensors as NumPy views, 0-d host tensors as numbers, lists flattened (vector
+    inputs), everything else as given; torch_io when any input was a torch tensor. On the
+    cache-hit path: one pass, torch's functions looked up once."""
+    torch = _torch_functions or _torch()
+    tensor_type = torch[0] if torch is not None else ()
     arguments = []
+    torch_io = False
     for value in inputs:
-        if isinstance(value, (list, tuple)):
-            arguments.extend(_arguments(value))
-        elif _is_torch(value):
+        if isinstance(value, tensor_type):
+            torch_io = True
             if value.is_cuda:
-                arguments.append(value)
+                arguments.append(torch[1](value))
             elif value.dim() == 0:
                 arguments.append(value.item())
             else:
                 arguments.append(value.detach().numpy())
+        elif isinstance(value, (list, tuple)):
+            nested, nested_torch = _convert(value)
+            arguments.extend(nested)
+            torch_io |= nested_torch
         else:
             arguments.append(value)
-    return arguments
+    return arguments, torch_io
 
 
 _torch_functions = None  # (torch.Tensor, to_dlpack, from_dlpack, torch), once torch is loaded
@@ -141,25 +154,9 @@ def _torch():
 
 
 def _execute(executor, inputs, device, scheduler):
-    """Runs ``executor`` on ``inputs``; torch inputs give torch outputs. The cache-hit path is
-    kept short: one pass over the inputs, positional arguments to the binding."""
-    torch = _torch_functions or _torch()
-    tensor_type = torch[0] if torch is not None else ()
-    arguments = []
-    torch_io = False
-    for value in inputs:
-        if isinstance(value, tensor_type):
-            torch_io = True
-            if value.is_cuda:
-                arguments.append(torch[1](value))
-            elif value.dim() == 0:
-                arguments.append(value.item())
-            else:
-                arguments.append(value.detach().numpy())
-        elif isinstance(value, (list, tuple)):
-            arguments.extend(_arguments(value))
-        else:
-            arguments.append(value)
+    """Runs ``executor`` on ``inputs``; torch inputs give torch outputs (positional arguments
+    to the binding: the cache-hit path stays short)."""
+    arguments, torch_io = _convert(inputs)
     raw = executor.execute(
         arguments,
         scheduler or "",
@@ -168,6 +165,7 @@ def _execute(executor, inputs, device, scheduler):
     )
     if not torch_io:
         return raw
+    torch = _torch_functions
     from_dlpack = torch[2]
     capsule = _braze.CapsuleType
     return [
@@ -178,29 +176,38 @@ def _execute(executor, inputs, device, scheduler):
     ]
 
 
+def _storage_elements(shape, strides):
+    """Elements of the storage that a view of ``shape`` and ``strides`` (in elements) reaches."""
+    if 0 in shape:
+        return 1
+    return 1 + sum((size - 1) * stride for size, stride in zip(shape, strides))
+
+
 def _input_expression(value):
-    """Python source for an input shaped, typed and laid out like ``value``."""
+    """Python source for an input shaped, typed and laid out like ``value``: fresh values in a
+    storage large enough for its strides (gaps included)."""
     if _is_torch(value):
         if value.dim() == 0 and not value.is_cuda:
             return repr(value.item())
+        shape, strides = tuple(value.shape), tuple(value.stride())
+        fill = "randn" if value.is_floating_point() else "zeros"
         return (
-            f"torch.randn({tuple(value.shape)}, device={str(value.device)!r}).to({value.dtype})"
-            f".as_strided({tuple(value.shape)}, {tuple(value.stride())})"
-            if value.is_floating_point()
-            else f"torch.zeros({tuple(value.shape)}, dtype={value.dtype}, device={str(value.device)!r})"
+            f"torch.{fill}({_storage_elements(shape, strides)}, device={str(value.device)!r})"
+            f".to({value.dtype}).as_strided({shape}, {strides})"
         )
     if hasattr(value, "dtype") and hasattr(value, "strides"):
-        strides = tuple(s // value.itemsize for s in value.strides)
+        dtype = str(value.dtype)
         base = (
-            f"rng.standard_normal({value.shape}).astype({str(value.dtype)!r})"
+            f"rng.standard_normal({{}}).astype({dtype!r})"
             if value.dtype.kind == "f"
-            else f"np.zeros({value.shape}, dtype={str(value.dtype)!r})"
+            else f"np.zeros({{}}, dtype={dtype!r})"
         )
-        if strides == tuple(np.ndarray(value.shape, value.dtype).strides[i] // value.itemsize for i in range(value.ndim)):
-            return base
+        if value.flags.c_contiguous:
+            return base.format(value.shape)
+        strides = tuple(s // value.itemsize for s in value.strides)
         return (
-            f"np.lib.stride_tricks.as_strided({base}, {value.shape}, "
-            f"{tuple(s * value.itemsize for s in strides)})"
+            f"np.lib.stride_tricks.as_strided({base.format(_storage_elements(value.shape, strides))}, "
+            f"{value.shape}, {value.strides})"
         )
     return repr(value)
 

@@ -56,18 +56,6 @@ py::object attributeValue(const AttributeValue& value) {
   return std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
 }
 
-/// "T3: float32[...] = sum(T2, axes=[1])": the printer's line for one Expr.
-std::string exprLine(const Expr& expr) {
-  std::string text;
-  for (size_t i = 0; i < expr.outputs().size(); ++i)
-    text += (i ? ", " : "") + describe(expr.output(i));
-  text += " = " + std::string(toString(expr.op())) + "(";
-  for (size_t i = 0; i < expr.inputs().size(); ++i) text += (i ? ", " : "") + expr.input(i)->name();
-  for (const Attribute& attribute : expr.attributes())
-    text += ", " + attribute.name + "=" + toString(attribute.value);
-  return text + ")";
-}
-
 std::vector<Value> wrapAll(const std::shared_ptr<Fusion>& fusion, const std::vector<Val*>& vals) {
   std::vector<Value> wrapped;
   for (Val* val : vals) wrapped.push_back(wrap(fusion, val));
@@ -145,7 +133,7 @@ void bindIr(py::module_& m) {
                d[py::str(a.name)] = attributeValue(a.value);
              return d;
            })
-      .def("__repr__", [](const ExprHandle& e) { return exprLine(*e.expr); });
+      .def("__repr__", [](const ExprHandle& e) { return describe(e.expr); });
 
   py::class_<Fusion, std::shared_ptr<Fusion>>(m, "Fusion", "A fusion: its inputs, ops, outputs")
       .def(py::init([] { return std::make_shared<Fusion>(); }))

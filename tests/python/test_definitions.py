@@ -210,3 +210,15 @@ def test_an_aliased_output_is_written_into_its_input(rng):
     assert len(outputs) == 1  # the aliased output is not returned
     np.testing.assert_allclose(w, expected, rtol=1e-6)
     np.testing.assert_allclose(outputs[0], (g.astype(np.float64) ** 2).sum(), rtol=1e-5)
+
+
+def test_a_repro_of_a_gapped_layout_reads_only_its_own_storage(tmp_path):
+    x = np.arange(48, dtype=np.float32).reshape(6, 8)[:, ::2]  # strides (8, 2): gaps
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(sizes=x.shape, strides=[s // 4 for s in x.strides])
+        fd.add_output(fd.ops.neg(t))
+    fd.execute([x])
+    path = tmp_path / "gapped.py"
+    assert "standard_normal(47)" in fd.repro([x], path)  # 1 + 5 * 8 + 3 * 2 elements
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+    assert run.returncode == 0 and "(6, 4)" in run.stdout, run.stderr

@@ -16,7 +16,6 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <sstream>
 
 #include "braze/driver/device_properties.h"
@@ -110,22 +109,14 @@ std::vector<int64_t> parseList(const std::string& text, std::string_view what) {
 
 // Random values of the dtype (a float in [-1, 1]); integers are 0 so that index inputs
 // (index_select, gather) are valid for any size.
-ScalarValue randomValue(DataType dtype, std::mt19937_64& engine) {
-  if (isBoolean(dtype)) return (engine() & 1) != 0;
-  if (isIntegral(dtype)) return int64_t{0};
-  return std::uniform_real_distribution<double>(-1.0, 1.0)(engine);
-}
-
+/// A host tensor of these sizes and strides; its values are never read (prepare only looks at
+/// the arguments' metadata), so they are left uninitialized.
 HostTensor makeTensor(DataType dtype, const std::vector<int64_t>& sizes,
-                      std::optional<std::vector<int64_t>> strides, std::mt19937_64& engine) {
+                      std::optional<std::vector<int64_t>> strides) {
   for (int64_t size : sizes) {
     BRAZE_USER_CHECK(size >= 0) << "size " << size << " is negative";
   }
-  if (!strides) {
-    HostTensor tensor = HostTensor::empty(dtype, sizes);
-    for (int64_t i = 0; i < tensor.numel(); ++i) tensor.setFlat(i, randomValue(dtype, engine));
-    return tensor;
-  }
+  if (!strides) return HostTensor::empty(dtype, sizes);
   BRAZE_USER_CHECK(strides->size() == sizes.size())
       << strides->size() << " strides for " << sizes.size() << " sizes";
   // The storage a view of these sizes and strides reaches: one past its furthest element.
@@ -136,12 +127,11 @@ HostTensor makeTensor(DataType dtype, const std::vector<int64_t>& sizes,
     if (extent > 0) extent += (sizes[d] - 1) * (*strides)[d];
   }
   HostTensor storage = HostTensor::empty(dtype, {std::max<int64_t>(extent, 1)});
-  for (int64_t i = 0; i < storage.numel(); ++i) storage.setFlat(i, randomValue(dtype, engine));
   return HostTensor::borrow(dtype, sizes, *strides, storage.data(), storage.owner());
 }
 
 // "bf16[8192,4096]; f32[4096]:[1]; f64=1e-5" -> one argument per entry.
-std::vector<FusionArgument> parseSignature(const std::string& signature, std::mt19937_64& engine) {
+std::vector<FusionArgument> parseSignature(const std::string& signature) {
   std::vector<FusionArgument> arguments;
   std::stringstream entries(signature);
   std::string entry;
@@ -190,7 +180,7 @@ std::vector<FusionArgument> parseSignature(const std::string& signature, std::mt
             << "after the sizes comes ':[strides]' or nothing, not '" << rest << "'";
         strides = parseList(trim(rest.substr(1)), "strides");
       }
-      arguments.emplace_back(makeTensor(dtype, sizes, strides, engine));
+      arguments.emplace_back(makeTensor(dtype, sizes, strides));
     } catch (const Error& error) {
       BRAZE_THROW() << "input " << index << ": " << error.what();
     }
@@ -293,7 +283,6 @@ int runCompileCommand(const std::vector<std::string>& args) {
   // by its properties); with one, for that GPU.
   RunOptions run_options;
   run_options.arch = parsed.arch;
-  std::mt19937_64 engine(1);
   int failures = 0;
   int64_t total_kernels = 0;
   int64_t total_nvrtc = 0;
@@ -303,7 +292,7 @@ int runCompileCommand(const std::vector<std::string>& args) {
     const auto start = std::chrono::steady_clock::now();
     const int64_t nvrtc_before = driver::nvrtcCompileCount();
     try {
-      const std::vector<FusionArgument> inputs = parseSignature(signature, engine);
+      const std::vector<FusionArgument> inputs = parseSignature(signature);
       // One executor per signature, so each line counts only what its signature built.
       FusionExecutorCache executor(*fusion);
       const std::shared_ptr<const FusionKernelRuntime> runtime =

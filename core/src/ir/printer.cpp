@@ -52,8 +52,7 @@ class MathPrinter {
     }
     os_ << ")\n";
     for (Expr* expr : fusion.exprs()) {
-      for (Val* output : expr->outputs())
-        printExtentDefinitions(output);
+      for (Val* output : expr->outputs()) printExtentDefinitions(output);
       printExpr(expr);
     }
   }
@@ -67,32 +66,14 @@ class MathPrinter {
     for (IterDomain* id : tv->logical()) {
       for (Scalar* extent : {id->extent(), id->expandedExtent()}) {
         if (extent == nullptr) continue;
-        for (Expr* def : Fusion::scalarDefinitionChain(extent))
-          printExpr(def);
+        for (Expr* def : Fusion::scalarDefinitionChain(extent)) printExpr(def);
       }
     }
   }
 
   void printExpr(const Expr* expr) {
     if (!printed_.insert(expr).second) return;
-    os_ << "  ";
-    for (size_t i = 0; i < expr->outputs().size(); ++i) {
-      if (i > 0) os_ << ", ";
-      os_ << describe(expr->outputs()[i]);
-    }
-    os_ << " = " << expr->op() << "(";
-    bool first = true;
-    for (const Val* input : expr->inputs()) {
-      if (!first) os_ << ", ";
-      first = false;
-      os_ << input->name();
-    }
-    for (const Attribute& attribute : expr->attributes()) {
-      if (!first) os_ << ", ";
-      first = false;
-      os_ << attribute.name << "=" << toString(attribute.value);
-    }
-    os_ << ")\n";
+    os_ << "  " << describe(expr) << "\n";
   }
 
   std::ostream& os_;
@@ -112,6 +93,28 @@ std::string describe(const Val* val) {
     }
     os << "]";
   }
+  return os.str();
+}
+
+std::string describe(const Expr* expr) {
+  std::ostringstream os;
+  for (size_t i = 0; i < expr->outputs().size(); ++i) {
+    if (i > 0) os << ", ";
+    os << describe(expr->outputs()[i]);
+  }
+  os << " = " << expr->op() << "(";
+  bool first = true;
+  for (const Val* input : expr->inputs()) {
+    if (!first) os << ", ";
+    first = false;
+    os << input->name();
+  }
+  for (const Attribute& attribute : expr->attributes()) {
+    if (!first) os << ", ";
+    first = false;
+    os << attribute.name << "=" << toString(attribute.value);
+  }
+  os << ")";
   return os.str();
 }
 

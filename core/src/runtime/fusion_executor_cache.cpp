@@ -107,42 +107,40 @@ void FusionExecutorCache::rememberLast(const std::shared_ptr<FusionKernelRuntime
   last_raw_ = runtime.get();
 }
 
-namespace {
-
-// Without a GPU, or for another architecture than the GPU's, schedule for the device the
-// target architecture names (an ahead-of-time build for sm_100 plans for a B200), so that its
-// decisions are the ones that device finds.
-void scheduleForTarget(RunContext& context, const RunOptions& options) {
-  if (!options.arch || (context.on_gpu && context.properties.arch == *options.arch)) return;
-  if (std::optional<driver::DeviceProperties> target = driver::propertiesForArch(*options.arch))
-    context.properties = std::move(*target);
+RunContext FusionExecutorCache::contextFor(const std::vector<FusionArgument>& inputs,
+                                           const RunOptions& options) const {
+  RunContext context = RunContext::of(*fusion_, inputs);
+  runtime_detail::checkExtentEqualities(extent_equalities_, *context.extents, "the fusion");
+  if (std::none_of(inputs.begin(), inputs.end(),
+                   [](const FusionArgument& a) { return std::holds_alternative<DeviceTensor>(a); }))
+    context.device = options.device;
+  // Without a GPU, or for another architecture than the GPU's, schedule for the device the
+  // target architecture names (an ahead-of-time build for sm_100 plans for a B200), so that
+  // its decisions are the ones that device finds.
+  if (options.arch && !(context.on_gpu && context.properties.arch == *options.arch)) {
+    if (std::optional<driver::DeviceProperties> target = driver::propertiesForArch(*options.arch))
+      context.properties = std::move(*target);
+  }
+  return context;
 }
-
-}  // namespace
 
 std::shared_ptr<const FusionKernelRuntime> FusionExecutorCache::prepare(
     const std::vector<FusionArgument>& inputs, const RunOptions& options) {
-  RunContext context = RunContext::of(*fusion_, inputs);
-  runtime_detail::checkExtentEqualities(extent_equalities_, *context.extents, "the fusion");
-  const bool has_device_tensors =
-      std::any_of(inputs.begin(), inputs.end(),
-                  [](const FusionArgument& a) { return std::holds_alternative<DeviceTensor>(a); });
+  RunContext context = contextFor(inputs, options);
   std::vector<FusionArgument> as_run = inputs;
-  if (!has_device_tensors) {
-    context.device = options.device;
-    if (context.on_gpu) {
-      // A run copies host tensors to fresh allocations on the device first: prepare the
-      // runtime of those device tensors (the addresses stand in for fresh, aligned ones).
-      for (FusionArgument& argument : as_run) {
-        if (const auto* host = std::get_if<HostTensor>(&argument)) {
-          argument = DeviceTensor::borrow(host->dtype(), host->sizes(), host->strides(), 256,
-                                          options.device, nullptr);
-        }
+  if (context.on_gpu && std::any_of(inputs.begin(), inputs.end(), [](const FusionArgument& a) {
+        return std::holds_alternative<HostTensor>(a);
+      })) {
+    // A run copies host tensors to fresh allocations on the device first: prepare the runtime
+    // of those device tensors (the addresses stand in for fresh, aligned ones).
+    for (FusionArgument& argument : as_run) {
+      if (const auto* host = std::get_if<HostTensor>(&argument)) {
+        argument = DeviceTensor::borrow(host->dtype(), host->sizes(), host->strides(), 256,
+                                        options.device, nullptr);
       }
-      context = RunContext::of(*fusion_, as_run);
     }
+    context = contextFor(as_run, options);
   }
-  scheduleForTarget(context, options);
   std::shared_ptr<FusionKernelRuntime> runtime;
   {
     std::lock_guard<std::mutex> build(build_mutex_);
@@ -177,16 +175,10 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
   }
 
   // Everything below validates first: a refused run changes nothing.
-  RunContext context = RunContext::of(*fusion_, inputs);
-  runtime_detail::checkExtentEqualities(extent_equalities_, *context.extents, "the fusion");
-  const bool has_device_tensors =
-      std::any_of(inputs.begin(), inputs.end(),
-                  [](const FusionArgument& a) { return std::holds_alternative<DeviceTensor>(a); });
+  RunContext context = contextFor(inputs, options);
   const bool has_host_tensors =
       std::any_of(inputs.begin(), inputs.end(),
                   [](const FusionArgument& a) { return std::holds_alternative<HostTensor>(a); });
-  if (!has_device_tensors) context.device = options.device;
-  scheduleForTarget(context, options);
   const RuntimeOptions runtime_options = runtimeOptionsOf(options);
   const RunKey signature = RunKey::signature(inputs, options_text);
 

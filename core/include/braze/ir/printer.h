@@ -5,6 +5,7 @@
 
 namespace braze {
 
+class Expr;
 class Fusion;
 class Val;
 
@@ -21,5 +22,7 @@ void printMath(std::ostream& os, const Fusion& fusion);
 
 /// "T2: float32[b3{1}, i4{s1}]" for a tensor, "s3: index" for a scalar.
 std::string describe(const Val* val);
+/// "T3: float32[i5{s0}, r6{s1}] = sum(T2, axes=[1])": an Expr's line of printMath.
+std::string describe(const Expr* expr);
 
 }  // namespace braze

@@ -116,6 +116,10 @@ class FusionExecutorCache {
   struct RuntimeEntry;
   struct PlanEntry;
 
+  /// The validated context of `inputs` (RunContext::of, the fusion's extent equalities), on
+  /// options.device without device tensors, with the properties of options.arch's device when
+  /// the GPU is not of that architecture or there is none.
+  RunContext contextFor(const std::vector<FusionArgument>& inputs, const RunOptions& options) const;
   std::shared_ptr<FusionKernelRuntime> runtimeFor(const RunContext& context,
                                                   const RuntimeOptions& options,
                                                   const RunKey& signature);
