@@ -383,8 +383,22 @@ pythonTier() {
   local rc=0
   (cd "$root" && set -o pipefail && "${python[@]}" -m pytest tests/python -q 2>&1 | tail -3) || rc=1
   if ((run_bench)); then
+    # nvFuser's fd.execute beside Braze's when its wheel was carried (../shared/peers).
     (cd "$root" && set -o pipefail &&
-      "${python[@]}" benchmarks/python/python_overhead.py 2>&1 | tail -6) || rc=1
+      peer_path= peer_lib=
+      if [[ -f .peer-wheels/nvfuser-env.sh ]]; then
+        # shellcheck disable=SC1091
+        if source .peer-wheels/nvfuser-env.sh .peer-wheels >/dev/null 2>&1; then
+          peer_path=$PYTHONPATH
+          peer_lib=${LD_LIBRARY_PATH%%:*}  # the NVRTC folder it put first
+        else
+          echo "(nvFuser could not be set up; its row is left out)"
+        fi
+      fi
+      env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER \
+        LD_LIBRARY_PATH="${peer_lib:+$peer_lib:}$library_path" \
+        PYTHONPATH="$site${peer_path:+:$peer_path}" \
+        python3 benchmarks/python/python_overhead.py 2>&1 | tail -8) || rc=1
   fi
   return $rc
 }

@@ -102,78 +102,32 @@ def _is_torch(value):
     return type(value).__module__.startswith("torch")
 
 
-def _arguments(inputs):
-    """Inputs as the bindings take them (see _convert)."""
-    return _convert(inputs)[0]
-
-
-def _convert(inputs):
-    """(arguments, torch_io): CUDA torch tensors as DLPack capsules from torch's C++ export,
-    host torch tensors as NumPy views, 0-d host tensors as numbers, lists flattened (vector
-    inputs), everything else as given; torch_io when any input was a torch tensor. On the
-    cache-hit path: one pass, torch's functions looked up once."""
-    torch = _torch_functions or _torch()
-    tensor_type = torch[0] if torch is not None else ()
-    arguments = []
-    torch_io = False
+def _flatten(inputs):
+    """Inputs with lists (vector inputs) flattened, as a run sees them."""
+    flat = []
     for value in inputs:
-        if isinstance(value, tensor_type):
-            torch_io = True
-            if value.is_cuda:
-                arguments.append(torch[1](value))
-            elif value.dim() == 0:
-                arguments.append(value.item())
-            else:
-                arguments.append(value.detach().numpy())
-        elif isinstance(value, (list, tuple)):
-            nested, nested_torch = _convert(value)
-            arguments.extend(nested)
-            torch_io |= nested_torch
+        if isinstance(value, (list, tuple)):
+            flat.extend(_flatten(value))
         else:
-            arguments.append(value)
-    return arguments, torch_io
+            flat.append(value)
+    return flat
 
 
-_torch_functions = None  # (torch.Tensor, to_dlpack, from_dlpack, torch), once torch is loaded
+def _device_index(device):
+    """The CUDA device ordinal of ``device``: an int, "cuda:1", or a torch.device."""
+    if isinstance(device, str):
+        return int(device.partition(":")[2] or 0)
+    return int(getattr(device, "index", device) or 0)
 
 
-def _torch():
-    """torch's tensor type and DLPack entry points, looked up once torch has been imported
-    (Braze never imports it itself)."""
-    global _torch_functions
-    if _torch_functions is None:
-        torch = sys.modules.get("torch")
-        if torch is None:
-            return None
-        # torch._C._to_dlpack / _from_dlpack: the C++ functions behind Tensor.__dlpack__ and
-        # torch.from_dlpack, without their Python-level checks (several microseconds each).
-        to_dlpack = getattr(torch._C, "_to_dlpack", None) or (lambda t: t.__dlpack__())
-        from_dlpack = getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack
-        _torch_functions = (torch.Tensor, to_dlpack, from_dlpack, torch)
-    return _torch_functions
-
-
-def _execute(executor, inputs, device, scheduler):
-    """Runs ``executor`` on ``inputs``; torch inputs give torch outputs (positional arguments
-    to the binding: the cache-hit path stays short)."""
-    arguments, torch_io = _convert(inputs)
-    raw = executor.execute(
-        arguments,
-        scheduler or "",
-        0 if device is None else int(getattr(device, "index", device) or 0),
-        torch_io,
-    )
-    if not torch_io:
-        return raw
-    torch = _torch_functions
-    from_dlpack = torch[2]
-    capsule = _braze.CapsuleType
-    return [
-        from_dlpack(out) if type(out) is capsule
-        else torch[3].from_numpy(out) if hasattr(out, "shape")
-        else out
-        for out in raw
-    ]
+def _host_array(value):
+    """A result or reference value as a NumPy array (torch tensors widened from bfloat16)."""
+    if _is_torch(value):
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":
+            value = value.float()
+        return value.numpy()
+    return np.asarray(value)
 
 
 def _storage_elements(shape, strides):
@@ -222,21 +176,21 @@ class _Sched:
         """(accepted, reason): the structural check alone, or with ``inputs`` every check and
         the heuristics too."""
         fusion = self._definition._fusion
-        return _braze.sched.can_schedule(fusion, name, None if inputs is None else _arguments(inputs))
+        return _braze.sched.can_schedule(fusion, name, None if inputs is None else inputs)
 
     def find_compatible_schedulers(self, inputs=None):
         fusion = self._definition._fusion
         return _braze.sched.find_compatible_schedulers(
-            fusion, None if inputs is None else _arguments(inputs)
+            fusion, None if inputs is None else inputs
         )
 
     def compute_heuristics(self, name, inputs):
         """{"scheduler", "params" (bytes), "summary"}: what ``name`` would choose."""
-        return _braze.sched.compute_heuristics(self._definition._fusion, name, _arguments(inputs))
+        return _braze.sched.compute_heuristics(self._definition._fusion, name, inputs)
 
     def schedule(self, name, inputs):
         """The fusion as ``name`` schedules it for ``inputs``, printed."""
-        return _braze.sched.schedule(self._definition._fusion, name, _arguments(inputs))
+        return _braze.sched.schedule(self._definition._fusion, name, inputs)
 
     # ---- manual schedules (inside a FusionDefinition subclass's schedule())
 
@@ -387,7 +341,7 @@ class FusionDefinition:
         lines.append(repr(self))
         lines += ["", "def make_inputs():", "    rng = np.random.default_rng(0)", "    inputs = []"]
         uses_torch = any(_is_torch(v) for v in inputs)
-        for value in _arguments(inputs) if not uses_torch else inputs:
+        for value in _flatten(inputs):
             lines.append("    inputs.append(" + _input_expression(value) + ")")
         lines += [
             "    return inputs",
@@ -409,26 +363,33 @@ class FusionDefinition:
 
     # ---- execution
 
-    def _arguments(self, inputs):
-        return _arguments(inputs)
-
     def execute(self, inputs, device=None, scheduler=None, **unsupported):
         """The fusion's outputs for ``inputs`` (tensors, 0-d CPU tensors, Python numbers and
         lists of them). torch inputs give torch outputs, NumPy inputs NumPy outputs.
         ``scheduler`` forces one ("braze::inner_outer", "inner_outer", "inner_outer@1")."""
+        executor = self._executor
+        if executor is None or unsupported:
+            executor = self._make_executor(unsupported)
+        try:
+            # The cache-hit path: one call into the extension, which converts the inputs,
+            # looks the run up, launches and converts the outputs.
+            outputs = executor.execute(
+                inputs, scheduler or "", 0 if device is None else _device_index(device)
+            )
+        except Error as error:
+            raise Error(f"{error}\n{self._write_repro(inputs)}") from None
+        if not self._aliases:
+            return outputs
+        return self._write_aliases(inputs, outputs)
+
+    def _make_executor(self, unsupported):
         if unsupported:
             raise Error(f"execute: Braze does not take {sorted(unsupported)}")
         if self._executor is None:
             if not self._fusion.outputs():
                 raise Error("execute: the fusion has no outputs; mark results with fd.add_output")
             self._executor = _braze.Executor(self._fusion)
-        try:
-            outputs = _execute(self._executor, inputs, device, scheduler)
-        except Error as error:
-            raise Error(f"{error}\n{self._write_repro(inputs)}") from None
-        if not self._aliases:
-            return outputs
-        return self._write_aliases(inputs, outputs)
+        return self._executor
 
     def _write_aliases(self, inputs, outputs):
         """Copies each aliased output into its input; returns the other outputs."""
@@ -452,9 +413,10 @@ class FusionDefinition:
             return f"(no repro script: {why})"
 
     def evaluate(self, inputs):
-        """The outputs by the reference evaluator (NumPy arrays; host inputs only): what
-        ``validate`` compares with, and a way to run ops no scheduler takes yet."""
-        return _braze.evaluate(self._fusion, self._arguments(inputs))
+        """The outputs by the reference evaluator (host inputs only; NumPy arrays, or torch CPU
+        tensors for torch inputs): what ``validate`` compares with, and a way to run ops no
+        scheduler takes yet."""
+        return _braze.evaluate(self._fusion, inputs)
 
     def validate(self, inputs, reference_outputs=None, rtol=None, atol=None):
         """Executes and checks every output against the reference evaluator (or
@@ -463,15 +425,11 @@ class FusionDefinition:
 
         outputs = self.execute(inputs)
         if reference_outputs is None:
-            host = [
-                v.detach().cpu().numpy() if _is_torch(v) and v.dim() > 0
-                else v.item() if _is_torch(v) else v
-                for v in inputs
-            ]
-            reference_outputs = _braze.evaluate(self._fusion, self._arguments(host))
+            host = [v.detach().cpu() if _is_torch(v) else v for v in inputs]
+            reference_outputs = _braze.evaluate(self._fusion, host)
         for i, (out, ref) in enumerate(zip(outputs, reference_outputs)):
-            actual = out.detach().float().cpu().numpy() if _is_torch(out) else np.asarray(out)
-            expected = np.asarray(ref.detach().cpu().numpy() if _is_torch(ref) else ref)
+            actual = _host_array(out)
+            expected = _host_array(ref)
             kind = str(actual.dtype)
             tol = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-10}.get(kind, 0)
             if _is_torch(out) and str(out.dtype) == "torch.bfloat16":
@@ -512,11 +470,7 @@ class FusionDefinition:
     def manual_execute(self, inputs):
         """Runs the manually scheduled fusion as one kernel on CUDA tensors."""
         self._define_and_schedule()
-        torch = _torch()
-        raw = _braze.sched.run(self._fusion, _arguments(inputs))
-        if torch is not None and any(isinstance(v, torch[0]) for v in inputs):
-            return [torch[3].from_dlpack(out) for out in raw]
-        return raw
+        return _braze.sched.run(self._fusion, inputs)
 
     def last_runtime(self):
         """How the last execute ran: one line per segment (scheduler and params)."""

@@ -2,7 +2,7 @@
 rebuild the same fusion every step."""
 
 from braze import _braze
-from braze.fusion_definition import _execute
+from braze.fusion_definition import _device_index
 
 
 class CompiledFusion:
@@ -12,7 +12,9 @@ class CompiledFusion:
         self._executor = executor
 
     def execute(self, inputs, device=None, scheduler=None):
-        return _execute(self._executor, inputs, device, scheduler)
+        return self._executor.execute(
+            inputs, scheduler or "", 0 if device is None else _device_index(device)
+        )
 
     def fusion(self):
         return self._executor.fusion()

@@ -176,13 +176,14 @@ void bindSchedule(py::module_& m, py::module_& sched) {
       "Generates and compiles the manually scheduled fusion as one kernel (no GPU needed)");
   sched.def(
       "run",
-      [](const std::shared_ptr<Fusion>& fusion, const py::sequence& inputs) {
+      [](const std::shared_ptr<Fusion>& fusion, const py::handle& inputs) {
         // One kernel from the fusion as scheduled; device tensors only (it launches).
         GeneratedKernel generated = generateCuda(*fusion);
         CompiledKernel compiled = CompiledKernel::compile(generated.source, generated.kernel_name);
         KernelExecutor executor(*fusion, std::move(generated), std::move(compiled));
+        RunArguments run = runArgumentsOf(inputs);
         std::vector<ExecutorArgument> arguments;
-        for (const FusionArgument& argument : argumentsOf(inputs)) {
+        for (const FusionArgument& argument : run.arguments) {
           if (const auto* device = std::get_if<DeviceTensor>(&argument)) {
             arguments.emplace_back(*device);
           } else if (const auto* scalar = std::get_if<ScalarValue>(&argument)) {
@@ -193,9 +194,7 @@ void bindSchedule(py::module_& m, py::module_& sched) {
           }
         }
         std::vector<DeviceTensor> outputs = executor.run(arguments);
-        py::list result;
-        for (const DeviceTensor& output : outputs) result.append(deviceResultOf(output));
-        return result;
+        return resultsOf({outputs.begin(), outputs.end()}, run.torch);
       },
       py::arg("fusion"), py::arg("inputs"));
 }

@@ -33,9 +33,23 @@ struct Value {
 Operand toOperand(const py::handle& object, std::string_view op, std::string_view argument);
 /// The tensor a Python argument must be.
 TensorView* toTensor(const py::handle& object, std::string_view op, std::string_view argument);
-/// Arguments of a run from Python: NumPy arrays (host tensors, no copy), CUDA tensors with
-/// __dlpack__ (device tensors, no copy), Python numbers (scalars).
-std::vector<FusionArgument> argumentsOf(const py::sequence& inputs);
+/// The inputs of a run from Python (a list or tuple), each without a copy: torch tensors
+/// through torch's C++ DLPack export (CUDA ones as device tensors, host ones as host tensors,
+/// 0-d host ones as numbers), NumPy arrays as host tensors, other CUDA tensors with __dlpack__
+/// (CuPy, JAX) and DLPack capsules as device tensors, Python numbers as scalars; nested lists
+/// flattened (vector inputs). `torch` tells whether any input was a torch tensor.
+struct RunArguments {
+  std::vector<FusionArgument> arguments;
+  bool torch = false;
+};
+RunArguments runArgumentsOf(const py::handle& inputs);
+std::vector<FusionArgument> argumentsOf(const py::handle& inputs);
+/// The results of a run: torch tensors when `torch` (through torch's C++ DLPack import), else
+/// NumPy arrays for host tensors and DeviceTensor objects for device ones; numbers for scalars.
+py::list resultsOf(const std::vector<FusionArgument>& outputs, bool torch);
+/// A device tensor as a DLPack capsule, and a host tensor as a NumPy array (no copies).
+py::capsule capsuleOf(const DeviceTensor& tensor);
+py::object hostResultOf(const HostTensor& tensor);
 /// The result of an op, tied to the fusion of `like`.
 Value wrap(const std::shared_ptr<Fusion>& fusion, Val* val);
 

@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/primary_context.h"
@@ -60,6 +62,85 @@ void checkAllocation(CUresult result, const char* call, int device, size_t bytes
   }
 }
 
+/// Blocks of the legacy default stream kept after their last reference is gone, for the next
+/// allocation of the same rounded size on that stream: a run from Python on a cache hit then
+/// allocates its outputs and frees them without a driver call (cuMemAllocFromPoolAsync and
+/// cuMemFreeAsync cost about a microsecond each on a busy host). Reuse is safe in stream
+/// order: work enqueued on the stream after the allocation runs after the work that used the
+/// block before, exactly as with the pool's own same-stream reuse. Only the default stream:
+/// it lives as long as the context, so no cached block can outlive its stream. Bounded per
+/// size and in total; everything above the bounds, and everything when an allocation fails,
+/// goes back to the pool.
+class DefaultStreamBlocks {
+ public:
+  static DefaultStreamBlocks& instance() {
+    // Never destroyed: at exit the driver may be gone, and the pool frees the blocks anyway.
+    static auto* blocks = new DefaultStreamBlocks;
+    return *blocks;
+  }
+
+  /// The size a block of `bytes` is allocated with, so that similar requests share blocks.
+  static size_t roundedSize(size_t bytes) {
+    constexpr size_t kSmall = 512;
+    constexpr size_t kLarge = size_t{2} << 20;
+    const size_t granule = bytes < kLarge ? kSmall : kLarge;
+    return (bytes + granule - 1) / granule * granule;
+  }
+
+  /// A kept block of exactly `rounded` bytes on `device`, or 0.
+  CUdeviceptr take(int device, size_t rounded) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(Key{device, rounded});
+    if (it == free_.end() || it->second.empty()) return 0;
+    const CUdeviceptr pointer = it->second.back();
+    it->second.pop_back();
+    cached_bytes_ -= rounded;
+    return pointer;
+  }
+
+  /// Keeps a block whose last use is enqueued on the default stream; false when the bounds
+  /// are reached (the caller frees it).
+  bool keep(int device, size_t rounded, CUdeviceptr pointer) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cached_bytes_ + rounded > kMaxCachedBytes) return false;
+    std::vector<CUdeviceptr>& blocks = free_[Key{device, rounded}];
+    if (blocks.size() >= kMaxBlocksPerSize) return false;
+    blocks.push_back(pointer);
+    cached_bytes_ += rounded;
+    return true;
+  }
+
+  /// Returns every kept block of `device` to the pool (before retrying a failed allocation).
+  void release(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [key, blocks] : free_) {
+      if (key.device != device) continue;
+      for (const CUdeviceptr pointer : blocks) driverApi().memFreeAsync(pointer, nullptr);
+      cached_bytes_ -= key.bytes * blocks.size();
+      blocks.clear();
+    }
+  }
+
+ private:
+  static constexpr size_t kMaxBlocksPerSize = 16;
+  static constexpr size_t kMaxCachedBytes = size_t{1} << 30;
+
+  struct Key {
+    int device;
+    size_t bytes;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& key) const {
+      return std::hash<size_t>{}(key.bytes) ^ (static_cast<size_t>(key.device) << 56);
+    }
+  };
+
+  std::mutex mutex_;
+  std::unordered_map<Key, std::vector<CUdeviceptr>, KeyHash> free_;
+  size_t cached_bytes_ = 0;
+};
+
 }  // namespace
 
 std::shared_ptr<DeviceMemory> DeviceMemory::allocate(int device, size_t bytes) {
@@ -82,15 +163,27 @@ std::shared_ptr<DeviceMemory> DeviceMemory::allocateOnStream(int device, size_t 
     return memory;
   }
   std::shared_ptr<DeviceMemory> memory(new DeviceMemory(device, bytes));
-  checkAllocation(driverApi().memAllocFromPoolAsync(&memory->pointer_, bytes, pool, stream),
-                  "cuMemAllocFromPoolAsync", device, bytes);
   memory->stream_ordered_ = true;
   memory->stream_ = stream;
+  if (stream == nullptr) {
+    memory->kept_bytes_ = DefaultStreamBlocks::roundedSize(bytes);
+    memory->pointer_ = DefaultStreamBlocks::instance().take(device, memory->kept_bytes_);
+    if (memory->pointer_ != 0) return memory;
+  }
+  const size_t size = memory->kept_bytes_ != 0 ? memory->kept_bytes_ : bytes;
+  CUresult result = driverApi().memAllocFromPoolAsync(&memory->pointer_, size, pool, stream);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY && stream == nullptr) {
+    DefaultStreamBlocks::instance().release(device);
+    result = driverApi().memAllocFromPoolAsync(&memory->pointer_, size, pool, stream);
+  }
+  checkAllocation(result, "cuMemAllocFromPoolAsync", device, size);
   return memory;
 }
 
 DeviceMemory::~DeviceMemory() {
   if (pointer_ == 0) return;
+  if (kept_bytes_ != 0 && DefaultStreamBlocks::instance().keep(device_, kept_bytes_, pointer_))
+    return;
   // Destructors must not throw; at process exit the driver may already be shut down
   // (CUDA_ERROR_DEINITIALIZED), and then there is nothing left to free.
   const DriverApi& api = driverApi();

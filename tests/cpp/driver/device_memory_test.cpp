@@ -54,6 +54,34 @@ TEST(DeviceMemoryTest, StreamOrderedMemoryIsUsableOnItsStream) {
   BRAZE_CU(streamDestroy, stream);
 }
 
+TEST(DeviceMemoryTest, DefaultStreamBlocksAreReusedBySizeWithoutLosingData) {
+  if (!isDriverAvailable()) GTEST_SKIP() << "no CUDA driver or device";
+  CUdeviceptr first = 0;
+  {
+    const auto memory = DeviceMemory::allocateOnStream(0, 1000, nullptr);
+    first = memory->pointer();
+    ASSERT_NE(first, 0u);
+    EXPECT_EQ(memory->bytes(), 1000u);
+  }
+  // The same rounded size on the default stream gets the kept block back...
+  const auto again = DeviceMemory::allocateOnStream(0, 1024, nullptr);
+  EXPECT_EQ(again->pointer(), first);
+  // ...while it is in use, another request of that size gets another block...
+  const auto other = DeviceMemory::allocateOnStream(0, 1000, nullptr);
+  EXPECT_NE(other->pointer(), first);
+  // ...and a block of another size is never handed out for it.
+  const auto larger = DeviceMemory::allocateOnStream(0, 4096, nullptr);
+  EXPECT_NE(larger->pointer(), first);
+  EXPECT_NE(larger->pointer(), other->pointer());
+  // A reused block is written and read back like a fresh one.
+  std::vector<unsigned char> values(1024);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<unsigned char>(i * 5 + 1);
+  BRAZE_CU(memcpyHtoD, again->pointer(), values.data(), values.size());
+  std::vector<unsigned char> back(values.size(), 0);
+  BRAZE_CU(memcpyDtoH, back.data(), again->pointer(), back.size());
+  EXPECT_EQ(back, values);
+}
+
 TEST(DeviceMemoryTest, AnImpossibleAllocationNamesTheSizeAndDevice) {
   if (!isDriverAvailable()) GTEST_SKIP() << "no CUDA driver or device";
   // 1 PiB: more than any GPU has.

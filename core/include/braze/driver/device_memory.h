@@ -16,7 +16,9 @@ class DeviceMemory {
   /// Stream-ordered memory: usable by work enqueued on `stream` from now on, and freed in
   /// `stream`'s order, so the work enqueued before the last reference goes still sees it.
   /// `stream` must outlive the allocation. Where the device has no memory pools, falls back to
-  /// allocate() and synchronizes `stream` before freeing.
+  /// allocate() and synchronizes `stream` before freeing. Blocks of the default stream (null)
+  /// are kept after their last reference for the next allocation of the same rounded size on
+  /// it, without a driver call either way.
   static std::shared_ptr<DeviceMemory> allocateOnStream(int device, size_t bytes, CUstream stream);
 
   DeviceMemory(const DeviceMemory&) = delete;
@@ -36,6 +38,9 @@ class DeviceMemory {
   bool stream_ordered_ = false;
   bool synchronize_before_free_ = false;
   CUstream stream_ = nullptr;
+  /// Nonzero for a block of the default stream: its rounded size, under which it is kept for
+  /// reuse when the last reference goes (see device_memory.cpp).
+  size_t kept_bytes_ = 0;
 };
 
 }  // namespace braze::driver
