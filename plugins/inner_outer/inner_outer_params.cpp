@@ -31,6 +31,23 @@ InnerOuterParams decodeParams(std::span<const uint8_t> bytes) {
   BRAZE_USER_CHECK(persistence >= 0 && persistence <= 2)
       << "inner_outer params: persistence " << persistence
       << " is not one of 0 (registers), 1 (shared), 2 (multi_wave); the bytes are corrupt";
+  // Params may be edited by hand (Python's compute_heuristics): counts are split factors and
+  // launch dimensions.
+  InnerOuterParams::forEachField(params, [&](const char* name, const auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, int64_t>) {
+      const std::string_view field_name(name);
+      const bool may_be_zero = field_name == "row_blocks" || field_name == "row_length" ||
+                               field_name == "min_blocks_per_sm" ||
+                               field_name == "reference_output";
+      BRAZE_USER_CHECK(field >= (may_be_zero ? 0 : 1))
+          << "inner_outer params: " << name << " is " << field << ", must be at least "
+          << (may_be_zero ? 0 : 1);
+    }
+  });
+  BRAZE_USER_CHECK(params.threads_x * params.rows_per_block <= 1024)
+      << "inner_outer params: threads_x * rows_per_block is "
+      << params.threads_x * params.rows_per_block << ", more than a block's 1024 threads";
   return params;
 }
 

@@ -33,6 +33,9 @@ class InnerOuterPlugin : public sdk::SchedulerPlugin {
   std::string describeParams(sdk::ParamBytes params) override {
     return toString(decodeParams(params));
   }
+  std::vector<sdk::ParamField> paramFields() override {
+    return sdk::paramFieldsOf<InnerOuterParams>();
+  }
   void schedule(Fusion& fusion, sdk::ParamBytes params) override {
     inner_outer::schedule(fusion, decodeParams(params));
   }

@@ -30,6 +30,9 @@ class PointwisePlugin : public sdk::SchedulerPlugin {
   std::string describeParams(sdk::ParamBytes params) override {
     return toString(decodeParams(params));
   }
+  std::vector<sdk::ParamField> paramFields() override {
+    return sdk::paramFieldsOf<PointwiseParams>();
+  }
   void schedule(Fusion& fusion, sdk::ParamBytes params) override {
     pointwise::schedule(fusion, decodeParams(params));
   }

@@ -32,6 +32,9 @@ class ReductionPlugin : public sdk::SchedulerPlugin {
   std::string describeParams(sdk::ParamBytes params) override {
     return toString(decodeParams(params));
   }
+  std::vector<sdk::ParamField> paramFields() override {
+    return sdk::paramFieldsOf<ReductionParams>();
+  }
   void schedule(Fusion& fusion, sdk::ParamBytes params) override {
     reduction::schedule(fusion, decodeParams(params));
   }

@@ -5,6 +5,7 @@ from braze._braze import Error, MemoryType, ParallelType, __version__  # noqa: F
 from braze.data_type import DataType  # noqa: F401
 from braze.fusion_definition import FusionDefinition, compute_tensor_descriptor  # noqa: F401
 from braze.lru_cache import CompiledFusion, LRUCache  # noqa: F401
+from braze.scheduler_params import SchedulerParams  # noqa: F401
 
 
 def schedulers():

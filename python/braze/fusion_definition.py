@@ -16,6 +16,7 @@ import numpy as np
 
 from braze import _braze
 from braze.data_type import DataType, from_numpy, from_torch
+from braze.scheduler_params import SchedulerParams
 
 Error = _braze.Error
 
@@ -185,12 +186,22 @@ class _Sched:
         )
 
     def compute_heuristics(self, name, inputs):
-        """{"scheduler", "params" (bytes), "summary"}: what ``name`` would choose."""
-        return _braze.sched.compute_heuristics(self._definition._fusion, name, inputs)
+        """The params ``name`` would choose for ``inputs``: a SchedulerParams whose fields are
+        read and written by name (``params.threads_x = 256``)."""
+        chosen = _braze.sched.compute_heuristics(self._definition._fusion, name, inputs)
+        return SchedulerParams(chosen["scheduler"], chosen["params"], chosen["fields"])
 
-    def schedule(self, name, inputs):
-        """The fusion as ``name`` schedules it for ``inputs``, printed."""
-        return _braze.sched.schedule(self._definition._fusion, name, inputs)
+    def schedule(self, name_or_params, inputs=None):
+        """The fusion as a scheduler schedules it, printed: by name for ``inputs`` (its
+        heuristics), or with a SchedulerParams from compute_heuristics, edited or not."""
+        fusion = self._definition._fusion
+        if isinstance(name_or_params, SchedulerParams):
+            params = name_or_params
+            return _braze.sched.schedule_with_params(fusion, params.scheduler, params.to_bytes())
+        if inputs is None:
+            raise Error("schedule: pass the inputs the heuristics should see, or a "
+                        "SchedulerParams from fd.sched.compute_heuristics")
+        return _braze.sched.schedule(fusion, name_or_params, inputs)
 
     # ---- manual schedules (inside a FusionDefinition subclass's schedule())
 

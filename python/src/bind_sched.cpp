@@ -73,10 +73,42 @@ void bindSched(py::module_& m) {
         d["params"] =
             py::bytes(reinterpret_cast<const char*>(choice.params.data()), choice.params.size());
         d["summary"] = choice.summary;
+        py::list fields;
+        for (const SchedulerParamField& field : registry.paramFields(*choice.scheduler))
+          fields.append(py::make_tuple(field.name, field.kind, field.offset));
+        d["fields"] = fields;
         return d;
       },
       py::arg("fusion"), py::arg("name"), py::arg("inputs"),
-      "The params `name` chooses for these inputs: scheduler, params bytes and their summary");
+      "The params `name` chooses for these inputs: scheduler, params bytes, their summary and "
+      "their fields (name, kind, byte offset) as the plugin describes them");
+  m.def(
+      "describe_params",
+      [](const std::string& scheduler, const py::bytes& params) {
+        const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        const std::string bytes = params;
+        return registry.describeParams(registry.find(scheduler),
+                                       std::vector<uint8_t>(bytes.begin(), bytes.end()));
+      },
+      py::arg("scheduler"), py::arg("params"),
+      "The scheduler's one-line summary of params bytes (an error when it cannot read them)");
+  m.def(
+      "schedule_with_params",
+      [](const Fusion& fusion, const std::string& scheduler, const py::bytes& params) {
+        const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        SchedulerChoice choice;
+        choice.scheduler = &registry.find(scheduler);
+        const std::string bytes = params;
+        choice.params.assign(bytes.begin(), bytes.end());
+        const std::optional<std::string> declined =
+            registry.checkCompileTime(*choice.scheduler, fusion);
+        BRAZE_USER_CHECK(!declined)
+            << "schedule: " << scheduler << " does not take the fusion: " << declined.value_or("");
+        std::unique_ptr<Fusion> scheduled = registry.applySchedule(choice, fusion);
+        return printSchedule(*scheduled);
+      },
+      py::arg("fusion"), py::arg("scheduler"), py::arg("params"),
+      "The fusion as `scheduler` schedules it with these (edited) params, printed");
   m.def(
       "schedule",
       [](const Fusion& fusion, const std::string& name, const py::sequence& inputs) {

@@ -35,13 +35,68 @@ def test_compatible_schedulers_heuristics_and_schedule(rng):
     assert any(name.startswith("braze::reduction@") for name in compatible)
     assert not any(name.startswith("braze::pointwise@") for name in compatible)
     params = fd.sched.compute_heuristics("reduction", [x])
-    assert params["scheduler"].startswith("braze::reduction@")
-    assert isinstance(params["params"], bytes) and params["params"]
-    assert "reduction" in params["summary"]
+    assert params.scheduler.startswith("braze::reduction@")
+    assert isinstance(params.to_bytes(), bytes) and params.to_bytes()
+    assert "reduction" in str(params)
     printed = fd.sched.schedule("reduction", [x])
     assert "TIDx" in printed or "threadIdx" in printed or "BIDx" in printed, printed
     with pytest.raises(braze.Error, match="does not take the fusion"):
         fd.sched.compute_heuristics("pointwise", [x])
+
+
+def test_params_are_edited_by_name_and_scheduled(rng):
+    fd = row_sum()
+    x = rng.standard_normal((64, 4096)).astype(np.float32)
+    params = fd.sched.compute_heuristics("reduction", [x])
+    # The fields come from the plugin's own description of its params.
+    assert "threads_x" in params.fields() and "unswitch" in params.fields()
+    assert params.to_dict()["threads_x"] == params.threads_x
+    assert isinstance(params.unswitch, bool)
+    original = params.to_bytes()
+    params.threads_x = 64
+    params.unroll = 2
+    assert params.threads_x == 64 and params.unroll == 2
+    assert params.to_bytes() != original
+    assert "threads_x=64" in str(params), str(params)
+    # The edited params drive the schedule: 64 threads along the row.
+    printed = fd.sched.schedule(params)
+    assert printed != fd.sched.schedule("reduction", [x])
+    assert "64" in printed
+    # Wrong names and kinds are refused in Python; bad values by the scheduler.
+    with pytest.raises(AttributeError, match="no field 'threads'"):
+        params.threads = 4
+    with pytest.raises(TypeError, match="integer field"):
+        params.threads_x = 1.5
+    with pytest.raises(TypeError, match="bool field"):
+        params.unswitch = 1
+    params.threads_x = 0
+    with pytest.raises(braze.Error, match="threads_x must be at least 1"):
+        fd.sched.schedule(params)
+    with pytest.raises(braze.Error, match="threads_x must be at least 1"):
+        str(params)
+
+
+def test_every_shipped_scheduler_describes_its_params(rng):
+    pointwise = FusionDefinition()
+    with pointwise:
+        a = pointwise.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        pointwise.add_output(pointwise.ops.relu(a))
+    x = rng.standard_normal((32, 256)).astype(np.float32)
+    params = pointwise.sched.compute_heuristics("pointwise", [x])
+    assert {"vector_width", "threads_per_block", "grid_stride"} <= set(params.fields())
+    params.threads_per_block = 2048
+    with pytest.raises(braze.Error, match="threads_per_block is 2048, outside"):
+        pointwise.sched.schedule(params)
+
+    norm = FusionDefinition()
+    with norm:
+        t = norm.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        m = norm.ops.max(t, dims=[1], keepdim=True)
+        e = norm.ops.exp(norm.ops.sub(t, m))
+        norm.add_output(norm.ops.div(e, norm.ops.sum(e, dims=[1], keepdim=True)))
+    params = norm.sched.compute_heuristics("inner_outer", [x])
+    assert {"persistence", "threads_x", "rows_per_block"} <= set(params.fields())
+    assert "inner_outer" in str(params)
 
 
 def test_lru_cache_shares_structurally_equal_definitions(rng):

@@ -438,6 +438,53 @@ BrazeReviewVerdict SchedulerRegistry::reviewParams(const SchedulerEntry& entry,
   }
 }
 
+std::vector<SchedulerParamField> SchedulerRegistry::paramFields(const SchedulerEntry& entry) const {
+  const BrazeSchedulerInfo& table = *entry.table;
+  const bool has_fields =
+      entry.plugin && entry.plugin->abi_minor >= 2 &&
+      table.struct_size >= offsetof(BrazeSchedulerInfo, param_fields) + sizeof(void*) &&
+      table.param_fields != nullptr;
+  if (!has_fields) return {};
+  BrazeStatus status{BRAZE_STATUS_OK, nullptr};
+  Instance instance(entry, status);
+  BRAZE_USER_CHECK(instance.handle() != nullptr && status.code == BRAZE_STATUS_OK)
+      << display(entry) << " (" << entry.path.string() << "): create failed: "
+      << (status.code == BRAZE_STATUS_OK ? std::string("create returned null") : messageOf(status));
+  BrazeString text{nullptr, 0};
+  table.param_fields(instance.handle(), &text, &status);
+  BRAZE_USER_CHECK(status.code == BRAZE_STATUS_OK)
+      << display(entry) << ": param_fields failed: " << messageOf(status);
+  std::vector<SchedulerParamField> fields;
+  std::istringstream lines(std::string(text.data ? text.data : "", text.size));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    std::istringstream words(line);
+    SchedulerParamField field;
+    words >> field.name >> field.kind >> field.offset;
+    BRAZE_USER_CHECK(!words.fail() && !field.name.empty() &&
+                     (field.kind == "int64" || field.kind == "bool" || field.kind == "float64"))
+        << display(entry) << " (" << entry.path.string() << "): param_fields gave the line '"
+        << line << "', not '<name> <int64|bool|float64> <offset>'; the plugin is broken";
+    fields.push_back(std::move(field));
+  }
+  return fields;
+}
+
+std::string SchedulerRegistry::describeParams(const SchedulerEntry& entry,
+                                              const std::vector<uint8_t>& params) const {
+  BrazeStatus status{BRAZE_STATUS_OK, nullptr};
+  Instance instance(entry, status);
+  BRAZE_USER_CHECK(instance.handle() != nullptr && status.code == BRAZE_STATUS_OK)
+      << display(entry) << ": create failed";
+  BrazeString summary{nullptr, 0};
+  entry.table->describe_params(instance.handle(), BrazeBytes{params.data(), params.size()},
+                               &summary, &status);
+  BRAZE_USER_CHECK(status.code == BRAZE_STATUS_OK)
+      << display(entry) << " cannot read these params: " << messageOf(status);
+  return std::string(summary.data ? summary.data : "", summary.size);
+}
+
 SchedulerChoice SchedulerRegistry::chooseWith(const SchedulerEntry& entry, const Fusion& fusion,
                                               const SchedulerRuntimeInfo& info) const {
   SchedulerChoice choice;

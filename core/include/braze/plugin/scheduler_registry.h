@@ -98,6 +98,14 @@ struct ScheduledFusion {
 /// scheduler for a fusion: candidates in order of BRAZE_SCHEDULERS preference, rank, id,
 /// then version (highest first); a scheduler that throws or returns an error is reported and
 /// the next one is tried.
+/// One field of a scheduler's encoded params (plugin ABI 1.2): 8 little-endian bytes at
+/// `offset`, of kind "int64", "bool" or "float64".
+struct SchedulerParamField {
+  std::string name;
+  std::string kind;
+  size_t offset = 0;
+};
+
 class SchedulerRegistry {
  public:
   explicit SchedulerRegistry(RegistryOptions options = {});
@@ -139,6 +147,13 @@ class SchedulerRegistry {
   BrazeReviewVerdict reviewParams(const SchedulerEntry& entry, const Fusion& fusion,
                                   const SchedulerRuntimeInfo& info, const std::string& old_version,
                                   const std::vector<uint8_t>& params) const;
+  /// The fields of `entry`'s params by name (plugin ABI 1.2 param_fields): empty for a plugin
+  /// without the entry or with opaque params. Throws braze::Error when the plugin fails or
+  /// describes a field that is malformed.
+  std::vector<SchedulerParamField> paramFields(const SchedulerEntry& entry) const;
+  /// `entry`'s one-line summary of `params`; throws braze::Error with the plugin's message when
+  /// it cannot read them.
+  std::string describeParams(const SchedulerEntry& entry, const std::vector<uint8_t>& params) const;
   /// A copy of `fusion` scheduled by `choice`'s scheduler with its params. Throws braze::Error
   /// naming the scheduler when scheduling fails.
   std::unique_ptr<Fusion> applySchedule(const SchedulerChoice& choice, const Fusion& fusion) const;

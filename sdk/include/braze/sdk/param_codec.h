@@ -32,6 +32,15 @@
 
 namespace braze::sdk {
 
+/// One field of a scheduler's encoded params, as hosts show and edit it by name: 8
+/// little-endian bytes at `offset`, read as `kind` ("int64", "bool" or "float64").
+/// paramFieldsOf<Params>() lists them for params encoded by encodeParams.
+struct ParamField {
+  std::string name;
+  std::string kind;
+  size_t offset = 0;
+};
+
 namespace param_codec_detail {
 
 template <typename T>
@@ -73,6 +82,25 @@ std::vector<uint8_t> encodeParams(const Params& params) {
       bytes.push_back(static_cast<uint8_t>(bits >> shift));
   });
   return bytes;
+}
+
+/// The fields of params encoded by encodeParams<Params>, for SchedulerPlugin::paramFields:
+/// each field's name, kind (bool; float64 for floating point; int64 for integers and enums)
+/// and byte offset.
+template <typename Params>
+std::vector<ParamField> paramFieldsOf() {
+  std::vector<ParamField> fields;
+  Params params;
+  size_t offset = 5;
+  Params::forEachField(params, [&](const char* name, const auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    const char* kind = std::is_same_v<T, bool>       ? "bool"
+                       : std::is_floating_point_v<T> ? "float64"
+                                                     : "int64";
+    fields.push_back({name, kind, offset});
+    offset += 8;
+  });
+  return fields;
 }
 
 /// Decodes what encodeParams<Params> wrote. Throws braze::Error naming what was expected and

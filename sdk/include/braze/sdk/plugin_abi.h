@@ -24,7 +24,7 @@
 /* Plugin ABI version. The major must be equal on both sides; the minor is negotiated down to
  * what both sides know (a newer plugin is not refused only for being newer). */
 #define BRAZE_PLUGIN_ABI_MAJOR 1
-#define BRAZE_PLUGIN_ABI_MINOR 1
+#define BRAZE_PLUGIN_ABI_MINOR 2
 
 /* Major version of libbraze_core's C++ ABI (its SOVERSION). */
 #ifndef BRAZE_ABI_MAJOR
@@ -149,6 +149,12 @@ typedef struct BrazeSchedulerInfo {
   void (*review_params)(BrazeSchedulerHandle handle, const void* fusion, const void* runtime_info,
                         const char* old_version, BrazeBytes params, int32_t* verdict,
                         BrazeStatus* status);
+  /* ABI 1.2; may be NULL (the params are then opaque to the host). The fields of this
+   * scheduler's encoded params, so that a host can show and edit them by name: one line per
+   * field, "<name> <kind> <offset>", where kind is int64, bool or float64 and the field is the
+   * 8 little-endian bytes at byte `offset` of the params (float64 as its IEEE bits). Empty
+   * text when the params have no editable fields. */
+  void (*param_fields)(BrazeSchedulerHandle handle, BrazeString* fields, BrazeStatus* status);
 } BrazeSchedulerInfo;
 
 /* What `braze_plugin_info` returns; static for the life of the library. Append-only. */

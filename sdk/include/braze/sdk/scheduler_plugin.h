@@ -30,6 +30,7 @@
 
 #include "braze/ir/fusion.h"
 #include "braze/plugin/scheduler_runtime_info.h"
+#include "braze/sdk/param_codec.h"
 #include "braze/sdk/plugin_abi.h"
 
 namespace braze::sdk {
@@ -89,6 +90,12 @@ class SchedulerPlugin {
   virtual ReviewVerdict reviewParams(const Fusion& fusion, const SchedulerRuntimeInfo& info,
                                      std::string_view old_version, ParamBytes params);
 
+  /// The fields of this scheduler's params (ABI 1.2), for hosts that edit params by name
+  /// (Python's fd.sched.compute_heuristics). Empty keeps the params opaque; a scheduler whose
+  /// params come from encodeParams returns paramFieldsOf<ItsParams>(). A scheduler that lists
+  /// its fields must check edited values in schedule() and refuse bad ones with an Error.
+  virtual std::vector<ParamField> paramFields() { return {}; }
+
   /// This scheduler's version (its class's kVersion).
   std::string_view version() const { return version_; }
 
@@ -116,6 +123,7 @@ struct Instance {
   std::string message;
   std::vector<uint8_t> params;
   std::string summary;
+  std::string fields;
 };
 
 inline Instance* instanceOf(BrazeSchedulerHandle handle) {
@@ -225,6 +233,19 @@ struct Adapter {
     guarded(instance.message, status,
             [&] { instance.scheduler->schedule(*static_cast<Fusion*>(fusion), bytesOf(params)); });
   }
+  static void paramFields(BrazeSchedulerHandle handle, BrazeString* fields,
+                          BrazeStatus* status) noexcept {
+    Instance& instance = *instanceOf(handle);
+    *fields = BrazeString{"", 0};
+    guarded(instance.message, status, [&] {
+      instance.fields.clear();
+      for (const ParamField& field : instance.scheduler->paramFields()) {
+        instance.fields +=
+            field.name + " " + field.kind + " " + std::to_string(field.offset) + "\n";
+      }
+      *fields = BrazeString{instance.fields.c_str(), instance.fields.size()};
+    });
+  }
   static void reviewParams(BrazeSchedulerHandle handle, const void* fusion, const void* info,
                            const char* old_version, BrazeBytes params, int32_t* verdict,
                            BrazeStatus* status) noexcept {
@@ -257,6 +278,7 @@ const BrazeSchedulerInfo* schedulerInfo() {
       .describe_params = &detail::Adapter<T>::describeParams,
       .schedule = &detail::Adapter<T>::schedule,
       .review_params = &detail::Adapter<T>::reviewParams,
+      .param_fields = &detail::Adapter<T>::paramFields,
   };
   return &info;
 }
