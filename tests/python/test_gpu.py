@@ -4,6 +4,7 @@ against PyTorch. Skipped without PyTorch and a CUDA device."""
 import numpy as np
 import pytest
 
+import braze
 from braze import DataType, FusionDefinition
 from conftest import cuda_torch, requires_cuda
 
@@ -76,3 +77,47 @@ def test_an_aliased_output_updates_the_cuda_tensor_in_place():
         fd.add_output(fd.ops.sub(tw, fd.ops.mul(tg, 0.1)), alias_input=tw)
     assert fd.execute([w, g]) == []
     torch.testing.assert_close(w, expected)
+
+
+@requires_cuda
+def test_torch_scalars_lists_and_host_tensors_mix_with_cuda_tensors():
+    x = torch.randn(16, 128, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        alpha = fd.define_scalar(dtype=DataType.Double)
+        fd.add_output(fd.ops.mul(t, alpha))
+    # A 0-d CPU tensor is a number to a fusion, as in nvFuser.
+    (out,) = fd.execute([x, torch.tensor(2.5, dtype=torch.float64)])
+    torch.testing.assert_close(out, x * 2.5)
+    # Host torch tensors go through the GPU and come back as host torch tensors.
+    host = torch.randn(4, 8)
+    (back,) = fd.execute([host, 0.5])
+    assert isinstance(back, torch.Tensor) and not back.is_cuda
+    torch.testing.assert_close(back, host * 0.5)
+
+
+@requires_cuda
+def test_bfloat16_validates_against_the_reference_through_torch():
+    x = torch.randn(32, 256, device="cuda", dtype=torch.bfloat16)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.cast(fd.ops.exp(fd.ops.cast(t, DataType.Float)), DataType.BFloat16))
+    (out,) = fd.validate([x])
+    assert out.dtype == torch.bfloat16
+    # The reference evaluator takes torch host tensors (bfloat16 too) and gives torch back.
+    (reference,) = fd.evaluate([x.cpu()])
+    assert reference.dtype == torch.bfloat16 and not reference.is_cuda
+    torch.testing.assert_close(out.cpu(), reference, rtol=2e-2, atol=2e-2)
+
+
+@requires_cuda
+def test_a_wrong_input_is_an_error_and_the_next_run_still_works():
+    x = torch.randn(64, device="cuda")
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.neg(fd.define_tensor(shape=[-1], contiguity=[True])))
+    torch.testing.assert_close(fd.execute([x])[0], -x)
+    with pytest.raises(braze.Error, match="input 0"):
+        fd.execute([torch.randn(4, 4, device="cuda")])
+    with pytest.raises(TypeError, match="input 0"):
+        fd.execute([object()])
+    torch.testing.assert_close(fd.execute([x])[0], -x)
