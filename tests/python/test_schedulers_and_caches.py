@@ -114,3 +114,39 @@ def test_lru_cache_shares_structurally_equal_definitions(rng):
         other.add_output(other.ops.exp(other.define_tensor(shape=[-1], contiguity=[True])))
     cache.cache_compile(other)
     assert cache.num_fusions() == 2
+
+
+def test_an_nvfuser_style_rms_norm_is_one_inner_outer_kernel(rng):
+    # broadcast_in_dim(w, x.shape(), [1]) expands the weights before the multiply; the
+    # executor reads the broadcast instead, so the row loop maps through and one kernel runs.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        w = fd.define_tensor(shape=[-1], contiguity=[True])
+        ms = fd.ops.mean(fd.ops.mul(x, x), dims=[1], keepdim=True)
+        y = fd.ops.mul(fd.ops.mul(x, fd.ops.rsqrt(fd.ops.add(ms, 1e-5))),
+                       fd.ops.broadcast_in_dim(w, x.shape(), [1]))
+        fd.add_output(y)
+    xs = rng.standard_normal((8, 1024)).astype(np.float32)
+    ws = rng.standard_normal(1024).astype(np.float32)
+    (out,) = fd.execute([xs, ws])
+    expected = xs / np.sqrt((xs * xs).mean(1, keepdims=True) + 1e-5) * ws
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    segments = fd.last_runtime().splitlines()
+    assert len(segments) == 1 and "inner_outer" in segments[0], segments
+
+
+def test_an_nvfuser_style_layer_norm_with_var_mean_is_one_inner_outer_kernel(rng):
+    # var_mean is a Welford; the executor computes it as two sums where the row is read anyway.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        w = fd.define_tensor(shape=[-1], contiguity=[True])
+        var, mean = fd.ops.var_mean(x, dims=[1], correction=0, keepdim=True)
+        y = fd.ops.mul(fd.ops.sub(x, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5)))
+        fd.add_output(fd.ops.mul(y, fd.ops.broadcast_in_dim(w, x.shape(), [1])))
+    xs = rng.standard_normal((16, 2048)).astype(np.float32) * 3 + 1
+    ws = rng.standard_normal(2048).astype(np.float32)
+    (out,) = fd.execute([xs, ws])
+    expected = (xs - xs.mean(1, keepdims=True)) / np.sqrt(xs.var(1, keepdims=True) + 1e-5) * ws
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+    segments = fd.last_runtime().splitlines()
+    assert len(segments) == 1 and "inner_outer" in segments[0], segments

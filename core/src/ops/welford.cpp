@@ -2,7 +2,11 @@
 // deviations (m2) and the count n in a single pass; var divides m2 by n - correction:
 //
 //   var(x: float32[s0, s1], {1})  ->  T1, T2, T3 = welford(T0, axes=[1])   (avg, m2, n: index)
-//                                     T4 = sub(T3, 1); T5 = div(T2, T4)
+//                                     T4 = div(T2, s1 - 1)
+//
+// var divides by the count as a scalar (the product of the reduced extents) rather than by n,
+// so that n is left unread and a fusion's Welford can become two sums where that is cheaper
+// (braze/ir/welford_as_sums.h).
 
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
@@ -40,10 +44,10 @@ WelfordParts buildWelford(std::string_view op, TensorView* x, const std::vector<
   return {{avg, m2, n}, normalized};
 }
 
-// m2 / (n - correction). As in PyTorch, a correction at or above n gives inf or nan rather than
-// an error: the count is only known when the fusion runs.
-TensorView* varianceOf(const WelfordResult& welford, int64_t correction) {
-  return div(welford.m2, sub(welford.n, correction));
+// m2 / (count - correction). As in PyTorch, a correction at or above the count gives inf or nan
+// rather than an error: the count is only known when the fusion runs.
+TensorView* varianceOf(const WelfordParts& parts, const TensorView* x, int64_t correction) {
+  return div(parts.result.m2, sub(ops_detail::reducedElementCount(x, parts.axes), correction));
 }
 
 }  // namespace
@@ -54,13 +58,13 @@ WelfordResult welford(TensorView* x, std::vector<int64_t> axes) {
 
 TensorView* var(TensorView* x, std::vector<int64_t> axes, int64_t correction, bool keepdim) {
   const WelfordParts parts = buildWelford("var", x, axes);
-  TensorView* variance = castIfNeeded(varianceOf(parts.result, correction), x->dtype());
+  TensorView* variance = castIfNeeded(varianceOf(parts, x, correction), x->dtype());
   return keepdim ? keepReducedDims(variance, parts.axes, x->rank()) : variance;
 }
 
 VarMeanResult var_mean(TensorView* x, std::vector<int64_t> axes, int64_t correction, bool keepdim) {
   const WelfordParts parts = buildWelford("var_mean", x, axes);
-  TensorView* variance = castIfNeeded(varianceOf(parts.result, correction), x->dtype());
+  TensorView* variance = castIfNeeded(varianceOf(parts, x, correction), x->dtype());
   TensorView* average = castIfNeeded(parts.result.avg, x->dtype());
   if (keepdim) {
     variance = keepReducedDims(variance, parts.axes, x->rank());

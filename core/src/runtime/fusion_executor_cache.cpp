@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "braze/driver/cuda_driver.h"
+#include "braze/ir/redundant_expands.h"
+#include "braze/ir/welford_as_sums.h"
 #include "runtime/extent_equalities.h"
 
 namespace braze {
@@ -68,6 +70,9 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion,
         << " is a scalar; only tensors can be outputs of a run (make it a 0-d tensor)";
   }
   extent_equalities_ = runtime_detail::collectExtentEqualities(*fusion_);
+  // After the extents' checks are collected, so that every check of the definition stays.
+  bypassRedundantExpands(*fusion_);
+  welfordAsSums(*fusion_);
   BRAZE_USER_CHECK(options_.runtime_capacity > 0 && options_.plan_capacity > 0)
       << "FusionExecutorCache: runtime_capacity and plan_capacity must be at least 1";
 }

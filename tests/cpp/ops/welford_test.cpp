@@ -59,22 +59,27 @@ TEST(WelfordTest, VarDividesM2ByCountMinusCorrection) {
   const auto* m2 = division->input(0)->as<TensorView>();
   const Expr* welford_expr = definitionOf(m2, OpKind::Welford);
   EXPECT_EQ(welford_expr->output(1), m2);
-  const auto* denominator = division->input(1)->as<TensorView>();
+  // The count is a scalar, the reduced extent: n is left unread (welford_as_sums.h).
+  const auto* denominator = division->input(1)->as<Scalar>();
   EXPECT_EQ(denominator->dtype(), DataType::Index);
-  const Expr* minus = definitionOf(denominator, OpKind::Sub);
-  EXPECT_EQ(minus->input(0), welford_expr->output(2));
+  const Expr* minus = denominator->definition();
+  ASSERT_NE(minus, nullptr);
+  EXPECT_EQ(minus->op(), OpKind::Sub);
+  EXPECT_EQ(minus->input(0), x->axis(1)->extent());
   EXPECT_TRUE(minus->input(1)->as<Scalar>()->isConstantEqualTo(1));
+  EXPECT_TRUE(welford_expr->output(2)->uses().empty());
 }
 
 TEST(WelfordTest, VarWithOtherCorrections) {
   Fusion fusion;
   TensorView* x = makeSymbolicTensor(fusion, 1);
   TensorView* v = var(x, {0}, /*correction=*/3);
-  const Expr* minus = definitionOf(v->definition()->input(1)->as<TensorView>(), OpKind::Sub);
+  const Expr* minus = v->definition()->input(1)->as<Scalar>()->definition();
+  ASSERT_NE(minus, nullptr);
   EXPECT_TRUE(minus->input(1)->as<Scalar>()->isConstantEqualTo(3));
-  // correction 0 divides by n itself (or n - 0).
+  // correction 0 divides by the count itself (or count - 0).
   TensorView* biased = var(x, {0}, /*correction=*/0);
-  const auto* denominator = biased->definition()->input(1)->as<TensorView>();
+  const auto* denominator = biased->definition()->input(1)->as<Scalar>();
   EXPECT_EQ(denominator->dtype(), DataType::Index);
 }
 

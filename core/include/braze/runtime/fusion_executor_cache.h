@@ -106,6 +106,9 @@ class FusionExecutorCache {
   std::shared_ptr<const FusionKernelRuntime> prepare(const std::vector<FusionArgument>& inputs,
                                                      const RunOptions& options = {});
 
+  /// The definition it runs: a copy of the one it was made from, with redundant expands
+  /// bypassed and Welfords whose input is read anyway as sums (braze/ir/redundant_expands.h,
+  /// welford_as_sums.h).
   const Fusion& fusion() const { return *fusion_; }
   ExecutorCacheCounters counters() const;
   size_t numRuntimes() const;
