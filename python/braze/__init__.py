@@ -1,6 +1,6 @@
 """Braze: a GPU fusion compiler. Define a fusion, execute it, get tensors back."""
 
-from braze import _braze
+from braze import _braze, cache  # noqa: F401
 from braze._braze import Error, MemoryType, ParallelType, __version__  # noqa: F401
 from braze.data_type import DataType  # noqa: F401
 from braze.fusion_definition import FusionDefinition, compute_tensor_descriptor  # noqa: F401
@@ -16,9 +16,9 @@ def schedulers():
 
 def use_persistent_cache():
     """Keeps compiled kernels and decisions in $BRAZE_CACHE_DIR (default ~/.cache/braze), so
-    that the next process neither schedules nor compiles what this one did."""
-    _braze.use_persistent_cache()
+    that the next process neither schedules nor compiles what this one did (braze.cache.enable)."""
+    cache.enable()
 
 
 def cache_directory():
-    return _braze.cache_directory()
+    return cache.directory()

@@ -13,8 +13,6 @@
 #include "braze/runtime/definition_cache.h"
 #include "braze/runtime/device_dlpack.h"
 #include "braze/runtime/fusion_executor_cache.h"
-#include "braze/serde/kernel_cache.h"
-#include "braze/serde/runtime_cache.h"
 
 namespace braze::python {
 
@@ -174,14 +172,6 @@ void bindRuntime(py::module_& m) {
       "for torch inputs)");
   m.def("schedulers", &schedulers,
         "Every scheduler the registry found: id, version, rank, status, reason, path");
-  m.def("use_persistent_cache", &serde::useDefaultPersistentCache,
-        "Keeps kernels and decisions in $BRAZE_CACHE_DIR (default ~/.cache/braze) for later "
-        "processes");
-  m.def("cache_directory", []() -> py::object {
-    std::optional<std::filesystem::path> directory = serde::defaultCacheDirectory();
-    if (!directory) return py::none();
-    return py::str(directory->string());
-  });
 }
 
 }  // namespace braze::python

@@ -23,4 +23,5 @@ PYBIND11_MODULE(_braze, m) {
   braze::python::bindSched(sched);
   braze::python::bindSchedule(m, sched);
   braze::python::bindRepro(m);
+  braze::python::bindCache(m);
 }

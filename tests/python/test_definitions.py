@@ -222,3 +222,42 @@ def test_a_repro_of_a_gapped_layout_reads_only_its_own_storage(tmp_path):
     assert "standard_normal(47)" in fd.repro([x], path)  # 1 + 5 * 8 + 3 * 2 elements
     run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
     assert run.returncode == 0 and "(6, 4)" in run.stdout, run.stderr
+
+
+def test_the_cache_folder_saves_and_loads_its_kernels(tmp_path):
+    script = textwrap.dedent(
+        """
+        import sys, numpy as np, braze
+        from braze import FusionDefinition
+        braze.cache.enable(sys.argv[1])
+        with FusionDefinition() as fd:
+            t = fd.define_tensor(shape=[-1], contiguity=[True])
+            fd.add_output(fd.ops.mul(fd.ops.sin(t), 3.0))
+        np.testing.assert_allclose(fd.execute([np.ones(64, np.float32)])[0], 3 * np.sin(1.0),
+                                   rtol=1e-6)
+        c = fd.counters()
+        print(c["kernels_compiled"], c["kernels_from_store"])
+        """
+    )
+    first_dir, second_dir = tmp_path / "first", tmp_path / "second"
+    run = subprocess.run([sys.executable, "-c", script, str(first_dir)], capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    entries = braze.cache.entries(first_dir)
+    assert len(entries) == 1 and entries[0]["valid"] and entries[0]["arch"].startswith("sm_")
+    bundle = tmp_path / "kernels.bzb"
+    assert braze.cache.save(bundle, directory=first_dir) == 1
+    report = braze.cache.load(bundle, directory=second_dir)
+    assert report == {"added": 1, "skipped": 0, "problems": []}
+    # A process on the second folder finds the kernel the bundle brought.
+    run = subprocess.run([sys.executable, "-c", script, str(second_dir)], capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["1", "1"]
+    # Bad bundles add nothing and say why; clearing empties the folder.
+    junk = tmp_path / "junk.bzb"
+    junk.write_bytes(b"not a bundle")
+    assert braze.cache.load(junk, directory=second_dir)["added"] == 0
+    assert braze.cache.load(junk, directory=second_dir)["problems"]
+    assert braze.cache.clear(directory=second_dir) >= 1
+    assert braze.cache.entries(second_dir) == []
