@@ -14,16 +14,13 @@ class CanonicalWriter {
  public:
   std::string write(const Fusion& fusion) {
     os_ << "in";
-    for (const Val* input : fusion.inputs())
-      os_ << ' ' << ref(input);
+    for (const Val* input : fusion.inputs()) os_ << ' ' << ref(input);
     os_ << '\n';
     for (const Expr* expr : fusion.exprs()) {
       os_ << expr->op() << '(';
-      for (const Val* input : expr->inputs())
-        os_ << ref(input) << ',';
+      for (const Val* input : expr->inputs()) os_ << ref(input) << ',';
       os_ << ")->(";
-      for (const Val* output : expr->outputs())
-        os_ << ref(output) << ',';
+      for (const Val* output : expr->outputs()) os_ << ref(output) << ',';
       os_ << ')';
       for (const Attribute& attribute : expr->attributes()) {
         os_ << ' ' << attribute.name << '=' << toString(attribute.value);
@@ -31,8 +28,7 @@ class CanonicalWriter {
       os_ << '\n';
     }
     os_ << "out";
-    for (const Val* output : fusion.outputs())
-      os_ << ' ' << ref(output);
+    for (const Val* output : fusion.outputs()) os_ << ' ' << ref(output);
     os_ << '\n';
     return os_.str();
   }
@@ -56,8 +52,7 @@ class CanonicalWriter {
     std::ostringstream text;
     if (const auto* tv = val->dynCast<TensorView>()) {
       text << "tensor:" << tv->dtype() << '[';
-      for (const IterDomain* id : tv->logical())
-        text << ref(id) << ',';
+      for (const IterDomain* id : tv->logical()) text << ref(id) << ',';
       text << "] order=" << toString(AttributeValue(tv->allocationOrder())) << " contig=";
       for (const std::optional<bool>& contiguous : tv->contiguity()) {
         text << (!contiguous ? 'n' : (*contiguous ? 't' : 'f'));
@@ -71,8 +66,7 @@ class CanonicalWriter {
       if (const Expr* def = val->definition()) {
         // Symbolic scalars computed from others: describe their computation inline.
         text << '=' << def->op() << '(';
-        for (const Val* input : def->inputs())
-          text << ref(input) << ',';
+        for (const Val* input : def->inputs()) text << ref(input) << ',';
         text << ")#" << indexOf(def, val);
       }
     }

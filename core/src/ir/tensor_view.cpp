@@ -87,11 +87,9 @@ void TensorView::setDomains(std::vector<IterDomain*> root, std::vector<IterDomai
 
 void TensorView::restoreDomains(const TensorView& original, const CloneMap& map) {
   logical_.clear();
-  for (IterDomain* d : original.logical_)
-    logical_.push_back(map[d]);
+  for (IterDomain* d : original.logical_) logical_.push_back(map[d]);
   root_.clear();
-  for (IterDomain* d : original.root_)
-    root_.push_back(map[d]);
+  for (IterDomain* d : original.root_) root_.push_back(map[d]);
 }
 
 std::string TensorView::name() const {
@@ -107,8 +105,7 @@ Statement* TensorView::cloneInto(Fusion& target, const CloneMap& map) const {
   std::vector<IterDomain*> logical;
   if (domains_precede) {
     logical.reserve(logical_.size());
-    for (IterDomain* d : logical_)
-      logical.push_back(map[d]);
+    for (IterDomain* d : logical_) logical.push_back(map[d]);
   }
   auto* copy = target.create<TensorView>(dtype(), std::move(logical));
   copy->allocation_order_ = allocation_order_;

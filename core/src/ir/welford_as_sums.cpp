@@ -6,18 +6,12 @@
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
+#include "ir/replace_tensor.h"
 #include "ops/reduction_output.h"
 
 namespace braze {
 
 namespace {
-
-// Every reader of `old` reads `replacement` instead, and it takes `old`'s place as an output.
-void replaceEverywhere(Fusion& fusion, TensorView* old, TensorView* replacement) {
-  const std::vector<Expr*> uses = old->uses();  // a copy: rewiring edits the list
-  for (Expr* use : uses) use->replaceInput(old, replacement);
-  if (fusion.isOutput(old)) fusion.replaceOutput(old, replacement);
-}
 
 // Whether the fusion reads `x` elsewhere than in `welford`: directly, or through another read of
 // the tensor `x` was cast from (var_mean casts a bfloat16 input to float32 for itself).
@@ -47,8 +41,8 @@ int64_t welfordAsSums(Fusion& fusion) {
     TensorView* mean = div(sum(x, axes), ops_detail::reducedElementCount(x, axes));
     TensorView* centered = sub(x, broadcast(mean, reduced));
     TensorView* squares = sum(mul(centered, centered), axes);
-    replaceEverywhere(fusion, avg, mean);
-    replaceEverywhere(fusion, m2, squares);
+    ir_detail::replaceTensorEverywhere(fusion, avg, mean);
+    ir_detail::replaceTensorEverywhere(fusion, m2, squares);
     ++rewritten;
   }
   return rewritten;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "braze/driver/cuda_driver.h"
+#include "braze/ir/broadcast_reductions.h"
 #include "braze/ir/redundant_expands.h"
 #include "braze/ir/welford_as_sums.h"
 #include "runtime/extent_equalities.h"
@@ -71,8 +72,12 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion,
   }
   extent_equalities_ = runtime_detail::collectExtentEqualities(*fusion_);
   // After the extents' checks are collected, so that every check of the definition stays.
-  bypassRedundantExpands(*fusion_);
+  std::vector<std::pair<const Val*, const Val*>> equal_extents;
+  for (const runtime_detail::ExtentEquality& equality : extent_equalities_)
+    equal_extents.emplace_back(equality.a, equality.b);
+  bypassRedundantExpands(*fusion_, equal_extents);
   welfordAsSums(*fusion_);
+  reductionsOverBroadcastsAsSqueezes(*fusion_);
   BRAZE_USER_CHECK(options_.runtime_capacity > 0 && options_.plan_capacity > 0)
       << "FusionExecutorCache: runtime_capacity and plan_capacity must be at least 1";
 }

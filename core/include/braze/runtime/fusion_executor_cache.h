@@ -107,8 +107,8 @@ class FusionExecutorCache {
                                                      const RunOptions& options = {});
 
   /// The definition it runs: a copy of the one it was made from, with redundant expands
-  /// bypassed and Welfords whose input is read anyway as sums (braze/ir/redundant_expands.h,
-  /// welford_as_sums.h).
+  /// bypassed, Welfords whose input is read anyway as sums and reductions of broadcast dims as
+  /// squeezes (braze/ir/redundant_expands.h, welford_as_sums.h, broadcast_reductions.h).
   const Fusion& fusion() const { return *fusion_; }
   ExecutorCacheCounters counters() const;
   size_t numRuntimes() const;
