@@ -398,7 +398,16 @@ pythonTier() {
       env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER \
         LD_LIBRARY_PATH="${peer_lib:+$peer_lib:}$library_path" \
         PYTHONPATH="$site${peer_path:+:$peer_path}" \
-        python3 benchmarks/python/python_overhead.py 2>&1 | tail -8) || rc=1
+        python3 benchmarks/python/python_overhead.py 2>&1 | tail -8 &&
+      # nvFuser's own normalization definitions, unchanged, through Braze (and nvFuser).
+      if [[ -d .peer-wheels/nvfuser_benchmarks ]]; then
+        env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER \
+          LD_LIBRARY_PATH="${peer_lib:+$peer_lib:}$library_path" \
+          PYTHONPATH="$site${peer_path:+:$peer_path}" \
+          python3 benchmarks/python/nvfuser_definitions.py .peer-wheels/nvfuser_benchmarks \
+          --json "$results/nvfuser_definitions.json" 2>"$results/nvfuser_definitions.log" |
+          sed -n '/^===/,$p'
+      fi) || rc=1
   fi
   return $rc
 }

@@ -14,6 +14,7 @@
 #define FIXTURE_THROWS_IN_SCHEDULE 3
 #define FIXTURE_HANGS_ON_LOAD 4
 #define FIXTURE_UNRESOLVED_SYMBOL 5
+#define FIXTURE_ONE_OP_ONLY 6
 
 namespace {
 
@@ -58,6 +59,10 @@ class FixtureScheduler : public braze::sdk::SchedulerPlugin {
   void schedule(braze::Fusion& fusion, braze::sdk::ParamBytes params) override {
 #if FIXTURE_MODE == FIXTURE_THROWS_IN_SCHEDULE
     throw std::runtime_error("fixture schedule failed on purpose");
+#elif FIXTURE_MODE == FIXTURE_ONE_OP_ONLY
+    // Accepts every fusion, but builds only those of one op: a scheduler whose checks are
+    // looser than what it can do.
+    if (fusion.exprs().size() > 1) throw std::runtime_error("fixture builds one op only");
 #endif
   }
 };

@@ -29,6 +29,18 @@ int64_t reductionsOverBroadcastsAsSqueezes(Fusion& fusion) {
       }
     }
     if (squeezed.empty()) continue;
+    if (remaining.empty() && reduced->dtype() == x->dtype()) {
+      // A reduction broadcast back at the same dims (keepdim, as definitions write it) is x.
+      const std::vector<Expr*> uses = reduced->uses();  // a copy: rewiring edits the list
+      for (Expr* use : uses) {
+        if (use->op() != OpKind::Broadcast) continue;
+        const auto& flags = use->attribute<std::vector<bool>>("flags");
+        std::vector<bool> expected(x->logical().size(), false);
+        for (int64_t axis : squeezed) expected[static_cast<size_t>(axis)] = true;
+        if (flags != expected) continue;
+        ir_detail::replaceTensorEverywhere(fusion, use->outputs()[0]->as<TensorView>(), x);
+      }
+    }
     TensorView* replacement = squeeze(x, squeezed);
     if (!remaining.empty()) replacement = ops_detail::reduceOver(op, replacement, remaining);
     replacement = ops_detail::castIfNeeded(replacement, reduced->dtype());

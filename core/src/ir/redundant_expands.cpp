@@ -60,12 +60,23 @@ bool othersSpanExpandedDims(const Expr* use, const TensorView* expanded, SameExt
   return true;
 }
 
-// `use` computed on the unexpanded `source` instead, its result expanded as `expanded` was: a
-// one-input elementwise op (exp, reciprocal, cast, ...) of an expanded tensor is the expanded
-// op of the tensor, computed once per broadcast element. The new expand sits closer to the
-// ops that may make it redundant. False when `source` has an expanded dim of its own.
+// `use` computed on the unexpanded `source` instead, its result expanded as `expanded` was: an
+// elementwise op whose only tensor operand is the expanded one (exp, reciprocal, a cast,
+// `mul(t, 2.0)`) is the expanded op of the tensor, computed once per broadcast element. The
+// new expand sits closer to the ops that may make it redundant. False for other ops, and when
+// `source` has an expanded dim of its own.
 bool sinkBelow(Fusion& fusion, Expr* use, TensorView* expanded, TensorView* source) {
-  if (!isElementwise(use->op()) || use->inputs().size() != 1) return false;
+  if (!isElementwise(use->op())) return false;
+  std::vector<Val*> inputs;
+  for (Val* input : use->inputs()) {
+    if (input == expanded) {
+      inputs.push_back(source);
+    } else if (input->isA<TensorView>()) {
+      return false;
+    } else {
+      inputs.push_back(input);
+    }
+  }
   std::vector<IterDomain*> dims;
   for (const IterDomain* dim : source->logical()) {
     if (dim->hasExpandedExtent()) return false;
@@ -73,7 +84,7 @@ bool sinkBelow(Fusion& fusion, Expr* use, TensorView* expanded, TensorView* sour
   }
   auto* result = use->outputs()[0]->as<TensorView>();
   auto* unexpanded = fusion.create<TensorView>(result->dtype(), dims);
-  fusion.create<Expr>(use->op(), std::vector<Val*>{source}, std::vector<Val*>{unexpanded},
+  fusion.create<Expr>(use->op(), std::move(inputs), std::vector<Val*>{unexpanded},
                       use->attributes());
   std::vector<Operand> sizes;
   for (const IterDomain* dim : expanded->logical()) sizes.emplace_back(dim->logicalExtent());
@@ -99,9 +110,8 @@ int64_t bypassRedundantExpands(Fusion& fusion,
       for (Expr* use : uses) {
         if (othersSpanExpandedDims(use, expanded, same)) {
           use->replaceInput(expanded, source);
-        } else if (!fusion.isOutput(expanded) && expanded->uses().size() == 1 &&
-                   sinkBelow(fusion, use, expanded, source)) {
-          // The only reader now reads a new expand below it.
+        } else if (sinkBelow(fusion, use, expanded, source)) {
+          // This reader's result is now a new expand, below it.
         } else {
           continue;
         }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -84,9 +85,11 @@ DataType indexTypeFor(const Fusion& fusion, const RunContext& context) {
 class RegistryChecker final : public SegmentChecker {
  public:
   RegistryChecker(std::function<SchedulerRuntimeInfo(const Segment&)> info,
-                  const SchedulerRegistry& registry)
-      : info_(std::move(info)), registry_(registry) {}
+                  const SchedulerRegistry& registry, const std::set<size_t>& unbuildable)
+      : info_(std::move(info)), registry_(registry), unbuildable_(unbuildable) {}
   std::optional<std::string> accepts(const Segment& segment) override {
+    // A segment some scheduler accepted but none could lower or compile: split it instead.
+    if (unbuildable_.count(structuralHash(*segment.fusion)) != 0) return std::nullopt;
     SchedulerChoice choice = registry_.choose(*segment.fusion, info_(segment));
     if (!choice.accepted()) return std::nullopt;
     return choice.scheduler->id + "@" + choice.scheduler->version;
@@ -98,6 +101,7 @@ class RegistryChecker final : public SegmentChecker {
  private:
   std::function<SchedulerRuntimeInfo(const Segment&)> info_;
   const SchedulerRegistry& registry_;
+  const std::set<size_t>& unbuildable_;
 };
 
 size_t alignUp(size_t value, size_t alignment) {
@@ -210,96 +214,116 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
       }
     }
   }
-  if (!restored_ && !options_.scheduler.empty()) {
-    // The user's word for the whole fusion: one segment, or an error saying why not.
-    const std::vector<Expr*> all = fusion.exprs();
-    const std::vector<const Expr*> exprs(all.begin(), all.end());
-    segmented_.original = &fusion;
-    segmented_.segments.push_back(extractSegment(fusion, exprs));
-  } else if (!restored_) {
-    RegistryChecker checker(info, registry);
-    SegmenterOptions segmenter_options;
-    // Merges keep the largest intermediates on chip: their real sizes, for these inputs.
-    segmenter_options.tensor_bytes = [&](const TensorView& tv) {
-      return bytesOf(tv, *context.extents);
-    };
-    segmented_ = segmentFusion(fusion, checker, segmenter_options);
-  }
-  BRAZE_USER_CHECK(options_.segment_schedulers.size() <= segmented_.segments.size())
-      << "FusionExecutorCache: " << options_.segment_schedulers.size()
-      << " schedulers forced per segment, but the fusion has " << segmented_.segments.size()
-      << " segments:\n"
-      << segmented_.toString();
-  program_ = host::buildHostProgram(segmented_);
-
-  const DataType index_type = indexTypeFor(fusion, context);
-  kernels_.resize(segmented_.segments.size());
-  for (size_t s = 0; s < kernels_.size() && !restored_; ++s) {
-    SchedulerChoice choice = chooseFor(s, context);
-    const std::string forced =
-        s < options_.segment_schedulers.size() && !options_.segment_schedulers[s].empty()
-            ? options_.segment_schedulers[s]
-            : options_.scheduler;
-    BRAZE_USER_CHECK(choice.accepted())
-        << "FusionExecutorCache: no scheduler accepted "
-        << (segmented_.segments.size() == 1 ? std::string("the fusion")
-                                            : "segment " + std::to_string(s))
-        << (forced.empty() ? "" : " (forced: " + forced + ")") << "." << choice.describeAttempts()
-        << "\n"
-        << printMath(*segmented_.segments[s].fusion)
-        << "Install a scheduler for it, or check BRAZE_SCHEDULERS and the forced schedulers.";
-    kernels_[s].choice = std::move(choice);
-  }
-
-  if (options_.dump.segments) options_.dump.out() << "=== segments\n" << describe();
-  if (options_.dump.host_ir) options_.dump.out() << "=== host program\n" << program_.toString();
-  if (options_.dump.segments_dot) writeSegmentsDot(context);
-
-  const driver::GpuArch arch = options_.arch    ? *options_.arch
-                               : context.on_gpu ? driver::deviceProperties(context.device).arch
-                                                : driver::GpuArch{9, 0, false};
-  // Scheduling, lowering and NVRTC of each segment are independent: one task per segment.
-  runParallel(kernels_.size(), options_.compile_threads, [&](size_t s) {
-    // A scheduler that accepted a segment but whose schedule fails to lower or compile is
-    // reported and the next scheduler that accepts the segment is tried, unless one was forced.
-    SegmentKernel& kernel = kernels_[s];
-    if (restored_ && kernel.recipe) {
-      std::string why;
-      if (restoreKernel(s, arch, index_type, why)) return;
-      if (!why.empty())
-        std::cerr << "braze: the kept kernel of segment " << s << " does not serve (" << why
-                  << "); scheduling and compiling it again\n";
+  // Segments some scheduler accepted but none could build, found below: segmented again
+  // without them until every kernel compiles.
+  std::set<size_t> unbuildable;
+  while (true) {
+    if (!restored_ && !options_.scheduler.empty()) {
+      // The user's word for the whole fusion: one segment, or an error saying why not.
+      const std::vector<Expr*> all = fusion.exprs();
+      const std::vector<const Expr*> exprs(all.begin(), all.end());
+      segmented_.original = &fusion;
+      segmented_.segments.push_back(extractSegment(fusion, exprs));
+    } else if (!restored_) {
+      RegistryChecker checker(info, registry, unbuildable);
+      SegmenterOptions segmenter_options;
+      // Merges keep the largest intermediates on chip: their real sizes, for these inputs.
+      segmenter_options.tensor_bytes = [&](const TensorView& tv) {
+        return bytesOf(tv, *context.extents);
+      };
+      segmented_ = segmentFusion(fusion, checker, segmenter_options);
     }
-    const bool forced = !options_.scheduler.empty() || (s < options_.segment_schedulers.size() &&
-                                                        !options_.segment_schedulers[s].empty());
-    std::vector<SchedulerAttempt> failures;
-    const std::vector<const SchedulerEntry*> order = registry_.candidates();
-    auto next = std::find(order.begin(), order.end(), kernel.choice.scheduler);
-    while (true) {
-      try {
-        compileSegment(s, context, arch, index_type);
-        return;
-      } catch (const Error& error) {
-        failures.push_back({kernel.choice.scheduler->id + "@" + kernel.choice.scheduler->version,
-                            kernel.choice.scheduler->path, "schedule, lower and compile", true,
-                            error.what()});
-        if (forced || next == order.end()) throw;
-      }
-      SchedulerChoice retry;
-      for (++next; next != order.end() && !retry.accepted(); ++next)
-        retry = registry_.chooseWith(**next, *segmented_.segments[s].fusion,
-                                     segmentInfo(segmented_.segments[s], context));
-      if (!retry.accepted()) {
-        SchedulerChoice failed;
-        failed.attempts = failures;
-        BRAZE_THROW() << "FusionExecutorCache: segment " << s
-                      << " has no scheduler whose kernel compiles:" << failed.describeAttempts();
-      }
-      --next;
-      retry.attempts.insert(retry.attempts.begin(), failures.begin(), failures.end());
-      kernel.choice = std::move(retry);
+    BRAZE_USER_CHECK(options_.segment_schedulers.size() <= segmented_.segments.size())
+        << "FusionExecutorCache: " << options_.segment_schedulers.size()
+        << " schedulers forced per segment, but the fusion has " << segmented_.segments.size()
+        << " segments:\n"
+        << segmented_.toString();
+    program_ = host::buildHostProgram(segmented_);
+
+    const DataType index_type = indexTypeFor(fusion, context);
+    kernels_.resize(segmented_.segments.size());
+    for (size_t s = 0; s < kernels_.size() && !restored_; ++s) {
+      SchedulerChoice choice = chooseFor(s, context);
+      const std::string forced =
+          s < options_.segment_schedulers.size() && !options_.segment_schedulers[s].empty()
+              ? options_.segment_schedulers[s]
+              : options_.scheduler;
+      BRAZE_USER_CHECK(choice.accepted())
+          << "FusionExecutorCache: no scheduler accepted "
+          << (segmented_.segments.size() == 1 ? std::string("the fusion")
+                                              : "segment " + std::to_string(s))
+          << (forced.empty() ? "" : " (forced: " + forced + ")") << "." << choice.describeAttempts()
+          << "\n"
+          << printMath(*segmented_.segments[s].fusion)
+          << "Install a scheduler for it, or check BRAZE_SCHEDULERS and the forced schedulers.";
+      kernels_[s].choice = std::move(choice);
     }
-  });
+
+    if (options_.dump.segments) options_.dump.out() << "=== segments\n" << describe();
+    if (options_.dump.host_ir) options_.dump.out() << "=== host program\n" << program_.toString();
+    if (options_.dump.segments_dot) writeSegmentsDot(context);
+
+    const driver::GpuArch arch = options_.arch    ? *options_.arch
+                                 : context.on_gpu ? driver::deviceProperties(context.device).arch
+                                                  : driver::GpuArch{9, 0, false};
+    // Scheduling, lowering and NVRTC of each segment are independent: one task per segment.
+    std::vector<std::string> uncompiled(kernels_.size());
+    runParallel(kernels_.size(), options_.compile_threads, [&](size_t s) {
+      // A scheduler that accepted a segment but whose schedule fails to lower or compile is
+      // reported and the next scheduler that accepts the segment is tried, unless one was forced.
+      SegmentKernel& kernel = kernels_[s];
+      if (restored_ && kernel.recipe) {
+        std::string why;
+        if (restoreKernel(s, arch, index_type, why)) return;
+        if (!why.empty())
+          std::cerr << "braze: the kept kernel of segment " << s << " does not serve (" << why
+                    << "); scheduling and compiling it again\n";
+      }
+      const bool forced = !options_.scheduler.empty() || (s < options_.segment_schedulers.size() &&
+                                                          !options_.segment_schedulers[s].empty());
+      std::vector<SchedulerAttempt> failures;
+      const std::vector<const SchedulerEntry*> order = registry_.candidates();
+      auto next = std::find(order.begin(), order.end(), kernel.choice.scheduler);
+      while (true) {
+        try {
+          compileSegment(s, context, arch, index_type);
+          return;
+        } catch (const Error& error) {
+          failures.push_back({kernel.choice.scheduler->id + "@" + kernel.choice.scheduler->version,
+                              kernel.choice.scheduler->path, "schedule, lower and compile", true,
+                              error.what()});
+          if (forced || next == order.end()) throw;
+        }
+        SchedulerChoice retry;
+        for (++next; next != order.end() && !retry.accepted(); ++next)
+          retry = registry_.chooseWith(**next, *segmented_.segments[s].fusion,
+                                       segmentInfo(segmented_.segments[s], context));
+        if (!retry.accepted()) {
+          SchedulerChoice failed;
+          failed.attempts = failures;
+          uncompiled[s] = "FusionExecutorCache: segment " + std::to_string(s) +
+                          " has no scheduler whose kernel compiles:" + failed.describeAttempts();
+          return;
+        }
+        --next;
+        retry.attempts.insert(retry.attempts.begin(), failures.begin(), failures.end());
+        kernel.choice = std::move(retry);
+      }
+    });
+    const auto failed = std::find_if(uncompiled.begin(), uncompiled.end(),
+                                     [](const std::string& why) { return !why.empty(); });
+    if (failed == uncompiled.end()) break;
+    // A segment some scheduler accepted but none could lower or compile. Segmenting again
+    // without it splits its Exprs otherwise: a scheduler's mistake costs speed, not the run.
+    const Segment& segment = segmented_.segments[static_cast<size_t>(failed - uncompiled.begin())];
+    const bool may_split = !restored_ && options_.scheduler.empty() &&
+                           options_.segment_schedulers.empty() && segment.exprs.size() > 1 &&
+                           unbuildable.insert(structuralHash(*segment.fusion)).second;
+    if (!may_split) BRAZE_THROW() << *failed;
+    segmented_ = SegmentedFusion{};
+    program_ = host::HostProgram{};
+    kernels_.clear();
+  }
   // Kept again when anything differs from what was kept: a first build, a segment scheduled
   // again, a scheduler that ruled on its old params.
   if (store) {

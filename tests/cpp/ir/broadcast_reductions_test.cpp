@@ -49,6 +49,22 @@ TEST(BroadcastReductionsTest, ASumOverAnExtentOneDimIsASqueeze) {
   expectSameResults(*original, fusion, {random.uniform(DataType::Float32, {9, 1})});
 }
 
+TEST(BroadcastReductionsTest, ASumBroadcastBackAtItsDimsIsItsInput) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* column = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1, 1}});
+  TensorView* back = broadcast(sum(column, {1}), {false, true});
+  fusion.addOutput(mul(x, back));
+  const std::unique_ptr<Fusion> original = fusion.clone();
+  EXPECT_EQ(reductionsOverBroadcastsAsSqueezes(fusion), 1);
+  const Expr* product = fusion.outputs()[0]->definition();
+  EXPECT_EQ(product->inputs()[1], column);  // neither a squeeze nor a broadcast between
+  test::RandomTensors random(6);
+  expectSameResults(
+      *original, fusion,
+      {random.uniform(DataType::Float32, {3, 8}), random.uniform(DataType::Float32, {3, 1})});
+}
+
 TEST(BroadcastReductionsTest, MixedAxesReduceTheRestAndIntegerSumsKeepTheirDtype) {
   Fusion fusion;
   TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1, 1, -1}});

@@ -53,5 +53,40 @@ TEST(ExecutorCacheFailoverTest, ASchedulerThatFailsIsReportedAndTheNextIsUsed) {
   EXPECT_EQ(cache.numRuntimes(), 1u);
 }
 
+TEST(ExecutorCacheFailoverTest, ASegmentNoSchedulerCanBuildIsSplit) {
+  // The only scheduler accepts the whole fusion but builds single ops only: the runtime
+  // segments again without that segment and runs the fusion as one kernel per op.
+  test::IsolatedOptions isolated;
+  isolated.install.install("fixture_one_op", "test::one_op", "1.0.0");
+  const SchedulerRegistry registry(isolated.options);
+  ExecutorCacheOptions options;
+  options.registry = &registry;
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  fusion->addOutput(mul(exp(x), 2.0));
+  FusionExecutorCache cache(std::move(fusion), options);
+
+  HostTensor input = HostTensor::empty(DataType::Float32, {4, 6});
+  for (int64_t i = 0; i < input.numel(); ++i) input.setFlat(i, 0.25 * static_cast<double>(i) - 2);
+  const std::vector<FusionArgument> outputs = cache.run({input});
+  const HostTensor expected = evaluateFusionTensors(cache.fusion(), {input})[0];
+  const HostTensor& actual = std::get<HostTensor>(outputs[0]);
+  for (int64_t i = 0; i < expected.numel(); ++i)
+    EXPECT_EQ(toDouble(actual.atFlat(i)), toDouble(expected.atFlat(i))) << "element " << i;
+  const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
+  EXPECT_EQ(runtime->segmentation().segments.size(), 2u) << runtime->describe();
+
+  // Forced on the whole fusion, there is nothing to split: the error says why.
+  RunOptions forced;
+  forced.scheduler = "test::one_op";
+  try {
+    cache.run({input}, forced);
+    ADD_FAILURE() << "a forced scheduler that cannot build the fusion must fail";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("fixture builds one op only"), std::string::npos)
+        << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace braze

@@ -13,10 +13,11 @@ namespace braze {
 /// tensor broadcasts implicitly to the same extents. nvFuser-style definitions write
 /// `broadcast_in_dim(w, x.shape(), [1])` before every `mul(x, w)`; without this, each such
 /// expand sits between a normalization's row loop and its weights, where schedulers that map
-/// rows through broadcasts only (inner_outer) refuse the fusion. An expand read only by a
-/// one-input elementwise op (RMS norm's `reciprocal(broadcast_in_dim(rms, x.shape(), [0, 1]))`)
-/// moves below it first: the op runs on the broadcast tensor and its result is expanded. An
-/// expand that is an output, or read by anything else, stays. Returns how many reads were
+/// rows through broadcasts only (inner_outer) refuse the fusion. An expand read by an
+/// elementwise op with no other tensor operand (RMS norm's
+/// `reciprocal(broadcast_in_dim(rms, x.shape(), [0, 1]))`) moves below it: the op runs on the
+/// broadcast tensor and its result is expanded. An expand that is an output, or read by
+/// anything else, stays. Returns how many reads were
 /// rewired or moved. The executor cache applies it to its copy of a fusion before segmentation.
 ///
 /// Extents count as the same when they are one Val, constants of one value, or connected by
