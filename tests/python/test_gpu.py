@@ -76,3 +76,20 @@ def test_an_aliased_output_updates_the_cuda_tensor_in_place():
         fd.add_output(fd.ops.sub(tw, fd.ops.mul(tg, 0.1)), alias_input=tw)
     assert fd.execute([w, g]) == []
     torch.testing.assert_close(w, expected)
+
+
+@requires_cuda
+def test_random_ops_on_the_gpu_match_the_reference():
+    x = torch.randn(300, 257, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        seed = fd.define_scalar(dtype=DataType.Int)
+        offset = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.add(t, fd.ops.uniform(-1.0, 1.0, t.shape(), rng_seed=seed, rng_offset=offset)))
+        fd.add_output(fd.ops.normal(0.0, 2.0, t.shape(), rng_seed=seed, rng_offset=offset))
+    for offset in (0, (1 << 33) + 1):
+        out = fd.execute([x, 77, offset])
+        ref = fd.evaluate([x.cpu().numpy(), 77, offset])
+        # float32 uniform is bit-identical; normal's logf/cosf may differ from the host's by an ulp.
+        np.testing.assert_array_equal(out[0].cpu().numpy(), np.asarray(ref[0]))
+        np.testing.assert_allclose(out[1].cpu().numpy(), np.asarray(ref[1]), rtol=1e-5, atol=1e-5)
