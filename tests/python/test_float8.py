@@ -26,7 +26,7 @@ def to_float8_bits(x, mantissa, bias, overflow_bits, has_infinity):
     big = np.where(has_infinity & (bits <= 0x7F800000), 0x7F & ~((1 << mantissa) - 1), 0x7F)
     result = np.where(bits >= overflow_bits, big,
                       np.where(bits < ((127 - bias + 1) << 23), small_bits, normal_bits & 0xFF))
-    return (result | (sign >> 24)).astype(np.uint8)
+    return (result.astype(np.uint64) | (sign >> 24)).astype(np.uint8)
 
 
 def to_e4m3fn_bits(x):

@@ -22,8 +22,8 @@ DataType parameterDtype(DataType dtype) {
 void checkRandomDtype(std::string_view op, DataType dtype) {
   BRAZE_USER_CHECK(isFloatingPoint(dtype))
       << op << ": dtype " << dtype
-      << " is not floating; random distributions make float32, float64, float16 or bfloat16 "
-         "tensors (cast the result for another dtype)";
+      << " is not floating; random distributions make float32, float64, float16, bfloat16 or "
+         "float8 tensors (cast the result for another dtype)";
 }
 
 Scalar* distributionParameter(Fusion& fusion, const Operand& value, DataType dtype,

@@ -97,13 +97,15 @@ TEST(EvaluateRandom, UniformStaysBelowMaxval) {
   for (double v : drawn(uniform, {16}, 4.0, 4.0, DataType::Float32, 2, 0)) EXPECT_EQ(v, 4.0);
 }
 
-TEST(EvaluateRandom, SixteenBitDtypesRoundTheFloat32Value) {
+TEST(EvaluateRandom, NarrowDtypesRoundTheFloat32Value) {
   const std::vector<double> wide = drawn(uniform, {100}, -1.0, 1.0, DataType::Float32, 3, 1);
   const std::vector<double> half = drawn(uniform, {100}, -1.0, 1.0, DataType::Float16, 3, 1);
   const std::vector<double> brain = drawn(uniform, {100}, -1.0, 1.0, DataType::BFloat16, 3, 1);
+  const std::vector<double> e4m3 = drawn(uniform, {100}, -1.0, 1.0, DataType::Float8_e4m3fn, 3, 1);
   for (size_t k = 0; k < wide.size(); ++k) {
     EXPECT_EQ(half[k], test::roundTo(DataType::Float16, wide[k]));
     EXPECT_EQ(brain[k], test::roundTo(DataType::BFloat16, wide[k]));
+    EXPECT_EQ(e4m3[k], test::roundTo(DataType::Float8_e4m3fn, wide[k]));
   }
 }
 

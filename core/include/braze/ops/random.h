@@ -18,12 +18,13 @@ namespace braze {
 ///   or not at all. Absent, both are 0: the tensor is still reproducible, but every call of the
 ///   fusion gives the same values. To draw fresh values, make them fusion inputs and advance the
 ///   offset between calls (by anything: different offsets give unrelated streams).
-/// - dtype is floating (float32, float64, float16 or bfloat16). float64 uses 53 random bits
-///   and double arithmetic; the others compute in float32 and round once to the dtype.
+/// - dtype is floating (float32, float64, float16, bfloat16 or a float8). float64 uses 53
+///   random bits and double arithmetic; the others compute in float32 and round once to the
+///   dtype.
 /// - uniform(minval, maxval): minval + u * (maxval - minval), u = (word >> 8) * 2^-24, with one
 ///   fused multiply-add; a result that rounds up to maxval becomes the float below it, so values
-///   lie in [minval, maxval) when minval < maxval (in float32; a 16-bit dtype may round up to
-///   maxval). Constant bounds with minval > maxval are refused.
+///   lie in [minval, maxval) when minval < maxval (in float32; a narrower dtype may round up
+///   to maxval). Constant bounds with minval > maxval are refused.
 /// - normal(mean, std): mean + std * sqrt(-2 log u1) * cos(2 pi u2) (Box-Muller, first
 ///   output), u1 in (0, 1] and u2 in [0, 1) from two Philox words. The GPU's log and cos may
 ///   differ from the CPU's by an ulp, so GPU results match the reference within a relative
