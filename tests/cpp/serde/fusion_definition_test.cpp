@@ -245,7 +245,7 @@ std::vector<Case> opCases() {
                                                            ScalarValue(int64_t{9})};
                    }});
   cases.push_back(
-      {"random",
+      {"random_and_float8",
        [](Fusion& f) {
          TensorView* x = input(f, {-1, -1});
          Scalar* seed = makeInputScalar(f, DataType::Int64);
@@ -254,6 +254,10 @@ std::vector<Case> opCases() {
          f.addOutput(add(x, uniform(f, shape, -1.0, 2.0, DataType::Float32, seed, offset)));
          f.addOutput(normal(f, shape, 0.5, 3.0, DataType::Float64, seed, 17));
          f.addOutput(uniform(f, {int64_t{4}}, 0, 1, DataType::BFloat16));
+         // float8 dtypes are saved by name, like every dtype.
+         TensorView* e4 = cast(x, DataType::Float8_e4m3fn);
+         f.addOutput(e4);
+         f.addOutput(cast(add(e4, cast(x, DataType::Float8_e5m2)), DataType::Float32));
        },
        [](RandomTensors& r) {
          return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {2, 3}),
