@@ -145,6 +145,12 @@ std::optional<std::string> refusedOp(OpKind op) {
     case OpKind::Permute:
     case OpKind::Squeeze:
     case OpKind::Set:
+    // Factories compute each element from its position in their own logical domain, which the
+    // kernel has wherever the tensor is inlined.
+    case OpKind::Full:
+    case OpKind::Iota:
+    case OpKind::Uniform:
+    case OpKind::Normal:
       return std::nullopt;
     case OpKind::Sum:
     case OpKind::Prod:
@@ -166,9 +172,6 @@ std::optional<std::string> refusedOp(OpKind op) {
     case OpKind::Gather:
     case OpKind::IndexSelect:
       return "it reads indices from a tensor, so its input is not accessed along the loop";
-    case OpKind::Full:
-    case OpKind::Iota:
-      return "factories are not scheduled by the pointwise scheduler yet";
     default:
       return "this op is not pointwise";
   }

@@ -51,6 +51,8 @@ std::optional<std::string> refusedOp(OpKind op) {
       return "it reads indices from a tensor, so its input is not accessed along the loop";
     case OpKind::Full:
     case OpKind::Iota:
+    case OpKind::Uniform:
+    case OpKind::Normal:
       return "factories are not scheduled by the reduction scheduler yet";
     default:
       return "this op is neither a reduction nor pointwise";

@@ -5,7 +5,7 @@ from braze import _braze
 _Core = _braze.CoreDataType
 
 
-_UNSUPPORTED = ("ComplexFloat", "ComplexDouble", "Float8_e4m3fn", "Float8_e5m2", "Float8_e8m0fnu")
+_UNSUPPORTED = ("ComplexFloat", "ComplexDouble", "Float8_e8m0fnu")
 
 
 class _DataTypeNames(type):
@@ -13,7 +13,7 @@ class _DataTypeNames(type):
         if name in _UNSUPPORTED:
             raise AttributeError(
                 f"DataType.{name} is not a Braze dtype yet; Braze has Bool, Int32, Int (int64), "
-                "Half, BFloat16, Float, Double and Index"
+                "Half, BFloat16, Float, Double, Float8_e4m3fn, Float8_e5m2 and Index"
             )
         raise AttributeError(f"DataType has no member {name!r}")
 
@@ -33,6 +33,10 @@ class DataType(metaclass=_DataTypeNames):
     Double = _Core.Float64
     Float64 = _Core.Float64
     Index = _Core.Index
+    # float8 as PyTorch's torch.float8_e4m3fn / torch.float8_e5m2. NumPy has none: host results
+    # come back as uint8 arrays of the bits; CUDA tensors cross through DLPack.
+    Float8_e4m3fn = _Core.Float8_e4m3fn
+    Float8_e5m2 = _Core.Float8_e5m2
     Null = None
 
 
@@ -49,6 +53,9 @@ def from_torch(dtype):
         torch.float32: DataType.Float,
         torch.float64: DataType.Double,
     }
+    for name in ("float8_e4m3fn", "float8_e5m2"):
+        if hasattr(torch, name):
+            table[getattr(torch, name)] = getattr(DataType, name.capitalize())
     if dtype not in table:
         raise _braze.Error(f"torch dtype {dtype} has no Braze dtype")
     return table[dtype]

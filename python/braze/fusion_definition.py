@@ -27,7 +27,7 @@ _ALIASES = {
     "take_along_axis": "gather",
 }
 # Ops that make a tensor from nothing: the fusion is their first argument in the bindings.
-_FACTORIES = {"full", "iota", "arange"}
+_FACTORIES = {"full", "iota", "arange", "uniform", "normal"}
 
 
 def compute_tensor_descriptor(sizes, strides):

@@ -73,7 +73,9 @@ void bindIr(py::module_& m) {
       .value("BFloat16", DataType::BFloat16)
       .value("Float32", DataType::Float32)
       .value("Float64", DataType::Float64)
-      .value("Index", DataType::Index);
+      .value("Index", DataType::Index)
+      .value("Float8_e4m3fn", DataType::Float8_e4m3fn)
+      .value("Float8_e5m2", DataType::Float8_e5m2);
 
   py::class_<Value> value(m, "Value", "A tensor or scalar of a fusion");
   bindScheduleMethods(value);

@@ -8,6 +8,7 @@
 #include "braze/error.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
+#include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 
@@ -426,6 +427,31 @@ void bindFactories(py::module_& m) {
       py::arg("dtype") = DataType::Int64);
 }
 
+// uniform and normal with nvFuser's spelling: two distribution parameters, the shape, then
+// keyword-only rng_seed and rng_offset (both or neither; neither means seed 0, offset 0).
+template <TensorView* (*Builder)(Fusion&, const std::vector<Operand>&, Operand, Operand, DataType,
+                                 std::optional<Operand>, std::optional<Operand>)>
+void bindRandom(py::module_& m, const char* name, const char* first, const char* second) {
+  m.def(
+      name,
+      [name, first, second](const std::shared_ptr<Fusion>& fusion, const py::object& a,
+                            const py::object& b, const py::sequence& shape,
+                            const py::object& rng_seed, const py::object& rng_offset,
+                            DataType dtype) {
+        auto optional = [&](const py::object& value, const char* argument) {
+          return value.is_none() ? std::nullopt
+                                 : std::optional<Operand>(toOperand(value, name, argument));
+        };
+        return wrap(fusion,
+                    Builder(*fusion, shapeOf(shape, name), toOperand(a, name, first),
+                            toOperand(b, name, second), dtype, optional(rng_seed, "rng_seed"),
+                            optional(rng_offset, "rng_offset")));
+      },
+      py::arg("fusion"), py::arg(first), py::arg(second), py::arg("shape"), py::kw_only(),
+      py::arg("rng_seed") = py::none(), py::arg("rng_offset") = py::none(),
+      py::arg("dtype") = DataType::Float32);
+}
+
 }  // namespace
 
 void bindOps(py::module_& m) {
@@ -433,6 +459,8 @@ void bindOps(py::module_& m) {
   bindReductions(m);
   bindShapes(m);
   bindFactories(m);
+  bindRandom<braze::uniform>(m, "uniform", "minval", "maxval");
+  bindRandom<braze::normal>(m, "normal", "mean", "std");
 }
 
 }  // namespace braze::python

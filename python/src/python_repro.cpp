@@ -36,6 +36,10 @@ std::string dtypeName(DataType dtype) {
       return "DataType.Double";
     case DataType::Index:
       return "DataType.Index";
+    case DataType::Float8_e4m3fn:
+      return "DataType.Float8_e4m3fn";
+    case DataType::Float8_e5m2:
+      return "DataType.Float8_e5m2";
   }
   return "DataType.Null";
 }
@@ -322,6 +326,12 @@ class Writer {
         return;
       case OpKind::Iota:
         call("iota(" + extents(*out)[0] + ", " + args[0] + ", " + args[1] +
+             ", dtype=" + dtypeName(out->dtype()) + ")");
+        return;
+      case OpKind::Uniform:
+      case OpKind::Normal:
+        call(op + "(" + args[0] + ", " + args[1] + ", shape=" + list(extents(*out)) +
+             ", rng_seed=" + args[2] + ", rng_offset=" + args[3] +
              ", dtype=" + dtypeName(out->dtype()) + ")");
         return;
       case OpKind::Set:

@@ -26,7 +26,8 @@ DataType dtypeOfArray(const py::array& array, size_t index) {
   if (kind == 'f' && size == 8) return DataType::Float64;
   BRAZE_THROW() << "input " << index << ": NumPy dtype " << std::string(py::str(py::handle(dtype)))
                 << " has no Braze dtype (bool, int32, int64, float16, float32, float64; "
-                   "bfloat16 comes through torch tensors)";
+                   "bfloat16 and float8 come through torch tensors, or cast a float32 input "
+                   "in the fusion)";
 }
 
 py::dtype arrayDtypeOf(DataType dtype) {
@@ -44,6 +45,11 @@ py::dtype arrayDtypeOf(DataType dtype) {
       return py::dtype::of<float>();
     case DataType::Float64:
       return py::dtype::of<double>();
+    // NumPy has no float8: a host result is its bits, one uint8 per element (decode them, or
+    // cast to float32 in the fusion).
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
+      return py::dtype::of<uint8_t>();
     case DataType::BFloat16:
       break;
   }

@@ -175,6 +175,11 @@ std::vector<Argument> builderArguments(const Expr* expr) {
       arguments = {of(expr->input(0)), of(expr->input(1))};
       extentsOf(expr->output(0));
       return arguments;
+    case OpKind::Uniform:
+    case OpKind::Normal:
+      for (const Val* input : expr->inputs()) arguments.push_back(of(input));
+      extentsOf(expr->output(0));
+      return arguments;
     case OpKind::Slice: {
       arguments.push_back(of(expr->input(0)));
       const size_t rank = (expr->inputs().size() - 1) / 2;

@@ -16,6 +16,8 @@
 //   select                      x, index; index_select, gather: x, index tensor; "dim"
 //   full                        fill value, then the output's extents
 //   iota                        start, step, length
+//   uniform, normal             minval / mean, maxval / std, rng_seed, rng_offset, then the
+//                               output's extents
 //   matmul, linear              the operands (linear: x, weight [, bias])
 //   set                         x (a copy)
 
@@ -26,6 +28,7 @@
 #include "braze/ir/structural_hash.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
+#include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 #include "braze/plugin/sha256.h"
@@ -584,6 +587,14 @@ class Replay {
         expectArguments(n == 3, "3 (start, step, length)");
         return iota(*fusion_, sizeOperand(arguments_[2], 2), operand(arguments_[0], 0),
                     operand(arguments_[1], 1), outputDtype(0));
+      case OpKind::Uniform:
+        expectArguments(n >= 4, "minval, maxval, rng_seed, rng_offset and the output's extents");
+        return uniform(*fusion_, sizes(4), operand(arguments_[0], 0), operand(arguments_[1], 1),
+                       outputDtype(0), operand(arguments_[2], 2), operand(arguments_[3], 3));
+      case OpKind::Normal:
+        expectArguments(n >= 4, "mean, std, rng_seed, rng_offset and the output's extents");
+        return normal(*fusion_, sizes(4), operand(arguments_[0], 0), operand(arguments_[1], 1),
+                      outputDtype(0), operand(arguments_[2], 2), operand(arguments_[3], 3));
       case OpKind::Matmul:
         expectArguments(n == 2, "2 (a, b)");
         return matmul(tensor(arguments_[0], 0), tensor(arguments_[1], 1));

@@ -121,3 +121,34 @@ def test_a_wrong_input_is_an_error_and_the_next_run_still_works():
     with pytest.raises(TypeError, match="input 0"):
         fd.execute([object()])
     torch.testing.assert_close(fd.execute([x])[0], -x)
+
+
+@requires_cuda
+def test_random_ops_on_the_gpu_match_the_reference():
+    x = torch.randn(300, 257, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        seed = fd.define_scalar(dtype=DataType.Int)
+        offset = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.add(t, fd.ops.uniform(-1.0, 1.0, t.shape(), rng_seed=seed, rng_offset=offset)))
+        fd.add_output(fd.ops.normal(0.0, 2.0, t.shape(), rng_seed=seed, rng_offset=offset))
+    for offset in (0, (1 << 33) + 1):
+        out = fd.execute([x, 77, offset])
+        ref = fd.evaluate([x.cpu().numpy(), 77, offset])
+        # float32 uniform is bit-identical; normal's logf/cosf may differ from the host's by an ulp.
+        np.testing.assert_array_equal(out[0].cpu().numpy(), np.asarray(ref[0]))
+        np.testing.assert_allclose(out[1].cpu().numpy(), np.asarray(ref[1]), rtol=1e-5, atol=1e-5)
+
+
+@requires_cuda
+def test_float8_casts_match_pytorch():
+    # Past both ranges (|x| up to ~1000): e4m3fn overflows to NaN, e5m2 keeps finite values.
+    x = torch.randn(1000, 37, device="cuda") * 200
+    x[0, :4] = torch.tensor([448.0, 464.0, 465.0, float("inf")])
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        for dtype in (DataType.Float8_e4m3fn, DataType.Float8_e5m2):
+            fd.add_output(fd.ops.cast(fd.ops.cast(t, dtype), DataType.Float))
+    e4, e5 = fd.execute([x])
+    torch.testing.assert_close(e4, x.to(torch.float8_e4m3fn).float(), rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(e5, x.to(torch.float8_e5m2).float(), rtol=0, atol=0, equal_nan=True)

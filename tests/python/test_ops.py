@@ -192,7 +192,7 @@ def test_factories_and_symbolic_scalars(rng):
         fd.add_output(fd.ops.mul(t, s))
         fd.add_output(fd.ops.add(t, fd.ops.iota(5, 0, 1, DataType.Float)))
 
-    _, (scaled, shifted) = run(build, [x, 3.0], execute=False)  # factories: no scheduler yet
+    _, (scaled, shifted) = run(build, [x, 3.0])
     np.testing.assert_allclose(scaled, x * 3.0, rtol=1e-6)
     np.testing.assert_allclose(shifted, x + np.arange(5, dtype=np.float32), rtol=1e-6)
 

@@ -11,5 +11,6 @@
 #include "braze/ir/structural_hash.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
+#include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"

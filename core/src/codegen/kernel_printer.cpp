@@ -440,11 +440,27 @@ class KernelPrinter {
         // inputs: start, step, then the element's position.
         return "(" + input(0) + " + " + input(2) + " * " + input(1) + ")";
       }
+      case OpKind::Uniform:
+      case OpKind::Normal:
+        return randomValue(op);
       default:
         // Data movement: set, broadcast, expand, permute, squeeze, reshape, slice, select,
         // index_select, gather.
         return render(op.inputs[0]).text;
     }
+  }
+
+  // inputs: the two distribution parameters (in the compute dtype), seed, offset, then the
+  // element's position: braze::uniformFloat(seed, offset, position, minval, maxval).
+  std::string randomValue(const kir::TensorOp& op) const {
+    const bool wide = op.output.tv->dtype() == DataType::Float64;
+    const DataType parameter = wide ? DataType::Float64 : DataType::Float32;
+    const std::string function =
+        std::string(op.expr->op() == OpKind::Uniform ? "uniform" : "normal") +
+        (wide ? "Double" : "Float");
+    const auto as = [&](size_t i, DataType dtype) { return convert(render(op.inputs[i]), dtype); };
+    return "braze::" + function + "(" + as(2, DataType::Int64) + ", " + as(3, DataType::Int64) +
+           ", " + as(4, DataType::Int64) + ", " + as(0, parameter) + ", " + as(1, parameter) + ")";
   }
 
   void printTensorOp(const kir::TensorOp& op, int depth) {

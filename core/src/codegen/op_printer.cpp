@@ -24,6 +24,10 @@ std::string storageType(DataType dtype) {
       return "float";
     case DataType::Float64:
       return "double";
+    case DataType::Float8_e4m3fn:
+      return "braze::Float8e4m3";
+    case DataType::Float8_e5m2:
+      return "braze::Float8e5m2";
   }
   return "?";
 }

@@ -24,7 +24,10 @@ struct RuntimeHeader {
 // In dependency order: a header comes after every header it needs.
 const std::vector<RuntimeHeader>& runtimeHeaderTable() {
   static const std::vector<RuntimeHeader> table = {
-      {"types.cuh", {"Half", "BFloat16"}, {}},
+      {"types.cuh",
+       {"Half", "BFloat16", "Float8", "Float8e4m3", "Float8e5m2", "floatToFloat8",
+        "floatToFloat8E4M3fn", "floatToFloat8E5M2", "float8E4M3fnToFloat", "float8E5M2ToFloat"},
+       {}},
       {"index.cuh", {"ceilDiv", "min", "max"}, {}},
       {"limits.cuh", {"lowestValue", "highestValue"}, {}},
       {"float_functions.cuh",
@@ -43,6 +46,10 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
         "MinOp",      "signbit",     "nextafter",
         "gcd",        "gcdUnsigned", "logicalRightShift"},
        {"float_functions.cuh", "limits.cuh"}},
+      {"random.cuh",
+       {"philox4x32", "unitFloat", "unitDouble", "uniformFloat", "uniformDouble", "normalFloat",
+        "normalDouble", "PhiloxWords"},
+       {}},
       {"reduction_ops.cuh", {"SumOp", "ProdOp"}, {}},
       {"tensor.cuh", {"Tensor"}, {}},
       {"vector.cuh", {"Vector", "vectorCopy"}, {}},

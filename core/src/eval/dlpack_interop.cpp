@@ -12,6 +12,10 @@ namespace {
 // DLPack 0.8 added a bool type code; the 0.6 header Braze builds against predates it, but
 // producers such as PyTorch and NumPy use it, so it is spelled out here.
 constexpr uint8_t kDLBoolCode = 6;
+// DLPack 1.1's kDLFloat8_e4m3fn and kDLFloat8_e5m2 (8 bits, one lane), as PyTorch exports
+// torch.float8_e4m3fn and torch.float8_e5m2; likewise absent from the 0.6 header.
+constexpr uint8_t kDLFloat8E4M3fnCode = 10;
+constexpr uint8_t kDLFloat8E5M2Code = 12;
 
 std::string describeDLDataType(DLDataType dtype) {
   std::ostringstream os;
@@ -37,11 +41,18 @@ std::string describeDLDataType(DLDataType dtype) {
     case kDLBoolCode:
       os << "bool";
       break;
+    case kDLFloat8E4M3fnCode:
+      os << "float8_e4m3fn (bits ";
+      break;
+    case kDLFloat8E5M2Code:
+      os << "float8_e5m2 (bits ";
+      break;
     default:
       os << "type code " << static_cast<int>(dtype.code) << " of ";
       break;
   }
   os << static_cast<int>(dtype.bits);
+  if (dtype.code == kDLFloat8E4M3fnCode || dtype.code == kDLFloat8E5M2Code) os << ")";
   if (dtype.lanes != 1) os << "x" << dtype.lanes;
   return os.str();
 }
@@ -76,6 +87,10 @@ DLDataType toDLDataType(DataType dtype) {
     case DataType::Float32:
     case DataType::Float64:
       return {kDLFloat, bits, 1};
+    case DataType::Float8_e4m3fn:
+      return {kDLFloat8E4M3fnCode, 8, 1};
+    case DataType::Float8_e5m2:
+      return {kDLFloat8E5M2Code, 8, 1};
   }
   BRAZE_INTERNAL_CHECK(false) << "toDLDataType: unknown dtype " << static_cast<int>(dtype);
 }
@@ -97,6 +112,12 @@ std::optional<DataType> fromDLDataType(DLDataType dtype) {
       break;
     case kDLBfloat:
       if (dtype.bits == 16) return DataType::BFloat16;
+      break;
+    case kDLFloat8E4M3fnCode:
+      if (dtype.bits == 8) return DataType::Float8_e4m3fn;
+      break;
+    case kDLFloat8E5M2Code:
+      if (dtype.bits == 8) return DataType::Float8_e5m2;
       break;
     default:
       break;

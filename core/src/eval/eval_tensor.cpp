@@ -147,6 +147,12 @@ EvalTensor importHostTensor(const HostTensor& host) {
     case DataType::BFloat16:
       importWith<uint16_t>(host, tensor, storage_sizes, decodeBFloat16);
       break;
+    case DataType::Float8_e4m3fn:
+      importWith<uint8_t>(host, tensor, storage_sizes, decodeFloat8E4M3fn);
+      break;
+    case DataType::Float8_e5m2:
+      importWith<uint8_t>(host, tensor, storage_sizes, decodeFloat8E5M2);
+      break;
     case DataType::Float32:
       importWith<float>(host, tensor, storage_sizes, [](float v) { return double{v}; });
       break;
@@ -181,6 +187,17 @@ HostTensor exportHostTensor(const EvalTensor& source, DataType dtype) {
     case DataType::BFloat16:
       exportWith<uint16_t>(tensor, host, [](auto v) {
         return encodeBFloat16(roundToPrecision(static_cast<double>(v), DataType::BFloat16));
+      });
+      break;
+    case DataType::Float8_e4m3fn:
+      exportWith<uint8_t>(tensor, host, [](auto v) {
+        return encodeFloat8E4M3fn(
+            roundToPrecision(static_cast<double>(v), DataType::Float8_e4m3fn));
+      });
+      break;
+    case DataType::Float8_e5m2:
+      exportWith<uint8_t>(tensor, host, [](auto v) {
+        return encodeFloat8E5M2(roundToPrecision(static_cast<double>(v), DataType::Float8_e5m2));
       });
       break;
     case DataType::Float32:

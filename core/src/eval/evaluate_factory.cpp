@@ -1,6 +1,9 @@
-// Full and Iota: tensors made from scalars, whose shapes come from their output's extents.
+// Full, Iota, Uniform and Normal: tensors made from scalars, whose shapes come from their
+// output's extents.
 
+#include "braze/ops/elementwise_semantics.h"
 #include "eval/eval_tensor.h"
+#include "eval/philox_random.h"
 
 namespace braze::eval_detail {
 
@@ -49,6 +52,41 @@ EvalTensor evaluateIota(const Expr& expr, EvalContext& context) {
   return y;
 }
 
+// Element k of a uniform or normal tensor from (seed, offset, k), in the output's row-major
+// order, rounded once to the output's dtype (as the kernel's store does).
+EvalTensor evaluateRandom(const Expr& expr, EvalContext& context) {
+  const auto& out = *expr.output(0)->as<TensorView>();
+  const DataType dtype = out.dtype();
+  const bool uniform = expr.op() == OpKind::Uniform;
+  auto parameter = [&](size_t i, std::string_view what) {
+    return toDouble(context.scalar(expr.input(i), std::string(what) + " of " + exprLabel(expr)));
+  };
+  const double first = parameter(0, uniform ? "the minval" : "the mean");
+  const double second = parameter(1, uniform ? "the maxval" : "the std");
+  const int64_t seed = toInt64(context.scalar(expr.input(2), "the rng_seed of " + exprLabel(expr)));
+  const int64_t offset =
+      toInt64(context.scalar(expr.input(3), "the rng_offset of " + exprLabel(expr)));
+  const std::vector<int64_t> sizes = context.extentsOf(out);
+  EvalTensor y = EvalTensor::allocate(heldOf(dtype), sizes);
+  BRAZE_INTERNAL_CHECK(y.held == Held::Float) << exprLabel(expr) << ": random tensors are floating";
+  int64_t count = 1;
+  for (int64_t size : sizes) count *= size;
+  double* values = y.data<double>();
+  for (int64_t k = 0; k < count; ++k) {
+    double value = 0.0;
+    if (dtype == DataType::Float64) {
+      value = uniform ? uniformDouble(seed, offset, k, first, second)
+                      : normalDouble(seed, offset, k, first, second);
+    } else {
+      const auto a = static_cast<float>(first);
+      const auto b = static_cast<float>(second);
+      value = uniform ? uniformFloat(seed, offset, k, a, b) : normalFloat(seed, offset, k, a, b);
+    }
+    values[k] = roundToPrecision(value, dtype);
+  }
+  return y;
+}
+
 }  // namespace
 
 std::vector<EvalTensor> evaluateFactoryExpr(const Expr& expr, EvalContext& context) {
@@ -57,6 +95,9 @@ std::vector<EvalTensor> evaluateFactoryExpr(const Expr& expr, EvalContext& conte
       return {evaluateFull(expr, context)};
     case OpKind::Iota:
       return {evaluateIota(expr, context)};
+    case OpKind::Uniform:
+    case OpKind::Normal:
+      return {evaluateRandom(expr, context)};
     default:
       break;
   }

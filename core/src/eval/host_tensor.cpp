@@ -265,6 +265,10 @@ ScalarValue loadElement(DataType dtype, const void* base, int64_t offset_element
       return eval_detail::decodeFloat16(static_cast<const uint16_t*>(base)[offset_elements]);
     case DataType::BFloat16:
       return eval_detail::decodeBFloat16(static_cast<const uint16_t*>(base)[offset_elements]);
+    case DataType::Float8_e4m3fn:
+      return eval_detail::decodeFloat8E4M3fn(static_cast<const uint8_t*>(base)[offset_elements]);
+    case DataType::Float8_e5m2:
+      return eval_detail::decodeFloat8E5M2(static_cast<const uint8_t*>(base)[offset_elements]);
     case DataType::Float32:
       return static_cast<double>(static_cast<const float*>(base)[offset_elements]);
     case DataType::Float64:
@@ -293,6 +297,14 @@ void storeElement(DataType dtype, void* base, int64_t offset_elements, const Sca
     case DataType::BFloat16:
       static_cast<uint16_t*>(base)[offset_elements] =
           eval_detail::encodeBFloat16(roundToPrecision(toDouble(value), DataType::BFloat16));
+      return;
+    case DataType::Float8_e4m3fn:
+      static_cast<uint8_t*>(base)[offset_elements] = eval_detail::encodeFloat8E4M3fn(
+          roundToPrecision(toDouble(value), DataType::Float8_e4m3fn));
+      return;
+    case DataType::Float8_e5m2:
+      static_cast<uint8_t*>(base)[offset_elements] =
+          eval_detail::encodeFloat8E5M2(roundToPrecision(toDouble(value), DataType::Float8_e5m2));
       return;
     case DataType::Float32:
       static_cast<float*>(base)[offset_elements] =

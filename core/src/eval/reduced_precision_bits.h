@@ -60,4 +60,51 @@ inline uint16_t encodeBFloat16(double value) {
   return static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(value)) >> 16);
 }
 
+/// float8_e4m3fn: 1 sign bit, 4 exponent bits (bias 7), 3 mantissa bits; no infinity, and only
+/// the all-ones exponent and mantissa (0x7f, 0xff) is NaN, so 0x78..0x7e are finite (256..448).
+inline double decodeFloat8E4M3fn(uint8_t bits) {
+  const bool negative = (bits & 0x80u) != 0;
+  const int exponent = (bits >> 3) & 0xf;
+  const int mantissa = bits & 0x7;
+  double magnitude;
+  if (exponent == 0xf && mantissa == 0x7) {
+    magnitude = NAN;
+  } else if (exponent == 0) {
+    magnitude = std::ldexp(static_cast<double>(mantissa), -9);  // zero or subnormal
+  } else {
+    magnitude = std::ldexp(static_cast<double>(mantissa + 0x8), exponent - 10);
+  }
+  return negative ? -magnitude : magnitude;
+}
+
+/// `value` already rounded to float8_e4m3fn (a NaN for anything out of range): NaN keeps its sign
+/// (0x7f or 0xff), as PyTorch's conversion.
+inline uint8_t encodeFloat8E4M3fn(double value) {
+  const uint8_t sign = std::signbit(value) ? 0x80u : 0u;
+  const double magnitude = std::fabs(value);
+  if (std::isnan(value) || std::isinf(value) || magnitude > 448.0)
+    return static_cast<uint8_t>(sign | 0x7fu);
+  if (magnitude < 0x1p-6) {
+    return static_cast<uint8_t>(sign | static_cast<uint8_t>(std::nearbyint(magnitude * 0x1p9)));
+  }
+  int exponent = 0;
+  const double fraction = std::frexp(magnitude, &exponent);  // magnitude = fraction * 2^exponent
+  const auto mantissa = static_cast<uint32_t>(std::nearbyint((fraction * 2.0 - 1.0) * 8.0));
+  const auto biased = static_cast<uint32_t>(exponent - 1 + 7);
+  return static_cast<uint8_t>(sign | (biased << 3) | mantissa);
+}
+
+/// float8_e5m2: 1 sign bit, 5 exponent bits (bias 15), 2 mantissa bits: the upper byte of an
+/// IEEE binary16, with its infinities and NaNs.
+inline double decodeFloat8E5M2(uint8_t bits) {
+  return decodeFloat16(static_cast<uint16_t>(bits) << 8);
+}
+
+/// `value` already rounded to float8_e5m2. NaN is 0x7f or 0xff, as PyTorch's conversion.
+inline uint8_t encodeFloat8E5M2(double value) {
+  if (std::isnan(value)) return std::signbit(value) ? 0xffu : 0x7fu;
+  // A value rounded to e5m2 is exact in binary16 with the low 8 bits zero.
+  return static_cast<uint8_t>(encodeFloat16(value) >> 8);
+}
+
 }  // namespace braze::eval_detail

@@ -37,6 +37,8 @@ std::vector<EvalTensor> evaluateTensorExpr(const Expr& expr, EvalContext& contex
       return eval_detail::evaluateIndexingExpr(expr, context);
     case OpKind::Full:
     case OpKind::Iota:
+    case OpKind::Uniform:
+    case OpKind::Normal:
       return eval_detail::evaluateFactoryExpr(expr, context);
     case OpKind::Matmul:
     case OpKind::Linear:

@@ -24,6 +24,10 @@ std::string_view toString(DataType dtype) {
       return "float64";
     case DataType::Index:
       return "index";
+    case DataType::Float8_e4m3fn:
+      return "float8_e4m3fn";
+    case DataType::Float8_e5m2:
+      return "float8_e5m2";
   }
   return "?";
 }
@@ -42,6 +46,8 @@ std::optional<DataType> parseDataType(std::string_view name) {
 int64_t sizeInBytes(DataType dtype) {
   switch (dtype) {
     case DataType::Bool:
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
       return 1;
     case DataType::Float16:
     case DataType::BFloat16:
@@ -59,7 +65,7 @@ int64_t sizeInBytes(DataType dtype) {
 
 bool isFloatingPoint(DataType dtype) {
   return dtype == DataType::Float16 || dtype == DataType::BFloat16 || dtype == DataType::Float32 ||
-         dtype == DataType::Float64;
+         dtype == DataType::Float64 || isFloat8(dtype);
 }
 
 bool isIntegral(DataType dtype) {
@@ -71,7 +77,11 @@ bool isBoolean(DataType dtype) {
 }
 
 bool isReducedPrecision(DataType dtype) {
-  return dtype == DataType::Float16 || dtype == DataType::BFloat16;
+  return dtype == DataType::Float16 || dtype == DataType::BFloat16 || isFloat8(dtype);
+}
+
+bool isFloat8(DataType dtype) {
+  return dtype == DataType::Float8_e4m3fn || dtype == DataType::Float8_e5m2;
 }
 
 int typeCategory(DataType dtype) {
@@ -121,9 +131,9 @@ DataType promoteTypes(DataType a, DataType b) {
   const int cb = typeCategory(nb);
   if (ca != cb) return ca > cb ? na : nb;
   if (ca == 2) {
-    // float16 and bfloat16 have no common 16-bit type.
-    if (isReducedPrecision(na) && isReducedPrecision(nb)) return DataType::Float32;
-    return sizeInBytes(na) >= sizeInBytes(nb) ? na : nb;
+    // float16 and bfloat16 (e4m3fn and e5m2) have no common type of their width.
+    if (sizeInBytes(na) == sizeInBytes(nb)) return DataType::Float32;
+    return sizeInBytes(na) > sizeInBytes(nb) ? na : nb;
   }
   return sizeInBytes(na) >= sizeInBytes(nb) ? na : nb;
 }

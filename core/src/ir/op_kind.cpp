@@ -172,6 +172,10 @@ std::string_view toString(OpKind op) {
       return "full";
     case OpKind::Iota:
       return "iota";
+    case OpKind::Uniform:
+      return "uniform";
+    case OpKind::Normal:
+      return "normal";
     case OpKind::Matmul:
       return "matmul";
     case OpKind::Linear:
@@ -291,6 +295,8 @@ OpFamily familyOf(OpKind op) {
       return OpFamily::Shape;
     case OpKind::Full:
     case OpKind::Iota:
+    case OpKind::Uniform:
+    case OpKind::Normal:
       return OpFamily::Factory;
     case OpKind::Matmul:
     case OpKind::Linear:

@@ -414,7 +414,10 @@ class NestBuilder {
       }
       op->inputs.push_back(operand);
     }
-    if (expr->op() == OpKind::Iota) {
+    // Iota and the random factories compute from the element's position (its row-major
+    // linear index in the output's logical domain), which indexing fills in.
+    if (expr->op() == OpKind::Iota || expr->op() == OpKind::Uniform ||
+        expr->op() == OpKind::Normal) {
       kir::Operand position;
       position.kind = kir::Operand::Kind::Index;
       op->inputs.push_back(position);

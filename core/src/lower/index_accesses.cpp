@@ -42,12 +42,27 @@ class Indexer {
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       kir::Operand& operand = op.inputs[i];
       if (operand.kind == kir::Operand::Kind::Index) {
-        operand.index = map.outputLogical(op.output.tv).at(0);
+        operand.index = linearPosition(map, op.output.tv);
         continue;
       }
       if (operand.kind != kir::Operand::Kind::Tensor) continue;
       indexOperand(map, *op.expr, i, operand, op.output.tv);
     }
+  }
+
+  // The row-major linear index of the element written here, over `out`'s logical dims
+  // (i0 * e1 * e2 + i1 * e2 + i2): what iota and the random factories compute from, whatever
+  // the loop structure and wherever `out` is stored.
+  kir::Value linearPosition(const IndexMap& map, const TensorView* out) const {
+    const std::vector<kir::Value> logical = map.outputLogical(out);
+    const std::vector<IterDomain*> dims = out->logicalNoReductions();
+    BRAZE_INTERNAL_CHECK(logical.size() == dims.size())
+        << "lowering: " << out->name() << " is made by a factory but has reduction dims";
+    kir::Value position = kir::constant(0);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      position = position * ctx_.extentOf(dims[d]) + logical[d];
+    }
+    return position;
   }
 
   void index(kir::ReductionOp& op) {

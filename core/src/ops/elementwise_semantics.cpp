@@ -20,11 +20,15 @@ struct FloatFormat {
   int mantissa_bits;  ///< Stored fraction bits (the significand has one more).
   int min_exponent;   ///< Exponent of the smallest normal number; below it, subnormals.
   double max_finite;
+  /// float8_e4m3fn has no infinity: what rounds past max_finite, and infinity itself, is NaN.
+  bool overflow_to_nan = false;
 };
 
 constexpr FloatFormat kFloat16{10, -14, 65504.0};
 constexpr FloatFormat kBFloat16{7, -126, 0x1.fep127};
 constexpr FloatFormat kFloat32{23, -126, static_cast<double>(FLT_MAX)};
+constexpr FloatFormat kFloat8E4M3fn{3, -6, 448.0, true};
+constexpr FloatFormat kFloat8E5M2{2, -14, 57344.0};
 
 const FloatFormat* formatOf(DataType dtype) {
   switch (dtype) {
@@ -34,9 +38,18 @@ const FloatFormat* formatOf(DataType dtype) {
       return &kBFloat16;
     case DataType::Float32:
       return &kFloat32;
-    default:
+    case DataType::Float8_e4m3fn:
+      return &kFloat8E4M3fn;
+    case DataType::Float8_e5m2:
+      return &kFloat8E5M2;
+    case DataType::Bool:
+    case DataType::Int32:
+    case DataType::Int64:
+    case DataType::Float64:
+    case DataType::Index:
       return nullptr;
   }
+  return nullptr;
 }
 
 /// Round half to even of a non-negative finite double. `value - floor(value)` is exact for a
@@ -59,12 +72,15 @@ double roundHalfEven(double value) {
 /// nothing: subnormals of the format are kept. The quantum (the value of one unit in the last
 /// place) is a power of two, so dividing by it and multiplying back is exact.
 double roundToFormat(double value, const FloatFormat& format) {
-  if (!std::isfinite(value) || value == 0.0) return value;
+  const double overflow = format.overflow_to_nan ? std::numeric_limits<double>::quiet_NaN()
+                                                 : std::numeric_limits<double>::infinity();
+  if (std::isinf(value)) return std::copysign(overflow, value);
+  if (std::isnan(value) || value == 0.0) return value;
   const double magnitude = std::fabs(value);
   const int exponent = std::max(std::ilogb(magnitude), format.min_exponent);
   const double quantum = std::ldexp(1.0, exponent - format.mantissa_bits);
   double rounded = roundHalfEvenNonNegative(magnitude / quantum) * quantum;
-  if (rounded > format.max_finite) rounded = std::numeric_limits<double>::infinity();
+  if (rounded > format.max_finite) rounded = overflow;
   return std::copysign(rounded, value);
 }
 
@@ -352,8 +368,12 @@ ScalarValue cast(const ScalarValue& input, DataType target) {
     return castScalar(input, target);
   }
   if (const FloatFormat* format = formatOf(target); format != nullptr) {
-    if (!std::holds_alternative<double>(input))
+    // float8 from an integer goes through float32, as PyTorch's (and the kernel's) conversion.
+    if (!std::holds_alternative<double>(input)) {
+      if (isFloat8(target))
+        return roundToPrecision(roundIntegerToFormat(toInt64(input), kFloat32), target);
       return roundIntegerToFormat(toInt64(input), *format);
+    }
     return roundToPrecision(toDouble(input), target);
   }
   return toDouble(input);
@@ -599,9 +619,19 @@ double roundToPrecision(double value, DataType dtype) {
       return roundToFormat(value, kFloat16);
     case DataType::BFloat16:
       return roundToFormat(value, kBFloat16);
-    default:
+    // Through float32 first, as PyTorch converts wider values (and kernels compute in float32).
+    case DataType::Float8_e4m3fn:
+      return roundToFormat(roundToFormat(value, kFloat32), kFloat8E4M3fn);
+    case DataType::Float8_e5m2:
+      return roundToFormat(roundToFormat(value, kFloat32), kFloat8E5M2);
+    case DataType::Bool:
+    case DataType::Int32:
+    case DataType::Int64:
+    case DataType::Float64:
+    case DataType::Index:
       return value;
   }
+  return value;
 }
 
 }  // namespace braze

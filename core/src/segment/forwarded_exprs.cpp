@@ -7,8 +7,10 @@ namespace braze::segment_detail {
 
 namespace {
 
+// full, iota, uniform, normal: each element a function of its position, so every segment that
+// needs one can compute it (random values are counter-based, hence the same in each).
 bool isFactory(OpKind op) {
-  return op == OpKind::Full || op == OpKind::Iota;
+  return familyOf(op) == OpFamily::Factory;
 }
 
 bool hasTensorOutput(const Expr* expr) {

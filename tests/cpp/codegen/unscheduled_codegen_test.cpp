@@ -6,6 +6,7 @@
 
 #include "braze/codegen/codegen.h"
 #include "braze/ops/elementwise.h"
+#include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 #include "braze/runtime/compiled_kernel.h"
@@ -70,6 +71,54 @@ TEST(UnscheduledCodegenTest, SignbitGcdNextafterShiftSetTriu) {
   for (const char* call :
        {"braze::signbit(", "braze::nextafter(", "braze::gcd(", "braze::logicalRightShift("}) {
     EXPECT_NE(generated.source.find(call), std::string::npos) << call << "\n" << generated.source;
+  }
+  compileForSm90(generated);
+}
+
+// uniform and normal in every floating dtype, seeded by constants and by scalar inputs, 3-D so
+// the element's position is a row-major linear index: the kernel calls the runtime's Philox
+// functions with it and compiles.
+TEST(UnscheduledCodegenTest, UniformAndNormal) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 3);
+  Scalar* seed = makeInputScalar(fusion, DataType::Int64);
+  Scalar* offset = makeInputScalar(fusion, DataType::Int64);
+  std::vector<Operand> shape;
+  for (IterDomain* id : x->logical()) shape.emplace_back(id->extent());
+  for (DataType dtype :
+       {DataType::Float32, DataType::Float64, DataType::Float16, DataType::BFloat16}) {
+    fusion.addOutput(uniform(fusion, shape, -1.0, 1.0, dtype, seed, offset));
+    fusion.addOutput(normal(fusion, shape, 0.0, 2.0, dtype));
+  }
+  fusion.addOutput(add(x, uniform(fusion, shape, 0.0, 1.0, DataType::Float32, 3, offset)));
+  const GeneratedKernel generated = generateCuda(fusion);
+  for (const char* call : {"braze::uniformFloat(", "braze::uniformDouble(", "braze::normalFloat(",
+                           "braze::normalDouble("}) {
+    EXPECT_NE(generated.source.find(call), std::string::npos) << call << "\n" << generated.source;
+  }
+  compileForSm90(generated);
+}
+
+// float8 tensors as inputs and outputs, cast to and from float32, float16, bfloat16, float64
+// and int32, with arithmetic: the kernel stores through the runtime's float8 types and compiles.
+TEST(UnscheduledCodegenTest, Float8Casts) {
+  Fusion fusion;
+  TensorView* e4 = makeInputTensor(fusion, {.dtype = DataType::Float8_e4m3fn, .sizes = {-1, -1}});
+  TensorView* e5 = makeInputTensor(fusion, {.dtype = DataType::Float8_e5m2, .sizes = {-1, -1}});
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  for (DataType to : {DataType::Float32, DataType::Float16, DataType::BFloat16, DataType::Float64,
+                      DataType::Int32, DataType::Bool}) {
+    fusion.addOutput(cast(e4, to));
+    fusion.addOutput(cast(e5, to));
+  }
+  fusion.addOutput(cast(x, DataType::Float8_e4m3fn));
+  fusion.addOutput(cast(cast(x, DataType::Float16), DataType::Float8_e5m2));
+  fusion.addOutput(cast(cast(x, DataType::Int64), DataType::Float8_e4m3fn));
+  fusion.addOutput(add(e4, e4));
+  fusion.addOutput(mul(e5, x));
+  const GeneratedKernel generated = generateCuda(fusion);
+  for (const char* type : {"braze::Float8e4m3", "braze::Float8e5m2"}) {
+    EXPECT_NE(generated.source.find(type), std::string::npos) << type << "\n" << generated.source;
   }
   compileForSm90(generated);
 }

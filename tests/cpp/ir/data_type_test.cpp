@@ -22,6 +22,8 @@ TEST(DataTypeTest, SpellingRoundTrips) {
   EXPECT_EQ(toString(F32), "float32");
   EXPECT_EQ(toString(F64), "float64");
   EXPECT_EQ(toString(IDX), "index");
+  EXPECT_EQ(toString(E4M3), "float8_e4m3fn");
+  EXPECT_EQ(toString(E5M2), "float8_e5m2");
   for (DataType dtype : kAllDataTypes) {
     EXPECT_EQ(parseDataType(toString(dtype)), dtype);
     std::ostringstream os;
@@ -41,6 +43,8 @@ TEST(DataTypeTest, SizesInBytes) {
   EXPECT_EQ(sizeInBytes(F32), 4);
   EXPECT_EQ(sizeInBytes(F64), 8);
   EXPECT_EQ(sizeInBytes(IDX), 8);
+  EXPECT_EQ(sizeInBytes(E4M3), 1);
+  EXPECT_EQ(sizeInBytes(E5M2), 1);
 }
 
 TEST(DataTypeTest, Categories) {
@@ -54,6 +58,7 @@ TEST(DataTypeTest, Categories) {
       {I64, false, true, false, false, 1}, {IDX, false, true, false, false, 1},
       {F16, true, false, false, true, 2},  {BF16, true, false, false, true, 2},
       {F32, true, false, false, false, 2}, {F64, true, false, false, false, 2},
+      {E4M3, true, false, false, true, 2}, {E5M2, true, false, false, true, 2},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(toString(row.dtype));
@@ -62,7 +67,30 @@ TEST(DataTypeTest, Categories) {
     EXPECT_EQ(isBoolean(row.dtype), row.boolean);
     EXPECT_EQ(isReducedPrecision(row.dtype), row.reduced);
     EXPECT_EQ(typeCategory(row.dtype), row.category);
+    EXPECT_EQ(isFloat8(row.dtype), row.dtype == E4M3 || row.dtype == E5M2);
   }
+}
+
+// PyTorch refuses to promote float8 with other floats; Braze extends its lattice (see
+// promoteTypes): the wider float wins, the two float8 formats meet in float32, integers and
+// bools take the float8.
+TEST(DataTypeTest, Float8PromotesByWidth) {
+  for (DataType f8 : {E4M3, E5M2}) {
+    SCOPED_TRACE(toString(f8));
+    EXPECT_EQ(promoteTypes(f8, f8), f8);
+    for (DataType other : {B, I32, I64, IDX}) {
+      EXPECT_EQ(promoteTypes(f8, other), f8);
+      EXPECT_EQ(promoteTypes(other, f8), f8);
+    }
+    for (DataType wider : {F16, BF16, F32, F64}) {
+      EXPECT_EQ(promoteTypes(f8, wider), wider);
+      EXPECT_EQ(promoteTypes(wider, f8), wider);
+    }
+  }
+  EXPECT_EQ(promoteTypes(E4M3, E5M2), F32);
+  EXPECT_EQ(promoteTypes(E5M2, E4M3), F32);
+  // A Python float scalar does not widen a float8 tensor, as with float16.
+  EXPECT_EQ(promoteOperands({{E4M3, OperandKind::Tensor}, {F64, OperandKind::Literal}}), E4M3);
 }
 
 // torch.promote_types over the dtypes both libraries have.

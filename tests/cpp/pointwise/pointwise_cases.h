@@ -12,6 +12,7 @@
 #include "braze/eval/host_tensor.h"
 #include "braze/ir/fusion.h"
 #include "braze/ops/elementwise.h"
+#include "braze/ops/random.h"
 #include "braze/ops/shape.h"
 #include "pointwise_scheduler.h"
 #include "support/fusion_of.h"
@@ -48,6 +49,20 @@ inline SuiteInput scalarInput(double value) {
   SuiteInput in;
   in.scalar = ScalarValue(value);
   return in;
+}
+
+inline SuiteInput integerInput(int64_t value) {
+  SuiteInput in;
+  in.dtype = DataType::Int64;
+  in.scalar = ScalarValue(value);
+  return in;
+}
+
+// The extents of x's dims, as a factory's shape.
+inline std::vector<Operand> shapeOf(const TensorView* x) {
+  std::vector<Operand> shape;
+  for (IterDomain* id : x->logical()) shape.emplace_back(id->extent());
+  return shape;
 }
 
 inline TensorView* symbolic(Fusion& f, int64_t rank, DataType dtype = DataType::Float32) {
@@ -246,6 +261,31 @@ inline const std::vector<PointwiseCase>& pointwiseCases() {
                  4,
                  16,
                  /*sm_count=*/2});
+    // Factories computed in the kernel from each element's position: a uniform with the Philox
+    // seed and offset as scalar inputs, and a normal, an iota and a full beside an input.
+    c.push_back({"uniform_plus_input",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   Scalar* seed = makeInputScalar(f, DataType::Int64);
+                   Scalar* offset = makeInputScalar(f, DataType::Int64);
+                   f.addOutput(
+                       add(x, uniform(f, shapeOf(x), -1.0, 1.0, DataType::Float32, seed, offset)));
+                 }),
+                 {input({33, 128}), integerInput(42), integerInput(int64_t{3} << 32)},
+                 0,
+                 4});
+    c.push_back({"normal_iota_full",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   const std::vector<Operand> shape = shapeOf(x);
+                   TensorView* noise = normal(f, shape, 0.0, 0.1, DataType::Float32, 7, 8);
+                   TensorView* ramp = broadcast(iota(f, shape[1]), {true, false});
+                   f.addOutput(mul(add(x, noise), full(f, shape, 0.5, DataType::Float32)));
+                   f.addOutput(add(x, ramp));
+                 }),
+                 {input({64, 100})},
+                 0,
+                 4});
     return c;
   }();
   return cases;

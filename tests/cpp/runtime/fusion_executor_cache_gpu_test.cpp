@@ -83,6 +83,40 @@ TEST_F(FusionExecutorCacheGpuTest, SingleKernelFusionsMatchTheReference) {
                                       random.uniform(DataType::Float32, {4096})});
 }
 
+// x + uniform and normal with the Philox seed and offset as scalar inputs, through the pointwise
+// scheduler: uniform equals the reference evaluator bit for bit, normal within 1e-5 (the GPU's
+// logf and cosf may differ by an ulp), and a new offset gives new values.
+TEST_F(FusionExecutorCacheGpuTest, RandomFactoriesMatchTheReference) {
+  test::RandomTensors random(13);
+  FusionExecutorCache cache(test::randomNoiseFusion(), shipped());
+  const HostTensor x = random.uniform(DataType::Float32, {45, 1000});
+  std::vector<HostTensor> previous;
+  for (const int64_t offset : {int64_t{0}, (int64_t{1} << 32) + 5}) {
+    const std::vector<EvaluatorArgument> host = {x, ScalarValue(int64_t{2026}),
+                                                 ScalarValue(offset)};
+    poisonPool(size_t{8} << 20);
+    const std::vector<FusionArgument> outputs =
+        cache.run({DeviceTensor::fromHost(x), ScalarValue(int64_t{2026}), ScalarValue(offset)});
+    BRAZE_CU(streamSynchronize, nullptr);
+    const std::vector<EvaluatorArgument> expected = evaluateFusion(cache.fusion(), host);
+    ASSERT_EQ(outputs.size(), 2u);
+    std::vector<HostTensor> actual;
+    for (const FusionArgument& output : outputs)
+      actual.push_back(std::get<DeviceTensor>(output).toHost());
+    EXPECT_TRUE(test::isClose(actual[0], std::get<HostTensor>(expected[0]), test::Tolerance{}))
+        << cache.lastRuntime()->describe();
+    EXPECT_TRUE(
+        test::isClose(actual[1], std::get<HostTensor>(expected[1]), test::Tolerance{1e-5, 1e-5}))
+        << cache.lastRuntime()->describe();
+    EXPECT_NE(cache.lastRuntime()->describe().find("pointwise"), std::string::npos)
+        << cache.lastRuntime()->describe();
+    if (!previous.empty()) {
+      EXPECT_FALSE(test::isClose(actual[1], previous[1], test::Tolerance{}));
+    }
+    previous = actual;
+  }
+}
+
 TEST_F(FusionExecutorCacheGpuTest, BackToBackCallsWithChangingSizesAndFreshData) {
   test::RandomTensors random(12);
   FusionExecutorCache cache(test::softmaxFusion(), shipped());

@@ -101,6 +101,32 @@ TEST(FusionExecutorCacheTest, PrepareBuildsTheRuntimeWithoutRunning) {
   EXPECT_EQ(cache.counters().misses, 2);
 }
 
+// Random factories are scheduled by the pointwise scheduler as one kernel, compiled without a
+// GPU; without one the run is the reference evaluator's, reproducible by seed and offset.
+TEST(FusionExecutorCacheTest, RandomFactoriesArePointwiseKernels) {
+  FusionExecutorCache cache(test::randomNoiseFusion(), shipped());
+  test::RandomTensors random(3);
+  const HostTensor x = random.uniform(DataType::Float32, {40, 300});
+  std::vector<FusionArgument> arguments = {x, ScalarValue(int64_t{5}), ScalarValue(int64_t{9})};
+  const std::shared_ptr<const FusionKernelRuntime> prepared = cache.prepare(arguments);
+  ASSERT_EQ(prepared->kernels().size(), 1u);
+  EXPECT_EQ(prepared->kernels()[0].choice.scheduler->id, "braze::pointwise");
+  const std::vector<FusionArgument> first = cache.run(arguments);
+  test::expectClose(hostOutput(first[1]), hostOutput(cache.run(arguments)[1]), test::Tolerance{});
+  arguments[2] = ScalarValue(int64_t{10});
+  EXPECT_FALSE(
+      test::isClose(hostOutput(first[1]), hostOutput(cache.run(arguments)[1]), test::Tolerance{}));
+
+  // A fusion of factories alone, without inputs: one pointwise kernel over constant extents.
+  auto factories = std::make_unique<Fusion>();
+  TensorView* noise = normal(*factories, {64, 100}, 0.0, 1.0);
+  factories->addOutput(add(noise, full(*factories, {64, 100}, 1.0, DataType::Float32)));
+  FusionExecutorCache alone(std::move(factories), shipped());
+  const std::shared_ptr<const FusionKernelRuntime> runtime = alone.prepare({});
+  ASSERT_EQ(runtime->kernels().size(), 1u);
+  EXPECT_EQ(runtime->kernels()[0].choice.scheduler->id, "braze::pointwise");
+}
+
 TEST(FusionExecutorCacheTest, NewSizesReuseKernelsWhenTheParamsAreEqual) {
   FusionExecutorCache cache(softmaxFusion(1024), shipped());
   test::RandomTensors random(2);

@@ -1,6 +1,7 @@
 #include "runtime/runtime_fusions.h"
 
 #include "braze/ops/elementwise.h"
+#include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 
@@ -30,6 +31,21 @@ std::unique_ptr<Fusion> centeredSoftmaxFusion(DataType dtype) {
   TensorView* centered = sub(xf, mean(xf, {0}, /*keepdim=*/true));
   TensorView* e = exp(sub(centered, amax(centered, {-1}, /*keepdim=*/true)));
   fusion->addOutput(cast(div(e, sum(e, {-1}, /*keepdim=*/true)), dtype));
+  return fusion;
+}
+
+std::unique_ptr<Fusion> randomNoiseFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  Scalar* seed = makeInputScalar(*fusion, DataType::Int64);
+  Scalar* offset = makeInputScalar(*fusion, DataType::Int64);
+  const std::vector<Operand> shape = {x->logical()[0]->extent(), x->logical()[1]->extent()};
+  fusion->addOutput(add(x, uniform(*fusion, shape, -1.0, 1.0, DataType::Float32, seed, offset)));
+  // Selected through x (always the draw), so that the output maps onto x's dims and one
+  // pointwise kernel covers both outputs; a factory output unrelated to any input dim would
+  // get a segment of its own.
+  TensorView* noise = normal(*fusion, shape, 0.0, 1.0, DataType::Float32, seed, offset);
+  fusion->addOutput(where(gt(x, 1e30), x, noise));
   return fusion;
 }
 

@@ -15,5 +15,9 @@ std::unique_ptr<Fusion> scaleBiasFusion();
 /// softmax(x - mean(x, dim 0)) over rows: a column reduction the rows read again, so two
 /// segments (the column mean, then the softmax).
 std::unique_ptr<Fusion> centeredSoftmaxFusion(DataType dtype = DataType::Float32);
+/// Inputs x (float32 [rows, cols]), seed and offset (int64 scalars); outputs
+/// x + uniform(-1, 1) and normal(0, 1) (selected through x), both shaped like x and drawn with
+/// that seed and offset.
+std::unique_ptr<Fusion> randomNoiseFusion();
 
 }  // namespace braze::test

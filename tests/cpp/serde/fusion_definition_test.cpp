@@ -17,6 +17,7 @@
 #include "braze/ir/structural_hash.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
+#include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 #include "braze/serde/fusion_definition_generated.h"
@@ -243,6 +244,26 @@ std::vector<Case> opCases() {
                      return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {2, 3}),
                                                            ScalarValue(int64_t{9})};
                    }});
+  cases.push_back(
+      {"random_and_float8",
+       [](Fusion& f) {
+         TensorView* x = input(f, {-1, -1});
+         Scalar* seed = makeInputScalar(f, DataType::Int64);
+         Scalar* offset = makeInputScalar(f, DataType::Int64);
+         const std::vector<Operand> shape = {x->axis(0)->extent(), x->axis(1)->extent()};
+         f.addOutput(add(x, uniform(f, shape, -1.0, 2.0, DataType::Float32, seed, offset)));
+         f.addOutput(normal(f, shape, 0.5, 3.0, DataType::Float64, seed, 17));
+         f.addOutput(uniform(f, {int64_t{4}}, 0, 1, DataType::BFloat16));
+         // float8 dtypes are saved by name, like every dtype.
+         TensorView* e4 = cast(x, DataType::Float8_e4m3fn);
+         f.addOutput(e4);
+         f.addOutput(cast(add(e4, cast(x, DataType::Float8_e5m2)), DataType::Float32));
+       },
+       [](RandomTensors& r) {
+         return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {2, 3}),
+                                               ScalarValue(int64_t{123}),
+                                               ScalarValue(int64_t{1} << 36)};
+       }});
   cases.push_back({"contractions",
                    [](Fusion& f) {
                      TensorView* a = input(f, {-1, -1});

@@ -15,5 +15,7 @@ inline constexpr DataType BF16 = DataType::BFloat16;
 inline constexpr DataType F32 = DataType::Float32;
 inline constexpr DataType F64 = DataType::Float64;
 inline constexpr DataType IDX = DataType::Index;
+inline constexpr DataType E4M3 = DataType::Float8_e4m3fn;
+inline constexpr DataType E5M2 = DataType::Float8_e5m2;
 
 }  // namespace braze::test::dtypes

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "braze/ops/elementwise.h"
+#include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 #include "braze/sched/inlining.h"
@@ -367,6 +368,73 @@ FusionPtr torchOps() {
                                    logical_right_shift(a, add(b, 25)),
                                    set(x),
                                    triu(a, -1)};
+  for (TensorView* out : outs) fusion->addOutput(out);
+  schedulePointwise(*fusion, outs.front(), 128);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// uniform or normal tensors shaped like a 2-D input, with the Philox seed and offset as scalar
+// inputs: added to the input (registers), returned directly (global), made transposed and read
+// through a permute (the element's position is its own tensor's, not the reader's), in float64
+// and (uniform) in float16. The first output reads every input, so the schedule propagates from it.
+FusionPtr randomFactories(OpKind op) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  Scalar* seed = makeInputScalar(*fusion, DataType::Int64);
+  Scalar* offset = makeInputScalar(*fusion, DataType::Int64);
+  Scalar* rows = x->logical()[0]->extent();
+  Scalar* cols = x->logical()[1]->extent();
+  const bool is_uniform = op == OpKind::Uniform;
+  auto draw = [&](std::vector<Operand> shape, DataType dtype, Operand seed_operand) {
+    return is_uniform ? uniform(*fusion, shape, -1.0, 3.0, dtype, seed_operand, offset)
+                      : normal(*fusion, shape, 0.5, 2.0, dtype, seed_operand, offset);
+  };
+  TensorView* r = draw({rows, cols}, DataType::Float32, seed);
+  TensorView* transposed = draw({cols, rows}, DataType::Float32, add(seed, 1));
+  // Each output reads x, so the schedule reaches it; where(x > 100, ...) always selects the draw
+  // and keeps it exact.
+  auto drawn_like_x = [&](DataType dtype) {
+    return where(gt(x, 100.0), cast(x, dtype), draw({rows, cols}, dtype, seed));
+  };
+  std::vector<TensorView*> outs = {add(x, r), r, add(x, permute(transposed, {1, 0})),
+                                   drawn_like_x(DataType::Float64)};
+  // A float32 value an ulp off (normal's log and cos) may round to the other float16 neighbor:
+  // only uniform, exact in float32, is compared in float16.
+  if (is_uniform) outs.push_back(drawn_like_x(DataType::Float16));
+  for (TensorView* out : outs) fusion->addOutput(out);
+  schedulePointwise(*fusion, outs.front(), 128);
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// float8_e4m3fn and float8_e5m2 from and to float32, float16 and bfloat16, past their ranges
+// (NaN for e4m3fn, infinity for e5m2), from integers, and multiplied in float32 and rounded
+// once: every conversion is the same integer arithmetic in the kernel and the reference, so the
+// case compares exactly. The first output reads every input.
+FusionPtr float8Casts() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* h = makeInputTensor(*fusion, {.dtype = DataType::Float16, .sizes = {-1, -1}});
+  TensorView* b = makeInputTensor(*fusion, {.dtype = DataType::BFloat16, .sizes = {-1, -1}});
+  TensorView* e4 = cast(x, DataType::Float8_e4m3fn);
+  TensorView* e5 = cast(x, DataType::Float8_e5m2);
+  TensorView* all =
+      add(add(cast(e4, DataType::Float32), cast(cast(h, DataType::Float8_e5m2), DataType::Float32)),
+          cast(cast(b, DataType::Float8_e4m3fn), DataType::Float32));
+  std::vector<TensorView*> outs = {
+      all,
+      e4,
+      e5,
+      cast(h, DataType::Float8_e4m3fn),
+      cast(b, DataType::Float8_e5m2),
+      cast(e4, DataType::Float16),
+      cast(e5, DataType::BFloat16),
+      cast(e4, DataType::Float64),
+      cast(mul(x, 300.0), DataType::Float8_e4m3fn),
+      cast(mul(x, 40000.0), DataType::Float8_e5m2),
+      cast(cast(mul(x, 100.0), DataType::Int32), DataType::Float8_e4m3fn),
+      mul(e5, e5)};
   for (TensorView* out : outs) fusion->addOutput(out);
   schedulePointwise(*fusion, outs.front(), 128);
   inlineMost(*fusion);
@@ -768,6 +836,38 @@ std::vector<ScheduledCase> makeSuite() {
                      "pointwise kernel with many outputs",
                      torchOps, inputs, Tolerance{0.0, 0.0}});
   }
+  {
+    SuiteInput seed;
+    seed.dtype = DataType::Int64;
+    seed.scalar = ScalarValue(int64_t{20261125});
+    SuiteInput offset = seed;
+    offset.scalar = ScalarValue(int64_t{7} << 33);  // above 32 bits: both counter words matter
+    const std::vector<SuiteInput> inputs = {tensorInput({37, 45}), seed, offset};
+    // float32 uniform is the same formula with one fused multiply-add on both sides: exact.
+    suite.push_back({"random_uniform",
+                     "uniform (Philox) shaped like the input, in registers, as an output, "
+                     "transposed through a permute, in float16 and float64",
+                     [] { return randomFactories(OpKind::Uniform); },
+                     inputs,
+                     Tolerance{0.0, 0.0},
+                     {"braze::uniformFloat(", "braze::uniformDouble("}});
+    // normal goes through log, sqrt and cos, whose GPU versions may differ by an ulp or two.
+    suite.push_back({"random_normal",
+                     "normal (Philox, Box-Muller) shaped like the input, in registers, as an "
+                     "output, transposed through a permute, in float64",
+                     [] { return randomFactories(OpKind::Normal); },
+                     inputs,
+                     Tolerance{1e-5, 1e-5},
+                     {"braze::normalFloat(", "braze::normalDouble("}});
+  }
+  suite.push_back({"float8_casts",
+                   "float8_e4m3fn and float8_e5m2 casts both ways with float32, float16 and "
+                   "bfloat16, overflow, integers and arithmetic, as one pointwise kernel",
+                   float8Casts,
+                   {tensorInput({29, 70}), tensorInput({29, 70}, DataType::Float16),
+                    tensorInput({29, 70}, DataType::BFloat16)},
+                   Tolerance{0.0, 0.0},
+                   {"braze::Float8e4m3", "braze::Float8e5m2"}});
   suite.push_back({"non_divisible_nested",
                    "split by 128 then by 3: both splits leave remainders",
                    nonDivisibleNested,

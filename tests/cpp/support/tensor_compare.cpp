@@ -43,6 +43,12 @@ Tolerance toleranceFor(DataType dtype) {
       return {1e-3, 1e-3};
     case DataType::BFloat16:
       return {1e-2, 1e-2};
+    // One float8 step: 2^-3 relative for e4m3fn, 2^-2 for e5m2 (a float32 an ulp off may land
+    // on the other neighbor).
+    case DataType::Float8_e4m3fn:
+      return {0.125, 1e-2};
+    case DataType::Float8_e5m2:
+      return {0.25, 1e-2};
     default:
       return {0.0, 0.0};
   }

@@ -81,6 +81,52 @@ uint16_t encodeBFloat16(double value) {
   return static_cast<uint16_t>(wide >> 16);
 }
 
+// float8 from its definition: `exponent_bits` (bias 2^(e-1) - 1), `mantissa_bits`; e4m3fn has
+// no infinity and only the all-ones pattern is NaN, e5m2 is IEEE-like.
+double decodeFloat8(uint8_t bits, int exponent_bits, int mantissa_bits, bool ieee) {
+  const int bias = (1 << (exponent_bits - 1)) - 1;
+  const int top = (1 << exponent_bits) - 1;
+  const int exponent = (bits >> mantissa_bits) & top;
+  const int mantissa = bits & ((1 << mantissa_bits) - 1);
+  double magnitude;
+  if (ieee && exponent == top) {
+    magnitude = mantissa == 0 ? INFINITY : NAN;
+  } else if (!ieee && exponent == top && mantissa == (1 << mantissa_bits) - 1) {
+    magnitude = NAN;
+  } else if (exponent == 0) {
+    magnitude = std::ldexp(mantissa, 1 - bias - mantissa_bits);
+  } else {
+    magnitude = std::ldexp((1 << mantissa_bits) + mantissa, exponent - bias - mantissa_bits);
+  }
+  return (bits & 0x80) != 0 ? -magnitude : magnitude;
+}
+
+// The code of a value already rounded to the format (NaN: the all-ones pattern with its sign).
+uint8_t encodeFloat8(double rounded, int exponent_bits, int mantissa_bits) {
+  const uint8_t sign = std::signbit(rounded) ? 0x80 : 0;
+  if (std::isnan(rounded)) return sign | 0x7f;
+  const int bias = (1 << (exponent_bits - 1)) - 1;
+  const double magnitude = std::fabs(rounded);
+  if (std::isinf(magnitude)) return sign | static_cast<uint8_t>(0x7f & ~((1 << mantissa_bits) - 1));
+  if (magnitude < std::ldexp(1.0, 1 - bias)) {
+    return sign | static_cast<uint8_t>(std::ldexp(magnitude, bias - 1 + mantissa_bits));
+  }
+  int exponent = 0;
+  const double fraction = std::frexp(magnitude, &exponent);
+  const auto biased = static_cast<uint8_t>(exponent - 1 + bias);
+  const auto mantissa =
+      static_cast<uint8_t>(std::ldexp(fraction, mantissa_bits + 1) - (1 << mantissa_bits));
+  return sign | static_cast<uint8_t>(biased << mantissa_bits) | mantissa;
+}
+
+// Through float32 first (as PyTorch); e4m3fn overflows (and maps infinity) to NaN.
+double roundToFloat8(double value, int precision, int min_exponent, double max_finite,
+                     bool overflow_to_nan) {
+  const double single = roundToBinary(value, 24, -125, FLT_MAX);
+  const double rounded = roundToBinary(single, precision, min_exponent, max_finite);
+  return overflow_to_nan && std::isinf(rounded) ? std::copysign(NAN, rounded) : rounded;
+}
+
 template <typename T>
 T loadAs(const char* address) {
   T value;
@@ -110,6 +156,10 @@ double load(DataType dtype, const char* address) {
       return loadAs<float>(address);
     case DataType::Float64:
       return loadAs<double>(address);
+    case DataType::Float8_e4m3fn:
+      return decodeFloat8(loadAs<uint8_t>(address), 4, 3, false);
+    case DataType::Float8_e5m2:
+      return decodeFloat8(loadAs<uint8_t>(address), 5, 2, true);
   }
   return NAN;
 }
@@ -138,6 +188,12 @@ void store(DataType dtype, char* address, double value) {
       return;
     case DataType::Float64:
       storeAs<double>(address, rounded);
+      return;
+    case DataType::Float8_e4m3fn:
+      storeAs<uint8_t>(address, encodeFloat8(rounded, 4, 3));
+      return;
+    case DataType::Float8_e5m2:
+      storeAs<uint8_t>(address, encodeFloat8(rounded, 5, 2));
       return;
   }
 }
@@ -169,6 +225,10 @@ double roundTo(DataType dtype, double value) {
       return roundToBinary(value, 24, -125, FLT_MAX);
     case DataType::Float64:
       return value;
+    case DataType::Float8_e4m3fn:
+      return roundToFloat8(value, 4, -5, 448.0, true);
+    case DataType::Float8_e5m2:
+      return roundToFloat8(value, 3, -13, 57344.0, false);
   }
   return value;
 }

@@ -12,6 +12,13 @@ namespace braze {
 /// Element types of tensors and scalars. `Index` is the type of extents and loop indices; it
 /// is resolved to int32 or int64 when a kernel is generated and behaves as int64 everywhere
 /// else (promotion, evaluation).
+///
+/// The float8 formats are PyTorch's torch.float8_e4m3fn (4 exponent bits, bias 7, 3 mantissa
+/// bits, no infinity: the largest finite is 448 and all-ones is NaN) and torch.float8_e5m2
+/// (IEEE-like: bias 15, 2 mantissa bits, infinities). Like float16 they are storage formats:
+/// kernels and the evaluator compute in float32 and round once when storing, to nearest even,
+/// as PyTorch's non-saturating `.to(float8)`: a float32 beyond the range becomes NaN for e4m3fn
+/// and infinity for e5m2. Wider values (float64) are rounded to float32 first, as PyTorch does.
 enum class DataType : uint8_t {
   Bool,
   Int32,
@@ -21,11 +28,14 @@ enum class DataType : uint8_t {
   Float32,
   Float64,
   Index,
+  Float8_e4m3fn,
+  Float8_e5m2,
 };
 
 inline constexpr DataType kAllDataTypes[] = {
-    DataType::Bool,     DataType::Int32,   DataType::Int64,   DataType::Float16,
-    DataType::BFloat16, DataType::Float32, DataType::Float64, DataType::Index,
+    DataType::Bool,          DataType::Int32,       DataType::Int64,   DataType::Float16,
+    DataType::BFloat16,      DataType::Float32,     DataType::Float64, DataType::Index,
+    DataType::Float8_e4m3fn, DataType::Float8_e5m2,
 };
 
 /// "float32", "bfloat16", ... ; the spelling used by the printer and in error messages.
@@ -41,12 +51,17 @@ int64_t sizeInBytes(DataType dtype);
 bool isFloatingPoint(DataType dtype);
 bool isIntegral(DataType dtype);  ///< Int32, Int64 and Index; not Bool.
 bool isBoolean(DataType dtype);
-/// Float16 and BFloat16: stored narrow, computed in float32 by kernels.
+/// Float16, BFloat16 and the float8 formats: stored narrow, computed in float32 by kernels.
 bool isReducedPrecision(DataType dtype);
+/// Float8_e4m3fn and Float8_e5m2.
+bool isFloat8(DataType dtype);
 
 /// PyTorch's type-promotion lattice between two *tensor* dtypes: bool < integers < floats;
 /// within a category the wider type wins; float16 with bfloat16 gives float32; Index behaves
-/// as int64.
+/// as int64. PyTorch refuses to promote float8 with any other float; here float8 follows the
+/// same lattice instead (a float8 with a wider float gives the wider one, e4m3fn with e5m2 gives
+/// float32, an integer with a float8 gives the float8), so that mixed arithmetic computes in the
+/// more precise type and never silently narrows; cast explicitly to store float8.
 DataType promoteTypes(DataType a, DataType b);
 
 /// Where an operand of an elementwise op comes from, for PyTorch's three-tier promotion:

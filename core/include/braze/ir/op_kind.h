@@ -52,6 +52,11 @@ namespace braze {
 ///   Full      | value                          | y (extents in its  |
 ///             |                                |  logical domain)   |
 ///   Iota      | start, step                    | y (1-D)            |
+///   Uniform   | minval, maxval, rng_seed,      | y (extents in its  |
+///             |   rng_offset (Int64 scalars)   |  logical domain)   |
+///   Normal    | mean, std, rng_seed, rng_offset| y (as Uniform)     |
+///             | element k (row-major linear index of y's logical domain) is a pure function of
+///             | (rng_seed, rng_offset, k) through Philox-4x32-10; see ops/random.h
 ///   Matmul    | a, b                           | y                  |
 ///   Linear    | x, weight [, bias]             | y                  |
 ///   Set       | x                              | y (same shape and  |
@@ -160,6 +165,8 @@ enum class OpKind : uint8_t {
   // Factories
   Full,
   Iota,
+  Uniform,  ///< Counter-based: [minval, maxval) from Philox-4x32-10 of (seed, offset, index).
+  Normal,   ///< Counter-based: Box-Muller of two Philox-4x32-10 words of (seed, offset, index).
   // Contractions
   Matmul,
   Linear,
