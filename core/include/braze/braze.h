@@ -12,4 +12,5 @@
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
+#include "braze/ops/scan.h"
 #include "braze/ops/shape.h"
