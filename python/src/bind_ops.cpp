@@ -9,6 +9,7 @@
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
+#include "braze/ops/scan.h"
 #include "braze/ops/shape.h"
 
 namespace braze::python {
@@ -233,6 +234,34 @@ void bindReductions(py::module_& m) {
       py::arg("arg"), py::arg("dims"));
 }
 
+template <TensorView* (*Builder)(TensorView*, int64_t, std::optional<DataType>)>
+void typedScan(py::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](const py::object& x, int64_t dim, std::optional<DataType> dtype) {
+        return wrap(fusionAmong({x}, name), Builder(toTensor(x, name, "arg"), dim, dtype));
+      },
+      py::arg("arg"), py::arg("dim"), py::arg("dtype") = py::none());
+}
+
+// cummax and cummin give the running values only (PyTorch's indices are not computed).
+template <TensorView* (*Builder)(TensorView*, int64_t)>
+void selectingScan(py::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](const py::object& x, int64_t dim) {
+        return wrap(fusionAmong({x}, name), Builder(toTensor(x, name, "arg"), dim));
+      },
+      py::arg("arg"), py::arg("dim"));
+}
+
+void bindScans(py::module_& m) {
+  typedScan<&braze::cumsum>(m, "cumsum");
+  typedScan<&braze::cumprod>(m, "cumprod");
+  selectingScan<&braze::cummax>(m, "cummax");
+  selectingScan<&braze::cummin>(m, "cummin");
+}
+
 void bindShapes(py::module_& m) {
   m.def(
       "broadcast_in_dim",
@@ -431,6 +460,7 @@ void bindFactories(py::module_& m) {
 void bindOps(py::module_& m) {
   bindElementwise(m);
   bindReductions(m);
+  bindScans(m);
   bindShapes(m);
   bindFactories(m);
 }

@@ -76,3 +76,20 @@ def test_an_aliased_output_updates_the_cuda_tensor_in_place():
         fd.add_output(fd.ops.sub(tw, fd.ops.mul(tg, 0.1)), alias_input=tw)
     assert fd.execute([w, g]) == []
     torch.testing.assert_close(w, expected)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dim", [0, 1])
+def test_scans_against_pytorch(dim):
+    x = torch.randn(300, 129, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.cumsum(fd.ops.exp(t), dim))
+        fd.add_output(fd.ops.cummax(t, dim))
+        fd.add_output(fd.ops.cummin(t, dim))
+        fd.add_output(fd.ops.cumprod(fd.ops.add(fd.ops.mul(t, 0.01), 1.0), dim))
+    s, mx, mn, p = fd.execute([x])
+    torch.testing.assert_close(s, torch.cumsum(torch.exp(x), dim), rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(mx, torch.cummax(x, dim).values, rtol=0, atol=0)
+    torch.testing.assert_close(mn, torch.cummin(x, dim).values, rtol=0, atol=0)
+    torch.testing.assert_close(p, torch.cumprod(x * 0.01 + 1.0, dim), rtol=1e-5, atol=1e-5)
