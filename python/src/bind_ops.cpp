@@ -244,7 +244,7 @@ void typedScan(py::module_& m, const char* name) {
       py::arg("arg"), py::arg("dim"), py::arg("dtype") = py::none());
 }
 
-// cummax and cummin give the running values only (PyTorch's indices are not computed).
+// cummax and cummin give the running values (cummax_with_indices adds PyTorch's indices).
 template <TensorView* (*Builder)(TensorView*, int64_t)>
 void selectingScan(py::module_& m, const char* name) {
   m.def(
@@ -255,11 +255,26 @@ void selectingScan(py::module_& m, const char* name) {
       py::arg("arg"), py::arg("dim"));
 }
 
+// As torch.cummax / torch.cummin: (values, indices).
+template <ScanWithIndices (*Builder)(TensorView*, int64_t)>
+void scanWithIndices(py::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](const py::object& x, int64_t dim) {
+        const std::shared_ptr<Fusion> fusion = fusionAmong({x}, name);
+        const ScanWithIndices result = Builder(toTensor(x, name, "arg"), dim);
+        return py::make_tuple(wrap(fusion, result.values), wrap(fusion, result.indices));
+      },
+      py::arg("arg"), py::arg("dim"));
+}
+
 void bindScans(py::module_& m) {
   typedScan<&braze::cumsum>(m, "cumsum");
   typedScan<&braze::cumprod>(m, "cumprod");
   selectingScan<&braze::cummax>(m, "cummax");
   selectingScan<&braze::cummin>(m, "cummin");
+  scanWithIndices<&braze::cummaxWithIndices>(m, "cummax_with_indices");
+  scanWithIndices<&braze::cumminWithIndices>(m, "cummin_with_indices");
 }
 
 void bindShapes(py::module_& m) {

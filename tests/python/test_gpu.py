@@ -88,8 +88,13 @@ def test_scans_against_pytorch(dim):
         fd.add_output(fd.ops.cummax(t, dim))
         fd.add_output(fd.ops.cummin(t, dim))
         fd.add_output(fd.ops.cumprod(fd.ops.add(fd.ops.mul(t, 0.01), 1.0), dim))
-    s, mx, mn, p = fd.execute([x])
+        for out in fd.ops.cummax_with_indices(fd.ops.round(t), dim):
+            fd.add_output(out)
+    s, mx, mn, p, rmx, irmx = fd.execute([x])
     torch.testing.assert_close(s, torch.cumsum(torch.exp(x), dim), rtol=1e-5, atol=1e-4)
     torch.testing.assert_close(mx, torch.cummax(x, dim).values, rtol=0, atol=0)
     torch.testing.assert_close(mn, torch.cummin(x, dim).values, rtol=0, atol=0)
     torch.testing.assert_close(p, torch.cumprod(x * 0.01 + 1.0, dim), rtol=1e-5, atol=1e-5)
+    expected = torch.cummax(torch.round(x), dim)  # rounded: ties, whose last index counts
+    torch.testing.assert_close(rmx, expected.values, rtol=0, atol=0)
+    torch.testing.assert_close(irmx, expected.indices, rtol=0, atol=0)

@@ -184,6 +184,23 @@ def test_scans(dim, rng):
     np.testing.assert_allclose(sd, np.cumsum(x64, axis=dim), rtol=1e-12)
 
 
+def test_scans_with_indices_as_pytorch():
+    x = np.array([[3, 1, 3, np.nan, 5, np.nan], [2, 2, 1, 4, 1, 0]], dtype=np.float32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        for values, indices in (fd.ops.cummax_with_indices(t, 1), fd.ops.cummin_with_indices(t, -1)):
+            fd.add_output(values)
+            fd.add_output(indices)
+
+    _, (mx, imx, mn, imn) = run(build, [x])
+    np.testing.assert_array_equal(mx, [[3, 3, 3, np.nan, np.nan, np.nan], [2, 2, 2, 4, 4, 4]])
+    np.testing.assert_array_equal(imx, [[0, 0, 2, 3, 3, 3], [0, 1, 1, 3, 3, 3]])
+    np.testing.assert_array_equal(mn, [[3, 1, 1, np.nan, np.nan, np.nan], [2, 2, 1, 1, 1, 0]])
+    np.testing.assert_array_equal(imn, [[0, 1, 1, 3, 3, 3], [0, 1, 2, 2, 4, 5]])
+    assert imx.dtype == np.int64
+
+
 def test_scans_propagate_nan_and_refuse_bad_dims():
     x = np.array([[1.0, np.nan, 3.0, -1.0]], dtype=np.float32)
 

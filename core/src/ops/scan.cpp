@@ -1,6 +1,6 @@
-// cumsum, cumprod, cummax, cummin. Each scan Expr reads and writes one dtype and keeps x's
-// shape; the dtype rules (int64 sums and products of integers, float32 accumulation of
-// float16/bfloat16) are casts around it, as for reductions:
+// cumsum, cumprod, cummax, cummin, and cummax/cummin with PyTorch's indices. Each scan Expr reads
+// and writes one dtype and keeps x's shape; the dtype rules (int64 sums and products of integers,
+// float32 accumulation of float16/bfloat16) are casts around it, as for reductions:
 //
 //   cumsum(x: float16[s0, s1], 1)  ->  T1 = cast(T0, float32); T2 = cumsum(T1, dim=1);
 //                                      T3 = cast(T2, float16)
@@ -51,20 +51,12 @@ TensorView* scanAlong(OpKind op, TensorView* x, int64_t dim) {
   return y;
 }
 
-// cumsum and cumprod: PyTorch's default result dtype, or the requested one.
-DataType accumulatingResultType(std::string_view op, const TensorView* x,
-                                std::optional<DataType> dtype) {
-  const DataType by_default =
-      isIntegral(x->dtype()) || isBoolean(x->dtype()) ? DataType::Int64 : x->dtype();
-  if (!dtype) return by_default;
-  BRAZE_USER_CHECK(!isBoolean(*dtype))
-      << op << " of " << tensorLabel(x) << ": dtype=bool cannot hold a running " << op
-      << "; use an integer or floating dtype (the default for " << x->dtype() << " is "
-      << by_default << ")";
-  BRAZE_USER_CHECK(*dtype != DataType::Index)
+// cumsum and cumprod: PyTorch's default result dtype, or the requested one (as for sum).
+DataType scanResultType(std::string_view op, const TensorView* x, std::optional<DataType> dtype) {
+  BRAZE_USER_CHECK(dtype != DataType::Index)
       << op << " of " << tensorLabel(x)
       << ": dtype=index is Braze's internal size type; use int64 or a floating dtype";
-  return *dtype;
+  return ops_detail::accumulatingResultType(op, x, dtype);
 }
 
 // x cast to the result's accumulation type, scanned, cast back to `result`.
@@ -72,10 +64,8 @@ TensorView* accumulate(OpKind op, std::string_view name, TensorView* x, int64_t 
                        std::optional<DataType> dtype) {
   checkInput(name, x);
   const int64_t normalized = normalizeScanDim(name, x, dim);
-  const DataType result = accumulatingResultType(name, x, dtype);
-  // float16 and bfloat16 lose digits quickly when summed in their own precision.
-  const DataType accumulation = isReducedPrecision(result) ? DataType::Float32 : result;
-  TensorView* y = scanAlong(op, castIfNeeded(x, accumulation), normalized);
+  const DataType result = scanResultType(name, x, dtype);
+  TensorView* y = scanAlong(op, castIfNeeded(x, ops_detail::accumulationType(result)), normalized);
   return castIfNeeded(y, result);
 }
 
@@ -83,6 +73,34 @@ TensorView* accumulate(OpKind op, std::string_view name, TensorView* x, int64_t 
 TensorView* scanBySelection(OpKind op, std::string_view name, TensorView* x, int64_t dim) {
   checkInput(name, x);
   return scanAlong(op, x, normalizeScanDim(name, x, dim));
+}
+
+// PyTorch's indices of the running extremes `values` of x along `dim`, from scans along that
+// dim and elementwise ops:
+//
+//   position = cumsum(1) - 1                               0, 1, 2, ... along dim
+//   last     = cummax(where(x == values, position, -1))    the last element equal to the extreme
+//   indices  = where(isnan(values), cumsum(!isnan(values)), last)
+//
+// A float extreme is nan from the first nan on (nan equals nothing), and the count of non-nan
+// extremes before it is that first nan's position.
+TensorView* extremeIndices(TensorView* x, TensorView* values, int64_t dim) {
+  if (dim < 0) return cast(where(isnan(x), int64_t{0}, int64_t{0}), DataType::Int64);
+  // 1 at every element of x: the positions count them.
+  TensorView* ones = cast(where(isnan(x), int64_t{1}, int64_t{1}), DataType::Int64);
+  TensorView* position = sub(scanAlong(OpKind::Cumsum, ones, dim), int64_t{1});
+  TensorView* last = scanAlong(OpKind::Cummax, where(eq(x, values), position, int64_t{-1}), dim);
+  if (!isFloatingPoint(x->dtype())) return last;
+  TensorView* extreme_nan = isnan(values);
+  TensorView* non_nan = cast(logical_not(extreme_nan), DataType::Int64);
+  return where(extreme_nan, scanAlong(OpKind::Cumsum, non_nan, dim), last);
+}
+
+ScanWithIndices scanWithIndices(OpKind op, std::string_view name, TensorView* x, int64_t dim) {
+  checkInput(name, x);
+  const int64_t normalized = normalizeScanDim(name, x, dim);
+  TensorView* values = scanAlong(op, x, normalized);
+  return {values, extremeIndices(x, values, normalized)};
 }
 
 }  // namespace
@@ -101,6 +119,14 @@ TensorView* cummax(TensorView* x, int64_t dim) {
 
 TensorView* cummin(TensorView* x, int64_t dim) {
   return scanBySelection(OpKind::Cummin, "cummin", x, dim);
+}
+
+ScanWithIndices cummaxWithIndices(TensorView* x, int64_t dim) {
+  return scanWithIndices(OpKind::Cummax, "cummax", x, dim);
+}
+
+ScanWithIndices cumminWithIndices(TensorView* x, int64_t dim) {
+  return scanWithIndices(OpKind::Cummin, "cummin", x, dim);
 }
 
 }  // namespace braze

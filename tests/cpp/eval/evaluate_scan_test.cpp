@@ -137,6 +137,29 @@ TEST(EvaluateScan, ExpandedBroadcastGrowsAlongTheDim) {
               {DataType::Float32, {2, 4}, {1.5, 3, 4.5, 6, -2, -4, -6, -8}});
 }
 
+TEST(EvaluateScan, IndicesAsPyTorchGivesThem) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float32);
+  TensorView* i = makeSymbolicTensor(fusion, 1, DataType::Int32);
+  for (const ScanWithIndices& scan : {cummaxWithIndices(x, 1), cumminWithIndices(x, -1),
+                                      cummaxWithIndices(i, 0), cumminWithIndices(i, 0)}) {
+    fusion.addOutput(scan.values);
+    fusion.addOutput(scan.indices);
+  }
+  const std::vector<HostTensor> out = evaluateFusionTensors(
+      fusion, {tensorOf(DataType::Float32, {2, 6}, {3, 1, 3, kNan, 5, kNan, 2, 2, 1, 4, 1, 0}),
+               tensorOf(DataType::Int32, {4}, {5, 7, 7, 1})});
+  // Equal extremes: the last one; from the first nan on: that nan.
+  expectClose(out[0], {DataType::Float32, {2, 6}, {3, 3, 3, kNan, kNan, kNan, 2, 2, 2, 4, 4, 4}});
+  expectClose(out[1], {DataType::Int64, {2, 6}, {0, 0, 2, 3, 3, 3, 0, 1, 1, 3, 3, 3}});
+  expectClose(out[2], {DataType::Float32, {2, 6}, {3, 1, 1, kNan, kNan, kNan, 2, 2, 1, 1, 1, 0}});
+  expectClose(out[3], {DataType::Int64, {2, 6}, {0, 1, 1, 3, 3, 3, 0, 1, 2, 2, 4, 5}});
+  expectClose(out[4], {DataType::Int32, {4}, {5, 7, 7, 7}});
+  expectClose(out[5], {DataType::Int64, {4}, {0, 1, 2, 2}});
+  expectClose(out[6], {DataType::Int32, {4}, {5, 5, 5, 1}});
+  expectClose(out[7], {DataType::Int64, {4}, {0, 0, 0, 3}});
+}
+
 TEST(EvaluateScan, EmptyDimsGiveEmptyResults) {
   Fusion fusion;
   TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float32);

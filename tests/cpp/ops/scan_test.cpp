@@ -117,6 +117,25 @@ TEST(ScanTest, PrintsHashesAndClones) {
   EXPECT_NE(structuralHash(other), structuralHash(fusion)) << "the dim is part of the hash";
 }
 
+TEST(ScanTest, IndicesAreInt64ScansAlongTheSameDim) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = BF16, .sizes = {-1, 4, -1}});
+  const ScanWithIndices result = cumminWithIndices(x, -2);
+  EXPECT_EQ(result.values->definition()->op(), OpKind::Cummin);
+  EXPECT_EQ(result.values->dtype(), BF16);
+  EXPECT_EQ(result.indices->dtype(), I64);
+  ASSERT_EQ(result.indices->rank(), 3);
+  EXPECT_EQ(result.indices->axis(1)->extent(), x->axis(1)->extent());
+  fusion.addOutput(result.indices);
+  for (const Expr* expr : fusion.exprs()) {
+    if (familyOf(expr->op()) == OpFamily::Scan) EXPECT_EQ(expr->attribute<int64_t>("dim"), 1);
+  }
+  Fusion scalar;
+  TensorView* s = makeInputTensor(scalar, {.dtype = F32, .sizes = {}});
+  EXPECT_EQ(cummaxWithIndices(s, 0).indices->rank(), 0);
+  EXPECT_TRUE(throwsError([&] { cummaxWithIndices(x, 3); }, {"cummax", "3"}));
+}
+
 TEST(ScanTest, RefusesADimOutOfRange) {
   Fusion fusion;
   TensorView* x = makeInputTensor(fusion, {.dtype = F32, .sizes = {-1, -1}});

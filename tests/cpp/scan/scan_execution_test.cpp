@@ -136,6 +136,24 @@ TEST_F(ScanExecutionTest, SegmentedScanAndReductionMatchTheReference) {
   }
 }
 
+TEST_F(ScanExecutionTest, IndicesMatchTheReference) {
+  test::RandomTensors random(24);
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* i = makeInputTensor(*fusion, {.dtype = DataType::Int32, .sizes = {-1, -1}});
+  for (const ScanWithIndices& scan : {cummaxWithIndices(x, 1), cumminWithIndices(x, 0),
+                                      cummaxWithIndices(i, 0), cumminWithIndices(i, 1)}) {
+    fusion->addOutput(scan.values);
+    fusion->addOutput(scan.indices);
+  }
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  // Few distinct integers: many ties, whose last index is the one reported.
+  expectMatchesReference(cache,
+                         {random.uniform(DataType::Float32, {33, 65}),
+                          random.uniform(DataType::Int32, {33, 65}, -3, 3)},
+                         test::Tolerance{0, 0});
+}
+
 TEST_F(ScanExecutionTest, LongSingleLine) {
   test::RandomTensors random(23);
   auto fusion = std::make_unique<Fusion>();

@@ -94,6 +94,21 @@ TEST(ScanSchedulerTest, ScheduledKernelsCompileForSm90) {
   }
 }
 
+TEST(ScanSchedulerTest, IndicesRunInTheScanKernel) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float16);
+  const ScanWithIndices result = cummaxWithIndices(x, 0);
+  fusion.addOutput(result.values);
+  fusion.addOutput(result.indices);
+  ASSERT_EQ(scan::canScheduleCompileTime(fusion), std::nullopt);
+  scan::schedule(fusion, heuristicsFor(fusion, {{50, 70}}));
+  const GeneratedKernel kernel = generateCuda(fusion);
+  EXPECT_THAT(kernel.source, HasSubstr("long long scan")) << kernel.source;
+  const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                          {.arch = driver::GpuArch{9, 0, false}});
+  EXPECT_FALSE(compiled.cubin().empty());
+}
+
 TEST(ScanSchedulerTest, OneLineIsOneThread) {
   Fusion fusion;
   TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1}});

@@ -15,12 +15,22 @@ namespace braze {
 /// dtype otherwise. float16 and bfloat16 are accumulated in float32 and each prefix is cast
 /// back, so the fusion holds cast -> scan -> cast.
 ///
-/// cummax and cummin keep the input dtype and give the values only (PyTorch also returns the
-/// indices of the running extremes, which these builders do not compute). A nan propagates
-/// from its position on.
+/// cummax and cummin keep the input dtype and give the values; cummaxWithIndices and
+/// cumminWithIndices add PyTorch's indices. A nan propagates from its position on.
 TensorView* cumsum(TensorView* x, int64_t dim, std::optional<DataType> dtype = std::nullopt);
 TensorView* cumprod(TensorView* x, int64_t dim, std::optional<DataType> dtype = std::nullopt);
 TensorView* cummax(TensorView* x, int64_t dim);
 TensorView* cummin(TensorView* x, int64_t dim);
+
+/// The running extremes and, as torch.cummax / torch.cummin return them, the int64 position
+/// along `dim` of each one: the last of equal elements, and from the first nan on, that nan's.
+/// The indices are made of scans along the same dim and elementwise ops (see scan.cpp), so one
+/// scan kernel computes both.
+struct ScanWithIndices {
+  TensorView* values;
+  TensorView* indices;
+};
+ScanWithIndices cummaxWithIndices(TensorView* x, int64_t dim);
+ScanWithIndices cumminWithIndices(TensorView* x, int64_t dim);
 
 }  // namespace braze
