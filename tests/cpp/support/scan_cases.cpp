@@ -67,7 +67,9 @@ FusionPtr scanRows() {
 // casts, cummin selects in float16.
 FusionPtr scanOuterDimHalf() {
   auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeInputTensor(*fusion, {.dtype = DataType::Float16, .sizes = {-1, -1}});
+  // Rows padded in memory: dim 0 is not contiguous with dim 1.
+  TensorView* x = makeInputTensor(
+      *fusion, {.dtype = DataType::Float16, .sizes = {-1, -1}, .contiguity = {false, true}});
   TensorView* sums = cumsum(x, 0);
   fusion->addOutput(sums);
   fusion->addOutput(cummin(x, 0));
