@@ -53,6 +53,24 @@ std::unique_ptr<Fusion> outerScans() {
   fusion->addOutput(cummax(i, 0));
   fusion->addOutput(cummin(sub(x, i), 0));
   fusion->addOutput(cumsum(i, -3));
+  TensorView* positive = gt(x, 0.0);
+  fusion->addOutput(cummax(positive, 0));
+  fusion->addOutput(cummin(positive, 0));
+  fusion->addOutput(cumprod(clamp(i, -1, 1), 0, DataType::Int32));
+  return fusion;
+}
+
+// Values and indices of running extremes along both dims of a float and an int32 input (the
+// two inputs share no dims, so they take a kernel each).
+std::unique_ptr<Fusion> scansWithIndices() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* i = makeInputTensor(*fusion, {.dtype = DataType::Int32, .sizes = {-1, -1}});
+  for (const ScanWithIndices& scan : {cummaxWithIndices(x, 1), cumminWithIndices(x, 0),
+                                      cummaxWithIndices(i, 0), cumminWithIndices(i, 1)}) {
+    fusion->addOutput(scan.values);
+    fusion->addOutput(scan.indices);
+  }
   return fusion;
 }
 
@@ -77,6 +95,14 @@ TEST(ScanSegmentationTest, AReductionOfScansIsItsOwnSegment) {
   for (const Segment& segment : segmented.segments)
     scan = scan || segment.scheduler.find("braze::scan@") != std::string::npos;
   EXPECT_TRUE(scan) << segmented.toString();
+}
+
+TEST(ScanSegmentationTest, EveryScanOfIndicesGetsTheScanScheduler) {
+  const std::unique_ptr<Fusion> fusion = scansWithIndices();
+  const SegmentedFusion segmented = segmentsOf(*fusion, {{33, 65}, {33, 65}});
+  ASSERT_GE(segmented.segments.size(), 1u);
+  for (const Segment& segment : segmented.segments)
+    EXPECT_THAT(segment.scheduler, HasSubstr("braze::scan@")) << segmented.toString();
 }
 
 class ScanExecutionTest : public ::testing::Test {
@@ -138,15 +164,7 @@ TEST_F(ScanExecutionTest, SegmentedScanAndReductionMatchTheReference) {
 
 TEST_F(ScanExecutionTest, IndicesMatchTheReference) {
   test::RandomTensors random(24);
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* i = makeInputTensor(*fusion, {.dtype = DataType::Int32, .sizes = {-1, -1}});
-  for (const ScanWithIndices& scan : {cummaxWithIndices(x, 1), cumminWithIndices(x, 0),
-                                      cummaxWithIndices(i, 0), cumminWithIndices(i, 1)}) {
-    fusion->addOutput(scan.values);
-    fusion->addOutput(scan.indices);
-  }
-  FusionExecutorCache cache(std::move(fusion), shipped());
+  FusionExecutorCache cache(scansWithIndices(), shipped());
   // Few distinct integers: many ties, whose last index is the one reported.
   expectMatchesReference(cache,
                          {random.uniform(DataType::Float32, {33, 65}),

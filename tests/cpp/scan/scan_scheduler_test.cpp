@@ -109,6 +109,25 @@ TEST(ScanSchedulerTest, IndicesRunInTheScanKernel) {
   EXPECT_FALSE(compiled.cubin().empty());
 }
 
+TEST(ScanSchedulerTest, IntegerAndBoolScansCompile) {
+  Fusion fusion;
+  TensorView* i = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1, -1}});
+  TensorView* b = gt(i, 0);
+  fusion.addOutput(cummax(b, 1));
+  fusion.addOutput(cummin(b, 1));
+  fusion.addOutput(cumsum(b, 1));
+  fusion.addOutput(cumprod(i, 1, DataType::Int32));
+  fusion.addOutput(cummin(i, 1));
+  ASSERT_EQ(scan::canScheduleCompileTime(fusion), std::nullopt);
+  scan::schedule(fusion, heuristicsFor(fusion, {{50, 70}}));
+  const GeneratedKernel kernel = generateCuda(fusion);
+  EXPECT_THAT(kernel.source, HasSubstr("bool scan")) << kernel.source;
+  EXPECT_THAT(kernel.source, HasSubstr("int scan")) << kernel.source;
+  const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                          {.arch = driver::GpuArch{9, 0, false}});
+  EXPECT_FALSE(compiled.cubin().empty());
+}
+
 TEST(ScanSchedulerTest, OneLineIsOneThread) {
   Fusion fusion;
   TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1}});
