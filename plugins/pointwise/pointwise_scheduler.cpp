@@ -246,13 +246,7 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (std::optional<std::string> problem = unsupportedOpProblem(fusion, refusedOp)) return problem;
   const auto* reference = fusion.outputs()[outputWithFewestBroadcasts(fusion)]->as<TensorView>();
   const DimMap map = mapDimsToReference(fusion, reference);
-  for (const Val* output : fusion.outputs()) {
-    const auto* tv = output->as<TensorView>();
-    if (tv->rank() != reference->rank()) {
-      return "outputs " + reference->name() + " and " + tv->name() +
-             " have different ranks; one loop cannot cover both";
-    }
-  }
+  if (std::optional<std::string> problem = outputRankProblem(fusion, reference)) return problem;
   // Pointwise tensors have no reduced dims: logical and user-visible dims are the same.
   return unmappedOutputDimProblem(fusion, map, reference);
 }

@@ -101,13 +101,7 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
   if (std::optional<std::string> problem = unsupportedOpProblem(fusion, refusedOp)) return problem;
   const auto* reference = fusion.outputs()[outputWithFewestBroadcasts(fusion)]->as<TensorView>();
-  for (const Val* output : fusion.outputs()) {
-    const auto* tv = output->as<TensorView>();
-    if (tv->rank() != reference->rank()) {
-      return "outputs " + reference->name() + " and " + tv->name() +
-             " have different ranks; one loop nest cannot cover both";
-    }
-  }
+  if (std::optional<std::string> problem = outputRankProblem(fusion, reference)) return problem;
   const ScanDim dim = scanDim(fusion, reference);
   if (dim.problem) return dim.problem;
   return unmappedOutputDimProblem(fusion, mapDimsToReference(fusion, reference), reference);
