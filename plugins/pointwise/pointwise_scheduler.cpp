@@ -36,23 +36,6 @@ int64_t positionOf(const TensorView* tv, const IterDomain* id) {
   return it == dims.end() ? -1 : static_cast<int64_t>(it - dims.begin());
 }
 
-int64_t broadcastDims(const TensorView* tv) {
-  int64_t n = 0;
-  for (const IterDomain* id : tv->logicalNoReductions()) n += id->isBroadcast() ? 1 : 0;
-  return n;
-}
-
-// The output with the fewest broadcast dims: its loop covers every element any output has.
-int64_t referenceIndex(const Fusion& fusion) {
-  int64_t best = 0;
-  for (size_t i = 1; i < fusion.outputs().size(); ++i) {
-    if (broadcastDims(fusion.outputs()[i]->as<TensorView>()) <
-        broadcastDims(fusion.outputs()[best]->as<TensorView>()))
-      best = static_cast<int64_t>(i);
-  }
-  return best;
-}
-
 // The reference dims where `tv` holds real (not broadcast) data.
 std::vector<bool> presentDims(const TensorView* tv, const DimMap& map, int64_t rank) {
   std::vector<bool> present(rank, false);
@@ -158,6 +141,11 @@ std::optional<std::string> refusedOp(OpKind op) {
     case OpKind::Min:
     case OpKind::Welford:
       return "reductions need a cross-thread combine; use the reduction scheduler";
+    case OpKind::Cumsum:
+    case OpKind::Cumprod:
+    case OpKind::Cummax:
+    case OpKind::Cummin:
+      return "a scan carries a running value along its dim; use the scan scheduler";
     case OpKind::Matmul:
     case OpKind::Linear:
       return "matmul and linear need a tiled contraction; use a matmul scheduler";
@@ -259,15 +247,9 @@ int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
   if (std::optional<std::string> problem = unsupportedOpProblem(fusion, refusedOp)) return problem;
-  const auto* reference = fusion.outputs()[referenceIndex(fusion)]->as<TensorView>();
+  const auto* reference = fusion.outputs()[outputWithFewestBroadcasts(fusion)]->as<TensorView>();
   const DimMap map = mapDimsToReference(fusion, reference);
-  for (const Val* output : fusion.outputs()) {
-    const auto* tv = output->as<TensorView>();
-    if (tv->rank() != reference->rank()) {
-      return "outputs " + reference->name() + " and " + tv->name() +
-             " have different ranks; one loop cannot cover both";
-    }
-  }
+  if (std::optional<std::string> problem = outputRankProblem(fusion, reference)) return problem;
   // Pointwise tensors have no reduced dims: logical and user-visible dims are the same.
   return unmappedOutputDimProblem(fusion, map, reference);
 }
@@ -288,7 +270,7 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
       }
     }
   }
-  const auto* reference = fusion.outputs()[referenceIndex(fusion)]->as<TensorView>();
+  const auto* reference = fusion.outputs()[outputWithFewestBroadcasts(fusion)]->as<TensorView>();
   try {
     for (const std::optional<int64_t>& size : referenceSizes(fusion, reference, info)) {
       if (!size)
@@ -306,7 +288,7 @@ namespace {
 // The heuristics, with the 2D shape when `rows` allows it and the fusion has a break point.
 PointwiseParams heuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info, bool rows) {
   PointwiseParams params;
-  params.reference_output = referenceIndex(fusion);
+  params.reference_output = outputWithFewestBroadcasts(fusion);
   const auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
   const int64_t rank = reference->rank();
   const DimMap map = mapDimsToReference(fusion, reference);

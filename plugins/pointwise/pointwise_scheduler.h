@@ -5,9 +5,10 @@
 // Accepts fusions made only of elementwise ops (unary, binary, ternary such as where, and
 // casts), broadcast, expand, permute, squeeze and copies, whose outputs all have the same
 // rank. It refuses, each with its reason: reductions and Welford (the reduction scheduler's
-// work), matmul and linear, reshape (a flat index would have to be re-split per tensor),
-// slice, pad, cat, select, gather and index_select (indices shifted, guarded or read from a
-// tensor), and factories (full, iota), none of which this scheduler's loop shape handles yet.
+// work), scans (the scan scheduler's), matmul and linear, reshape (a flat index would have to be
+// re-split per tensor), slice, pad, cat, select, gather and index_select (indices shifted, guarded
+// or read from a tensor), and factories (full, iota), none of which this scheduler's loop shape
+// handles yet.
 //
 // The kernel it produces, from a reference output (the output with the fewest broadcast dims):
 //

@@ -34,6 +34,11 @@ std::optional<std::string> refusedOp(OpKind op) {
     case OpKind::Squeeze:
     case OpKind::Set:
       return std::nullopt;
+    case OpKind::Cumsum:
+    case OpKind::Cumprod:
+    case OpKind::Cummax:
+    case OpKind::Cummin:
+      return "a scan carries a running value along its dim; use the scan scheduler";
     case OpKind::Matmul:
     case OpKind::Linear:
       return "matmul and linear need a tiled contraction; use a matmul scheduler";

@@ -10,6 +10,7 @@
 #include "braze/ops/elementwise.h"
 #include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
+#include "braze/ops/scan.h"
 #include "braze/ops/shape.h"
 
 namespace braze::python {
@@ -232,6 +233,49 @@ void bindReductions(py::module_& m) {
                               wrap(fusion, result.n));
       },
       py::arg("arg"), py::arg("dims"));
+}
+
+template <TensorView* (*Builder)(TensorView*, int64_t, std::optional<DataType>)>
+void typedScan(py::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](const py::object& x, int64_t dim, std::optional<DataType> dtype) {
+        return wrap(fusionAmong({x}, name), Builder(toTensor(x, name, "arg"), dim, dtype));
+      },
+      py::arg("arg"), py::arg("dim"), py::arg("dtype") = py::none());
+}
+
+// cummax and cummin give the running values (cummax_with_indices adds PyTorch's indices).
+template <TensorView* (*Builder)(TensorView*, int64_t)>
+void selectingScan(py::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](const py::object& x, int64_t dim) {
+        return wrap(fusionAmong({x}, name), Builder(toTensor(x, name, "arg"), dim));
+      },
+      py::arg("arg"), py::arg("dim"));
+}
+
+// As torch.cummax / torch.cummin: (values, indices).
+template <ScanWithIndices (*Builder)(TensorView*, int64_t)>
+void scanWithIndices(py::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](const py::object& x, int64_t dim) {
+        const std::shared_ptr<Fusion> fusion = fusionAmong({x}, name);
+        const ScanWithIndices result = Builder(toTensor(x, name, "arg"), dim);
+        return py::make_tuple(wrap(fusion, result.values), wrap(fusion, result.indices));
+      },
+      py::arg("arg"), py::arg("dim"));
+}
+
+void bindScans(py::module_& m) {
+  typedScan<&braze::cumsum>(m, "cumsum");
+  typedScan<&braze::cumprod>(m, "cumprod");
+  selectingScan<&braze::cummax>(m, "cummax");
+  selectingScan<&braze::cummin>(m, "cummin");
+  scanWithIndices<&braze::cummaxWithIndices>(m, "cummax_with_indices");
+  scanWithIndices<&braze::cumminWithIndices>(m, "cummin_with_indices");
 }
 
 void bindShapes(py::module_& m) {
@@ -457,6 +501,7 @@ void bindRandom(py::module_& m, const char* name, const char* first, const char*
 void bindOps(py::module_& m) {
   bindElementwise(m);
   bindReductions(m);
+  bindScans(m);
   bindShapes(m);
   bindFactories(m);
   bindRandom<braze::uniform>(m, "uniform", "minval", "maxval");

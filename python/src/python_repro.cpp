@@ -251,6 +251,19 @@ class Writer {
       case OpKind::Welford:
         call("welford(" + args[0] + ", dims=" + attributeInts("axes") + ")");
         return;
+      case OpKind::Cumsum:
+      case OpKind::Cumprod: {
+        // The recorded scan reads and writes one dtype; only int32 differs from the builder's
+        // default result (int64 for integers).
+        const DataType result = expr.output(0)->dtype();
+        call(op + "(" + args[0] + ", dim=" + std::to_string(expr.attribute<int64_t>("dim")) +
+             (result == DataType::Int32 ? ", dtype=" + dtypeName(result) : "") + ")");
+        return;
+      }
+      case OpKind::Cummax:
+      case OpKind::Cummin:
+        call(op + "(" + args[0] + ", dim=" + std::to_string(expr.attribute<int64_t>("dim")) + ")");
+        return;
       case OpKind::Broadcast:
         call("broadcast(" + args[0] + ", is_broadcast_dim=" +
              list(strings(expr.attribute<std::vector<bool>>("flags"))) + ")");

@@ -30,6 +30,7 @@
 #include "braze/ops/elementwise.h"
 #include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
+#include "braze/ops/scan.h"
 #include "braze/ops/shape.h"
 #include "braze/plugin/sha256.h"
 #include "braze/serde/fusion_definition.h"
@@ -467,6 +468,11 @@ class Replay {
       case OpKind::Min:
       case OpKind::Welford:
         return buildReduction(op);
+      case OpKind::Cumsum:
+      case OpKind::Cumprod:
+      case OpKind::Cummax:
+      case OpKind::Cummin:
+        return buildScan(op);
       default:
         return buildShape(op);
     }
@@ -489,6 +495,23 @@ class Replay {
         return braze::min(x, axes);
       default:
         return welford(x, axes).avg;
+    }
+  }
+
+  // The recorded scan reads and writes one dtype (its builder's casts are recorded apart).
+  Val* buildScan(OpKind op) {
+    expectArguments(arguments_.size() == 1, "1 (x)");
+    TensorView* x = tensor(arguments_[0], 0);
+    const int64_t dim = attribute<int64_t>("dim");
+    switch (op) {
+      case OpKind::Cumsum:
+        return cumsum(x, dim, outputDtype(0));
+      case OpKind::Cumprod:
+        return cumprod(x, dim, outputDtype(0));
+      case OpKind::Cummax:
+        return cummax(x, dim);
+      default:
+        return cummin(x, dim);
     }
   }
 

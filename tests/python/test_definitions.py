@@ -92,7 +92,7 @@ def test_ops_refuse_what_they_cannot_take():
 
 def test_schedulers_by_name(rng):
     found = {s["id"]: s for s in braze.schedulers()}
-    for shipped in ("braze::pointwise", "braze::reduction", "braze::inner_outer"):
+    for shipped in ("braze::pointwise", "braze::reduction", "braze::inner_outer", "braze::scan"):
         assert found[shipped]["status"] == "available", found[shipped]["reason"]
     x = rng.standard_normal((4, 256)).astype(np.float32)
     with FusionDefinition() as fd:

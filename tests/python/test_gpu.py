@@ -152,3 +152,24 @@ def test_float8_casts_match_pytorch():
     e4, e5 = fd.execute([x])
     torch.testing.assert_close(e4, x.to(torch.float8_e4m3fn).float(), rtol=0, atol=0, equal_nan=True)
     torch.testing.assert_close(e5, x.to(torch.float8_e5m2).float(), rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_scans_against_pytorch(dim):
+    x = torch.randn(300, 129, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.cumsum(fd.ops.exp(t), dim))
+        fd.add_output(fd.ops.cummax(t, dim))
+        fd.add_output(fd.ops.cummin(t, dim))
+        fd.add_output(fd.ops.cumprod(fd.ops.add(fd.ops.mul(t, 0.01), 1.0), dim))
+        for out in fd.ops.cummax_with_indices(fd.ops.round(t), dim):
+            fd.add_output(out)
+    s, mx, mn, p, rmx, irmx = fd.execute([x])
+    torch.testing.assert_close(s, torch.cumsum(torch.exp(x), dim), rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(mx, torch.cummax(x, dim).values, rtol=0, atol=0)
+    torch.testing.assert_close(mn, torch.cummin(x, dim).values, rtol=0, atol=0)
+    torch.testing.assert_close(p, torch.cumprod(x * 0.01 + 1.0, dim), rtol=1e-5, atol=1e-5)
+    expected = torch.cummax(torch.round(x), dim)  # rounded: ties, whose last index counts
+    torch.testing.assert_close(rmx, expected.values, rtol=0, atol=0)
+    torch.testing.assert_close(irmx, expected.indices, rtol=0, atol=0)

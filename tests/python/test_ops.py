@@ -156,6 +156,70 @@ def test_reductions(keepdim, rng):
     np.testing.assert_allclose(mean, x64.mean(1, keepdims=keepdim), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_scans(dim, rng):
+    x = rng.uniform(0.5, 1.5, size=(6, 37)).astype(np.float32)
+    i = rng.integers(-50, 50, size=(6, 37)).astype(np.int32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        n = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int32)
+        fd.add_output(fd.ops.cumsum(t, dim))
+        fd.add_output(fd.ops.cumprod(t, dim=dim))
+        fd.add_output(fd.ops.cummax(fd.ops.neg(t), dim))
+        fd.add_output(fd.ops.cummin(n, dim=dim))
+        fd.add_output(fd.ops.cumsum(n, dim))
+        fd.add_output(fd.ops.cumsum(n, dim, dtype=DataType.Int32))
+        fd.add_output(fd.ops.cumsum(t, dim, DataType.Double))
+
+    _, (s, p, mx, mn, si, si32, sd) = run(build, [x, i])
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(s, np.cumsum(x64, axis=dim), rtol=1e-5)
+    np.testing.assert_allclose(p, np.cumprod(x64, axis=dim), rtol=1e-5)
+    np.testing.assert_array_equal(mx, np.maximum.accumulate(-x, axis=dim))
+    np.testing.assert_array_equal(mn, np.minimum.accumulate(i, axis=dim))
+    assert si.dtype == np.int64 and si32.dtype == np.int32 and sd.dtype == np.float64
+    np.testing.assert_array_equal(si, np.cumsum(i, axis=dim, dtype=np.int64))
+    np.testing.assert_array_equal(si32, np.cumsum(i, axis=dim, dtype=np.int32))
+    np.testing.assert_allclose(sd, np.cumsum(x64, axis=dim), rtol=1e-12)
+
+
+def test_scans_with_indices_as_pytorch():
+    x = np.array([[3, 1, 3, np.nan, 5, np.nan], [2, 2, 1, 4, 1, 0]], dtype=np.float32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        for values, indices in (fd.ops.cummax_with_indices(t, 1), fd.ops.cummin_with_indices(t, -1)):
+            fd.add_output(values)
+            fd.add_output(indices)
+
+    _, (mx, imx, mn, imn) = run(build, [x])
+    np.testing.assert_array_equal(mx, [[3, 3, 3, np.nan, np.nan, np.nan], [2, 2, 2, 4, 4, 4]])
+    np.testing.assert_array_equal(imx, [[0, 0, 2, 3, 3, 3], [0, 1, 1, 3, 3, 3]])
+    np.testing.assert_array_equal(mn, [[3, 1, 1, np.nan, np.nan, np.nan], [2, 2, 1, 1, 1, 0]])
+    np.testing.assert_array_equal(imn, [[0, 1, 1, 3, 3, 3], [0, 1, 2, 2, 4, 5]])
+    assert imx.dtype == np.int64
+
+
+def test_scans_propagate_nan_and_refuse_bad_dims():
+    x = np.array([[1.0, np.nan, 3.0, -1.0]], dtype=np.float32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.cummax(t, 1))
+        fd.add_output(fd.ops.cummin(t, 1))
+
+    _, (mx, mn) = run(build, [x])
+    np.testing.assert_array_equal(mx, [[1.0, np.nan, np.nan, np.nan]])
+    np.testing.assert_array_equal(mn, [[1.0, np.nan, np.nan, np.nan]])
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        with pytest.raises(braze.Error, match="cumsum"):
+            fd.ops.cumsum(t, 2)
+        with pytest.raises(braze.Error, match="dtype=bool"):
+            fd.ops.cumprod(t, 0, dtype=DataType.Bool)
+
+
 def test_shape_ops(rng):
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
     v = rng.standard_normal((4,)).astype(np.float32)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SHIPPED_PLUGINS = ("pointwise", "reduction", "inner_outer")
+SHIPPED_PLUGINS = ("pointwise", "reduction", "inner_outer", "scan")
 
 _DESCRIBE = """
 import json, braze

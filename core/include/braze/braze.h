@@ -13,4 +13,5 @@
 #include "braze/ops/elementwise.h"
 #include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
+#include "braze/ops/scan.h"
 #include "braze/ops/shape.h"

@@ -253,6 +253,11 @@ class KernelPrinter {
       os_ << "}\n";
       return;
     }
+    for (const kir::CarriedValue& value : loop.carried) {
+      indent(depth);
+      os_ << computeType(computeDtype(value.scan->output(0)->dtype())) << " " << value.name << " = "
+          << identityText(*value.scan, 0) << ";\n";
+    }
     printLoopHeader(loop, depth);
     ++serial_loops_;
     printScope(loop.body, depth + 1);
@@ -464,8 +469,27 @@ class KernelPrinter {
   }
 
   void printTensorOp(const kir::TensorOp& op, int depth) {
+    if (familyOf(op.expr->op()) == OpFamily::Scan) {
+      printScanStep(op, depth);
+      return;
+    }
     indent(depth);
     os_ << accessText(op.output) << " = " << valueOf(op) << ";\n";
+  }
+
+  // The running value combined with this element and stored; without a carried value (the
+  // scan axis has extent 1) the element is its own prefix.
+  void printScanStep(const kir::TensorOp& op, int depth) {
+    const std::string x = convert(render(op.inputs[0]), computeDtype(op.output.tv->dtype()));
+    indent(depth);
+    if (op.accumulator.empty()) {
+      os_ << accessText(op.output) << " = " << x << ";\n";
+      return;
+    }
+    os_ << op.accumulator << " = " << combine(*scanCombiner(op.expr->op()), op.accumulator, x)
+        << ";\n";
+    indent(depth);
+    os_ << accessText(op.output) << " = " << op.accumulator << ";\n";
   }
 
   std::string maskArgs(const kir::ParallelMask& m) const {
@@ -526,7 +550,7 @@ class KernelPrinter {
         return;
       }
       const std::string out = accessText(op.outputs[0]);
-      os_ << out << " = " << combine(expr, accumulator(op), x) << ";\n";
+      os_ << out << " = " << combine(expr.op(), accumulator(op), x) << ";\n";
       return;
     }
     // Block and grid reductions: every thread takes part; out-of-bounds threads bring the
@@ -576,7 +600,7 @@ class KernelPrinter {
       const std::string out = accessText(op.outputs[0]);
       os_ << out << " = "
           << (op.finish ? std::string("braze_value")
-                        : combine(expr, accumulator(op), "braze_value"))
+                        : combine(expr.op(), accumulator(op), "braze_value"))
           << ";\n";
     }
     indent(depth);
@@ -591,8 +615,8 @@ class KernelPrinter {
     return convert(r, computeDtype(r.dtype));
   }
 
-  static std::string combine(const Expr& expr, const std::string& acc, const std::string& x) {
-    switch (expr.op()) {
+  static std::string combine(OpKind op, const std::string& acc, const std::string& x) {
+    switch (op) {
       case OpKind::Sum:
         return acc + " + " + x;
       case OpKind::Prod:
@@ -602,7 +626,7 @@ class KernelPrinter {
       case OpKind::Min:
         return "braze::minimum(" + acc + ", " + x + ")";
       default:
-        BRAZE_INTERNAL_CHECK(false) << "codegen: " << expr.op() << " is not a reduction";
+        BRAZE_INTERNAL_CHECK(false) << "codegen: " << op << " is not a reduction";
     }
     return "";
   }

@@ -97,7 +97,8 @@ std::string literal(const ScalarValue& value, DataType dtype) {
 
 ScalarValue reductionIdentity(const Expr& reduction, size_t output) {
   const DataType dtype = reduction.output(output)->dtype();
-  switch (reduction.op()) {
+  // A scan starts from the identity of the reduction it applies step by step.
+  switch (scanCombiner(reduction.op()).value_or(reduction.op())) {
     case OpKind::Prod:
       return castScalar(int64_t{1}, dtype);
     case OpKind::Max:

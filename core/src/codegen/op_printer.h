@@ -23,7 +23,8 @@ std::string scalarParameterType(DataType dtype);
 /// infinities and NaN).
 std::string literal(const ScalarValue& value, DataType dtype);
 
-/// The initial value of a reduction's accumulator (output `output` of a Welford).
+/// The initial value of a reduction's accumulator (output `output` of a Welford), or of a
+/// scan's running value.
 ScalarValue reductionIdentity(const Expr& reduction, size_t output);
 /// The identity as CUDA text in the accumulator's compute type (max of float: -inf, ...).
 std::string identityText(const Expr& reduction, size_t output);

@@ -155,6 +155,7 @@ class EvalContext {
 std::vector<EvalTensor> evaluateElementwiseExpr(const Expr& expr, EvalContext& context);
 std::vector<EvalTensor> evaluateReductionExpr(const Expr& expr, EvalContext& context);
 std::vector<EvalTensor> evaluateWelfordExpr(const Expr& expr, EvalContext& context);
+std::vector<EvalTensor> evaluateScanExpr(const Expr& expr, EvalContext& context);
 std::vector<EvalTensor> evaluateShapeExpr(const Expr& expr, EvalContext& context);
 std::vector<EvalTensor> evaluateIndexingExpr(const Expr& expr, EvalContext& context);
 std::vector<EvalTensor> evaluateFactoryExpr(const Expr& expr, EvalContext& context);

@@ -22,6 +22,11 @@ std::vector<EvalTensor> evaluateTensorExpr(const Expr& expr, EvalContext& contex
       return eval_detail::evaluateReductionExpr(expr, context);
     case OpKind::Welford:
       return eval_detail::evaluateWelfordExpr(expr, context);
+    case OpKind::Cumsum:
+    case OpKind::Cumprod:
+    case OpKind::Cummax:
+    case OpKind::Cummin:
+      return eval_detail::evaluateScanExpr(expr, context);
     case OpKind::Broadcast:
     case OpKind::Expand:
     case OpKind::Reshape:

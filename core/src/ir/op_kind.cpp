@@ -146,6 +146,14 @@ std::string_view toString(OpKind op) {
       return "min";
     case OpKind::Welford:
       return "welford";
+    case OpKind::Cumsum:
+      return "cumsum";
+    case OpKind::Cumprod:
+      return "cumprod";
+    case OpKind::Cummax:
+      return "cummax";
+    case OpKind::Cummin:
+      return "cummin";
     case OpKind::Broadcast:
       return "broadcast";
     case OpKind::Expand:
@@ -281,6 +289,11 @@ OpFamily familyOf(OpKind op) {
       return OpFamily::Reduction;
     case OpKind::Welford:
       return OpFamily::Welford;
+    case OpKind::Cumsum:
+    case OpKind::Cumprod:
+    case OpKind::Cummax:
+    case OpKind::Cummin:
+      return OpFamily::Scan;
     case OpKind::Broadcast:
     case OpKind::Expand:
     case OpKind::Reshape:
@@ -335,6 +348,21 @@ bool producesBool(OpKind op) {
       return true;
     default:
       return false;
+  }
+}
+
+std::optional<OpKind> scanCombiner(OpKind scan) {
+  switch (scan) {
+    case OpKind::Cumsum:
+      return OpKind::Sum;
+    case OpKind::Cumprod:
+      return OpKind::Prod;
+    case OpKind::Cummax:
+      return OpKind::Max;
+    case OpKind::Cummin:
+      return OpKind::Min;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -11,6 +11,8 @@
 // Thread and block dims and loops of extent 1 open no loop. A reduction's accumulator is
 // initialized right before the first of its reduction loops opens (which may happen while a
 // producer inlined into it is placed), with loops of its own over any iteration axes after it.
+// A scan's running value is a register its serial loop carries (declared and set to the
+// identity before the loop): the step combines it with the input and stores it each iteration.
 
 #include <algorithm>
 #include <functional>
@@ -257,7 +259,46 @@ class NestBuilder {
       emitReduction(expr, nest);
     } else {
       emitTensorOp(expr, nest);
+      if (familyOf(expr->op()) == OpFamily::Scan) carryScan(expr);
     }
+  }
+
+  // ---- scans ----
+
+  // The scan's loop carries its running value; the step just placed in it (the last statement
+  // of the current scope) reads and updates that value. One register per thread holds it, so
+  // the scan axis must be one serial loop with no serial loop inside it.
+  void carryScan(const Expr* expr) {
+    const TensorView* out = outputOf(expr);
+    const auto dim = static_cast<size_t>(expr->attribute<int64_t>("dim"));
+    const IterDomain* scanned = out->logical()[dim];
+    int64_t axis = -1;
+    for (int64_t j = 0; j < out->nLoopDims(); ++j) {
+      if (out->loopAxis(j) == scanned) axis = j;
+    }
+    BRAZE_USER_CHECK(axis >= 0)
+        << "lowering: " << expr->op() << " computing " << out->name() << " scans dim " << dim
+        << ", which the schedule split or merged; a scan runs along one serial loop, so leave "
+           "that dim of "
+        << out->name() << " untransformed (transform the others)";
+    const Open& scan_loop = stack_[static_cast<size_t>(axis)];
+    const ParallelType type = scan_loop.position.id->parallelType();
+    BRAZE_USER_CHECK(type == ParallelType::Serial || type == ParallelType::Unroll)
+        << "lowering: " << describeAxis(out, axis) << " is the scan axis of " << expr->op()
+        << " and is parallelized with " << type
+        << "; each prefix needs the one before it, so the scan axis must stay a serial loop";
+    for (size_t k = static_cast<size_t>(axis) + 1; k < stack_.size(); ++k) {
+      BRAZE_USER_CHECK(stack_[k].loop == nullptr)
+          << "lowering: " << describeAxis(out, static_cast<int64_t>(k))
+          << " is a serial loop inside the scan axis " << axis << " of " << out->name() << " ("
+          << expr->op() << "); the running value is one register per thread, so the axes after "
+          << "the scan axis must be thread- or block-parallel or of extent 1; reorder the scan "
+             "axis innermost";
+    }
+    if (scan_loop.loop == nullptr) return;  // extent 1: the step stores its input
+    const std::string name = "scan" + std::to_string(kernel_.next_name++);
+    scan_loop.loop->carried.push_back({name, expr});
+    currentScope().back()->as<kir::TensorOp>()->accumulator = name;
   }
 
   // ---- reductions ----

@@ -96,6 +96,8 @@ class KirPrinter {
         const auto& loop = *stmt.as<kir::ForLoop>();
         os_ << "for " << loop.index.toString() << " in 0.." << loop.extent.toString();
         if (loop.parallel_type != ParallelType::Serial) os_ << " (" << loop.parallel_type << ")";
+        for (const kir::CarriedValue& value : loop.carried)
+          os_ << " carries " << value.name << " (" << value.scan->op() << ")";
         os_ << ":\n";
         printScope(loop.body, depth + 1);
         break;
@@ -119,7 +121,10 @@ class KirPrinter {
       }
       case kir::StmtKind::TensorOp: {
         const auto& op = *stmt.as<kir::TensorOp>();
-        os_ << access(op.output) << " = " << op.expr->op() << "(";
+        os_ << access(op.output) << " = ";
+        if (!op.accumulator.empty()) os_ << op.accumulator << " = ";
+        os_ << op.expr->op() << "(";
+        if (!op.accumulator.empty()) os_ << op.accumulator << ", ";
         for (size_t i = 0; i < op.inputs.size(); ++i) {
           if (i > 0) os_ << ", ";
           os_ << operand(op.inputs[i]);

@@ -57,7 +57,9 @@ std::vector<DimPair> mapProducerToConsumer(const Expr& expr, size_t input, size_
     }
     case OpFamily::Reduction:
     case OpFamily::Welford:
-      // The output keeps every input dim in place, reduced ones as Reduction IterDomains.
+    case OpFamily::Scan:
+      // The output keeps every input dim in place, reduced ones as Reduction IterDomains (a
+      // scan reduces none).
       for (size_t d = 0; d < p_dims.size() && d < c_all.size(); ++d)
         addPair(pairs, p_dims[d], c_all[d]);
       return pairs;

@@ -14,6 +14,8 @@ namespace braze {
 
 namespace {
 
+using ops_detail::accumulatingResultType;
+using ops_detail::accumulationType;
 using ops_detail::castIfNeeded;
 using ops_detail::keepReducedDims;
 using ops_detail::normalizeReductionAxes;
@@ -21,24 +23,6 @@ using ops_detail::reduceOver;
 
 void checkInput(std::string_view op, const TensorView* x) {
   BRAZE_USER_CHECK(x != nullptr) << op << ": the input tensor is null";
-}
-
-// float16 and bfloat16 lose digits quickly when summed in their own precision.
-DataType accumulationType(DataType result) {
-  return isReducedPrecision(result) ? DataType::Float32 : result;
-}
-
-// sum and prod: PyTorch's default result dtype, or the requested one.
-DataType accumulatingResultType(std::string_view op, const TensorView* x,
-                                std::optional<DataType> dtype) {
-  const DataType by_default =
-      isIntegral(x->dtype()) || isBoolean(x->dtype()) ? DataType::Int64 : x->dtype();
-  if (!dtype) return by_default;
-  BRAZE_USER_CHECK(!isBoolean(*dtype))
-      << op << " of " << ops_detail::tensorLabel(x) << ": dtype=bool cannot hold a " << op
-      << "; use an integer or floating dtype (the default for " << x->dtype() << " is "
-      << by_default << ")";
-  return *dtype;
 }
 
 // x cast to the accumulation type, reduced, cast to `result`, keepdim applied.

@@ -74,6 +74,22 @@ Scalar* reducedElementCount(const TensorView* x, const std::vector<int64_t>& axe
   return productOfExtents(x->fusion(), reduced);
 }
 
+DataType accumulatingResultType(std::string_view op, const TensorView* x,
+                                std::optional<DataType> dtype) {
+  const DataType by_default =
+      isIntegral(x->dtype()) || isBoolean(x->dtype()) ? DataType::Int64 : x->dtype();
+  if (!dtype) return by_default;
+  BRAZE_USER_CHECK(!isBoolean(*dtype))
+      << op << " of " << tensorLabel(x) << ": dtype=bool cannot hold a " << op
+      << "; use an integer or floating dtype (the default for " << x->dtype() << " is "
+      << by_default << ")";
+  return *dtype;
+}
+
+DataType accumulationType(DataType result) {
+  return isReducedPrecision(result) ? DataType::Float32 : result;
+}
+
 TensorView* castIfNeeded(TensorView* x, DataType dtype) {
   return x->dtype() == dtype ? x : cast(x, dtype);
 }

@@ -7,6 +7,7 @@
 //   sum(x, {1}):                 T1: float32[i3{s0}, r4{s1}, i5{s2}]      axes=[1]
 //   sum(x, {1}, keepdim=true):   T2: float32[i6{s0}, b7{1}, i8{s2}]       broadcast(T1, ...)
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +38,16 @@ TensorView* keepReducedDims(TensorView* y, const std::vector<int64_t>& axes, int
 /// How many elements each output element combines: the product of the reduced logical extents,
 /// an Index scalar (the constant 1 when nothing is reduced).
 Scalar* reducedElementCount(const TensorView* x, const std::vector<int64_t>& axes);
+
+/// The result dtype of an accumulating op (sum, prod, cumsum, cumprod): PyTorch's default
+/// (int64 for integer and bool inputs, else x's dtype) or the requested `dtype`; bool is
+/// refused with an Error naming `op`.
+DataType accumulatingResultType(std::string_view op, const TensorView* x,
+                                std::optional<DataType> dtype);
+
+/// The dtype a result of dtype `result` is accumulated in: float32 for float16 and bfloat16,
+/// which lose digits quickly when summed in their own precision; `result` otherwise.
+DataType accumulationType(DataType result);
 
 /// x itself when it has `dtype`, else cast(x, dtype).
 TensorView* castIfNeeded(TensorView* x, DataType dtype);

@@ -108,6 +108,7 @@ std::vector<LogicalPair> logicalMap(const TensorView* producer, const TensorView
   switch (familyOf(op)) {
     case OpFamily::Reduction:
     case OpFamily::Welford:
+    case OpFamily::Scan:
       mapPositionally(p, c_all, pairs);
       return pairs;
     default:

@@ -15,4 +15,15 @@ std::optional<std::string> outputsProblem(const Fusion& fusion) {
   return std::nullopt;
 }
 
+std::optional<std::string> outputRankProblem(const Fusion& fusion, const TensorView* reference) {
+  for (const Val* output : fusion.outputs()) {
+    const auto* tv = output->as<TensorView>();
+    if (tv->rank() != reference->rank()) {
+      return "outputs " + reference->name() + " and " + tv->name() +
+             " have different ranks; one loop cannot cover both";
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace braze

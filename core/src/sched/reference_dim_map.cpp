@@ -79,6 +79,20 @@ ReferenceDimMap mapDimsToReference(const Fusion& fusion, const TensorView* refer
   return map;
 }
 
+int64_t outputWithFewestBroadcasts(const Fusion& fusion) {
+  const auto broadcasts = [&](size_t i) {
+    const std::vector<IterDomain*> dims =
+        fusion.outputs()[i]->as<TensorView>()->logicalNoReductions();
+    return std::count_if(dims.begin(), dims.end(),
+                         [](const IterDomain* id) { return id->isBroadcast(); });
+  };
+  size_t best = 0;
+  for (size_t i = 1; i < fusion.outputs().size(); ++i) {
+    if (broadcasts(i) < broadcasts(best)) best = i;
+  }
+  return static_cast<int64_t>(best);
+}
+
 std::optional<std::string> unmappedOutputDimProblem(const Fusion& fusion,
                                                     const ReferenceDimMap& map,
                                                     const TensorView* reference) {

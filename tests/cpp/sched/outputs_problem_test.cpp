@@ -35,5 +35,18 @@ TEST(OutputsProblem, NoOutputsScalarOutputsAndInputOutputs) {
   EXPECT_EQ(outputsProblem(fine), std::nullopt);
 }
 
+TEST(OutputsProblem, OutputsOfAnotherRankThanTheReference) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* y = neg(x);
+  TensorView* z = neg(makeSymbolicTensor(fusion, 1));
+  fusion.addOutput(y);
+  EXPECT_EQ(outputRankProblem(fusion, y), std::nullopt);
+  fusion.addOutput(z);
+  EXPECT_EQ(outputRankProblem(fusion, y).value_or(""),
+            "outputs " + y->name() + " and " + z->name() +
+                " have different ranks; one loop cannot cover both");
+}
+
 }  // namespace
 }  // namespace braze

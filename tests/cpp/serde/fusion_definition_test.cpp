@@ -19,6 +19,7 @@
 #include "braze/ops/elementwise.h"
 #include "braze/ops/random.h"
 #include "braze/ops/reduction.h"
+#include "braze/ops/scan.h"
 #include "braze/ops/shape.h"
 #include "braze/serde/fusion_definition_generated.h"
 #include "support/error_matchers.h"
@@ -174,6 +175,24 @@ std::vector<Case> opCases() {
                    [](RandomTensors& r) {
                      return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {2, 3, 4}),
                                                            r.uniform(DataType::Float32, {6, 4})};
+                   }});
+  cases.push_back({"scans",
+                   [](Fusion& f) {
+                     TensorView* x = input(f, {-1, -1});
+                     TensorView* h = input(f, {-1, -1}, DataType::Float16);
+                     TensorView* i = input(f, {-1, -1}, DataType::Int32);
+                     f.addOutput(cumsum(x, 1));
+                     f.addOutput(cumprod(h, -2));
+                     f.addOutput(cummax(i, 0));
+                     f.addOutput(cummin(x, -1));
+                     f.addOutput(cumsum(i, 1));
+                     f.addOutput(cumsum(i, 0, DataType::Int32));
+                     f.addOutput(cumprod(x, 0, DataType::Float64));
+                   },
+                   [](RandomTensors& r) {
+                     return std::vector<EvaluatorArgument>{
+                         r.uniform(DataType::Float32, {3, 5}), r.uniform(DataType::Float16, {3, 5}),
+                         r.uniform(DataType::Int32, {3, 5}, -9, 9)};
                    }});
   cases.push_back({"set",
                    [](Fusion& f) {

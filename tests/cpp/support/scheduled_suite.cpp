@@ -10,6 +10,7 @@
 #include "braze/sched/parallel_propagation.h"
 #include "braze/sched/transform_propagation.h"
 #include "support/random_tensor.h"
+#include "support/scan_cases.h"
 
 namespace braze::test {
 
@@ -991,6 +992,7 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({30, 2048})},
                    std::nullopt,
                    {"__launch_bounds__(512, 2)", "extern __shared__"}});
+  for (ScheduledCase& c : scanCases()) suite.push_back(std::move(c));
   return suite;
 }
 

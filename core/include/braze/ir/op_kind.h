@@ -27,6 +27,10 @@ namespace braze {
 ///             |                                |  kept as Reduction |   ascending, into x's
 ///             |                                |  IterDomains)      |   non-reduction dims
 ///   Welford   | x                              | avg, m2, n         | "axes" as above
+///   Scan      | x                              | y (x's shape; each | "dim": int64, into x's
+///             |                                |  element combines  |   dims; the combining op
+///             |                                |  x's prefix along  |   is the OpKind (cumsum:
+///             |                                |  dim, inclusive)   |   add, cummax: maximum)
 ///   Broadcast | x                              | y                  | "flags": bool list over
 ///             |                                |                    |   y's dims, true = new
 ///   Expand    | x                              | y (expanded        |
@@ -150,6 +154,11 @@ enum class OpKind : uint8_t {
   Max,
   Min,
   Welford,
+  // Scans (inclusive prefix along one dim)
+  Cumsum,
+  Cumprod,
+  Cummax,  ///< Running maximum; nan propagates from where it first appears.
+  Cummin,  ///< Running minimum; nan propagates from where it first appears.
   // Shape
   Broadcast,
   Expand,
@@ -185,6 +194,7 @@ enum class OpFamily : uint8_t {
   Ternary,
   Reduction,
   Welford,
+  Scan,
   Shape,
   Factory,
   Contraction,
@@ -203,6 +213,9 @@ bool isElementwise(OpKind op);  ///< Unary, Cast, Binary and Ternary families.
 int elementwiseArity(OpKind op);
 /// Comparisons, logical ops, isnan/isinf/isfinite/signbit: results are bool.
 bool producesBool(OpKind op);
+/// The reduction whose combine and identity a scan applies at each step (Cumsum: Sum, Cumprod:
+/// Prod, Cummax: Max, Cummin: Min); nullopt for any other op.
+std::optional<OpKind> scanCombiner(OpKind scan);
 
 inline constexpr int kNumOpKinds = static_cast<int>(OpKind::Merge) + 1;
 

@@ -120,6 +120,14 @@ struct Operand {
   bool cross_thread = true;
 };
 
+/// A scan's running value, carried from one iteration of the scan's loop to the next: a
+/// register named `name`, declared and set to the identity of `scan` (a Cumsum, Cumprod,
+/// Cummax or Cummin Expr) right before the loop, in the compute type of the scan's output.
+struct CarriedValue {
+  std::string name;
+  const Expr* scan = nullptr;
+};
+
 /// `for (IndexT index = 0; index < extent; ++index) body`. Thread- and block-parallel
 /// dimensions have no loop; loops of extent 1 are never built.
 class ForLoop : public StmtBase<ForLoop, StmtKind::ForLoop> {
@@ -129,6 +137,8 @@ class ForLoop : public StmtBase<ForLoop, StmtKind::ForLoop> {
   ParallelType parallel_type = ParallelType::Serial;
   const IterDomain* id = nullptr;
   bool unroll = false;  ///< #pragma unroll
+  /// The running values of the scans along this loop (see TensorOp::accumulator).
+  std::vector<CarriedValue> carried;
   Scope body;
 
   ForLoop() = default;
@@ -164,13 +174,21 @@ class Allocate : public StmtBase<Allocate, StmtKind::Allocate> {
 
 /// `output = op(inputs)` at one point of the iteration space, for every op that is not a
 /// reduction: elementwise, casts, set, broadcast, expand, permute, squeeze, reshape, slice,
-/// pad, cat, select, index_select, gather, full, iota.
+/// pad, cat, select, index_select, gather, full, iota, and one step of a scan:
+///
+///   for i4 in 0..T0.size[1]:        carries scan7 = 0 (ForLoop::carried)
+///     scan7 = scan7 + T0[...]        TensorOp (cumsum), accumulator "scan7"
+///     T1[...] = scan7
 class TensorOp : public StmtBase<TensorOp, StmtKind::TensorOp> {
  public:
   const Expr* expr = nullptr;
   TensorAccess output;
   std::vector<Operand> inputs;
   std::vector<NestPosition> nest;
+  /// A scan step: the running value its loop carries, combined with the input and stored.
+  /// Empty for other ops, and for a scan whose axis opens no loop (extent 1: the step stores
+  /// its input).
+  std::string accumulator;
 };
 
 /// An accumulator set to its reduction's initial value (0 for sum, -inf for max, (0, 0, 0) for

@@ -12,4 +12,8 @@ namespace braze {
 /// is nothing to compute). Every scheduler refuses these before looking at its ops.
 std::optional<std::string> outputsProblem(const Fusion& fusion);
 
+/// Why one loop nest over `reference` cannot write every output, or nullopt: an output has
+/// another rank than the reference. Requires outputsProblem to be nullopt.
+std::optional<std::string> outputRankProblem(const Fusion& fusion, const TensorView* reference);
+
 }  // namespace braze

@@ -36,6 +36,11 @@ std::optional<std::string> unmappedOutputDimProblem(const Fusion& fusion,
                                                     const ReferenceDimMap& map,
                                                     const TensorView* reference);
 
+/// The position among `fusion`'s outputs (all tensors) of the one with the fewest broadcast
+/// dims, the first of them on a tie: its loop covers every element any output has, so
+/// schedulers that follow one output take it as their reference.
+int64_t outputWithFewestBroadcasts(const Fusion& fusion);
+
 /// The position of `id` in tv's root domain, else in its logical domain (reduced dims
 /// included), or -1 when `tv` holds neither.
 int64_t logicalPosition(const TensorView* tv, const IterDomain* id);
