@@ -154,6 +154,7 @@ def test_float8_casts_match_pytorch():
     torch.testing.assert_close(e5, x.to(torch.float8_e5m2).float(), rtol=0, atol=0, equal_nan=True)
 
 
+@requires_cuda
 @pytest.mark.parametrize("dim", [0, 1])
 def test_scans_against_pytorch(dim):
     x = torch.randn(300, 129, device="cuda")
