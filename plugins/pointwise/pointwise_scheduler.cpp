@@ -6,6 +6,7 @@
 #include "braze/error.h"
 #include "braze/eval/expression_evaluator.h"
 #include "braze/ir/tensor_view.h"
+#include "braze/sched/indexed_inputs.h"
 #include "braze/sched/inlining.h"
 #include "braze/sched/keep_intermediates_in_registers.h"
 #include "braze/sched/logical_map.h"
@@ -64,11 +65,14 @@ std::vector<bool> presentDims(const TensorView* tv, const DimMap& map, int64_t r
   return present;
 }
 
-// Whether an input has none of the row dims [0, break_point): every row reads it again.
+// Whether an input has none of the row dims [0, break_point): every row reads it again. An
+// indexed input (an embedding table) has none of them either, but each row reads other data.
 bool rowInvariantInput(const Fusion& fusion, const DimMap& map, int64_t break_point, int64_t rank) {
+  const std::vector<TensorView*> indexed = indexedTensors(fusion);
   for (const Val* input : fusion.inputs()) {
     const auto* tv = input->dynCast<TensorView>();
     if (tv == nullptr || tv->rank() == 0) continue;
+    if (std::find(indexed.begin(), indexed.end(), tv) != indexed.end()) continue;
     const std::vector<bool> present = presentDims(tv, map, rank);
     if (std::none_of(present.begin(), present.begin() + break_point, [](bool p) { return p; }))
       return true;
@@ -106,10 +110,12 @@ bool followsReference(const TensorView* tv, const DimMap& map, const TensorView*
 }
 
 // Break points b where every input holds either all or none of each side's real dims, and
-// some input holds none of one side (so 2D saves its index arithmetic).
+// some input holds none of one side (so 2D saves its index arithmetic). Indexed inputs are not
+// read along the loop's dims, so they have no say.
 std::optional<int64_t> chooseBreakPoint(const Fusion& fusion, const TensorView* reference,
                                         const DimMap& map) {
   const int64_t rank = reference->rank();
+  const std::vector<TensorView*> indexed = indexedTensors(fusion);
   for (int64_t b = 1; b < rank; ++b) {
     const std::vector<int64_t> outer = [&] {
       std::vector<int64_t> all = vectorSide(reference, 0), result;
@@ -123,7 +129,7 @@ std::optional<int64_t> chooseBreakPoint(const Fusion& fusion, const TensorView* 
     bool useful = false;
     for (const Val* input : fusion.inputs()) {
       const auto* tv = input->dynCast<TensorView>();
-      if (tv == nullptr) continue;
+      if (tv == nullptr || std::find(indexed.begin(), indexed.end(), tv) != indexed.end()) continue;
       const std::vector<bool> present = presentDims(tv, map, rank);
       for (const std::vector<int64_t>* side : {&outer, &inner}) {
         const auto held =
@@ -145,6 +151,9 @@ std::optional<std::string> refusedOp(OpKind op) {
     case OpKind::Permute:
     case OpKind::Squeeze:
     case OpKind::Set:
+    case OpKind::Select:
+    case OpKind::IndexSelect:
+    case OpKind::Gather:
       return std::nullopt;
     case OpKind::Sum:
     case OpKind::Prod:
@@ -160,12 +169,8 @@ std::optional<std::string> refusedOp(OpKind op) {
     case OpKind::Slice:
     case OpKind::Pad:
     case OpKind::Cat:
-    case OpKind::Select:
       return "its indices are shifted or guarded per tensor, which this scheduler does not "
              "handle yet";
-    case OpKind::Gather:
-    case OpKind::IndexSelect:
-      return "it reads indices from a tensor, so its input is not accessed along the loop";
     case OpKind::Full:
     case OpKind::Iota:
       return "factories are not scheduled by the pointwise scheduler yet";
@@ -203,9 +208,13 @@ struct VectorPlan {
 VectorPlan vectorPlan(const Fusion& fusion, const TensorView* reference, const DimMap& map,
                       int64_t break_point) {
   VectorPlan plan;
+  // A cached copy of an indexed input would be read by other threads than the ones that load
+  // it (and cacheAfter redirects every reader to the copy).
+  const std::vector<TensorView*> indexed = indexedTensors(fusion);
   for (Val* input : fusion.inputs()) {
     auto* tv = input->dynCast<TensorView>();
     if (tv != nullptr && !consumersOf(tv).empty() &&
+        std::find(indexed.begin(), indexed.end(), tv) == indexed.end() &&
         followsReference(tv, map, reference, break_point))
       plan.inputs.push_back(tv);
   }
@@ -256,6 +265,7 @@ int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
   if (std::optional<std::string> problem = unsupportedOpProblem(fusion, refusedOp)) return problem;
+  if (std::optional<std::string> problem = indexedIntermediateProblem(fusion)) return problem;
   const auto* reference = fusion.outputs()[referenceIndex(fusion)]->as<TensorView>();
   const DimMap map = mapDimsToReference(fusion, reference);
   for (const Val* output : fusion.outputs()) {
@@ -287,11 +297,16 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   }
   const auto* reference = fusion.outputs()[referenceIndex(fusion)]->as<TensorView>();
   try {
-    for (const std::optional<int64_t>& size : referenceSizes(fusion, reference, info)) {
+    ExpressionEvaluator evaluator;
+    for (const std::optional<int64_t>& size :
+         evaluateExtents(fusion, info.arguments, reference->logicalNoReductions(),
+                         "pointwise scheduler", evaluator)) {
       if (!size)
         return "an extent of the reference output " + reference->name() +
                " depends on a scalar input whose value was not given";
     }
+    if (std::optional<std::string> problem = emptyIndexedDimProblem(fusion, evaluator))
+      return problem;
   } catch (const Error& error) {
     return std::string("the arguments' sizes contradict the fusion: ") + error.what();
   }

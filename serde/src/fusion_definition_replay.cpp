@@ -13,7 +13,8 @@
 //   slice                       x, then per dim start, stop (absent: to the end), step
 //   pad                         x, fill value, then per dim (in dim order) left, right
 //   cat                         the tensors, attribute "dim"
-//   select                      x, index; index_select, gather: x, index tensor; "dim"
+//   select                      x, index; index_select (any index rank: take), gather: x,
+//                               index tensor; "dim"
 //   full                        fill value, then the output's extents
 //   iota                        start, step, length
 //   matmul, linear              the operands (linear: x, weight [, bias])
@@ -570,9 +571,9 @@ class Replay {
         return select(tensor(arguments_[0], 0), attribute<int64_t>("dim"),
                       operand(arguments_[1], 1));
       case OpKind::IndexSelect:
+        // take is index_select with an index of any rank (embedding_fwd makes those).
         expectArguments(n == 2, "2 (x, index)");
-        return index_select(tensor(arguments_[0], 0), attribute<int64_t>("dim"),
-                            tensor(arguments_[1], 1));
+        return take(tensor(arguments_[0], 0), attribute<int64_t>("dim"), tensor(arguments_[1], 1));
       case OpKind::Gather:
         expectArguments(n == 2, "2 (x, index)");
         return gather(tensor(arguments_[0], 0), attribute<int64_t>("dim"),

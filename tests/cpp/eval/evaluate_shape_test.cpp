@@ -570,6 +570,43 @@ TEST(EvaluateShape, IndexSelectOutOfRangeNamesTheOpAndValue) {
       {"index_select", "-6"}));
 }
 
+// take (index_select with an index of any rank) and embedding_fwd, which is take along rows.
+TEST(EvaluateShape, TakeWithAMatrixOfIndices) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 3);
+  TensorView* index = makeSymbolicTensor(fusion, 2, DataType::Int32);
+  TensorView* scalar = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {}});
+  fusion.addOutput(take(x, 1, index));
+  fusion.addOutput(embedding_fwd(index, select(x, 0, 1)));
+  fusion.addOutput(take(x, -1, scalar));
+  RandomTensors random(79);
+  const HostTensor input = random.uniform(DataType::Float32, {2, 4, 3});
+  const Grid g = gridOf(input);
+  const HostTensor tindex = tensorOf(DataType::Int32, {2, 3}, {3, 0, -1, 2, -4, 1});
+  const Grid gi = gridOf(tindex);
+  auto at = [&](const Index& i) {
+    const auto k = static_cast<int64_t>(gi(i));
+    return k < 0 ? k + 4 : k;
+  };
+  const std::vector<HostTensor> out =
+      evaluateFusionTensors(fusion, {input, tindex, tensorOf(DataType::Int64, {}, {-2})});
+  expectClose(out[0], {DataType::Float32, {2, 2, 3, 3}, generate({2, 2, 3, 3}, [&](const Index& i) {
+                         return g({i[0], at({i[1], i[2]}), i[3]});
+                       })});
+  expectClose(out[1], {DataType::Float32, {2, 3, 3}, generate({2, 3, 3}, [&](const Index& i) {
+                         return g({1, at({i[0], i[1]}), i[2]});
+                       })});
+  expectClose(out[2], {DataType::Float32, {2, 4}, generate({2, 4}, [&](const Index& i) {
+                         return g({i[0], i[1], 1});
+                       })});
+  EXPECT_TRUE(throwsError(
+      [&] {
+        evaluateFusionTensors(fusion, {input, tensorOf(DataType::Int32, {2, 3}, {0, 0, 0, 0, 4, 0}),
+                                       tensorOf(DataType::Int64, {}, {0})});
+      },
+      {"index_select", "holds 4 at position [1, 1]", "size 4"}));
+}
+
 TEST(EvaluateShape, GatherAlongEachDim) {
   RandomTensors random(75);
   const HostTensor input = random.uniform(DataType::Float64, {3, 5});

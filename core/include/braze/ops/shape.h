@@ -60,9 +60,29 @@ TensorView* cat(const std::vector<TensorView*>& xs, int64_t dim);
 TensorView* select(TensorView* x, int64_t dim, Operand index);
 /// Rows of x along `dim` picked by a 1-D integer tensor: out.size(dim) = index.size(0).
 TensorView* index_select(TensorView* x, int64_t dim, TensorView* index);
+/// numpy.take along `dim` with an integer index of any rank: x's dim `dim` is replaced by the
+/// index's dims, out[a..., i..., b...] = x[a..., index[i...], b...]. index_select is its 1-D
+/// case (the same OpKind::IndexSelect).
+TensorView* take(TensorView* x, int64_t dim, TensorView* index);
 /// numpy's take_along_axis / torch.gather: index has x's rank; out has index's shape;
 /// out[i][j][k] = x[i][index[i][j][k]][k] for dim 1.
 TensorView* gather(TensorView* x, int64_t dim, TensorView* index);
+
+/// torch.nn.functional.embedding's forward, as nvFuser's embedding_fwd: out[i..., :] =
+/// weight[input[i...], :], of shape input.shape + [weight.size(1)] (take(weight, 0, input)).
+/// `weight` is 2-D, `input` an integer tensor of any rank. padding_idx, scale_grad_by_freq and
+/// sparse only change the gradient and norm_type only matters with max_norm, so the forward
+/// checks and ignores them; max_norm (torch renormalizes the looked-up rows of weight in place)
+/// is refused with an error: renormalize the weight before the fusion instead.
+struct EmbeddingOptions {
+  std::optional<Operand> padding_idx = std::nullopt;
+  std::optional<Operand> max_norm = std::nullopt;
+  std::optional<Operand> norm_type = std::nullopt;
+  std::optional<Operand> scale_grad_by_freq = std::nullopt;
+  std::optional<Operand> sparse = std::nullopt;
+};
+TensorView* embedding_fwd(TensorView* input, TensorView* weight,
+                          const EmbeddingOptions& options = {});
 
 /// A copy of x: same shape (reduced dims dropped), same dtype, same values; nvFuser's set. It is
 /// the OpKind::Set that scheduling's cacheBefore / cacheAfter / cacheFork make, so every
