@@ -270,6 +270,20 @@ void bindShapes(py::module_& m) {
       },
       py::arg("arg"));
   m.def(
+      "segment_set",
+      [](const py::object& x) {
+        return wrap(fusionAmong({x}, "segment_set"),
+                    braze::segment_set(toTensor(x, "segment_set", "arg")));
+      },
+      py::arg("arg"));
+  m.def(
+      "stride_order",
+      [](const py::object& x, std::vector<int64_t> stride_order) {
+        return wrap(fusionAmong({x}, "stride_order"),
+                    braze::stride_order(toTensor(x, "stride_order", "arg"), stride_order));
+      },
+      py::arg("arg"), py::arg("stride_order"));
+  m.def(
       "triu",
       [](const py::object& x, int64_t diagonal) {
         return wrap(fusionAmong({x}, "triu"), braze::triu(toTensor(x, "triu", "arg"), diagonal));

@@ -340,6 +340,16 @@ class Writer {
       case OpKind::Set:
         call("set(" + args[0] + ")");
         return;
+      case OpKind::SegmentSet:
+        call("segment_set(" + args[0] + ")");
+        return;
+      case OpKind::StrideOrder: {
+        std::vector<std::string> order;
+        for (int64_t rank : expr.attribute<std::vector<int64_t>>("stride_order"))
+          order.push_back(std::to_string(rank));
+        call("stride_order(" + args[0] + ", stride_order=" + list(order) + ")");
+        return;
+      }
       case OpKind::Matmul:
       case OpKind::Linear:
         call(op + "(" + joined(0) + ")");

@@ -18,7 +18,8 @@
 //   full                        fill value, then the output's extents
 //   iota                        start, step, length
 //   matmul, linear              the operands (linear: x, weight [, bias])
-//   set                         x (a copy)
+//   set, segment_set            x (a copy)
+//   stride_order                x, attribute "stride_order"
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -519,6 +520,13 @@ class Replay {
       case OpKind::Set:
         expectArguments(n == 1, "1 (x)");
         return set(tensor(arguments_[0], 0));
+      case OpKind::SegmentSet:
+        expectArguments(n == 1, "1 (x)");
+        return segment_set(tensor(arguments_[0], 0));
+      case OpKind::StrideOrder:
+        expectArguments(n == 1, "1 (x)");
+        return stride_order(tensor(arguments_[0], 0),
+                            attribute<std::vector<int64_t>>("stride_order"));
       case OpKind::Permute:
         expectArguments(n == 1, "1 (x)");
         return permute(tensor(arguments_[0], 0), attribute<std::vector<int64_t>>("perm"));

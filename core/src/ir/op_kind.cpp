@@ -178,6 +178,10 @@ std::string_view toString(OpKind op) {
       return "linear";
     case OpKind::Set:
       return "set";
+    case OpKind::SegmentSet:
+      return "segment_set";
+    case OpKind::StrideOrder:
+      return "stride_order";
     case OpKind::Split:
       return "split";
     case OpKind::Merge:
@@ -296,6 +300,8 @@ OpFamily familyOf(OpKind op) {
     case OpKind::Linear:
       return OpFamily::Contraction;
     case OpKind::Set:
+    case OpKind::SegmentSet:
+    case OpKind::StrideOrder:
       return OpFamily::Memory;
     case OpKind::Split:
     case OpKind::Merge:

@@ -338,15 +338,17 @@ std::vector<kir::Value> LowerContext::globalStrides(const TensorView* tv) const 
   const bool is_input =
       parameters_[static_cast<size_t>(param)].kind == kir::Parameter::Kind::InputTensor;
   kir::Value running = kir::constant(1);
+  const std::vector<int64_t>& order = tv->allocationOrder();
   if (!is_input) {
-    // Outputs and buffers are allocated contiguous, row-major, expanded dims materialized.
-    for (size_t d = dims.size(); d-- > 0;) {
+    // Outputs and buffers are allocated dense in their allocation order (row-major unless
+    // stride_order gave another), expanded dims materialized: the runtime allocates them so.
+    for (size_t k = order.size(); k-- > 0;) {
+      const auto d = static_cast<size_t>(order[k]);
       strides[d] = running;
       running = running * extentOf(dims[d]);
     }
     return strides;
   }
-  const std::vector<int64_t>& order = tv->allocationOrder();
   const std::string name = parameters_[static_cast<size_t>(param)].name;
   for (size_t k = order.size(); k-- > 0;) {
     const auto d = static_cast<size_t>(order[k]);

@@ -101,7 +101,7 @@ std::vector<LogicalPair> logicalMap(const TensorView* producer, const TensorView
   const Dims c = withoutReductions(c_all);
   std::vector<LogicalPair> pairs;
   const OpKind op = expr->op();
-  if (isElementwise(op) || op == OpKind::Set) {
+  if (isElementwise(op) || familyOf(op) == OpFamily::Memory) {
     mapFromRight(p, c, pairs);
     return pairs;
   }

@@ -707,5 +707,38 @@ TEST(EvaluateShape, SetCopies) {
   EXPECT_EQ(test::valuesOf(out[1]), (std::vector<double>{2, 3, 4, 5, 6, 7}));
 }
 
+TEST(EvaluateShape, SegmentSetCopies) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1}});
+  fusion.addOutput(neg(segment_set(x)));
+  const std::vector<HostTensor> out =
+      evaluateFusionTensors(fusion, {test::tensorOf(DataType::Float32, {3}, {1, -2, 3})});
+  EXPECT_EQ(test::valuesOf(out[0]), (std::vector<double>{-1, 2, -3}));
+}
+
+// stride_order's output comes back with its strides (column-major here); a computed tensor it
+// feeds, and the input, are row-major.
+TEST(EvaluateShape, StrideOrderLaysOutTheOutput) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1, -1, -1}});
+  TensorView* y = stride_order(x, {0, 1, 2});
+  fusion.addOutput(y);
+  fusion.addOutput(add(y, 1));
+  fusion.addOutput(stride_order(x, {1, 2, 0}));
+  std::vector<double> values(24);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
+  const HostTensor input = test::tensorOf(DataType::Int64, {2, 3, 4}, values);
+  const std::vector<HostTensor> out = evaluateFusionTensors(fusion, {input});
+  EXPECT_EQ(out[0].strides(), (std::vector<int64_t>{1, 2, 6}));
+  EXPECT_EQ(out[1].strides(), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_EQ(out[2].strides(), (std::vector<int64_t>{4, 8, 1}));
+  const std::vector<std::vector<int64_t>> positions = {{0, 0, 0}, {1, 2, 3}, {0, 1, 2}, {1, 0, 3}};
+  for (const std::vector<int64_t>& at : positions) {
+    EXPECT_EQ(out[0].at(at), input.at(at));
+    EXPECT_EQ(out[2].at(at), input.at(at));
+    EXPECT_EQ(toInt64(out[1].at(at)), toInt64(input.at(at)) + 1);
+  }
+}
+
 }  // namespace
 }  // namespace braze

@@ -15,5 +15,8 @@ std::unique_ptr<Fusion> scaleBiasFusion();
 /// softmax(x - mean(x, dim 0)) over rows: a column reduction the rows read again, so two
 /// segments (the column mean, then the softmax).
 std::unique_ptr<Fusion> centeredSoftmaxFusion(DataType dtype = DataType::Float32);
+/// Rows of exp(x [rows, cols]) picked by an int64 index [n] (so exp is written first), returned
+/// column-major (stride_order [0, 1]); and -x through a segment_set: three kernels.
+std::unique_ptr<Fusion> indexingAndCopiesFusion();
 
 }  // namespace braze::test

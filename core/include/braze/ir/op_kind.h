@@ -57,6 +57,14 @@ namespace braze {
 ///   Set       | x                              | y (same shape and  |
 ///             |                                |  dtype; a copy)    |
 ///             | made by cacheBefore / cacheAfter / cacheFork, or by the user op set(x)
+///   SegmentSet | x                             | y (a copy)         |
+///             | y goes through global memory: its producer and its readers run in different
+///             | kernels (inside one segment it is extracted as a Set)
+///   StrideOrder | x                            | y (a copy laid out | "stride_order": int64
+///             |                                |  in memory by the  |   list, nvFuser's: dim i's
+///             |                                |  attribute)        |   stride is the
+///             |                                |                    |   stride_order[i]-th
+///             |                                |                    |   smallest (0: innermost)
 ///
 /// IterDomain transforms relate a tensor's loop domain to its logical domain. They are Exprs
 /// over IterDomains, reached through IterDomain::definition(), never through Fusion::exprs():
@@ -166,6 +174,8 @@ enum class OpKind : uint8_t {
   // Memory: a copy, made by cacheBefore / cacheAfter / cacheFork (between memory types) or by
   // the user op set(x).
   Set,
+  SegmentSet,   ///< A copy whose producer and consumers the segmenter puts in different kernels.
+  StrideOrder,  ///< A copy whose output is laid out in the "stride_order" attribute's order.
   // IterDomain transforms (scheduling); they never appear in Fusion::exprs().
   Split,
   Merge,

@@ -89,6 +89,14 @@ TensorView* embedding_fwd(TensorView* input, TensorView* weight,
 /// scheduler that accepts those copies accepts it. Useful to give an input or another output a
 /// tensor of its own as an output, or to mark where a value is materialized.
 TensorView* set(TensorView* x);
+/// nvFuser's segment_set: a copy of x whose producer and readers run in different kernels; the
+/// segmenter never puts them in one segment, so the value goes through global memory (to split a
+/// fusion where a scheduler would not, or to materialize a tensor on purpose).
+TensorView* segment_set(TensorView* x);
+/// nvFuser's stride_order: a copy of x laid out in memory so that dim i's stride is the
+/// stride_order[i]-th smallest (0: the innermost, stride 1; [1, 0] is row-major for rank 2,
+/// [0, 1] column-major), dense. A fusion output made by it is returned with those strides.
+TensorView* stride_order(TensorView* x, const std::vector<int64_t>& stride_order);
 
 /// torch.triu over the last two dims of x (rank >= 2; leading dims are batches): keeps the
 /// elements with col - row >= diagonal and gives 0 (false for bool) elsewhere; diagonal 0 keeps
