@@ -420,6 +420,14 @@ void bindShapes(py::module_& m) {
         },
         py::arg("arg"), py::arg("index"), py::arg("dim"));
   }
+  m.def(
+      "scatter",
+      [](const py::object& x, const py::object& index, const py::object& src, int64_t dim) {
+        return wrap(fusionAmong({x}, "scatter"), braze::scatter(toTensor(x, "scatter", "arg"), dim,
+                                                                toTensor(index, "scatter", "index"),
+                                                                toTensor(src, "scatter", "src")));
+      },
+      py::arg("arg"), py::arg("index"), py::arg("src"), py::arg("dim"));
   m.def("matmul", [](const py::object& a, const py::object& b) {
     return wrap(fusionAmong({a}, "matmul"),
                 braze::matmul(toTensor(a, "matmul", "a"), toTensor(b, "matmul", "b")));

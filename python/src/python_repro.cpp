@@ -329,6 +329,10 @@ class Writer {
         call(op + "(" + args[0] + ", " + args[1] +
              ", dim=" + std::to_string(expr.attribute<int64_t>("dim")) + ")");
         return;
+      case OpKind::Scatter:
+        call("scatter(" + args[0] + ", " + args[1] + ", " + args[2] +
+             ", dim=" + std::to_string(expr.attribute<int64_t>("dim")) + ")");
+        return;
       case OpKind::Full:
         call("full(shape=" + list(extents(*out)) + ", fill_value=" + args[0] +
              ", dtype=" + dtypeName(out->dtype()) + ")");

@@ -15,6 +15,7 @@
 //   cat                         the tensors, attribute "dim"
 //   select                      x, index; index_select (any index rank: take), gather: x,
 //                               index tensor; "dim"
+//   scatter                     x, index tensor, src; "dim"
 //   full                        fill value, then the output's extents
 //   iota                        start, step, length
 //   matmul, linear              the operands (linear: x, weight [, bias])
@@ -586,6 +587,10 @@ class Replay {
         expectArguments(n == 2, "2 (x, index)");
         return gather(tensor(arguments_[0], 0), attribute<int64_t>("dim"),
                       tensor(arguments_[1], 1));
+      case OpKind::Scatter:
+        expectArguments(n == 3, "3 (x, index, src)");
+        return scatter(tensor(arguments_[0], 0), attribute<int64_t>("dim"),
+                       tensor(arguments_[1], 1), tensor(arguments_[2], 2));
       case OpKind::Full:
         expectArguments(n >= 1, "the fill value and the output's extents");
         return full(*fusion_, sizes(1), operand(arguments_[0], 0), outputDtype(0));

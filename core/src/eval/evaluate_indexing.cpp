@@ -1,6 +1,6 @@
-// Select, IndexSelect (an index of any rank: take) and Gather. Indices may be negative (counted
-// from the end); an index out of range is reported with the op, where the index was found and its
-// value.
+// Select, IndexSelect (an index of any rank: take), Gather and Scatter. Indices may be negative
+// (counted from the end); an index out of range is reported with the op, where the index was found
+// and its value.
 
 #include "eval/eval_tensor.h"
 #include "eval/strided_walk.h"
@@ -155,6 +155,53 @@ EvalTensor evaluateGather(const Expr& expr, EvalContext& context) {
   return y;
 }
 
+// A copy of x, then src written at index's positions (the last write wins where they repeat).
+EvalTensor evaluateScatter(const Expr& expr, EvalContext& context) {
+  const EvalTensor& x = context.tensor(expr.input(0));
+  const EvalTensor index = convertedTo(context.tensor(expr.input(1)), Held::Int);
+  const EvalTensor src = convertedTo(context.tensor(expr.input(2)), x.held);
+  const auto dim = static_cast<size_t>(expr.attribute<int64_t>("dim"));
+  const size_t rank = x.sizes.size();
+  BRAZE_INTERNAL_CHECK(dim < rank) << exprLabel(expr) << ": dim is out of range";
+  BRAZE_USER_CHECK(index.sizes.size() == rank && src.sizes.size() == rank)
+      << "scatter: the index " << tensorLabel(tensorInput(expr, 1)) << " and src "
+      << tensorLabel(tensorInput(expr, 2)) << " must have the rank of "
+      << tensorLabel(tensorInput(expr, 0)) << " (" << rank << "), in " << exprLabel(expr);
+  for (size_t d = 0; d < rank; ++d) {
+    BRAZE_USER_CHECK(index.sizes[d] <= src.sizes[d] && (d == dim || index.sizes[d] <= x.sizes[d]))
+        << "scatter: dim " << d << " of the index " << tensorLabel(tensorInput(expr, 1))
+        << " has size " << index.sizes[d] << " but src has " << src.sizes[d] << " and the input "
+        << x.sizes[d] << "; the index may be no larger than src, nor than "
+        << "the input except along dim " << dim << ", in " << exprLabel(expr);
+  }
+  EvalTensor y = EvalTensor::allocate(x.held, x.sizes);
+  copyInto(x, y);
+  const int64_t size = x.sizes[dim];
+  std::vector<int64_t> y_strides = y.strides;
+  y_strides[dim] = 0;  // the index's value gives the position along dim
+  StridedOperands<3> walk;
+  walk.sizes = index.sizes;
+  walk.strides = {index.strides, src.strides, y_strides};
+  walk.offsets = {index.offset, src.offset, 0};
+  const int64_t* indices = index.data<int64_t>();
+  visitHeld(x.held, [&](auto tag) {
+    using T = typename decltype(tag)::Type;
+    const T* from = src.data<T>();
+    T* to = y.data<T>();
+    walkStrided(walk, [&](const std::array<int64_t, 3>& at) {
+      const int64_t value = indices[at[0]];
+      const std::optional<int64_t> position = normalizeIndex(value, size);
+      BRAZE_USER_CHECK(position.has_value())
+          << "scatter: " << tensorLabel(tensorInput(expr, 1)) << " holds " << value
+          << ", which is out of range for dim " << dim << " of "
+          << tensorLabel(tensorInput(expr, 0)) << " with size " << size << ", in "
+          << exprLabel(expr) << "; " << validRange(size);
+      to[at[2] + *position * y.strides[dim]] = from[at[1]];
+    });
+  });
+  return y;
+}
+
 }  // namespace
 
 std::vector<EvalTensor> evaluateIndexingExpr(const Expr& expr, EvalContext& context) {
@@ -165,6 +212,8 @@ std::vector<EvalTensor> evaluateIndexingExpr(const Expr& expr, EvalContext& cont
       return {evaluateIndexSelect(expr, context)};
     case OpKind::Gather:
       return {evaluateGather(expr, context)};
+    case OpKind::Scatter:
+      return {evaluateScatter(expr, context)};
     default:
       break;
   }

@@ -34,6 +34,7 @@ std::vector<EvalTensor> evaluateTensorExpr(const Expr& expr, EvalContext& contex
     case OpKind::Select:
     case OpKind::IndexSelect:
     case OpKind::Gather:
+    case OpKind::Scatter:
       return eval_detail::evaluateIndexingExpr(expr, context);
     case OpKind::Full:
     case OpKind::Iota:

@@ -168,6 +168,8 @@ std::string_view toString(OpKind op) {
       return "index_select";
     case OpKind::Gather:
       return "gather";
+    case OpKind::Scatter:
+      return "scatter";
     case OpKind::Full:
       return "full";
     case OpKind::Iota:
@@ -292,6 +294,7 @@ OpFamily familyOf(OpKind op) {
     case OpKind::Select:
     case OpKind::IndexSelect:
     case OpKind::Gather:
+    case OpKind::Scatter:
       return OpFamily::Shape;
     case OpKind::Full:
     case OpKind::Iota:

@@ -607,6 +607,39 @@ TEST(EvaluateShape, TakeWithAMatrixOfIndices) {
       {"index_select", "holds 4 at position [1, 1]", "size 4"}));
 }
 
+// torch.scatter: a copy of x with src written at the index's positions; where a position
+// repeats, the last one in row-major order of the index wins.
+TEST(EvaluateShape, ScatterWritesSrcAtTheIndexPositions) {
+  const HostTensor tx = tensorOf(DataType::Float32, {3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  const HostTensor tsrc = tensorOf(DataType::Float32, {2, 3}, {-1, -2, -3, -4, -5, -6});
+  for (const int64_t dim : {0, 1}) {
+    SCOPED_TRACE(dim);
+    Fusion fusion;
+    TensorView* x = makeSymbolicTensor(fusion, 2);
+    TensorView* index = makeSymbolicTensor(fusion, 2, DataType::Int64);
+    TensorView* src = makeSymbolicTensor(fusion, 2);
+    fusion.addOutput(scatter(x, dim, index, src));
+    const HostTensor tindex = tensorOf(DataType::Int64, {2, 2}, {2, -3, 1, 1});
+    const HostTensor out = evaluateFusionTensors(fusion, {tx, tindex, tsrc})[0];
+    if (dim == 1) {
+      // Row 0 gets -1 at column 2 and -2 at column 1 (-3 + 4); row 1 gets -4, then -5, at 1.
+      expectClose(out,
+                  tensorOf(DataType::Float32, {3, 4}, {0, -2, -1, 3, 4, -5, 6, 7, 8, 9, 10, 11}));
+    } else {
+      // Column 0 gets -1 at row 2, then -4 at row 1; column 1 gets -2 at row 0 (-3 + 3), then
+      // -5 at row 1.
+      expectClose(out,
+                  tensorOf(DataType::Float32, {3, 4}, {0, -2, 2, 3, -4, -5, 6, 7, -1, 9, 10, 11}));
+    }
+    EXPECT_TRUE(throwsError(
+        [&] {
+          evaluateFusionTensors(fusion,
+                                {tx, tensorOf(DataType::Int64, {2, 2}, {0, 0, 0, 7}), tsrc});
+        },
+        {"scatter", "holds 7", "out of range for dim " + std::to_string(dim)}));
+  }
+}
+
 TEST(EvaluateShape, GatherAlongEachDim) {
   RandomTensors random(75);
   const HostTensor input = random.uniform(DataType::Float64, {3, 5});

@@ -158,6 +158,42 @@ TEST(EmbeddingFwdTest, Errors) {
   EXPECT_TRUE(throwsError([&] { embedding_fwd(nullptr, weight); }, {"embedding_fwd", "null"}));
 }
 
+TEST(ScatterTest, KeepsTheInputShape) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {4, -1}});
+  TensorView* index = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {3, 7}});
+  TensorView* src = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {3, 9}});
+  TensorView* y = scatter(x, -1, index, src);
+  EXPECT_EQ(y->dtype(), DataType::Float32);
+  EXPECT_EQ(domainText(y), "[4, s0]");
+  const Expr* def = definitionOf(y, OpKind::Scatter);
+  EXPECT_EQ(def->inputs(), (std::vector<Val*>{x, index, src}));
+  EXPECT_EQ(def->attribute<int64_t>("dim"), 1);
+  EXPECT_TRUE(test::ownsItsDomains(fusion));
+}
+
+TEST(ScatterTest, Errors) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {4, 5}});
+  TensorView* index = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {4, 6}});
+  TensorView* src = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {4, 6}});
+  TensorView* narrow = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {4, 2}});
+  TensorView* halves = makeInputTensor(fusion, {.dtype = DataType::Float16, .sizes = {4, 6}});
+  TensorView* flat = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {24}});
+  // Along the scattered dim the index may be longer than the input.
+  EXPECT_EQ(domainText(scatter(x, 1, index, src)), "[4, 5]");
+  EXPECT_TRUE(throwsError([&] { scatter(x, 0, index, src); },
+                          {"scatter of T0 (input 0) along dim 0",
+                           "T1 (input 1) has size 6 at dim 1", "the input has only 5"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, index, narrow); },
+                          {"has size 6 at dim 1 but src has only 2"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, index, halves); },
+                          {"src T4 (input 4) has dtype float16", "cast src first"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, index, flat); }, {"src T5", "rank 1", "rank 2"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, index, nullptr); }, {"src is null"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, src, src); }, {"scatter", "dtype float32"}));
+}
+
 TEST(GatherTest, TakesTheIndexShape) {
   Fusion fusion;
   TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {4, -1}});

@@ -232,6 +232,7 @@ std::vector<Case> opCases() {
                      f.addOutput(gather(x, 1, gather_index));
                      f.addOutput(take(x, 1, gather_index));
                      f.addOutput(embedding_fwd(gather_index, x, {.padding_idx = int64_t{0}}));
+                     f.addOutput(scatter(x, 1, gather_index, x));
                    },
                    [](RandomTensors& r) {
                      return std::vector<EvaluatorArgument>{

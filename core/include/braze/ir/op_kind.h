@@ -49,6 +49,8 @@ namespace braze {
 ///   IndexSelect | x, index (1-D int tensor)    | y                  | "dim"
 ///   Gather    | x, index (int tensor of x's    | y (index's shape)  | "dim"
 ///             |   rank; take_along_axis)       |                    |
+///   Scatter   | x, index (int tensor), src     | y (x's shape)      | "dim"
+///             |   (index, src, x of one rank)  |                    |
 ///   Full      | value                          | y (extents in its  |
 ///             |                                |  logical domain)   |
 ///   Iota      | start, step                    | y (1-D)            |
@@ -165,6 +167,7 @@ enum class OpKind : uint8_t {
   Select,
   IndexSelect,
   Gather,
+  Scatter,  ///< torch.scatter without reduce: a copy of x with src written at index's positions.
   // Factories
   Full,
   Iota,

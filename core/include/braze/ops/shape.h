@@ -67,6 +67,12 @@ TensorView* take(TensorView* x, int64_t dim, TensorView* index);
 /// numpy's take_along_axis / torch.gather: index has x's rank; out has index's shape;
 /// out[i][j][k] = x[i][index[i][j][k]][k] for dim 1.
 TensorView* gather(TensorView* x, int64_t dim, TensorView* index);
+/// torch.scatter without reduce: a copy of x where out[i][index[i][j][k]][k] = src[i][j][k] for
+/// dim 1, over index's positions (negative ones count from the end). index, src and x have one
+/// rank; index is no larger than src in any dim, nor than x except at `dim`; src has x's dtype.
+/// Where index repeats a position, the last write in row-major order of index wins (torch leaves
+/// it unspecified). No scheduler takes it yet: the reference evaluator runs it.
+TensorView* scatter(TensorView* x, int64_t dim, TensorView* index, TensorView* src);
 
 /// torch.nn.functional.embedding's forward, as nvFuser's embedding_fwd: out[i..., :] =
 /// weight[input[i...], :], of shape input.shape + [weight.size(1)] (take(weight, 0, input)).
