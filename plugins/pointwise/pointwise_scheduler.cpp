@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_set>
 
 #include "braze/error.h"
 #include "braze/eval/expression_evaluator.h"
@@ -260,6 +261,39 @@ int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& 
   return width;
 }
 
+// Why the reference's transforms cannot reach an index_select (take) output whole, or nullopt.
+// Its dims pair with the index's (the picked ones) and the table's (the rest), never all with one
+// neighbour, so transform propagation must reach it from a consumer: it must be the reference or
+// feed it.
+//
+//   T2 = take(T1, T0) [i, j, d]; T3 = take(T1, T0) [i, j, d]; outputs T2 (reference), T3
+//   T3 is reached through T0 (i, j) or T1 (d) only: refused, two kernels.
+std::optional<std::string> detachedIndexSelectProblem(const Fusion& fusion,
+                                                      const TensorView* reference) {
+  std::unordered_set<const TensorView*> feeds_reference = {reference};
+  const std::vector<Expr*> exprs = fusion.exprs();
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    const Expr* expr = *it;
+    const bool feeds = std::any_of(expr->outputs().begin(), expr->outputs().end(), [&](Val* out) {
+      const auto* tv = out->dynCast<TensorView>();
+      return tv != nullptr && feeds_reference.count(tv) > 0;
+    });
+    if (!feeds) continue;
+    for (Val* input : expr->inputs()) {
+      if (const auto* tv = input->dynCast<TensorView>()) feeds_reference.insert(tv);
+    }
+  }
+  for (const Expr* expr : exprs) {
+    if (expr->op() != OpKind::IndexSelect) continue;
+    const auto* out = expr->output(0)->as<TensorView>();
+    if (feeds_reference.count(out) > 0) continue;
+    return "the index_select output " + out->name() + " does not feed the reference output " +
+           reference->name() + ", so the reference's loop reaches it only through its index or " +
+           "its table, each of which pairs only some of its dims";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
@@ -275,6 +309,8 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
              " have different ranks; one loop cannot cover both";
     }
   }
+  if (std::optional<std::string> problem = detachedIndexSelectProblem(fusion, reference))
+    return problem;
   // Pointwise tensors have no reduced dims: logical and user-visible dims are the same.
   return unmappedOutputDimProblem(fusion, map, reference);
 }

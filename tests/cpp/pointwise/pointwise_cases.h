@@ -290,6 +290,18 @@ inline const std::vector<PointwiseCase>& pointwiseCases() {
                  {indexInput({3, 11}, DT::Int64, 40), input({40, 256}, DT::BFloat16)},
                  2,
                  8});
+    // Two lookups of one table, both feeding the reference: it reaches each take whole.
+    c.push_back(
+        {"two_embeddings_added",
+         fusionOf([](Fusion& f) {
+           TensorView* tokens = symbolic(f, 2, DT::Int64);
+           TensorView* positions = symbolic(f, 2, DT::Int64);
+           TensorView* weight = symbolic(f, 2);
+           f.addOutput(add(embedding_fwd(tokens, weight), embedding_fwd(positions, weight)));
+         }),
+         {indexInput({16, 24}, DT::Int64, 10), indexInput({16, 24}, DT::Int64, 10), input({10, 4})},
+         2,
+         4});
     c.push_back({"take_middle_dim",
                  fusionOf([](Fusion& f) {
                    TensorView* x = symbolic(f, 3);

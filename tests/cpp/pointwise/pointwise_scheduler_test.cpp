@@ -216,6 +216,18 @@ TEST(PointwiseRefusalTest, IndexedTensorsComputedInTheFusion) {
             std::nullopt);
 }
 
+// Two separate lookups of one table as two outputs: the second is reached only through its
+// index or its table, neither of which pairs all its dims.
+TEST(PointwiseRefusalTest, IndexSelectThatDoesNotFeedTheReference) {
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* tokens = makeSymbolicTensor(f, 2, DataType::Int64);
+                TensorView* weight = makeSymbolicTensor(f, 2);
+                f.addOutput(embedding_fwd(tokens, weight));
+                f.addOutput(mul(embedding_fwd(tokens, weight), 2.0));
+              }).value(),
+              HasSubstr("the index_select output T3 does not feed the reference output T2"));
+}
+
 TEST(PointwiseRefusalTest, ShapesThatOneLoopCannotCover) {
   EXPECT_THAT(refusal([](Fusion&) {}).value(), HasSubstr("no outputs"));
   EXPECT_THAT(refusal([](Fusion& f) {
