@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_set>
 
 #include "braze/error.h"
 #include "braze/eval/expression_evaluator.h"
 #include "braze/ir/tensor_view.h"
+#include "braze/sched/indexed_inputs.h"
 #include "braze/sched/inlining.h"
 #include "braze/sched/keep_intermediates_in_registers.h"
 #include "braze/sched/logical_map.h"
@@ -47,11 +49,14 @@ std::vector<bool> presentDims(const TensorView* tv, const DimMap& map, int64_t r
   return present;
 }
 
-// Whether an input has none of the row dims [0, break_point): every row reads it again.
+// Whether an input has none of the row dims [0, break_point): every row reads it again. An
+// indexed input (an embedding table) has none of them either, but each row reads other data.
 bool rowInvariantInput(const Fusion& fusion, const DimMap& map, int64_t break_point, int64_t rank) {
+  const std::vector<TensorView*> indexed = indexedTensors(fusion);
   for (const Val* input : fusion.inputs()) {
     const auto* tv = input->dynCast<TensorView>();
     if (tv == nullptr || tv->rank() == 0) continue;
+    if (std::find(indexed.begin(), indexed.end(), tv) != indexed.end()) continue;
     const std::vector<bool> present = presentDims(tv, map, rank);
     if (std::none_of(present.begin(), present.begin() + break_point, [](bool p) { return p; }))
       return true;
@@ -89,10 +94,12 @@ bool followsReference(const TensorView* tv, const DimMap& map, const TensorView*
 }
 
 // Break points b where every input holds either all or none of each side's real dims, and
-// some input holds none of one side (so 2D saves its index arithmetic).
+// some input holds none of one side (so 2D saves its index arithmetic). Indexed inputs are not
+// read along the loop's dims, so they have no say.
 std::optional<int64_t> chooseBreakPoint(const Fusion& fusion, const TensorView* reference,
                                         const DimMap& map) {
   const int64_t rank = reference->rank();
+  const std::vector<TensorView*> indexed = indexedTensors(fusion);
   for (int64_t b = 1; b < rank; ++b) {
     const std::vector<int64_t> outer = [&] {
       std::vector<int64_t> all = vectorSide(reference, 0), result;
@@ -106,7 +113,7 @@ std::optional<int64_t> chooseBreakPoint(const Fusion& fusion, const TensorView* 
     bool useful = false;
     for (const Val* input : fusion.inputs()) {
       const auto* tv = input->dynCast<TensorView>();
-      if (tv == nullptr) continue;
+      if (tv == nullptr || std::find(indexed.begin(), indexed.end(), tv) != indexed.end()) continue;
       const std::vector<bool> present = presentDims(tv, map, rank);
       for (const std::vector<int64_t>* side : {&outer, &inner}) {
         const auto held =
@@ -134,6 +141,9 @@ std::optional<std::string> refusedOp(OpKind op) {
     case OpKind::Iota:
     case OpKind::Uniform:
     case OpKind::Normal:
+    case OpKind::Select:
+    case OpKind::IndexSelect:
+    case OpKind::Gather:
       return std::nullopt;
     case OpKind::Sum:
     case OpKind::Prod:
@@ -154,12 +164,8 @@ std::optional<std::string> refusedOp(OpKind op) {
     case OpKind::Slice:
     case OpKind::Pad:
     case OpKind::Cat:
-    case OpKind::Select:
       return "its indices are shifted or guarded per tensor, which this scheduler does not "
              "handle yet";
-    case OpKind::Gather:
-    case OpKind::IndexSelect:
-      return "it reads indices from a tensor, so its input is not accessed along the loop";
     default:
       return "this op is not pointwise";
   }
@@ -194,9 +200,13 @@ struct VectorPlan {
 VectorPlan vectorPlan(const Fusion& fusion, const TensorView* reference, const DimMap& map,
                       int64_t break_point) {
   VectorPlan plan;
+  // A cached copy of an indexed input would be read by other threads than the ones that load
+  // it (and cacheAfter redirects every reader to the copy).
+  const std::vector<TensorView*> indexed = indexedTensors(fusion);
   for (Val* input : fusion.inputs()) {
     auto* tv = input->dynCast<TensorView>();
     if (tv != nullptr && !consumersOf(tv).empty() &&
+        std::find(indexed.begin(), indexed.end(), tv) == indexed.end() &&
         followsReference(tv, map, reference, break_point))
       plan.inputs.push_back(tv);
   }
@@ -242,14 +252,50 @@ int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& 
   return width;
 }
 
+// Why the reference's transforms cannot reach an index_select (take) output whole, or nullopt.
+// Its dims pair with the index's (the picked ones) and the table's (the rest), never all with one
+// neighbour, so transform propagation must reach it from a consumer: it must be the reference or
+// feed it.
+//
+//   T2 = take(T1, T0) [i, j, d]; T3 = take(T1, T0) [i, j, d]; outputs T2 (reference), T3
+//   T3 is reached through T0 (i, j) or T1 (d) only: refused, two kernels.
+std::optional<std::string> detachedIndexSelectProblem(const Fusion& fusion,
+                                                      const TensorView* reference) {
+  std::unordered_set<const TensorView*> feeds_reference = {reference};
+  const std::vector<Expr*> exprs = fusion.exprs();
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    const Expr* expr = *it;
+    const bool feeds = std::any_of(expr->outputs().begin(), expr->outputs().end(), [&](Val* out) {
+      const auto* tv = out->dynCast<TensorView>();
+      return tv != nullptr && feeds_reference.count(tv) > 0;
+    });
+    if (!feeds) continue;
+    for (Val* input : expr->inputs()) {
+      if (const auto* tv = input->dynCast<TensorView>()) feeds_reference.insert(tv);
+    }
+  }
+  for (const Expr* expr : exprs) {
+    if (expr->op() != OpKind::IndexSelect) continue;
+    const auto* out = expr->output(0)->as<TensorView>();
+    if (feeds_reference.count(out) > 0) continue;
+    return "the index_select output " + out->name() + " does not feed the reference output " +
+           reference->name() + ", so the reference's loop reaches it only through its index or " +
+           "its table, each of which pairs only some of its dims";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
   if (std::optional<std::string> problem = unsupportedOpProblem(fusion, refusedOp)) return problem;
+  if (std::optional<std::string> problem = indexedIntermediateProblem(fusion)) return problem;
   const auto* reference = fusion.outputs()[outputWithFewestBroadcasts(fusion)]->as<TensorView>();
   const DimMap map = mapDimsToReference(fusion, reference);
   if (std::optional<std::string> problem = outputRankProblem(fusion, reference)) return problem;
+  if (std::optional<std::string> problem = detachedIndexSelectProblem(fusion, reference))
+    return problem;
   // Pointwise tensors have no reduced dims: logical and user-visible dims are the same.
   return unmappedOutputDimProblem(fusion, map, reference);
 }
@@ -272,11 +318,16 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   }
   const auto* reference = fusion.outputs()[outputWithFewestBroadcasts(fusion)]->as<TensorView>();
   try {
-    for (const std::optional<int64_t>& size : referenceSizes(fusion, reference, info)) {
+    ExpressionEvaluator evaluator;
+    for (const std::optional<int64_t>& size :
+         evaluateExtents(fusion, info.arguments, reference->logicalNoReductions(),
+                         "pointwise scheduler", evaluator)) {
       if (!size)
         return "an extent of the reference output " + reference->name() +
                " depends on a scalar input whose value was not given";
     }
+    if (std::optional<std::string> problem = emptyIndexedDimProblem(fusion, evaluator))
+      return problem;
   } catch (const Error& error) {
     return std::string("the arguments' sizes contradict the fusion: ") + error.what();
   }

@@ -315,6 +315,20 @@ void bindShapes(py::module_& m) {
       },
       py::arg("arg"));
   m.def(
+      "segment_set",
+      [](const py::object& x) {
+        return wrap(fusionAmong({x}, "segment_set"),
+                    braze::segment_set(toTensor(x, "segment_set", "arg")));
+      },
+      py::arg("arg"));
+  m.def(
+      "stride_order",
+      [](const py::object& x, std::vector<int64_t> stride_order) {
+        return wrap(fusionAmong({x}, "stride_order"),
+                    braze::stride_order(toTensor(x, "stride_order", "arg"), stride_order));
+      },
+      py::arg("arg"), py::arg("stride_order"));
+  m.def(
       "triu",
       [](const py::object& x, int64_t diagonal) {
         return wrap(fusionAmong({x}, "triu"), braze::triu(toTensor(x, "triu", "arg"), diagonal));
@@ -413,6 +427,35 @@ void bindShapes(py::module_& m) {
                                         toTensor(index, "index_select", "index")));
       },
       py::arg("arg"), py::arg("index"), py::arg("dim"));
+  m.def(
+      "take",
+      [](const py::object& x, const py::object& index, int64_t dim) {
+        return wrap(fusionAmong({x}, "take"),
+                    braze::take(toTensor(x, "take", "arg"), dim, toTensor(index, "take", "index")));
+      },
+      py::arg("arg"), py::arg("index"), py::arg("dim"));
+  m.def(
+      "embedding_fwd",
+      [](const py::object& input, const py::object& weight, const py::object& padding_idx,
+         const py::object& max_norm, const py::object& norm_type,
+         const py::object& scale_grad_by_freq, const py::object& sparse) {
+        auto option = [](const py::object& value, std::string_view name) {
+          return value.is_none() ? std::nullopt
+                                 : std::optional<Operand>(toOperand(value, "embedding_fwd", name));
+        };
+        const EmbeddingOptions options{
+            .padding_idx = option(padding_idx, "padding_idx"),
+            .max_norm = option(max_norm, "max_norm"),
+            .norm_type = option(norm_type, "norm_type"),
+            .scale_grad_by_freq = option(scale_grad_by_freq, "scale_grad_by_freq"),
+            .sparse = option(sparse, "sparse")};
+        return wrap(fusionAmong({input, weight}, "embedding_fwd"),
+                    braze::embedding_fwd(toTensor(input, "embedding_fwd", "input"),
+                                         toTensor(weight, "embedding_fwd", "weight"), options));
+      },
+      py::arg("input"), py::arg("weight"), py::arg("padding_idx") = py::none(),
+      py::arg("max_norm") = py::none(), py::arg("norm_type") = py::none(),
+      py::arg("scale_grad_by_freq") = py::none(), py::arg("sparse") = py::none());
   for (const char* name : {"gather", "take_along_axis"}) {
     m.def(
         name,
@@ -422,6 +465,14 @@ void bindShapes(py::module_& m) {
         },
         py::arg("arg"), py::arg("index"), py::arg("dim"));
   }
+  m.def(
+      "scatter",
+      [](const py::object& x, const py::object& index, const py::object& src, int64_t dim) {
+        return wrap(fusionAmong({x}, "scatter"), braze::scatter(toTensor(x, "scatter", "arg"), dim,
+                                                                toTensor(index, "scatter", "index"),
+                                                                toTensor(src, "scatter", "src")));
+      },
+      py::arg("arg"), py::arg("index"), py::arg("src"), py::arg("dim"));
   m.def("matmul", [](const py::object& a, const py::object& b) {
     return wrap(fusionAmong({a}, "matmul"),
                 braze::matmul(toTensor(a, "matmul", "a"), toTensor(b, "matmul", "b")));

@@ -327,10 +327,27 @@ class Writer {
       case OpKind::Cat:
         call("cat(" + list(args) + ", dim=" + std::to_string(expr.attribute<int64_t>("dim")) + ")");
         return;
+      case OpKind::IndexSelect: {
+        // An index of another rank than 1 is take; embedding_fwd makes it along the rows of a
+        // 2-D weight, and is written as the call that made it.
+        const auto* x = expr.input(0)->as<TensorView>();
+        const int64_t dim = expr.attribute<int64_t>("dim");
+        if (expr.input(1)->as<TensorView>()->rank() == 1) {
+          call("index_select(" + args[0] + ", " + args[1] + ", dim=" + std::to_string(dim) + ")");
+        } else if (dim == 0 && x->rank() == 2) {
+          call("embedding_fwd(" + args[1] + ", " + args[0] + ")");
+        } else {
+          call("take(" + args[0] + ", " + args[1] + ", dim=" + std::to_string(dim) + ")");
+        }
+        return;
+      }
       case OpKind::Select:
-      case OpKind::IndexSelect:
       case OpKind::Gather:
         call(op + "(" + args[0] + ", " + args[1] +
+             ", dim=" + std::to_string(expr.attribute<int64_t>("dim")) + ")");
+        return;
+      case OpKind::Scatter:
+        call("scatter(" + args[0] + ", " + args[1] + ", " + args[2] +
              ", dim=" + std::to_string(expr.attribute<int64_t>("dim")) + ")");
         return;
       case OpKind::Full:
@@ -350,6 +367,16 @@ class Writer {
       case OpKind::Set:
         call("set(" + args[0] + ")");
         return;
+      case OpKind::SegmentSet:
+        call("segment_set(" + args[0] + ")");
+        return;
+      case OpKind::StrideOrder: {
+        std::vector<std::string> order;
+        for (int64_t rank : expr.attribute<std::vector<int64_t>>("stride_order"))
+          order.push_back(std::to_string(rank));
+        call("stride_order(" + args[0] + ", stride_order=" + list(order) + ")");
+        return;
+      }
       case OpKind::Matmul:
       case OpKind::Linear:
         call(op + "(" + joined(0) + ")");

@@ -13,13 +13,16 @@
 //   slice                       x, then per dim start, stop (absent: to the end), step
 //   pad                         x, fill value, then per dim (in dim order) left, right
 //   cat                         the tensors, attribute "dim"
-//   select                      x, index; index_select, gather: x, index tensor; "dim"
+//   select                      x, index; index_select (any index rank: take), gather: x,
+//                               index tensor; "dim"
+//   scatter                     x, index tensor, src; "dim"
 //   full                        fill value, then the output's extents
 //   iota                        start, step, length
 //   uniform, normal             minval / mean, maxval / std, rng_seed, rng_offset, then the
 //                               output's extents
 //   matmul, linear              the operands (linear: x, weight [, bias])
-//   set                         x (a copy)
+//   set, segment_set            x (a copy)
+//   stride_order                x, attribute "stride_order"
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -544,6 +547,13 @@ class Replay {
       case OpKind::Set:
         expectArguments(n == 1, "1 (x)");
         return set(tensor(arguments_[0], 0));
+      case OpKind::SegmentSet:
+        expectArguments(n == 1, "1 (x)");
+        return segment_set(tensor(arguments_[0], 0));
+      case OpKind::StrideOrder:
+        expectArguments(n == 1, "1 (x)");
+        return stride_order(tensor(arguments_[0], 0),
+                            attribute<std::vector<int64_t>>("stride_order"));
       case OpKind::Permute:
         expectArguments(n == 1, "1 (x)");
         return permute(tensor(arguments_[0], 0), attribute<std::vector<int64_t>>("perm"));
@@ -596,13 +606,17 @@ class Replay {
         return select(tensor(arguments_[0], 0), attribute<int64_t>("dim"),
                       operand(arguments_[1], 1));
       case OpKind::IndexSelect:
+        // take is index_select with an index of any rank (embedding_fwd makes those).
         expectArguments(n == 2, "2 (x, index)");
-        return index_select(tensor(arguments_[0], 0), attribute<int64_t>("dim"),
-                            tensor(arguments_[1], 1));
+        return take(tensor(arguments_[0], 0), attribute<int64_t>("dim"), tensor(arguments_[1], 1));
       case OpKind::Gather:
         expectArguments(n == 2, "2 (x, index)");
         return gather(tensor(arguments_[0], 0), attribute<int64_t>("dim"),
                       tensor(arguments_[1], 1));
+      case OpKind::Scatter:
+        expectArguments(n == 3, "3 (x, index, src)");
+        return scatter(tensor(arguments_[0], 0), attribute<int64_t>("dim"),
+                       tensor(arguments_[1], 1), tensor(arguments_[2], 2));
       case OpKind::Full:
         expectArguments(n >= 1, "the fill value and the output's extents");
         return full(*fusion_, sizes(1), operand(arguments_[0], 0), outputDtype(0));

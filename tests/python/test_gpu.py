@@ -174,3 +174,36 @@ def test_scans_against_pytorch(dim):
     expected = torch.cummax(torch.round(x), dim)  # rounded: ties, whose last index counts
     torch.testing.assert_close(rmx, expected.values, rtol=0, atol=0)
     torch.testing.assert_close(irmx, expected.indices, rtol=0, atol=0)
+
+
+@requires_cuda
+def test_embedding_and_gather_against_pytorch():
+    weight = torch.randn(1000, 256, device="cuda", dtype=torch.bfloat16)
+    tokens = torch.randint(0, 1000, (4, 33), device="cuda")
+    x = torch.randn(64, 50, device="cuda")
+    index = torch.randint(0, 50, (64, 17), device="cuda")
+    with FusionDefinition() as fd:
+        i = fd.from_pytorch(tokens)
+        w = fd.from_pytorch(weight)
+        t = fd.from_pytorch(x)
+        g = fd.from_pytorch(index)
+        fd.add_output(fd.ops.embedding_fwd(i, w, None, None, None, None, None))
+        fd.add_output(fd.ops.gather(t, g, 1))
+        fd.add_output(fd.ops.index_select(t, fd.ops.select(g, 0, dim=0), dim=1))
+    embedded, gathered, selected = fd.execute([tokens, weight, x, index])
+    torch.testing.assert_close(embedded, torch.nn.functional.embedding(tokens, weight), rtol=0, atol=0)
+    torch.testing.assert_close(gathered, torch.gather(x, 1, index), rtol=0, atol=0)
+    torch.testing.assert_close(selected, torch.index_select(x, 1, index[0]), rtol=0, atol=0)
+
+
+@requires_cuda
+def test_stride_order_output_strides_and_segment_set():
+    x = torch.randn(6, 7, 8, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.stride_order(fd.ops.exp(t), [0, 1, 2]))
+        fd.add_output(fd.ops.neg(fd.ops.segment_set(fd.ops.relu(t))))
+    column_major, negated = fd.execute([x])
+    assert column_major.stride() == (1, 6, 42)
+    torch.testing.assert_close(column_major, torch.exp(x))
+    torch.testing.assert_close(negated, -torch.relu(x))

@@ -278,3 +278,118 @@ def test_every_binding_is_reachable_through_fd_ops():
             if not name.startswith("_"):
                 assert callable(getattr(fd.ops, name))
         assert fd.ops.bitwise_left_shift is braze._braze.ops.left_shift
+
+
+def test_indexing_ops(rng):
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    rows = np.array([4, 0, -1, 2], dtype=np.int64)
+    cols = rng.integers(-6, 6, size=(5, 3)).astype(np.int32)
+    grid = rng.integers(-6, 6, size=(2, 3)).astype(np.int64)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        r = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
+        c = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int32)
+        g = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int)
+        at = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.index_select(t, r, dim=0))
+        fd.add_output(fd.ops.take_along_axis(t, c, dim=1))
+        fd.add_output(fd.ops.gather(t, c, 1))
+        fd.add_output(fd.ops.select(t, at, dim=1))
+        fd.add_output(fd.ops.select(t, -1, dim=0))
+        fd.add_output(fd.ops.take(t, g, dim=1))
+
+    # Scheduled as pointwise kernels (compiled with NVRTC; launched where there is a GPU).
+    _, (picked, along, gathered, column, last, taken) = run(build, [x, rows, cols, grid, -2])
+    np.testing.assert_array_equal(picked, x[rows])
+    np.testing.assert_array_equal(along, np.take_along_axis(x, cols.astype(np.int64) % 6, axis=1))
+    np.testing.assert_array_equal(gathered, along)
+    np.testing.assert_array_equal(column, x[:, -2])
+    np.testing.assert_array_equal(last, x[-1])
+    np.testing.assert_array_equal(taken, np.take(x, grid, axis=1))
+
+
+def test_index_out_of_range_is_an_error_in_the_evaluator(rng):
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        r = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
+        fd.add_output(fd.ops.index_select(t, r, dim=0))
+    x = rng.standard_normal((3, 2)).astype(np.float32)
+    with pytest.raises(braze.Error, match="holds 3 at position 1, which is out of range"):
+        fd.evaluate([x, np.array([0, 3], dtype=np.int64)])
+
+
+def test_embedding_fwd(rng):
+    weight = rng.standard_normal((10, 4)).astype(np.float32)
+    tokens = rng.integers(-10, 10, size=(2, 3)).astype(np.int64)
+
+    def build(fd):
+        i = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int)
+        w = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.embedding_fwd(i, w, None, None, None, None, None))
+        # nvFuser's spelling with the options as scalar inputs (padding_idx, norm_type,
+        # scale_grad_by_freq, sparse): they shape the gradient only.
+        padding = fd.define_scalar(dtype=DataType.Int)
+        norm = fd.define_scalar(dtype=DataType.Float)
+        freq = fd.define_scalar(dtype=DataType.Bool)
+        sparse = fd.define_scalar(dtype=DataType.Bool)
+        fd.add_output(fd.ops.embedding_fwd(i, w, padding, None, norm, freq, sparse))
+        fd.add_output(fd.ops.embedding_fwd(fd.ops.select(i, 0, dim=0), w, padding_idx=2))
+
+    _, (out, with_options, row) = run(build, [tokens, weight, -2, 2.0, True, False])
+    np.testing.assert_array_equal(out, np.take(weight, tokens, axis=0))
+    np.testing.assert_array_equal(with_options, out)
+    np.testing.assert_array_equal(row, np.take(weight, tokens[0], axis=0))
+
+
+def test_embedding_fwd_refuses_max_norm():
+    with FusionDefinition() as fd:
+        i = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
+        w = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        with pytest.raises(braze.Error, match="max_norm is not supported"):
+            fd.ops.embedding_fwd(i, w, None, fd.define_scalar(dtype=DataType.Float))
+        with pytest.raises(braze.Error, match="must be 2-D"):
+            fd.ops.embedding_fwd(i, i)
+
+
+def test_segment_set_and_stride_order(rng):
+    x = rng.standard_normal((3, 5, 4)).astype(np.float32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True])
+        fd.add_output(fd.ops.neg(fd.ops.segment_set(fd.ops.exp(t))))
+        fd.add_output(fd.ops.stride_order(t, stride_order=[0, 1, 2]))
+        fd.add_output(fd.ops.stride_order(fd.ops.abs(t), [1, 2, 0]))
+
+    fd, (negated, reversed_layout, mixed) = run(build, [x])
+    np.testing.assert_allclose(negated, -np.exp(x), rtol=1e-6)
+    np.testing.assert_array_equal(reversed_layout, x)
+    np.testing.assert_array_equal(mixed, np.abs(x))
+    # Dim i's stride is the stride_order[i]-th smallest: [0, 1, 2] is column-major.
+    item = x.itemsize
+    assert reversed_layout.strides == (item, 3 * item, 15 * item)
+    assert mixed.strides == (4 * item, 12 * item, item)
+    for evaluated, executed in zip(fd.evaluate([x]), (negated, reversed_layout, mixed)):
+        assert evaluated.strides == executed.strides
+    with FusionDefinition() as bad:
+        with pytest.raises(braze.Error, match=r"\[0, 0, 1\] is not a permutation of 0..2"):
+            bad.ops.stride_order(bad.define_tensor(shape=[-1, -1, -1]), [0, 0, 1])
+
+
+def test_scatter(rng):
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    src = rng.standard_normal((2, 4)).astype(np.float32)
+    # Distinct positions per row, so that no write depends on the order.
+    index = np.array([[4, 0, 2], [1, 3, 0]], dtype=np.int64)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        i = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int)
+        s = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        fd.add_output(fd.ops.scatter(t, i, s, 1))
+
+    # No scheduler takes scatter yet: the reference evaluator runs it.
+    _, (out,) = run(build, [x, index, src], execute=False)
+    expected = x.copy()
+    np.put_along_axis(expected[:2], index, src[:, :3], axis=1)
+    np.testing.assert_array_equal(out, expected)

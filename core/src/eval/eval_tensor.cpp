@@ -163,9 +163,10 @@ EvalTensor importHostTensor(const HostTensor& host) {
   return tensor;
 }
 
-HostTensor exportHostTensor(const EvalTensor& source, DataType dtype) {
+HostTensor exportHostTensor(const EvalTensor& source, DataType dtype,
+                            const std::vector<int64_t>& allocation_order) {
   const EvalTensor tensor = convertedTo(source, heldOf(dtype));
-  HostTensor host = HostTensor::empty(dtype, tensor.sizes);
+  HostTensor host = HostTensor::empty(dtype, tensor.sizes, allocation_order);
   if (host.numel() == 0) return host;
   switch (dtype) {
     case DataType::Bool:

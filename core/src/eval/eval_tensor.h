@@ -117,8 +117,10 @@ EvalTensor convertedTo(const EvalTensor& tensor, Held held);
 /// Imports a host tensor (any dtype, any strides). Dims of stride 0 stay stride 0, so an
 /// expanded input is not materialized.
 EvalTensor importHostTensor(const HostTensor& tensor);
-/// A new contiguous host tensor of `dtype`, rounding floats to its precision.
-HostTensor exportHostTensor(const EvalTensor& tensor, DataType dtype);
+/// A new dense host tensor of `dtype` laid out in `allocation_order` (empty: row-major),
+/// rounding floats to its precision.
+HostTensor exportHostTensor(const EvalTensor& tensor, DataType dtype,
+                            const std::vector<int64_t>& allocation_order = {});
 
 using ::braze::formatSizes;
 /// How evaluation errors name a tensor: "T3", or "T0 (input 0)" for a fusion input.

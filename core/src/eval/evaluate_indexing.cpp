@@ -1,5 +1,6 @@
-// Select, IndexSelect and Gather. Indices may be negative (counted from the end); an index out
-// of range is reported with the op, where the index was found and its value.
+// Select, IndexSelect (an index of any rank: take), Gather and Scatter. Indices may be negative
+// (counted from the end); an index out of range is reported with the op, where the index was found
+// and its value.
 
 #include "eval/eval_tensor.h"
 #include "eval/strided_walk.h"
@@ -58,35 +59,49 @@ EvalTensor evaluateSelect(const Expr& expr, EvalContext& context) {
   return y;
 }
 
+// index_select, and take with an index of any rank: x's dim `dim` is replaced by the index's
+// dims. The output is written through a view whose index dims are merged into one (it is
+// contiguous), one slab of x per index element.
 EvalTensor evaluateIndexSelect(const Expr& expr, EvalContext& context) {
   const EvalTensor& x = context.tensor(expr.input(0));
   const EvalTensor index = convertedTo(context.tensor(expr.input(1)), Held::Int);
   const auto dim = static_cast<size_t>(expr.attribute<int64_t>("dim"));
   BRAZE_INTERNAL_CHECK(dim < x.sizes.size()) << exprLabel(expr) << ": dim is out of range";
-  BRAZE_USER_CHECK(index.rank() == 1)
-      << "index_select: the index " << tensorLabel(tensorInput(expr, 1)) << " has shape "
-      << formatSizes(index.sizes) << " but must be 1-D, in " << exprLabel(expr);
   const int64_t size = x.sizes[dim];
-  std::vector<int64_t> sizes = x.sizes;
-  sizes[dim] = index.sizes[0];
+  const size_t index_rank = index.sizes.size();
+  std::vector<int64_t> sizes(x.sizes.begin(), x.sizes.begin() + static_cast<std::ptrdiff_t>(dim));
+  sizes.insert(sizes.end(), index.sizes.begin(), index.sizes.end());
+  sizes.insert(sizes.end(), x.sizes.begin() + static_cast<std::ptrdiff_t>(dim) + 1, x.sizes.end());
   EvalTensor y = EvalTensor::allocate(x.held, sizes);
 
-  // One slab of x (dim removed) per index entry.
+  EvalTensor rows = y;  // y with the index dims merged into one at `dim`
+  const auto first = rows.sizes.begin() + static_cast<std::ptrdiff_t>(dim);
+  const int64_t merged_stride = index_rank == 0 ? 0 : y.strides[dim + index_rank - 1];
+  rows.sizes.erase(first, first + static_cast<std::ptrdiff_t>(index_rank));
+  rows.sizes.insert(rows.sizes.begin() + static_cast<std::ptrdiff_t>(dim), index.numel());
+  const auto first_stride = rows.strides.begin() + static_cast<std::ptrdiff_t>(dim);
+  rows.strides.erase(first_stride, first_stride + static_cast<std::ptrdiff_t>(index_rank));
+  rows.strides.insert(rows.strides.begin() + static_cast<std::ptrdiff_t>(dim), merged_stride);
+
+  // One slab of a tensor (dim removed) per position along `dim`.
   auto slab = [dim](EvalTensor view, int64_t position) {
     view.offset += position * view.strides[dim];
     view.sizes.erase(view.sizes.begin() + static_cast<std::ptrdiff_t>(dim));
     view.strides.erase(view.strides.begin() + static_cast<std::ptrdiff_t>(dim));
     return view;
   };
-  for (int64_t i = 0; i < index.sizes[0]; ++i) {
-    const int64_t value = index.data<int64_t>()[index.offset + i * index.strides[0]];
+  for (int64_t i = 0; i < index.numel(); ++i) {
+    const std::vector<int64_t> at = unravel(i, index.sizes);
+    int64_t element = index.offset;
+    for (size_t d = 0; d < index_rank; ++d) element += at[d] * index.strides[d];
+    const int64_t value = index.data<int64_t>()[element];
     const std::optional<int64_t> position = normalizeIndex(value, size);
     BRAZE_USER_CHECK(position.has_value())
         << "index_select: " << tensorLabel(tensorInput(expr, 1)) << " holds " << value
-        << " at position " << i << ", which is out of range for dim " << dim << " of "
-        << tensorLabel(tensorInput(expr, 0)) << " with size " << size << ", in " << exprLabel(expr)
-        << "; " << validRange(size);
-    copyInto(slab(x, *position), slab(y, i));
+        << " at position " << (index_rank == 1 ? std::to_string(i) : formatSizes(at))
+        << ", which is out of range for dim " << dim << " of " << tensorLabel(tensorInput(expr, 0))
+        << " with size " << size << ", in " << exprLabel(expr) << "; " << validRange(size);
+    copyInto(slab(x, *position), slab(rows, i));
   }
   return y;
 }
@@ -140,6 +155,53 @@ EvalTensor evaluateGather(const Expr& expr, EvalContext& context) {
   return y;
 }
 
+// A copy of x, then src written at index's positions (the last write wins where they repeat).
+EvalTensor evaluateScatter(const Expr& expr, EvalContext& context) {
+  const EvalTensor& x = context.tensor(expr.input(0));
+  const EvalTensor index = convertedTo(context.tensor(expr.input(1)), Held::Int);
+  const EvalTensor src = convertedTo(context.tensor(expr.input(2)), x.held);
+  const auto dim = static_cast<size_t>(expr.attribute<int64_t>("dim"));
+  const size_t rank = x.sizes.size();
+  BRAZE_INTERNAL_CHECK(dim < rank) << exprLabel(expr) << ": dim is out of range";
+  BRAZE_USER_CHECK(index.sizes.size() == rank && src.sizes.size() == rank)
+      << "scatter: the index " << tensorLabel(tensorInput(expr, 1)) << " and src "
+      << tensorLabel(tensorInput(expr, 2)) << " must have the rank of "
+      << tensorLabel(tensorInput(expr, 0)) << " (" << rank << "), in " << exprLabel(expr);
+  for (size_t d = 0; d < rank; ++d) {
+    BRAZE_USER_CHECK(index.sizes[d] <= src.sizes[d] && (d == dim || index.sizes[d] <= x.sizes[d]))
+        << "scatter: dim " << d << " of the index " << tensorLabel(tensorInput(expr, 1))
+        << " has size " << index.sizes[d] << " but src has " << src.sizes[d] << " and the input "
+        << x.sizes[d] << "; the index may be no larger than src, nor than "
+        << "the input except along dim " << dim << ", in " << exprLabel(expr);
+  }
+  EvalTensor y = EvalTensor::allocate(x.held, x.sizes);
+  copyInto(x, y);
+  const int64_t size = x.sizes[dim];
+  std::vector<int64_t> y_strides = y.strides;
+  y_strides[dim] = 0;  // the index's value gives the position along dim
+  StridedOperands<3> walk;
+  walk.sizes = index.sizes;
+  walk.strides = {index.strides, src.strides, y_strides};
+  walk.offsets = {index.offset, src.offset, 0};
+  const int64_t* indices = index.data<int64_t>();
+  visitHeld(x.held, [&](auto tag) {
+    using T = typename decltype(tag)::Type;
+    const T* from = src.data<T>();
+    T* to = y.data<T>();
+    walkStrided(walk, [&](const std::array<int64_t, 3>& at) {
+      const int64_t value = indices[at[0]];
+      const std::optional<int64_t> position = normalizeIndex(value, size);
+      BRAZE_USER_CHECK(position.has_value())
+          << "scatter: " << tensorLabel(tensorInput(expr, 1)) << " holds " << value
+          << ", which is out of range for dim " << dim << " of "
+          << tensorLabel(tensorInput(expr, 0)) << " with size " << size << ", in "
+          << exprLabel(expr) << "; " << validRange(size);
+      to[at[2] + *position * y.strides[dim]] = from[at[1]];
+    });
+  });
+  return y;
+}
+
 }  // namespace
 
 std::vector<EvalTensor> evaluateIndexingExpr(const Expr& expr, EvalContext& context) {
@@ -150,6 +212,8 @@ std::vector<EvalTensor> evaluateIndexingExpr(const Expr& expr, EvalContext& cont
       return {evaluateIndexSelect(expr, context)};
     case OpKind::Gather:
       return {evaluateGather(expr, context)};
+    case OpKind::Scatter:
+      return {evaluateScatter(expr, context)};
     default:
       break;
   }

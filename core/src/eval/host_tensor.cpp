@@ -67,6 +67,16 @@ HostTensor HostTensor::empty(DataType dtype, std::vector<int64_t> sizes) {
   return tensor;
 }
 
+HostTensor HostTensor::empty(DataType dtype, std::vector<int64_t> sizes,
+                             const std::vector<int64_t>& allocation_order) {
+  BRAZE_USER_CHECK(allocation_order.empty() || allocation_order.size() == sizes.size())
+      << "HostTensor::empty: allocation order " << formatSizes(allocation_order) << " for sizes "
+      << formatSizes(sizes) << "; give one entry per dim";
+  HostTensor tensor = empty(dtype, sizes);
+  tensor.strides_ = denseStrides(tensor.sizes_, allocation_order);
+  return tensor;
+}
+
 HostTensor HostTensor::full(DataType dtype, std::vector<int64_t> sizes, ScalarValue value) {
   HostTensor tensor = empty(dtype, std::move(sizes));
   const int64_t numel = tensor.numel();

@@ -39,6 +39,7 @@ std::vector<EvalTensor> evaluateTensorExpr(const Expr& expr, EvalContext& contex
     case OpKind::Select:
     case OpKind::IndexSelect:
     case OpKind::Gather:
+    case OpKind::Scatter:
       return eval_detail::evaluateIndexingExpr(expr, context);
     case OpKind::Full:
     case OpKind::Iota:
@@ -49,7 +50,10 @@ std::vector<EvalTensor> evaluateTensorExpr(const Expr& expr, EvalContext& contex
     case OpKind::Linear:
       return eval_detail::evaluateContractionExpr(expr, context);
     case OpKind::Set:
-      // A copy between memory types; values are immutable here, so the view is shared.
+    case OpKind::SegmentSet:
+    case OpKind::StrideOrder:
+      // A copy between memory types (or kernels, or layouts: the output's layout is applied
+      // when it is exported); values are immutable here, so the view is shared.
       return {context.tensor(expr.input(0))};
     default:
       break;
@@ -128,7 +132,10 @@ std::vector<EvaluatorArgument> evaluateFusion(const Fusion& fusion,
   for (size_t i = 0; i < fusion.outputs().size(); ++i) {
     const Val& output = *fusion.outputs()[i];
     if (const auto* tv = output.dynCast<TensorView>()) {
-      results.emplace_back(eval_detail::exportHostTensor(context.tensor(tv), tv->dtype()));
+      // A computed output keeps the layout stride_order gave it; inputs come back dense.
+      const std::vector<int64_t> layout =
+          fusion.isInput(tv) ? std::vector<int64_t>{} : tv->allocationOrder();
+      results.emplace_back(eval_detail::exportHostTensor(context.tensor(tv), tv->dtype(), layout));
     } else {
       results.emplace_back(scalarOutput(output, i, scalars));
     }

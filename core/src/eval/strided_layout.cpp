@@ -19,6 +19,19 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
   return strides;
 }
 
+std::vector<int64_t> denseStrides(const std::vector<int64_t>& sizes,
+                                  const std::vector<int64_t>& allocation_order) {
+  if (allocation_order.empty()) return contiguousStrides(sizes);
+  std::vector<int64_t> strides(sizes.size(), 1);
+  int64_t running = 1;
+  for (size_t k = allocation_order.size(); k-- > 0;) {
+    const auto d = static_cast<size_t>(allocation_order[k]);
+    strides[d] = running;
+    running *= std::max<int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
 bool isContiguousLayout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
   if (numelOf(sizes) == 0) return true;
   int64_t expected = 1;

@@ -176,6 +176,8 @@ std::string_view toString(OpKind op) {
       return "index_select";
     case OpKind::Gather:
       return "gather";
+    case OpKind::Scatter:
+      return "scatter";
     case OpKind::Full:
       return "full";
     case OpKind::Iota:
@@ -190,6 +192,10 @@ std::string_view toString(OpKind op) {
       return "linear";
     case OpKind::Set:
       return "set";
+    case OpKind::SegmentSet:
+      return "segment_set";
+    case OpKind::StrideOrder:
+      return "stride_order";
     case OpKind::Split:
       return "split";
     case OpKind::Merge:
@@ -305,6 +311,7 @@ OpFamily familyOf(OpKind op) {
     case OpKind::Select:
     case OpKind::IndexSelect:
     case OpKind::Gather:
+    case OpKind::Scatter:
       return OpFamily::Shape;
     case OpKind::Full:
     case OpKind::Iota:
@@ -315,6 +322,8 @@ OpFamily familyOf(OpKind op) {
     case OpKind::Linear:
       return OpFamily::Contraction;
     case OpKind::Set:
+    case OpKind::SegmentSet:
+    case OpKind::StrideOrder:
       return OpFamily::Memory;
     case OpKind::Split:
     case OpKind::Merge:

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "braze/sched/indexed_inputs.h"
+
 namespace braze::lower {
 
 namespace {
@@ -131,9 +133,17 @@ std::vector<kir::Value> IndexMap::indicesOf(const TensorView* out,
 }
 
 kir::Value IndexMap::normalizedPosition(const kir::Value& position, const IterDomain* dim) const {
-  // Negative positions count from the end, as the reference evaluator reads them.
-  if (isNonNegative(position)) return position;
-  return kir::select(kir::lt(position, kir::constant(0)), position + ctx_.extentOf(dim), position);
+  // Negative positions count from the end, as the reference evaluator reads them. A kernel
+  // cannot raise the evaluator's out-of-range error (a trap would leave the CUDA context
+  // unusable for the rest of the process), so positions still outside the dim are clamped into
+  // it: the read stays inside the tensor and the element is the first or last one of the dim.
+  // An empty dim is refused before launch (emptyIndexedDimProblem).
+  const kir::Value extent = ctx_.extentOf(dim);
+  const kir::Value wrapped =
+      isNonNegative(position)
+          ? position
+          : kir::select(kir::lt(position, kir::constant(0)), position + extent, position);
+  return kir::min(kir::max(wrapped, kir::constant(0)), extent - kir::constant(1));
 }
 
 IndexMap::ProducerIndex IndexMap::producerLogical(const Expr& expr, size_t input) const {
@@ -152,10 +162,15 @@ IndexMap::ProducerIndex IndexMap::producerLogical(const Expr& expr, size_t input
                             << " (" << p_dims[d]->name() << ") where " << consumer->name() << " = "
                             << expr.op() << "(...) is computed";
   };
+  // The dim an indexing op reads at data-dependent positions is computed from the data even
+  // when another reader of the same tensor walks it along a loop of this nest.
+  const int64_t indexed_dim = isIndexedOperand(expr, input) ? expr.attribute<int64_t>("dim") : -1;
   for (size_t d = 0; d < p_dims.size(); ++d) {
-    if (auto known = find(p_dims[d])) {
-      result.logical.push_back(*known);
-      continue;
+    if (static_cast<int64_t>(d) != indexed_dim) {
+      if (auto known = find(p_dims[d])) {
+        result.logical.push_back(*known);
+        continue;
+      }
     }
     // A broadcast (or a dim of constant extent 1) has only index 0.
     if (p_dims[d]->isBroadcast() || p_dims[d]->logicalExtent()->isConstantEqualTo(1)) {
@@ -197,14 +212,20 @@ IndexMap::ProducerIndex IndexMap::producerLogical(const Expr& expr, size_t input
       }
       case OpKind::IndexSelect:
       case OpKind::Gather: {
-        if (input != 0) cannot(d);
-        // take_along_axis: the other dims of x are read at the output's own position.
-        if (expr.op() == OpKind::Gather &&
-            static_cast<int64_t>(d) != expr.attribute<int64_t>("dim")) {
-          result.logical.push_back(c_vis[d]);
+        const auto dim = static_cast<size_t>(expr.attribute<int64_t>("dim"));
+        const auto* index_tv = expr.input(1)->as<TensorView>();
+        // index_select (take) replaces x's dim `dim` by the index's dims; gather keeps ranks.
+        const size_t index_rank =
+            expr.op() == OpKind::Gather ? 1 : index_tv->logicalNoReductions().size();
+        if (input == 1) {
+          result.logical.push_back(c_vis[expr.op() == OpKind::Gather ? d : dim + d]);
           break;
         }
-        const auto* index_tv = expr.input(1)->as<TensorView>();
+        // The other dims of x are read at the output's own position.
+        if (d != dim) {
+          result.logical.push_back(c_vis[d < dim ? d : d + index_rank - 1]);
+          break;
+        }
         const ProducerIndex at = producerLogical(expr, 1);
         const kir::Value element =
             kir::load(storageText(ctx_, index_tv), offsetOf(index_tv, at.logical));

@@ -139,11 +139,12 @@ void LowerContext::nameSizes() {
   auto name_leaf = [&](const Val* v, std::string text) {
     const auto* s = v->dynCast<Scalar>();
     if (s == nullptr || s->isConstant() || s->definition() != nullptr) return;
+    signed_scalars_.erase(s);
     scalar_names_.emplace(s, std::move(text));
   };
   for (const kir::Parameter& p : parameters_) {
     if (p.kind == kir::Parameter::Kind::InputScalar) {
-      scalar_names_.emplace(p.val, p.name);
+      if (scalar_names_.emplace(p.val, p.name).second) signed_scalars_.insert(p.val);
       continue;
     }
     const auto* tv = p.val->as<TensorView>();
@@ -176,9 +177,10 @@ kir::Value LowerContext::scalarValue(const Val* val) const {
       result = kir::constant(*c);
     }
   } else if (auto named = scalar_names_.find(s); named != scalar_names_.end()) {
-    result =
-        kir::symbol(named->second,
-                    {.role = kir::SymbolRole::Extent, .fusion_val = s, .order = 1000000 + s->id()});
+    result = kir::symbol(named->second, {.role = signed_scalars_.count(s) ? kir::SymbolRole::Other
+                                                                          : kir::SymbolRole::Extent,
+                                         .fusion_val = s,
+                                         .order = 1000000 + s->id()});
   } else if (const Expr* def = s->definition()) {
     auto in = [&](size_t i) { return scalarValue(def->input(i)); };
     switch (def->op()) {
@@ -336,15 +338,17 @@ std::vector<kir::Value> LowerContext::globalStrides(const TensorView* tv) const 
   const bool is_input =
       parameters_[static_cast<size_t>(param)].kind == kir::Parameter::Kind::InputTensor;
   kir::Value running = kir::constant(1);
+  const std::vector<int64_t>& order = tv->allocationOrder();
   if (!is_input) {
-    // Outputs and buffers are allocated contiguous, row-major, expanded dims materialized.
-    for (size_t d = dims.size(); d-- > 0;) {
+    // Outputs and buffers are allocated dense in their allocation order (row-major unless
+    // stride_order gave another), expanded dims materialized: the runtime allocates them so.
+    for (size_t k = order.size(); k-- > 0;) {
+      const auto d = static_cast<size_t>(order[k]);
       strides[d] = running;
       running = running * extentOf(dims[d]);
     }
     return strides;
   }
-  const std::vector<int64_t>& order = tv->allocationOrder();
   const std::string name = parameters_[static_cast<size_t>(param)].name;
   for (size_t k = order.size(); k-- > 0;) {
     const auto d = static_cast<size_t>(order[k]);

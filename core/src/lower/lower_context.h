@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "braze/lower/kernel_ir.h"
@@ -88,6 +89,8 @@ class LowerContext {
   std::vector<kir::Parameter> parameters_;
   std::unordered_map<const TensorView*, int64_t> parameter_of_;
   std::unordered_map<const Val*, std::string> scalar_names_;
+  // Scalar inputs that are no tensor's extent: they may be negative (a select index).
+  std::unordered_set<const Val*> signed_scalars_;
   // One extent per exact group: mapped IterDomains have equal extents at run time, and one
   // spelling lets index arithmetic fold (a stride of one tensor against a merge of another).
   std::unordered_map<int64_t, const Val*> group_extent_;

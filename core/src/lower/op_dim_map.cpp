@@ -129,13 +129,15 @@ std::vector<DimPair> mapProducerToConsumer(const Expr& expr, size_t input, size_
       return pairs;
     }
     case OpKind::IndexSelect: {
+      // x's dim `dim` is replaced by the index's dims (one for index_select).
       const auto dim = static_cast<size_t>(expr.attribute<int64_t>("dim"));
+      const size_t index_rank = expr.input(1)->as<TensorView>()->logicalNoReductions().size();
       if (input == 0) {
         for (size_t d = 0; d < p_dims.size(); ++d) {
-          if (d != dim) addPair(pairs, p_dims[d], c_dims[d]);
+          if (d != dim) addPair(pairs, p_dims[d], c_dims[d < dim ? d : d + index_rank - 1]);
         }
       } else {
-        addPair(pairs, p_dims[0], c_dims[dim]);
+        for (size_t j = 0; j < p_dims.size(); ++j) addPair(pairs, p_dims[j], c_dims[dim + j]);
       }
       return pairs;
     }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "braze/error.h"
+#include "braze/eval/strided_layout.h"
 #include "braze/ir/tensor_view.h"
 
 namespace braze {
@@ -59,10 +60,11 @@ SchedulerRuntimeInfo contiguousRuntimeInfo(const Fusion& fusion,
     TensorArgumentInfo argument;
     argument.dtype = tv->dtype();
     argument.sizes = tensor_sizes[tensor++];
-    argument.strides.assign(argument.sizes.size(), 1);
-    // A dim of size 0 keeps the strides of its neighbours as if it had size 1.
-    for (size_t d = argument.sizes.size(); d-- > 1;)
-      argument.strides[d - 1] = argument.strides[d] * std::max<int64_t>(argument.sizes[d], 1);
+    // Dense in the input's declared allocation order (row-major unless declared otherwise); a
+    // dim of size 0 keeps the strides of its neighbours as if it had size 1.
+    argument.strides = argument.sizes.size() == tv->allocationOrder().size()
+                           ? denseStrides(argument.sizes, tv->allocationOrder())
+                           : denseStrides(argument.sizes, {});
     std::ostringstream description;
     description << argument.dtype << formatList(argument.sizes) << " strides "
                 << formatList(argument.strides);

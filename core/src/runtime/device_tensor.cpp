@@ -45,7 +45,15 @@ int64_t spanElements(const std::vector<int64_t>& sizes, const std::vector<int64_
 }  // namespace
 
 DeviceTensor DeviceTensor::empty(DataType dtype, std::vector<int64_t> sizes, int device) {
-  std::vector<int64_t> strides = contiguousStrides(sizes);
+  return empty(dtype, std::move(sizes), {}, device);
+}
+
+DeviceTensor DeviceTensor::empty(DataType dtype, std::vector<int64_t> sizes,
+                                 const std::vector<int64_t>& allocation_order, int device) {
+  BRAZE_USER_CHECK(allocation_order.empty() || allocation_order.size() == sizes.size())
+      << "DeviceTensor::empty: allocation order " << formatSizes(allocation_order) << " for sizes "
+      << formatSizes(sizes) << "; give one entry per dim";
+  std::vector<int64_t> strides = denseStrides(sizes, allocation_order);
   checkShape(sizes, strides, "DeviceTensor::empty");
   const int64_t bytes = spanElements(sizes, strides) * sizeInBytes(dtype);
   std::shared_ptr<driver::DeviceMemory> memory =

@@ -425,7 +425,7 @@ SchedulerRuntimeInfo FusionKernelRuntime::segmentInfo(const Segment& segment,
       TensorArgumentInfo tensor;
       tensor.dtype = tv->dtype();
       tensor.sizes = evaluatedSizes(*tv, *context.extents);
-      tensor.strides = contiguousStrides(tensor.sizes);
+      tensor.strides = denseStrides(tensor.sizes, tv->allocationOrder());
       tensor.description = tv->name() + " (written by an earlier segment)";
       info.arguments.emplace_back(std::move(tensor));
       info.data_alignments.push_back(16);
@@ -492,7 +492,9 @@ std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
       ExecutionPlan::Buffer& buffer = plan->buffers[static_cast<size_t>(allocate->buffer)];
       buffer.dtype = allocate->dtype;
       buffer.sizes = evaluatedSizes(*allocate->tensor, *context.extents);
-      buffer.strides = contiguousStrides(buffer.sizes);
+      // Dense in the tensor's allocation order (row-major unless stride_order gave another):
+      // the order the kernel that writes it computes its offsets in.
+      buffer.strides = denseStrides(buffer.sizes, allocate->tensor->allocationOrder());
       buffer.bytes = static_cast<size_t>(numelOf(buffer.sizes) * sizeInBytes(buffer.dtype));
       plan->steps.push_back({ExecutionPlan::Step::Kind::Allocate, allocate->buffer, 0});
     } else if (const auto* deallocate = std::get_if<host::Deallocate>(&instruction)) {

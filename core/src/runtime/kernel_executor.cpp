@@ -361,11 +361,16 @@ KernelArguments KernelExecutor::packArguments(const LaunchPlan& plan,
 std::vector<DeviceTensor> KernelExecutor::checkOrAllocateOutputs(
     const LaunchPlan& plan, std::vector<DeviceTensor> outputs) const {
   const auto& fusion_outputs = fusion_.outputs();
+  // Outputs are written dense in their allocation order: row-major unless stride_order made
+  // them (lowering computes their strides from the extents the same way).
+  const auto layoutOf = [&](size_t j) -> const std::vector<int64_t>& {
+    return fusion_outputs[j]->as<TensorView>()->allocationOrder();
+  };
   if (outputs.empty()) {
     for (size_t j = 0; j < fusion_outputs.size(); ++j) {
       const size_t i = output_parameters_[j];
-      outputs.push_back(
-          DeviceTensor::empty(kernel_.parameters[i].dtype, plan.parameters[i].sizes, plan.device));
+      outputs.push_back(DeviceTensor::empty(kernel_.parameters[i].dtype, plan.parameters[i].sizes,
+                                            layoutOf(j), plan.device));
     }
     return outputs;
   }
@@ -385,9 +390,17 @@ std::vector<DeviceTensor> KernelExecutor::checkOrAllocateOutputs(
     BRAZE_USER_CHECK(given.device() == plan.device)
         << label << ": the tensor is on cuda:" << given.device()
         << " but the kernel runs on cuda:" << plan.device;
-    BRAZE_USER_CHECK(given.defined() && given.isContiguous())
+    const std::vector<int64_t> dense = denseStrides(sizes, layoutOf(j));
+    bool written_layout = true;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      // The stride of a size-1 dim is never used; an empty tensor is never written.
+      if (sizes[d] != 1 && given.strides()[d] != dense[d]) written_layout = false;
+    }
+    BRAZE_USER_CHECK(given.defined() && (written_layout || given.numel() == 0))
         << label << ": the tensor " << given.describe()
-        << " must be contiguous with storage; outputs are written row-major";
+        << " must be dense with storage and strides " << formatSizes(dense)
+        << "; outputs are written in their allocation order " << formatSizes(layoutOf(j))
+        << " (row-major unless stride_order gave another)";
   }
   return outputs;
 }

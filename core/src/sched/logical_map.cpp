@@ -101,7 +101,7 @@ std::vector<LogicalPair> logicalMap(const TensorView* producer, const TensorView
   const Dims c = withoutReductions(c_all);
   std::vector<LogicalPair> pairs;
   const OpKind op = expr->op();
-  if (isElementwise(op) || op == OpKind::Set) {
+  if (isElementwise(op) || familyOf(op) == OpFamily::Memory) {
     mapFromRight(p, c, pairs);
     return pairs;
   }
@@ -165,13 +165,17 @@ std::vector<LogicalPair> logicalMap(const TensorView* producer, const TensorView
       return pairs;
     }
     case OpKind::IndexSelect: {
+      // x's dim `dim` is replaced by the index's dims (one for index_select).
       const auto dim = static_cast<size_t>(expr->attribute<int64_t>("dim"));
+      const size_t index_rank = expr->input(1)->as<TensorView>()->logicalNoReductions().size();
       if (operand == 0) {
-        for (size_t i = 0; i < p.size() && i < c.size(); ++i) {
-          if (i != dim) pairs.push_back({p[i], c[i]});
+        for (size_t i = 0; i < p.size(); ++i) {
+          const size_t to = i < dim ? i : i + index_rank - 1;
+          if (i != dim && to < c.size()) pairs.push_back({p[i], c[to]});
         }
-      } else if (!p.empty() && dim < c.size()) {
-        pairs.push_back({p[0], c[dim]});
+      } else {
+        for (size_t j = 0; j < p.size() && dim + j < c.size(); ++j)
+          pairs.push_back({p[j], c[dim + j]});
       }
       return pairs;
     }

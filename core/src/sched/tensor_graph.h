@@ -19,7 +19,8 @@ struct Neighbor {
 };
 
 /// The neighbors of `tv` within `allowed`: producers of its definition, consumers computed by
-/// live Exprs, and the other outputs of its definition.
+/// live Exprs, and the other outputs of its definition; not across an edge where the consumer
+/// reads the producer only at data-dependent positions (select, index_select, gather).
 std::vector<Neighbor> neighborsOf(TensorView* tv,
                                   const std::unordered_set<const TensorView*>& allowed);
 

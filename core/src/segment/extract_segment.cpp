@@ -3,9 +3,11 @@
 //
 // What the segment holds, for Exprs E of the original:
 //
-//   copied as they are   E, the tensors they compute (with IterDomains and extents), original
+//   copied as they are   E (segment_set and stride_order as set), the tensors they compute
+//                        (with IterDomains, extents and layouts), original
 //                        fusion inputs E reads (with their layout), constants
-//   new input tensors    intermediates E reads that other Exprs compute: contiguous row-major,
+//   new input tensors    intermediates E reads that other Exprs compute: dense in the
+//                        original's allocation order (row-major unless stride_order made it),
 //                        the original's user-visible dims (reductions dropped), an expanded
 //                        broadcast as an Iteration dim of its expanded extent (what the
 //                        producer segment writes: a contiguous tensor of the logical sizes;
@@ -181,6 +183,14 @@ class SegmentExtractor {
   }
 
   Statement* substitute(const Statement& old, Fusion& target, const CloneMap& map) const {
+    if (const auto* expr = old.dynCast<Expr>()) {
+      // Inside a segment segment_set and stride_order are plain copies, which every scheduler
+      // takes: the boundary segment_set asks for is where the segment ends, and the layout
+      // stride_order asks for stays on its output tensor (lowering and the runtime follow it).
+      if (expr->op() != OpKind::SegmentSet && expr->op() != OpKind::StrideOrder) return nullptr;
+      return target.create<Expr>(OpKind::Set, std::vector<Val*>{map[expr->input(0)]},
+                                 std::vector<Val*>{map[expr->output(0)]});
+    }
     if (const auto* s = old.dynCast<Scalar>()) {
       // A computed extent bound by an input's sizes: a leaf here.
       if (has(s, kBound) && !has(s, kComputed) && s->definition() != nullptr)
@@ -197,7 +207,13 @@ class SegmentExtractor {
         logical.push_back(target.create<IterDomain>(map[id->logicalExtent()], IterType::Iteration));
       }
     }
-    return target.create<TensorView>(tv->dtype(), std::move(logical));
+    auto* input = target.create<TensorView>(tv->dtype(), std::move(logical));
+    // The producer segment writes it dense in its allocation order (stride_order's).
+    std::vector<std::optional<bool>> contiguity;
+    for (const IterDomain* id : input->logicalNoReductions())
+      contiguity.push_back(id->isBroadcast() ? std::nullopt : std::optional<bool>(true));
+    input->setLayout(tv->allocationOrder(), std::move(contiguity));
+    return input;
   }
 
   // Original fusion inputs (in their order), then intermediates and other scalars (by id).

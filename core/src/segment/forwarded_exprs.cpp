@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "braze/sched/indexed_inputs.h"
+
 namespace braze::segment_detail {
 
 namespace {
@@ -16,6 +18,19 @@ bool isFactory(OpKind op) {
 bool hasTensorOutput(const Expr* expr) {
   return std::any_of(expr->outputs().begin(), expr->outputs().end(),
                      [](const Val* v) { return v->isA<TensorView>(); });
+}
+
+// Whether an output of `expr` is read at data-dependent positions (gather's input): a kernel
+// reads such a tensor from memory written before it, so it cannot be computed again inside.
+bool feedsIndexedRead(const Expr* expr) {
+  for (const Val* output : expr->outputs()) {
+    for (const Expr* use : output->uses()) {
+      for (size_t i = 0; i < use->inputs().size(); ++i) {
+        if (use->input(i) == output && isIndexedOperand(*use, i)) return true;
+      }
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -41,7 +56,7 @@ std::vector<bool> forwardedExprs(const std::vector<Expr*>& exprs) {
   std::vector<bool> forwardable(exprs.size(), false);
   for (size_t i = 0; i < exprs.size(); ++i) {
     const Expr* expr = exprs[i];
-    if (!hasTensorOutput(expr)) continue;
+    if (!hasTensorOutput(expr) || feedsIndexedRead(expr)) continue;
     std::vector<const TensorView*> tensors;
     for (const Val* input : expr->inputs()) {
       const auto* tv = input->dynCast<TensorView>();

@@ -12,6 +12,9 @@
 //     rows, the reduction of their squares and its broadcast back, merged at once).
 //  2. siblings: groups that read a common tensor (two column sums of one input), by its bytes.
 //
+// No group holds a segment_set together with a reader of its output (segment_set asks for that
+// boundary); such merges are refused without asking the checker.
+//
 // Each phase runs in rounds over its candidates (sorted once) until a round merges nothing; the
 // phases repeat while siblings merge. Then (recompute_intermediates.h) a group that reads an
 // intermediate computed by cheap ops from smaller sources computes it again instead, and the
@@ -352,6 +355,7 @@ class Segmenter : public segment_detail::RecomputeGraph {
   // cached by the nodes and the outputs' ids.
   const std::optional<std::string>& checkWriting(const std::vector<int32_t>& nodes,
                                                  std::vector<const Val*> outputs) {
+    if (holdsSegmentSetAndReader(nodes)) return kRefused;
     sortOutputs(outputs);
     if (outputs == outputsOf(nodes, {})) return check(nodes, {});
     std::vector<int32_t> key = nodes;
@@ -368,6 +372,7 @@ class Segmenter : public segment_detail::RecomputeGraph {
   // once.
   const std::optional<std::string>& check(const std::vector<int32_t>& members,
                                           const std::vector<const Val*>& extras) {
+    if (holdsSegmentSetAndReader(members)) return kRefused;
     std::vector<int32_t> key = members;
     if (!extras.empty()) {
       key.push_back(-1);
@@ -378,6 +383,21 @@ class Segmenter : public segment_detail::RecomputeGraph {
     if (it != answers_.end()) return it->second;
     std::optional<std::string> answer = checker_.accepts(segmentOf(members, extras));
     return answers_.emplace(std::move(key), std::move(answer)).first->second;
+  }
+
+  // Whether `nodes` hold a segment_set and a reader of its output: the copy promises that
+  // they run in different kernels, so no segment may hold both (every other merge is asked).
+  bool holdsSegmentSetAndReader(const std::vector<int32_t>& nodes) {
+    const uint32_t stamp = nextStamp();
+    for (int32_t node : nodes) stamp_[at(nodes_[static_cast<size_t>(node)])] = stamp;
+    for (int32_t node : nodes) {
+      const Expr* expr = nodes_[static_cast<size_t>(node)];
+      if (expr->op() != OpKind::SegmentSet) continue;
+      for (const Expr* use : expr->output(0)->uses()) {
+        if (kindOf(use) == Kind::Node && stamp_[at(use)] == stamp) return true;
+      }
+    }
+    return false;
   }
 
   bool mergeRound(const std::vector<Candidate>& candidates) {
@@ -467,6 +487,8 @@ class Segmenter : public segment_detail::RecomputeGraph {
       standalone.push_back(std::move(segment));
     }
   }
+
+  static inline const std::optional<std::string> kRefused = std::nullopt;
 
   const Fusion& fusion_;
   SegmentChecker& checker_;

@@ -123,5 +123,18 @@ TEST(UnscheduledCodegenTest, Float8Casts) {
   compileForSm90(generated);
 }
 
+// stride_order's output is written dense in its order (column-major here: dim 0 has stride 1),
+// segment_set's as a plain copy; both compile.
+TEST(UnscheduledCodegenTest, StrideOrderWritesItsLayout) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  fusion.addOutput(stride_order(neg(x), {0, 1}));
+  fusion.addOutput(segment_set(x));
+  const GeneratedKernel generated = generateCuda(fusion);
+  EXPECT_NE(generated.source.find("T2.data[i2 + i3 * T0.size[0]] = T1.data["), std::string::npos)
+      << generated.source;
+  compileForSm90(generated);
+}
+
 }  // namespace
 }  // namespace braze

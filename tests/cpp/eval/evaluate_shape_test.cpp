@@ -570,6 +570,76 @@ TEST(EvaluateShape, IndexSelectOutOfRangeNamesTheOpAndValue) {
       {"index_select", "-6"}));
 }
 
+// take (index_select with an index of any rank) and embedding_fwd, which is take along rows.
+TEST(EvaluateShape, TakeWithAMatrixOfIndices) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 3);
+  TensorView* index = makeSymbolicTensor(fusion, 2, DataType::Int32);
+  TensorView* scalar = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {}});
+  fusion.addOutput(take(x, 1, index));
+  fusion.addOutput(embedding_fwd(index, select(x, 0, 1)));
+  fusion.addOutput(take(x, -1, scalar));
+  RandomTensors random(79);
+  const HostTensor input = random.uniform(DataType::Float32, {2, 4, 3});
+  const Grid g = gridOf(input);
+  const HostTensor tindex = tensorOf(DataType::Int32, {2, 3}, {3, 0, -1, 2, -4, 1});
+  const Grid gi = gridOf(tindex);
+  auto at = [&](const Index& i) {
+    const auto k = static_cast<int64_t>(gi(i));
+    return k < 0 ? k + 4 : k;
+  };
+  const std::vector<HostTensor> out =
+      evaluateFusionTensors(fusion, {input, tindex, tensorOf(DataType::Int64, {}, {-2})});
+  expectClose(out[0], {DataType::Float32, {2, 2, 3, 3}, generate({2, 2, 3, 3}, [&](const Index& i) {
+                         return g({i[0], at({i[1], i[2]}), i[3]});
+                       })});
+  expectClose(out[1], {DataType::Float32, {2, 3, 3}, generate({2, 3, 3}, [&](const Index& i) {
+                         return g({1, at({i[0], i[1]}), i[2]});
+                       })});
+  expectClose(out[2], {DataType::Float32, {2, 4}, generate({2, 4}, [&](const Index& i) {
+                         return g({i[0], i[1], 1});
+                       })});
+  EXPECT_TRUE(throwsError(
+      [&] {
+        evaluateFusionTensors(fusion, {input, tensorOf(DataType::Int32, {2, 3}, {0, 0, 0, 0, 4, 0}),
+                                       tensorOf(DataType::Int64, {}, {0})});
+      },
+      {"index_select", "holds 4 at position [1, 1]", "size 4"}));
+}
+
+// torch.scatter: a copy of x with src written at the index's positions; where a position
+// repeats, the last one in row-major order of the index wins.
+TEST(EvaluateShape, ScatterWritesSrcAtTheIndexPositions) {
+  const HostTensor tx = tensorOf(DataType::Float32, {3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  const HostTensor tsrc = tensorOf(DataType::Float32, {2, 3}, {-1, -2, -3, -4, -5, -6});
+  for (const int64_t dim : {0, 1}) {
+    SCOPED_TRACE(dim);
+    Fusion fusion;
+    TensorView* x = makeSymbolicTensor(fusion, 2);
+    TensorView* index = makeSymbolicTensor(fusion, 2, DataType::Int64);
+    TensorView* src = makeSymbolicTensor(fusion, 2);
+    fusion.addOutput(scatter(x, dim, index, src));
+    const HostTensor tindex = tensorOf(DataType::Int64, {2, 2}, {2, -3, 1, 1});
+    const HostTensor out = evaluateFusionTensors(fusion, {tx, tindex, tsrc})[0];
+    if (dim == 1) {
+      // Row 0 gets -1 at column 2 and -2 at column 1 (-3 + 4); row 1 gets -4, then -5, at 1.
+      expectClose(out,
+                  tensorOf(DataType::Float32, {3, 4}, {0, -2, -1, 3, 4, -5, 6, 7, 8, 9, 10, 11}));
+    } else {
+      // Column 0 gets -1 at row 2, then -4 at row 1; column 1 gets -2 at row 0 (-3 + 3), then
+      // -5 at row 1.
+      expectClose(out,
+                  tensorOf(DataType::Float32, {3, 4}, {0, -2, 2, 3, -4, -5, 6, 7, -1, 9, 10, 11}));
+    }
+    EXPECT_TRUE(throwsError(
+        [&] {
+          evaluateFusionTensors(fusion,
+                                {tx, tensorOf(DataType::Int64, {2, 2}, {0, 0, 0, 7}), tsrc});
+        },
+        {"scatter", "holds 7", "out of range for dim " + std::to_string(dim)}));
+  }
+}
+
 TEST(EvaluateShape, GatherAlongEachDim) {
   RandomTensors random(75);
   const HostTensor input = random.uniform(DataType::Float64, {3, 5});
@@ -668,6 +738,39 @@ TEST(EvaluateShape, SetCopies) {
   EXPECT_EQ(out[0].dtype(), DataType::Int32);
   EXPECT_EQ(test::valuesOf(out[0]), (std::vector<double>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(test::valuesOf(out[1]), (std::vector<double>{2, 3, 4, 5, 6, 7}));
+}
+
+TEST(EvaluateShape, SegmentSetCopies) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1}});
+  fusion.addOutput(neg(segment_set(x)));
+  const std::vector<HostTensor> out =
+      evaluateFusionTensors(fusion, {test::tensorOf(DataType::Float32, {3}, {1, -2, 3})});
+  EXPECT_EQ(test::valuesOf(out[0]), (std::vector<double>{-1, 2, -3}));
+}
+
+// stride_order's output comes back with its strides (column-major here); a computed tensor it
+// feeds, and the input, are row-major.
+TEST(EvaluateShape, StrideOrderLaysOutTheOutput) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1, -1, -1}});
+  TensorView* y = stride_order(x, {0, 1, 2});
+  fusion.addOutput(y);
+  fusion.addOutput(add(y, 1));
+  fusion.addOutput(stride_order(x, {1, 2, 0}));
+  std::vector<double> values(24);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
+  const HostTensor input = test::tensorOf(DataType::Int64, {2, 3, 4}, values);
+  const std::vector<HostTensor> out = evaluateFusionTensors(fusion, {input});
+  EXPECT_EQ(out[0].strides(), (std::vector<int64_t>{1, 2, 6}));
+  EXPECT_EQ(out[1].strides(), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_EQ(out[2].strides(), (std::vector<int64_t>{4, 8, 1}));
+  const std::vector<std::vector<int64_t>> positions = {{0, 0, 0}, {1, 2, 3}, {0, 1, 2}, {1, 0, 3}};
+  for (const std::vector<int64_t>& at : positions) {
+    EXPECT_EQ(out[0].at(at), input.at(at));
+    EXPECT_EQ(out[2].at(at), input.at(at));
+    EXPECT_EQ(toInt64(out[1].at(at)), toInt64(input.at(at)) + 1);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// select, index_select and gather: output shapes, the index inputs, the "dim" attribute, and
-// every error.
+// select, index_select, take, embedding_fwd and gather: output shapes, the index inputs, the "dim"
+// attribute, and every error.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -97,6 +97,101 @@ TEST(IndexSelectTest, ErrorIndexTensor) {
   TensorView* foreign = makeSymbolicTensor(other, 1, DataType::Int64);
   EXPECT_TRUE(
       throwsError([&] { index_select(x, 0, foreign); }, {"index_select", "another fusion"}));
+}
+
+TEST(TakeTest, ReplacesTheDimByTheIndexDims) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float16, .sizes = {-1, 6, -1}});
+  TensorView* index = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1, 3}});
+  TensorView* y = take(x, 1, index);
+  EXPECT_EQ(y->dtype(), DataType::Float16);
+  EXPECT_EQ(domainText(y), "[s0, s2, 3, s1]");
+  const Expr* def = definitionOf(y, OpKind::IndexSelect);
+  EXPECT_EQ(def->inputs(), (std::vector<Val*>{x, index}));
+  EXPECT_EQ(def->attribute<int64_t>("dim"), 1);
+  EXPECT_TRUE(test::ownsItsDomains(fusion));
+  TensorView* scalar = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {}});
+  EXPECT_EQ(domainText(take(x, -1, scalar)), "[s0, 6]");
+  TensorView* floats = makeSymbolicTensor(fusion, 2, DataType::Float32);
+  EXPECT_TRUE(throwsError([&] { take(x, 0, floats); }, {"take of T0", "dtype float32"}));
+  EXPECT_TRUE(throwsError([&] { take(x, 3, index); }, {"take", "dim 3"}));
+  EXPECT_TRUE(throwsError([&] { take(x, 0, nullptr); }, {"take", "null"}));
+}
+
+TEST(EmbeddingFwdTest, LooksUpRowsOfTheWeight) {
+  Fusion fusion;
+  TensorView* input = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1, -1}});
+  TensorView* weight = makeInputTensor(fusion, {.dtype = DataType::BFloat16, .sizes = {10, -1}});
+  TensorView* y = embedding_fwd(
+      input, weight,
+      {.padding_idx = int64_t{-2}, .norm_type = 2.0, .scale_grad_by_freq = false, .sparse = true});
+  EXPECT_EQ(y->dtype(), DataType::BFloat16);
+  EXPECT_EQ(domainText(y), "[s0, s1, s2]");
+  const Expr* def = definitionOf(y, OpKind::IndexSelect);
+  EXPECT_EQ(def->inputs(), (std::vector<Val*>{weight, input}));
+  EXPECT_EQ(def->attribute<int64_t>("dim"), 0);
+  TensorView* scalar = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {}});
+  EXPECT_EQ(domainText(embedding_fwd(scalar, weight)), "[s2]");
+}
+
+TEST(EmbeddingFwdTest, Errors) {
+  Fusion fusion;
+  TensorView* input = makeSymbolicTensor(fusion, 1, DataType::Int64);
+  TensorView* weight = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {10, 4}});
+  TensorView* cube = makeSymbolicTensor(fusion, 3);
+  TensorView* floats = makeSymbolicTensor(fusion, 1);
+  EXPECT_TRUE(throwsError([&] { embedding_fwd(input, weight, {.max_norm = 1.0}); },
+                          {"embedding_fwd: max_norm is not supported", "in place",
+                           "Pass None and renormalize the weight before the fusion"}));
+  EXPECT_TRUE(throwsError([&] { embedding_fwd(input, cube); },
+                          {"embedding_fwd", "weight T2 (input 2)", "rank 3", "must be 2-D"}));
+  EXPECT_TRUE(throwsError([&] { embedding_fwd(floats, weight); },
+                          {"embedding_fwd", "input T3 (input 3)", "float32", "int32 or int64"}));
+  EXPECT_TRUE(throwsError([&] { embedding_fwd(input, weight, {.padding_idx = int64_t{10}}); },
+                          {"padding_idx 10 is not a row of the weight", "-10 .. 9"}));
+  EXPECT_TRUE(throwsError([&] { embedding_fwd(input, weight, {.padding_idx = 1.5}); },
+                          {"padding_idx has dtype float64", "an integer"}));
+  EXPECT_TRUE(throwsError([&] { embedding_fwd(input, weight, {.sparse = int64_t{1}}); },
+                          {"sparse has dtype int64", "a bool"}));
+  EXPECT_TRUE(throwsError([&] { embedding_fwd(input, weight, {.norm_type = floats}); },
+                          {"norm_type must be a scalar or None", "T3"}));
+  EXPECT_TRUE(throwsError([&] { embedding_fwd(nullptr, weight); }, {"embedding_fwd", "null"}));
+}
+
+TEST(ScatterTest, KeepsTheInputShape) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {4, -1}});
+  TensorView* index = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {3, 7}});
+  TensorView* src = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {3, 9}});
+  TensorView* y = scatter(x, -1, index, src);
+  EXPECT_EQ(y->dtype(), DataType::Float32);
+  EXPECT_EQ(domainText(y), "[4, s0]");
+  const Expr* def = definitionOf(y, OpKind::Scatter);
+  EXPECT_EQ(def->inputs(), (std::vector<Val*>{x, index, src}));
+  EXPECT_EQ(def->attribute<int64_t>("dim"), 1);
+  EXPECT_TRUE(test::ownsItsDomains(fusion));
+}
+
+TEST(ScatterTest, Errors) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {4, 5}});
+  TensorView* index = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {4, 6}});
+  TensorView* src = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {4, 6}});
+  TensorView* narrow = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {4, 2}});
+  TensorView* halves = makeInputTensor(fusion, {.dtype = DataType::Float16, .sizes = {4, 6}});
+  TensorView* flat = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {24}});
+  // Along the scattered dim the index may be longer than the input.
+  EXPECT_EQ(domainText(scatter(x, 1, index, src)), "[4, 5]");
+  EXPECT_TRUE(throwsError([&] { scatter(x, 0, index, src); },
+                          {"scatter of T0 (input 0) along dim 0",
+                           "T1 (input 1) has size 6 at dim 1", "the input has only 5"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, index, narrow); },
+                          {"has size 6 at dim 1 but src has only 2"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, index, halves); },
+                          {"src T4 (input 4) has dtype float16", "cast src first"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, index, flat); }, {"src T5", "rank 1", "rank 2"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, index, nullptr); }, {"src is null"}));
+  EXPECT_TRUE(throwsError([&] { scatter(x, 1, src, src); }, {"scatter", "dtype float32"}));
 }
 
 TEST(GatherTest, TakesTheIndexShape) {

@@ -45,6 +45,14 @@ inline SuiteInput input(std::vector<int64_t> sizes, DataType dtype = DataType::F
   return in;
 }
 
+/// Indices into a dim of `size` elements, negative ones (counted from the end) included.
+inline SuiteInput indexInput(std::vector<int64_t> sizes, DataType dtype, int64_t size) {
+  SuiteInput in = input(std::move(sizes), dtype);
+  in.low = static_cast<double>(-size);
+  in.high = static_cast<double>(size - 1);
+  return in;
+}
+
 inline SuiteInput scalarInput(double value) {
   SuiteInput in;
   in.scalar = ScalarValue(value);
@@ -284,6 +292,97 @@ inline const std::vector<PointwiseCase>& pointwiseCases() {
                    f.addOutput(add(x, ramp));
                  }),
                  {input({64, 100})},
+                 0,
+                 4});
+    // Indexing ops: the loop follows the output; the indexed input is read at positions from
+    // data (negative ones counted from the end), never cached or vectorized.
+    c.push_back({"index_select_rows",
+                 fusionOf([](Fusion& f) {
+                   TensorView* table = symbolic(f, 2);
+                   TensorView* rows = symbolic(f, 1, DT::Int64);
+                   f.addOutput(index_select(table, 0, rows));
+                 }),
+                 {input({50, 96}), indexInput({37}, DT::Int64, 50)},
+                 1,
+                 4});
+    c.push_back({"index_select_computed_index",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   TensorView* index = symbolic(f, 1, DT::Int32);
+                   // Shifted by one and kept in range: the read index is itself computed.
+                   TensorView* shifted = sub(index, 1);
+                   f.addOutput(mul(index_select(x, 1, shifted), 2.0));
+                 }),
+                 {input({33, 41}),
+                  [] {
+                    SuiteInput in = indexInput({29}, DT::Int32, 41);
+                    in.low += 1;
+                    return in;
+                  }()},
+                 1,
+                 1});
+    c.push_back({"embedding_bf16",
+                 fusionOf([](Fusion& f) {
+                   TensorView* tokens = symbolic(f, 2, DT::Int64);
+                   TensorView* weight = symbolic(f, 2, DT::BFloat16);
+                   f.addOutput(embedding_fwd(tokens, weight));
+                 }),
+                 {indexInput({3, 11}, DT::Int64, 40), input({40, 256}, DT::BFloat16)},
+                 2,
+                 8});
+    // Two lookups of one table, both feeding the reference: it reaches each take whole.
+    c.push_back(
+        {"two_embeddings_added",
+         fusionOf([](Fusion& f) {
+           TensorView* tokens = symbolic(f, 2, DT::Int64);
+           TensorView* positions = symbolic(f, 2, DT::Int64);
+           TensorView* weight = symbolic(f, 2);
+           f.addOutput(add(embedding_fwd(tokens, weight), embedding_fwd(positions, weight)));
+         }),
+         {indexInput({16, 24}, DT::Int64, 10), indexInput({16, 24}, DT::Int64, 10), input({10, 4})},
+         2,
+         4});
+    c.push_back({"take_middle_dim",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 3);
+                   TensorView* index = symbolic(f, 2, DT::Int32);
+                   f.addOutput(neg(take(x, 1, index)));
+                 }),
+                 {input({4, 13, 20}), indexInput({5, 3}, DT::Int32, 13)},
+                 0,
+                 4});
+    c.push_back({"take_along_axis",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   TensorView* index = symbolic(f, 2, DT::Int32);
+                   TensorView* y = symbolic(f, 2);
+                   f.addOutput(add(gather(x, 1, index), y));
+                 }),
+                 {input({24, 40}), indexInput({24, 17}, DT::Int32, 40), input({24, 17})},
+                 0,
+                 1});
+    c.push_back({"gather_shorter_index",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 3, DT::Float16);
+                   TensorView* index = symbolic(f, 3, DT::Int64);
+                   f.addOutput(gather(x, 0, index));
+                 }),
+                 // The int64 index allows vectors of 2 (16 bytes).
+                 {input({9, 6, 64}, DT::Float16), indexInput({4, 5, 48}, DT::Int64, 9)},
+                 0,
+                 2});
+    c.push_back({"select_scalar_index",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 3);
+                   Scalar* at = makeInputScalar(f, DT::Int64);
+                   f.addOutput(exp(select(x, 1, at)));
+                 }),
+                 {input({6, 7, 300}),
+                  [] {
+                    SuiteInput in;
+                    in.scalar = ScalarValue(int64_t{-2});
+                    return in;
+                  }()},
                  0,
                  4});
     return c;

@@ -10,7 +10,9 @@
 #include "braze/runtime/kernel_executor.h"
 #include "pointwise/pointwise_cases.h"
 #include "support/gpu_run.h"
+#include "support/random_tensor.h"
 #include "support/tensor_compare.h"
+#include "support/tensor_values.h"
 
 namespace braze {
 namespace {
@@ -69,6 +71,38 @@ TEST(PointwiseExecutionTest, GridStrideCoversEveryElement) {
   params.threads_per_block = 64;
   pointwise::schedule(*fusion, params);
   expectMatchesReference(c.build, *fusion, host, "grid stride " + pointwise::toString(params));
+}
+
+// Kernels cannot raise the evaluator's error for an index out of range: they count a negative
+// one from the end and then clamp it into the dim. The GPU's result is the evaluator's for the
+// clamped indices.
+TEST(PointwiseExecutionTest, OutOfRangeIndicesAreClamped) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  const auto build = test::fusionOf([](Fusion& f) {
+    TensorView* table = test::symbolic(f, 2);
+    TensorView* rows = test::symbolic(f, 1, DataType::Int64);
+    f.addOutput(index_select(table, 0, rows));
+  });
+  constexpr int64_t kRows = 16;
+  const std::vector<int64_t> rows = {0, 15, 16, 40, -1, -16, -17, -100, 7, INT64_MAX, INT64_MIN};
+  std::vector<int64_t> clamped;
+  for (const int64_t row : rows) {
+    const int64_t wrapped = row < 0 ? row + kRows : row;
+    clamped.push_back(std::clamp<int64_t>(wrapped, 0, kRows - 1));
+  }
+  test::RandomTensors random(31);
+  const HostTensor table = random.uniform(DataType::Float32, {kRows, 64});
+  const std::vector<EvaluatorArgument> host = {
+      table, test::tensorOfIntegers(DataType::Int64, {static_cast<int64_t>(rows.size())}, rows)};
+  std::unique_ptr<Fusion> fusion = build();
+  pointwise::schedule(*fusion, pointwise::computeHeuristics(*fusion, test::hostRuntimeInfo(host)));
+  const std::unique_ptr<KernelExecutor> executor = test::compileForGpu(*fusion);
+  const test::GpuRun run = test::runWithPoisonedOutputs(*executor, test::deviceArguments(host));
+  const HostTensor expected = std::get<HostTensor>(evaluateFusion(
+      *build(), {table, test::tensorOfIntegers(DataType::Int64, {static_cast<int64_t>(rows.size())},
+                                               clamped)})[0]);
+  EXPECT_TRUE(test::isClose(run.outputs[0], expected, test::toleranceFor(DataType::Float32)));
 }
 
 }  // namespace

@@ -185,19 +185,47 @@ TEST(PointwiseRefusalTest, EachRefusedOpHasItsReason) {
                 f.addOutput(cat({makeSymbolicTensor(f, 1), makeSymbolicTensor(f, 1)}, 0));
               }).value(),
               HasSubstr("shifted or guarded"));
+}
+
+// The indexed input is read at any position by any thread: it must come from global memory
+// written before the kernel. Indices computed in the kernel are fine (read where computed).
+TEST(PointwiseRefusalTest, IndexedTensorsComputedInTheFusion) {
   EXPECT_THAT(refusal([](Fusion& f) {
                 TensorView* x = makeSymbolicTensor(f, 2);
                 TensorView* index = makeInputTensor(f, {.dtype = DataType::Int64, .sizes = {-1}});
-                f.addOutput(index_select(x, 0, index));
+                f.addOutput(index_select(exp(x), 0, index));
               }).value(),
-              HasSubstr("reads indices from a tensor"));
+              HasSubstr("index_select reads T2 at data-dependent positions, and T2 is computed in "
+                        "this fusion"));
   EXPECT_THAT(
       refusal([](Fusion& f) {
         TensorView* x = makeSymbolicTensor(f, 2);
         TensorView* index = makeInputTensor(f, {.dtype = DataType::Int64, .sizes = {-1, -1}});
-        f.addOutput(gather(x, 1, index));
+        f.addOutput(gather(neg(x), 1, index));
       }).value(),
-      HasSubstr("reads indices from a tensor"));
+      HasSubstr("gather reads T2 at data-dependent positions"));
+  EXPECT_THAT(refusal([](Fusion& f) {
+                f.addOutput(select(relu(makeSymbolicTensor(f, 2)), 0, int64_t{1}));
+              }).value(),
+              HasSubstr("select reads T1 at data-dependent positions"));
+  EXPECT_EQ(refusal([](Fusion& f) {
+              TensorView* x = makeSymbolicTensor(f, 2);
+              TensorView* index = makeInputTensor(f, {.dtype = DataType::Int64, .sizes = {-1}});
+              f.addOutput(exp(index_select(x, 0, add(index, 1))));
+            }),
+            std::nullopt);
+}
+
+// Two separate lookups of one table as two outputs: the second is reached only through its
+// index or its table, neither of which pairs all its dims.
+TEST(PointwiseRefusalTest, IndexSelectThatDoesNotFeedTheReference) {
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* tokens = makeSymbolicTensor(f, 2, DataType::Int64);
+                TensorView* weight = makeSymbolicTensor(f, 2);
+                f.addOutput(embedding_fwd(tokens, weight));
+                f.addOutput(mul(embedding_fwd(tokens, weight), 2.0));
+              }).value(),
+              HasSubstr("the index_select output T3 does not feed the reference output T2"));
 }
 
 TEST(PointwiseRefusalTest, ShapesThatOneLoopCannotCover) {
@@ -241,6 +269,38 @@ TEST(PointwiseRefusalTest, RunTimeReasons) {
                         ") is a scalar but its argument is a tensor"));
   info = contiguousRuntimeInfo(fusion, {{4, 8}, {1, 8}});
   EXPECT_EQ(pointwise::canScheduleRunTime(fusion, info), std::nullopt);
+}
+
+TEST(PointwiseRefusalTest, EmptyIndexedDim) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* index = makeInputTensor(fusion, {.dtype = DataType::Int64, .sizes = {-1}});
+  fusion.addOutput(index_select(x, 0, index));
+  EXPECT_THAT(
+      pointwise::canScheduleRunTime(fusion, contiguousRuntimeInfo(fusion, {{0, 8}, {3}})).value(),
+      HasSubstr("index_select reads dim 0 of T0, which has size 0 for these arguments, "
+                "while its output has 24 elements: every index is out of range"));
+  // Nothing is read when there are no indices.
+  EXPECT_EQ(pointwise::canScheduleRunTime(fusion, contiguousRuntimeInfo(fusion, {{0, 8}, {0}})),
+            std::nullopt);
+  EXPECT_EQ(pointwise::canScheduleRunTime(fusion, contiguousRuntimeInfo(fusion, {{5, 8}, {3}})),
+            std::nullopt);
+}
+
+// Kernels cannot raise the evaluator's out-of-range error: a position is counted from the end
+// when negative and then clamped into the dim, so the read never leaves the tensor.
+TEST(PointwiseScheduleTest, IndexedReadsAreClampedIntoTheDim) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* index = makeInputTensor(fusion, {.dtype = DataType::Int32, .sizes = {-1}});
+  fusion.addOutput(index_select(x, 0, index));
+  pointwise::schedule(fusion, pointwise::computeHeuristics(
+                                  fusion, contiguousRuntimeInfo(fusion, {{16, 64}, {40}})));
+  const GeneratedKernel kernel = generateCuda(fusion);
+  EXPECT_THAT(kernel.source, HasSubstr("braze::min(braze::max(")) << kernel.source;
+  EXPECT_THAT(kernel.source, HasSubstr("T0.size[0] - 1)")) << kernel.source;
+  EXPECT_NO_THROW(CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                          {.arch = driver::GpuArch{9, 0, false}}));
 }
 
 TEST(PointwiseScheduleTest, GridStrideCompiles) {

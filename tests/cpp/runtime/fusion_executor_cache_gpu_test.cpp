@@ -16,6 +16,7 @@
 #include "support/random_tensor.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
+#include "support/tensor_values.h"
 
 namespace braze {
 namespace {
@@ -140,6 +141,20 @@ TEST_F(FusionExecutorCacheGpuTest, SegmentedFusionsMatchTheReference) {
       EXPECT_EQ(cache.lastRuntime()->segmentation().segments.size(), 2u);
     }
   }
+}
+
+// index_select of a computed tensor, stride_order and segment_set on the GPU: the column-major
+// output is allocated with its strides and every kernel matches the evaluator.
+TEST_F(FusionExecutorCacheGpuTest, IndexingAndCopyOpsMatchTheReference) {
+  test::RandomTensors random(14);
+  FusionExecutorCache cache(test::indexingAndCopiesFusion(), shipped());
+  const HostTensor rows = test::tensorOfIntegers(DataType::Int64, {7}, {0, -1, 5, 299, -300, 2, 2});
+  expectMatchesReference(cache, {random.uniform(DataType::Float32, {300, 130}), rows});
+  const std::vector<FusionArgument> outputs =
+      cache.run({DeviceTensor::fromHost(random.uniform(DataType::Float32, {300, 130})),
+                 DeviceTensor::fromHost(rows)});
+  EXPECT_EQ(std::get<DeviceTensor>(outputs[0]).strides(), (std::vector<int64_t>{1, 7}));
+  EXPECT_TRUE(std::get<DeviceTensor>(outputs[1]).isContiguous());
 }
 
 TEST_F(FusionExecutorCacheGpuTest, LongRowBackwardNormsRunAsSegments) {

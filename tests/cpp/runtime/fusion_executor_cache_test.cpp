@@ -20,6 +20,7 @@
 #include "support/random_tensor.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
+#include "support/tensor_values.h"
 
 namespace braze {
 namespace {
@@ -312,6 +313,29 @@ TEST(FusionExecutorCacheTest, AFusionNoSchedulerTakesWholeRunsAsSegments) {
   const std::string program = runtime->program().toString();
   EXPECT_NE(program.find("launch segment 1"), std::string::npos) << program;
   EXPECT_NE(program.find("deallocate %0"), std::string::npos) << program;
+}
+
+// index_select of a computed tensor, stride_order and segment_set: every segment's kernel is
+// compiled, and the column-major output comes back with its strides.
+TEST(FusionExecutorCacheTest, IndexingAndCopyOpsRunAsSegments) {
+  FusionExecutorCache cache(test::indexingAndCopiesFusion(), shipped());
+  test::RandomTensors random(19);
+  const HostTensor x = random.uniform(DataType::Float32, {24, 40});
+  const HostTensor rows = test::tensorOfIntegers(DataType::Int64, {5}, {3, -1, 0, 23, 3});
+  const std::vector<FusionArgument> outputs = cache.run(hostArguments({x, rows}));
+  const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), {x, rows});
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(hostOutput(outputs[0]).strides(), (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(expected[0].strides(), (std::vector<int64_t>{1, 5}));
+  test::expectClose(hostOutput(outputs[0]), expected[0]);
+  test::expectClose(hostOutput(outputs[1]), expected[1]);
+  const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
+  // exp (read at data-dependent rows) with the copy (both read x), the rows laid out
+  // column-major, and -copy (never in the copy's kernel).
+  ASSERT_EQ(runtime->segmentation().segments.size(), 3u) << runtime->describe();
+  EXPECT_EQ(cache.counters().kernels_compiled, 3);
+  for (const auto& kernel : runtime->kernels())
+    EXPECT_EQ(kernel.choice.scheduler->id, "braze::pointwise");
 }
 
 TEST(FusionExecutorCacheTest, WritesTheSegmentationAsAGraphvizFile) {

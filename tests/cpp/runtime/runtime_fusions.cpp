@@ -49,4 +49,13 @@ std::unique_ptr<Fusion> randomNoiseFusion() {
   return fusion;
 }
 
+std::unique_ptr<Fusion> indexingAndCopiesFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* rows = makeSymbolicTensor(*fusion, 1, DataType::Int64);
+  fusion->addOutput(stride_order(index_select(exp(x), 0, rows), {0, 1}));
+  fusion->addOutput(neg(segment_set(x)));
+  return fusion;
+}
+
 }  // namespace braze::test

@@ -20,4 +20,8 @@ std::unique_ptr<Fusion> centeredSoftmaxFusion(DataType dtype = DataType::Float32
 /// that seed and offset.
 std::unique_ptr<Fusion> randomNoiseFusion();
 
+/// Rows of exp(x [rows, cols]) picked by an int64 index [n] (so exp is written first), returned
+/// column-major (stride_order [0, 1]); and -x through a segment_set: three kernels.
+std::unique_ptr<Fusion> indexingAndCopiesFusion();
+
 }  // namespace braze::test

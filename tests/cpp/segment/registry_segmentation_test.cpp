@@ -9,6 +9,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "braze/ir/printer.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/shape.h"
 #include "braze/segment/segmented_fusion.h"
 #include "segment/segment_test_fusions.h"
 #include "segment/segmented_evaluation.h"
@@ -22,6 +25,7 @@ namespace {
 using test::Normalization;
 using test::RegistrySegmentChecker;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const SchedulerRegistry& registry() {
   static const test::ShippedRegistry shipped;
@@ -170,6 +174,66 @@ TEST(RegistrySegmentationTest, SoftmaxIsOneInnerOuterSegment) {
   EXPECT_EQ(checker.calls, 1);
   expectAccepted(segmented, checker, "softmax");
   EXPECT_THAT(segmented.segments[0].scheduler, HasSubstr("braze::inner_outer@"));
+}
+
+// segment_set puts its producer and its reader in different kernels, though one pointwise
+// kernel could compute both: the copy is written to global memory and read back.
+TEST(RegistrySegmentationTest, SegmentSetSplitsWhatOneKernelWouldCompute) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* y = segment_set(exp(x));
+  fusion.addOutput(neg(add(y, x)));
+  RegistrySegmentChecker checker(registry(), fusion, {{64, 96}});
+  const SegmentedFusion segmented = segmentFusion(fusion, checker);
+  ASSERT_EQ(segmented.segments.size(), 2u);
+  expectAccepted(segmented, checker, "segment_set");
+  EXPECT_EQ(describeBoundaries(segmented, checker),
+            y->name() + " float32 [64, 96] 24576 bytes, to segment 1\n");
+  // Inside its segment the copy is a plain set, which every scheduler takes.
+  EXPECT_THAT(printMath(*segmented.segments[0].fusion), HasSubstr("set("));
+  EXPECT_THAT(printMath(*segmented.segments[0].fusion), Not(HasSubstr("segment_set(")));
+  test::expectSameAsWhole(segmented, test::randomArguments(fusion, {{64, 96}}));
+}
+
+// A tensor read at data-dependent positions must come from memory written before the kernel
+// starts: gather of a computed tensor is two kernels.
+TEST(RegistrySegmentationTest, IndexedTensorComputedInTheFusionIsWrittenFirst) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* index = makeSymbolicTensor(fusion, 2, DataType::Int64);
+  TensorView* e = exp(x);
+  fusion.addOutput(mul(gather(e, 1, index), 2.0));
+  RegistrySegmentChecker checker(registry(), fusion, {{16, 40}, {16, 8}});
+  const SegmentedFusion segmented = segmentFusion(fusion, checker);
+  ASSERT_EQ(segmented.segments.size(), 2u);
+  expectAccepted(segmented, checker, "gather of exp");
+  EXPECT_EQ(describeBoundaries(segmented, checker),
+            e->name() + " float32 [16, 40] 2560 bytes, to segment 1\n");
+  // Indices in [-2, 2]: valid for the 40 columns.
+  test::expectSameAsWhole(segmented, test::randomArguments(fusion, {{16, 40}, {16, 8}}));
+}
+
+// A tensor stride_order lays out, read by a later segment: both sides agree on its layout
+// (the reader's input is declared dense in the same order).
+TEST(RegistrySegmentationTest, StrideOrderLayoutCrossesSegments) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* index = makeSymbolicTensor(fusion, 1, DataType::Int32);
+  TensorView* column_major = stride_order(exp(x), {0, 1});
+  fusion.addOutput(column_major);
+  fusion.addOutput(index_select(column_major, 0, index));
+  RegistrySegmentChecker checker(registry(), fusion, {{24, 32}, {5}});
+  const SegmentedFusion segmented = segmentFusion(fusion, checker);
+  ASSERT_EQ(segmented.segments.size(), 2u);
+  expectAccepted(segmented, checker, "stride_order");
+  const Segment& reader = segmented.segments[1];
+  // The original's inputs first (the index), then the tensor the first segment wrote.
+  ASSERT_EQ(reader.fusion->inputs().size(), 2u);
+  EXPECT_EQ(reader.fusion->inputs()[1]->as<TensorView>()->allocationOrder(),
+            (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(segmented.segments[0].fusion->outputs()[0]->as<TensorView>()->allocationOrder(),
+            (std::vector<int64_t>{1, 0}));
+  test::expectSameAsWhole(segmented, test::randomArguments(fusion, {{24, 32}, {5}}));
 }
 
 }  // namespace

@@ -202,6 +202,15 @@ std::vector<Case> opCases() {
                    [](RandomTensors& r) {
                      return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {2, 3})};
                    }});
+  cases.push_back({"copies",
+                   [](Fusion& f) {
+                     TensorView* x = input(f, {-1, 1, 4});
+                     f.addOutput(neg(segment_set(exp(x))));
+                     f.addOutput(stride_order(x, {0, 2, 1}));
+                   },
+                   [](RandomTensors& r) {
+                     return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {2, 1, 4})};
+                   }});
   cases.push_back({"slice",
                    [](Fusion& f) {
                      TensorView* x = input(f, {-1, -1});
@@ -241,12 +250,15 @@ std::vector<Case> opCases() {
                      f.addOutput(select(x, 1, int64_t{-1}));
                      f.addOutput(index_select(x, 0, index));
                      f.addOutput(gather(x, 1, gather_index));
+                     f.addOutput(take(x, 1, gather_index));
+                     f.addOutput(embedding_fwd(gather_index, x, {.padding_idx = int64_t{0}}));
+                     f.addOutput(scatter(x, 1, gather_index, x));
                    },
                    [](RandomTensors& r) {
                      return std::vector<EvaluatorArgument>{
                          r.uniform(DataType::Float32, {4, 5}),
                          r.uniform(DataType::Int64, {3}, 0, 3),
-                         r.uniform(DataType::Int64, {4, 2}, 0, 4)};
+                         r.uniform(DataType::Int64, {4, 2}, 0, 3)};
                    }});
   cases.push_back({"factories",
                    [](Fusion& f) {

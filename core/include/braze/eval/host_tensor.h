@@ -20,6 +20,10 @@ class HostTensor {
 
   /// A new contiguous (row-major) tensor; contents uninitialized.
   static HostTensor empty(DataType dtype, std::vector<int64_t> sizes);
+  /// A new dense tensor laid out in `allocation_order` (dims outermost first; empty:
+  /// row-major); contents uninitialized.
+  static HostTensor empty(DataType dtype, std::vector<int64_t> sizes,
+                          const std::vector<int64_t>& allocation_order);
   /// A new contiguous tensor with every element equal to `value` (converted to dtype).
   static HostTensor full(DataType dtype, std::vector<int64_t> sizes, ScalarValue value);
   /// A view of existing memory. `owner` is kept alive as long as any view exists.

@@ -16,6 +16,11 @@ int64_t numelOf(const std::vector<int64_t>& sizes);
 /// stay distinct).
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
 
+/// Strides of a dense tensor of `sizes` laid out in `allocation_order` (dims from outermost to
+/// innermost in memory; empty: row-major), size-0 dims counting as 1 as above.
+std::vector<int64_t> denseStrides(const std::vector<int64_t>& sizes,
+                                  const std::vector<int64_t>& allocation_order);
+
 /// True when `strides` address `sizes` densely in row-major order; strides of size-1 dims are
 /// never used and may be anything; an empty tensor is contiguous.
 bool isContiguousLayout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);

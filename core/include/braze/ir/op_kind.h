@@ -53,6 +53,8 @@ namespace braze {
 ///   IndexSelect | x, index (1-D int tensor)    | y                  | "dim"
 ///   Gather    | x, index (int tensor of x's    | y (index's shape)  | "dim"
 ///             |   rank; take_along_axis)       |                    |
+///   Scatter   | x, index (int tensor), src     | y (x's shape)      | "dim"
+///             |   (index, src, x of one rank)  |                    |
 ///   Full      | value                          | y (extents in its  |
 ///             |                                |  logical domain)   |
 ///   Iota      | start, step                    | y (1-D)            |
@@ -66,6 +68,14 @@ namespace braze {
 ///   Set       | x                              | y (same shape and  |
 ///             |                                |  dtype; a copy)    |
 ///             | made by cacheBefore / cacheAfter / cacheFork, or by the user op set(x)
+///   SegmentSet | x                             | y (a copy)         |
+///             | y goes through global memory: its producer and its readers run in different
+///             | kernels (inside one segment it is extracted as a Set)
+///   StrideOrder | x                            | y (a copy laid out | "stride_order": int64
+///             |                                |  in memory by the  |   list, nvFuser's: dim i's
+///             |                                |  attribute)        |   stride is the
+///             |                                |                    |   stride_order[i]-th
+///             |                                |                    |   smallest (0: innermost)
 ///
 /// IterDomain transforms relate a tensor's loop domain to its logical domain. They are Exprs
 /// over IterDomains, reached through IterDomain::definition(), never through Fusion::exprs():
@@ -171,6 +181,7 @@ enum class OpKind : uint8_t {
   Select,
   IndexSelect,
   Gather,
+  Scatter,  ///< torch.scatter without reduce: a copy of x with src written at index's positions.
   // Factories
   Full,
   Iota,
@@ -182,6 +193,8 @@ enum class OpKind : uint8_t {
   // Memory: a copy, made by cacheBefore / cacheAfter / cacheFork (between memory types) or by
   // the user op set(x).
   Set,
+  SegmentSet,   ///< A copy whose producer and consumers the segmenter puts in different kernels.
+  StrideOrder,  ///< A copy whose output is laid out in the "stride_order" attribute's order.
   // IterDomain transforms (scheduling); they never appear in Fusion::exprs().
   Split,
   Merge,

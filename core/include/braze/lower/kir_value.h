@@ -43,9 +43,9 @@ enum class ValueKind : uint8_t {
 enum class SymbolRole : uint8_t {
   LoopIndex,    ///< a serial/unrolled loop's variable
   ThreadIndex,  ///< threadIdx.* / blockIdx.* (see `parallel_type`)
-  Extent,       ///< a fusion scalar (extent or scalar input) as the kernel reads it
+  Extent,       ///< a tensor's extent (a fusion scalar, maybe an input) as the kernel reads it
   Stride,       ///< a tensor parameter's stride, known only at run time
-  Other,
+  Other,        ///< anything else, e.g. a scalar input that may be negative (a select index)
 };
 
 class ValueNode;
@@ -92,7 +92,7 @@ class Value {
 struct SymbolInfo {
   SymbolRole role = SymbolRole::Other;
   ParallelType parallel_type = ParallelType::Serial;
-  const Val* fusion_val = nullptr;  ///< Extent: the fusion scalar it prints
+  const Val* fusion_val = nullptr;  ///< Extent (or a scalar input): the fusion scalar it prints
   int64_t tensor_parameter = -1;    ///< Stride: which parameter
   int64_t dim = -1;                 ///< Stride: which dim
   Value bound = {};                 ///< 0 <= symbol < bound (undefined: no upper bound known)

@@ -60,15 +60,49 @@ TensorView* cat(const std::vector<TensorView*>& xs, int64_t dim);
 TensorView* select(TensorView* x, int64_t dim, Operand index);
 /// Rows of x along `dim` picked by a 1-D integer tensor: out.size(dim) = index.size(0).
 TensorView* index_select(TensorView* x, int64_t dim, TensorView* index);
+/// numpy.take along `dim` with an integer index of any rank: x's dim `dim` is replaced by the
+/// index's dims, out[a..., i..., b...] = x[a..., index[i...], b...]. index_select is its 1-D
+/// case (the same OpKind::IndexSelect).
+TensorView* take(TensorView* x, int64_t dim, TensorView* index);
 /// numpy's take_along_axis / torch.gather: index has x's rank; out has index's shape;
 /// out[i][j][k] = x[i][index[i][j][k]][k] for dim 1.
 TensorView* gather(TensorView* x, int64_t dim, TensorView* index);
+/// torch.scatter without reduce: a copy of x where out[i][index[i][j][k]][k] = src[i][j][k] for
+/// dim 1, over index's positions (negative ones count from the end). index, src and x have one
+/// rank; index is no larger than src in any dim, nor than x except at `dim`; src has x's dtype.
+/// Where index repeats a position, the last write in row-major order of index wins (torch leaves
+/// it unspecified). No scheduler takes it yet: the reference evaluator runs it.
+TensorView* scatter(TensorView* x, int64_t dim, TensorView* index, TensorView* src);
+
+/// torch.nn.functional.embedding's forward, as nvFuser's embedding_fwd: out[i..., :] =
+/// weight[input[i...], :], of shape input.shape + [weight.size(1)] (take(weight, 0, input)).
+/// `weight` is 2-D, `input` an integer tensor of any rank. padding_idx, scale_grad_by_freq and
+/// sparse only change the gradient and norm_type only matters with max_norm, so the forward
+/// checks and ignores them; max_norm (torch renormalizes the looked-up rows of weight in place)
+/// is refused with an error: renormalize the weight before the fusion instead.
+struct EmbeddingOptions {
+  std::optional<Operand> padding_idx = std::nullopt;
+  std::optional<Operand> max_norm = std::nullopt;
+  std::optional<Operand> norm_type = std::nullopt;
+  std::optional<Operand> scale_grad_by_freq = std::nullopt;
+  std::optional<Operand> sparse = std::nullopt;
+};
+TensorView* embedding_fwd(TensorView* input, TensorView* weight,
+                          const EmbeddingOptions& options = {});
 
 /// A copy of x: same shape (reduced dims dropped), same dtype, same values; nvFuser's set. It is
 /// the OpKind::Set that scheduling's cacheBefore / cacheAfter / cacheFork make, so every
 /// scheduler that accepts those copies accepts it. Useful to give an input or another output a
 /// tensor of its own as an output, or to mark where a value is materialized.
 TensorView* set(TensorView* x);
+/// nvFuser's segment_set: a copy of x whose producer and readers run in different kernels; the
+/// segmenter never puts them in one segment, so the value goes through global memory (to split a
+/// fusion where a scheduler would not, or to materialize a tensor on purpose).
+TensorView* segment_set(TensorView* x);
+/// nvFuser's stride_order: a copy of x laid out in memory so that dim i's stride is the
+/// stride_order[i]-th smallest (0: the innermost, stride 1; [1, 0] is row-major for rank 2,
+/// [0, 1] column-major), dense. A fusion output made by it is returned with those strides.
+TensorView* stride_order(TensorView* x, const std::vector<int64_t>& stride_order);
 
 /// torch.triu over the last two dims of x (rank >= 2; leading dims are batches): keeps the
 /// elements with col - row >= diagonal and gives 0 (false for bool) elsewhere; diagonal 0 keeps

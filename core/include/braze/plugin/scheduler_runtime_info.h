@@ -26,11 +26,12 @@ struct SchedulerRuntimeInfo {
 /// missing or 0 (an unknown alignment allows no vector access).
 int64_t vectorAlignment(const SchedulerRuntimeInfo& info, size_t input);
 
-/// The runtime info of a run of `fusion` with contiguous row-major tensors, for tests and
-/// tools that have sizes but no tensors: one argument per fusion input, in order. Tensor
-/// inputs take `tensor_sizes` in order (dtype from the fusion, row-major strides, data
-/// aligned to 16 bytes); scalar inputs take `scalars` in order. Throws a braze::Error when
-/// the number of sizes or scalars differs from the fusion's tensor or scalar inputs.
+/// The runtime info of a run of `fusion` with dense tensors, for tests and tools that have
+/// sizes but no tensors: one argument per fusion input, in order. Tensor inputs take
+/// `tensor_sizes` in order (dtype from the fusion, strides dense in the input's allocation
+/// order: row-major unless it declares another, data aligned to 16 bytes); scalar inputs take
+/// `scalars` in order. Throws a braze::Error when the number of sizes or scalars differs from the
+/// fusion's tensor or scalar inputs.
 SchedulerRuntimeInfo contiguousRuntimeInfo(
     const Fusion& fusion, const std::vector<std::vector<int64_t>>& tensor_sizes,
     const std::vector<ScalarValue>& scalars = {},

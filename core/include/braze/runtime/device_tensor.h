@@ -26,6 +26,9 @@ class DeviceTensor {
   /// A new contiguous (row-major) tensor on `device`, allocated with cuMemAlloc in the
   /// device's primary context; contents uninitialized.
   static DeviceTensor empty(DataType dtype, std::vector<int64_t> sizes, int device = 0);
+  /// As above, dense in `allocation_order` (dims outermost first; empty: row-major).
+  static DeviceTensor empty(DataType dtype, std::vector<int64_t> sizes,
+                            const std::vector<int64_t>& allocation_order, int device);
   /// A view of existing device memory at `data`. `owner` is kept alive as long as any view
   /// exists (may be null when the caller guarantees the memory's lifetime).
   static DeviceTensor borrow(DataType dtype, std::vector<int64_t> sizes,
