@@ -452,6 +452,30 @@ std::shared_ptr<const LaunchPlan> KernelExecutor::cachedPlan(
   return fresh;
 }
 
+void KernelExecutor::recompileForBlock(int64_t threads) {
+  // A block's registers come from one SM's 64K, allocated 8 per thread at a time.
+  constexpr int64_t kRegistersPerBlock = 65536;
+  CompileOptions options;
+  options.arch = compiled_.arch();
+  options.max_registers =
+      static_cast<int>(std::min<int64_t>(255, kRegistersPerBlock / threads / 8 * 8));
+  for (const std::string& flag : compiled_.nvrtcOptions()) {
+    options.fast_math = options.fast_math || flag == "--use_fast_math";
+    options.line_info = options.line_info || flag == "--generate-line-info";
+  }
+  CompiledKernel limited =
+      CompiledKernel::compile(compiled_.source(), kernel_.kernel_name, options);
+  // Launches of the old module may still be in flight: it is unloaded once they are done.
+  const driver::DriverApi& api = driver::driverApi();
+  for (auto& [device, old] : loaded_) {
+    driver::makePrimaryContextCurrent(device);
+    api.ctxSynchronize();
+    api.moduleUnload(old.module);
+  }
+  loaded_.clear();
+  compiled_ = std::move(limited);
+}
+
 CUfunction KernelExecutor::prepareLaunch(const LaunchPlan& plan) {
   const std::string& name = kernel_.kernel_name;
   driver::makePrimaryContextCurrent(plan.device);
@@ -459,7 +483,14 @@ CUfunction KernelExecutor::prepareLaunch(const LaunchPlan& plan) {
   checkLaunchLimits(plan.launch, properties, compiled_.resources().static_shared_memory_bytes,
                     name);
   std::lock_guard<std::mutex> lock(mutex_);
-  LoadedFunction& loaded = load(plan.device);
+  LoadedFunction* first = &load(plan.device);
+  if (plan.launch.threadsPerBlock() > first->max_threads_per_block && !compiled_.cubin().empty()) {
+    // ptxas took more registers than a block of this size can hold: the block size often
+    // follows the data, so nothing told it. Compiled again with a limit that fits the block.
+    recompileForBlock(plan.launch.threadsPerBlock());
+    first = &load(plan.device);
+  }
+  LoadedFunction& loaded = *first;
   BRAZE_USER_CHECK(plan.launch.threadsPerBlock() <= loaded.max_threads_per_block)
       << "kernel " << name << ": " << plan.launch.threadsPerBlock()
       << " threads per block, but with " << compiled_.resources().registers

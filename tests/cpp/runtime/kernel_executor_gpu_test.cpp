@@ -283,7 +283,7 @@ TEST_F(KernelExecutorGpuTest, WrongOutputsAreRefused) {
                      {DeviceTensor::borrow(DataType::Float32, {4, 6}, {12, 1}, wide.data(), 0,
                                            wide.owner())});
       },
-      {"must be contiguous"}));
+      {"must be dense with storage and strides [6, 1]"}));
   EXPECT_TRUE(throwsError(
       [&] {
         executor.run({a, a}, nullptr, {a, a});

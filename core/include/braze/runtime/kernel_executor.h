@@ -117,6 +117,9 @@ class KernelExecutor {
   /// Checks the generated kernel against the fusion; returns the parameter of each output.
   std::vector<size_t> checkContract() const;
   LoadedFunction& load(int device);
+  /// Compiles the kernel again with a register limit that lets blocks of `threads` launch,
+  /// and drops the loaded modules (called with mutex_ held).
+  void recompileForBlock(int64_t threads);
   std::vector<DeviceTensor> checkOrAllocateOutputs(const LaunchPlan& plan,
                                                    std::vector<DeviceTensor> outputs) const;
   void dumpLaunch(const LaunchPlan& plan, const std::vector<ExecutorArgument>& inputs,
