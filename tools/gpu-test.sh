@@ -384,6 +384,8 @@ pythonTier() {
   (cd "$root" && set -o pipefail && "${python[@]}" -m pytest tests/python -q 2>&1 | tail -3) || rc=1
   if ((run_bench)); then
     # nvFuser's fd.execute beside Braze's when its wheel was carried (../shared/peers).
+    # nvfuser-env.sh sets a variable named site of its own: Braze's is kept apart.
+    local braze_site=$site
     (cd "$root" && set -o pipefail &&
       peer_path= peer_lib=
       if [[ -f .peer-wheels/nvfuser-env.sh ]]; then
@@ -397,13 +399,13 @@ pythonTier() {
       fi
       env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER \
         LD_LIBRARY_PATH="${peer_lib:+$peer_lib:}$library_path" \
-        PYTHONPATH="$site${peer_path:+:$peer_path}" \
+        PYTHONPATH="$braze_site${peer_path:+:$peer_path}" \
         python3 benchmarks/python/python_overhead.py 2>&1 | tail -8 &&
       # nvFuser's own normalization definitions, unchanged, through Braze (and nvFuser).
       if [[ -d .peer-wheels/nvfuser_benchmarks ]]; then
         env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER \
           LD_LIBRARY_PATH="${peer_lib:+$peer_lib:}$library_path" \
-          PYTHONPATH="$site${peer_path:+:$peer_path}" \
+          PYTHONPATH="$braze_site${peer_path:+:$peer_path}" \
           python3 benchmarks/python/nvfuser_definitions.py .peer-wheels/nvfuser_benchmarks \
           --json "$results/nvfuser_definitions.json" 2>"$results/nvfuser_definitions.log" |
           sed -n '/^===/,$p'

@@ -275,8 +275,17 @@ std::string elementwiseValue(const Expr& expr, const std::vector<std::string>& i
       return call("fmod");
     case OpKind::CeilDiv:
       return call("ceilDiv");
-    case OpKind::Pow:
+    case OpKind::Pow: {
+      // x ** 2 (RMS norm's pow(x, 2.0)) as a product: powf costs tens of instructions and made
+      // such kernels issue-bound; the product is the correctly rounded square, as is the
+      // reference's pow.
+      const auto* exponent = expr.input(1)->dynCast<Scalar>();
+      if (exponent != nullptr && exponent->isConstantEqualTo(2) &&
+          isFloatingPoint(expr.output(0)->dtype()) &&
+          expr.input(0)->dtype() == expr.output(0)->dtype())
+        return "(" + in[0] + " * " + in[0] + ")";
       return call("pow");
+    }
     case OpKind::Maximum:
       return call("maximum");
     case OpKind::Minimum:

@@ -28,6 +28,22 @@ TEST(UnscheduledCodegenTest, PointwiseWithBroadcast) {
   compileForSm90(generated);
 }
 
+// A square is a product (powf is tens of instructions); other exponents stay pow.
+TEST(UnscheduledCodegenTest, SquaresAreProducts) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  fusion.addOutput(pow(x, 2.0));
+  fusion.addOutput(pow(x, 3.0));
+  const GeneratedKernel generated = generateCuda(fusion);
+  EXPECT_EQ(generated.source.find("braze::pow(", 0) != std::string::npos, true);
+  size_t pows = 0;
+  for (size_t at = generated.source.find("braze::pow("); at != std::string::npos;
+       at = generated.source.find("braze::pow(", at + 1))
+    ++pows;
+  EXPECT_EQ(pows, 1u) << generated.source;
+  compileForSm90(generated);
+}
+
 TEST(UnscheduledCodegenTest, Softmax) {
   Fusion fusion;
   TensorView* x = makeSymbolicTensor(fusion, 2);
