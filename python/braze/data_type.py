@@ -59,21 +59,3 @@ def from_torch(dtype):
     if dtype not in table:
         raise _braze.Error(f"torch dtype {dtype} has no Braze dtype")
     return table[dtype]
-
-
-def from_numpy(dtype):
-    """The DataType of a NumPy dtype."""
-    import numpy as np
-
-    table = {
-        np.dtype(np.bool_): DataType.Bool,
-        np.dtype(np.int32): DataType.Int32,
-        np.dtype(np.int64): DataType.Int,
-        np.dtype(np.float16): DataType.Half,
-        np.dtype(np.float32): DataType.Float,
-        np.dtype(np.float64): DataType.Double,
-    }
-    dtype = np.dtype(dtype)
-    if dtype not in table:
-        raise _braze.Error(f"NumPy dtype {dtype} has no Braze dtype")
-    return table[dtype]

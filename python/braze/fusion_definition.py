@@ -15,7 +15,7 @@ import tempfile
 import numpy as np
 
 from braze import _braze
-from braze.data_type import DataType, from_numpy, from_torch
+from braze.data_type import DataType, from_torch
 from braze.scheduler_params import SchedulerParams
 
 Error = _braze.Error

@@ -65,10 +65,6 @@ class SchedulerParams:
             value = float(value)
         struct.pack_into(_FORMATS[kind], self._bytes, offset, value)
 
-    def __getitem__(self, key):
-        """The dict view of earlier releases: "scheduler", "params" (bytes), "summary"."""
-        return {"scheduler": self._scheduler, "params": self.to_bytes(), "summary": str(self)}[key]
-
     def __str__(self):
         return _braze.sched.describe_params(self._scheduler, self.to_bytes())
 

@@ -72,7 +72,6 @@ void bindSched(py::module_& m) {
         d["scheduler"] = choice.scheduler->id + "@" + choice.scheduler->version;
         d["params"] =
             py::bytes(reinterpret_cast<const char*>(choice.params.data()), choice.params.size());
-        d["summary"] = choice.summary;
         py::list fields;
         for (const SchedulerParamField& field : registry.paramFields(*choice.scheduler))
           fields.append(py::make_tuple(field.name, field.kind, field.offset));
@@ -80,8 +79,8 @@ void bindSched(py::module_& m) {
         return d;
       },
       py::arg("fusion"), py::arg("name"), py::arg("inputs"),
-      "The params `name` chooses for these inputs: scheduler, params bytes, their summary and "
-      "their fields (name, kind, byte offset) as the plugin describes them");
+      "The params `name` chooses for these inputs: scheduler, params bytes and their fields "
+      "(name, kind, byte offset) as the plugin describes them");
   m.def(
       "describe_params",
       [](const std::string& scheduler, const py::bytes& params) {

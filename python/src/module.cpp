@@ -10,9 +10,6 @@
 PYBIND11_MODULE(_braze, m) {
   m.doc() = "Braze: a GPU fusion compiler (bindings of libbraze_core)";
   m.attr("__version__") = BRAZE_VERSION_STRING;
-  // The type of DLPack capsules, for a cheap `type(x) is CapsuleType` on the hit path.
-  m.attr("CapsuleType") =
-      pybind11::reinterpret_borrow<pybind11::object>(reinterpret_cast<PyObject*>(&PyCapsule_Type));
   // Every braze::Error reaches Python as braze.Error (a RuntimeError) with the C++ message.
   pybind11::register_exception<braze::Error>(m, "Error", PyExc_RuntimeError);
   braze::python::bindIr(m);

@@ -11,6 +11,23 @@
 namespace braze {
 namespace {
 
+// A [rows, cols] float32 input of values `step` apart from `start`.
+HostTensor rampInput(int64_t rows, int64_t cols, double step, double start) {
+  HostTensor input = HostTensor::empty(DataType::Float32, {rows, cols});
+  for (int64_t i = 0; i < input.numel(); ++i)
+    input.setFlat(i, step * static_cast<double>(i) + start);
+  return input;
+}
+
+// Runs `cache` on `input` and expects the reference evaluator's result exactly.
+void expectRunMatchesReference(FusionExecutorCache& cache, const HostTensor& input) {
+  const std::vector<FusionArgument> outputs = cache.run({input});
+  const HostTensor expected = evaluateFusionTensors(cache.fusion(), {input})[0];
+  const HostTensor& actual = std::get<HostTensor>(outputs[0]);
+  for (int64_t i = 0; i < expected.numel(); ++i)
+    EXPECT_EQ(toDouble(actual.atFlat(i)), toDouble(expected.atFlat(i))) << "element " << i;
+}
+
 TEST(ExecutorCacheFailoverTest, ASchedulerThatFailsIsReportedAndTheNextIsUsed) {
   test::IsolatedOptions isolated;
   isolated.install.install("fixture_throws", "test::throws", "1.0.0", 1);
@@ -23,13 +40,8 @@ TEST(ExecutorCacheFailoverTest, ASchedulerThatFailsIsReportedAndTheNextIsUsed) {
   fusion->addOutput(add(x, x));
   FusionExecutorCache cache(std::move(fusion), options);
 
-  HostTensor input = HostTensor::empty(DataType::Float32, {3, 5});
-  for (int64_t i = 0; i < input.numel(); ++i) input.setFlat(i, 0.5 * static_cast<double>(i) - 3);
-  const std::vector<FusionArgument> outputs = cache.run({input});
-  const HostTensor expected = evaluateFusionTensors(cache.fusion(), {input})[0];
-  const HostTensor& actual = std::get<HostTensor>(outputs[0]);
-  for (int64_t i = 0; i < expected.numel(); ++i)
-    EXPECT_EQ(toDouble(actual.atFlat(i)), toDouble(expected.atFlat(i))) << "element " << i;
+  const HostTensor input = rampInput(3, 5, 0.5, -3);
+  expectRunMatchesReference(cache, input);
 
   const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
   EXPECT_EQ(runtime->kernels()[0].choice.scheduler->id, "test::good");
@@ -66,13 +78,8 @@ TEST(ExecutorCacheFailoverTest, ASegmentNoSchedulerCanBuildIsSplit) {
   fusion->addOutput(mul(exp(x), 2.0));
   FusionExecutorCache cache(std::move(fusion), options);
 
-  HostTensor input = HostTensor::empty(DataType::Float32, {4, 6});
-  for (int64_t i = 0; i < input.numel(); ++i) input.setFlat(i, 0.25 * static_cast<double>(i) - 2);
-  const std::vector<FusionArgument> outputs = cache.run({input});
-  const HostTensor expected = evaluateFusionTensors(cache.fusion(), {input})[0];
-  const HostTensor& actual = std::get<HostTensor>(outputs[0]);
-  for (int64_t i = 0; i < expected.numel(); ++i)
-    EXPECT_EQ(toDouble(actual.atFlat(i)), toDouble(expected.atFlat(i))) << "element " << i;
+  const HostTensor input = rampInput(4, 6, 0.25, -2);
+  expectRunMatchesReference(cache, input);
   const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
   EXPECT_EQ(runtime->segmentation().segments.size(), 2u) << runtime->describe();
 
