@@ -232,7 +232,10 @@ class FusionDefinition:
     def __init__(self):
         self._fusion = _braze.Fusion()
         self._executor = None
-        self._aliases = {}  # output index -> input index it is written into
+        # output index -> input index: outputs the extension writes into their input, and
+        # outputs copied into a non-contiguous input after the run.
+        self._in_place = {}
+        self._aliases = {}
         self.ops = _Ops(self)
         self.sched = _Sched(self)
 
@@ -310,9 +313,11 @@ class FusionDefinition:
     def add_output(self, value, alias_input=None):
         """Marks ``value`` as an output. With ``alias_input`` (an input tensor of the same
         shape and dtype), execute writes the result into that input, as an in-place update
-        (an optimizer step, a running statistic), and does not return it. The kernel writes a
-        fresh buffer that is then copied into the input: aliasing without the copy is not
-        done yet."""
+        (an optimizer step, a running statistic, a cache written by scatter), and does not
+        return it. For an input defined contiguous (in any stride order) the kernel stores
+        straight into the input's memory, or, where other parts of the fusion still read the
+        input, a copy after them does; any other input gets the result copied in after the
+        run."""
         if alias_input is not None:
             inputs = self._fusion.inputs()
             if alias_input not in inputs or not alias_input.is_tensor():
@@ -323,8 +328,15 @@ class FusionDefinition:
                     f"cannot be written into {alias_input.name} ({alias_input.dtype}, rank "
                     f"{alias_input.ndim()}): dtype and rank must agree"
                 )
-            self._aliases[len(self._fusion.outputs())] = inputs.index(alias_input)
-        self._fusion.add_output(value)
+            position = len(self._fusion.outputs())
+            self._fusion.add_output(value)
+            if all(c is not False for c in alias_input.contiguity()):
+                self._fusion.alias_output_to_input(value, alias_input)
+                self._in_place[position] = inputs.index(alias_input)
+            else:
+                self._aliases[position] = inputs.index(alias_input)
+        else:
+            self._fusion.add_output(value)
         self._executor = None
 
     def fusion(self):
@@ -381,6 +393,13 @@ class FusionDefinition:
         executor = self._executor
         if executor is None or unsupported:
             executor = self._make_executor(unsupported)
+        for position in self._in_place.values():
+            target = inputs[position] if position < len(inputs) else None
+            if isinstance(target, np.ndarray) and not target.flags.writeable:
+                raise Error(
+                    f"execute: input {position} is a read-only NumPy array, but an output is "
+                    "written into it (add_output(alias_input=...)); pass a writeable array"
+                )
         try:
             # The cache-hit path: one call into the extension, which converts the inputs,
             # looks the run up, launches and converts the outputs.
@@ -389,7 +408,7 @@ class FusionDefinition:
             )
         except Error as error:
             raise Error(f"{error}\n{self._write_repro(inputs)}") from None
-        if not self._aliases:
+        if not self._aliases and not self._in_place:
             return outputs
         return self._write_aliases(inputs, outputs)
 
@@ -403,14 +422,17 @@ class FusionDefinition:
         return self._executor
 
     def _write_aliases(self, inputs, outputs):
-        """Copies each aliased output into its input; returns the other outputs."""
+        """Copies each output aliased to a non-contiguous input into it; returns the outputs
+        that are not written into inputs."""
         for output, position in self._aliases.items():
             target, result = inputs[position], outputs[output]
             if _is_torch(target):
                 target.copy_(result)
             else:
                 np.copyto(target, np.asarray(result))
-        return [out for i, out in enumerate(outputs) if i not in self._aliases]
+        return [
+            out for i, out in enumerate(outputs) if i not in self._aliases and i not in self._in_place
+        ]
 
 
     def _write_repro(self, inputs):

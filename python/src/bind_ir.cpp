@@ -106,6 +106,11 @@ void bindIr(py::module_& m) {
             return extents;
           },
           "The extents of the tensor's dims, as scalars of the fusion")
+      .def(
+          "contiguity",
+          [](const Value& v) { return v.tensor("contiguity", "the value")->contiguity(); },
+          "Per dim: whether its stride is dense (None for a broadcast dim); inputs carry their "
+          "definition's, computed tensors all true")
       .def("constant_value",
            [](const Value& v) -> py::object {
              const auto* scalar = v.val->dynCast<Scalar>();
@@ -170,6 +175,21 @@ void bindIr(py::module_& m) {
              BRAZE_USER_CHECK(value.fusion == fusion)
                  << "add_output: " << value.val->name() << " belongs to another fusion";
              fusion->addOutput(value.val);
+           })
+      .def(
+          "alias_output_to_input",
+          [](const std::shared_ptr<Fusion>& fusion, const Value& output, const Value& input) {
+            BRAZE_USER_CHECK(output.fusion == fusion && input.fusion == fusion)
+                << "alias_output_to_input: the values belong to another fusion";
+            fusion->aliasOutputToInput(output.val, input.val);
+          },
+          py::arg("output"), py::arg("input"),
+          "Writes output into input's memory on every run (Fusion::aliasOutputToInput)")
+      .def("aliased_input",
+           [](const std::shared_ptr<Fusion>& fusion, const Value& output) -> py::object {
+             Val* input = fusion->aliasedInput(output.val);
+             if (input == nullptr) return py::none();
+             return py::cast(wrap(fusion, input));
            })
       .def("inputs", [](const std::shared_ptr<Fusion>& f) { return wrapAll(f, f->inputs()); })
       .def("outputs", [](const std::shared_ptr<Fusion>& f) { return wrapAll(f, f->outputs()); })

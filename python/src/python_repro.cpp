@@ -94,7 +94,11 @@ class Writer {
     out_ << "def braze_fusion(fd: FusionDefinition) -> None:\n";
     for (const Val* input : fusion_.inputs()) defineInput(input);
     for (const Expr* expr : fusion_.exprs()) writeExpr(*expr);
-    for (const Val* output : fusion_.outputs()) line("fd.add_output(" + name(output) + ")");
+    for (const Val* output : fusion_.outputs()) {
+      const Val* input = fusion_.aliasedInput(output);
+      line("fd.add_output(" + name(output) +
+           (input != nullptr ? ", alias_input=" + name(input) : std::string()) + ")");
+    }
     if (fusion_.inputs().empty() && fusion_.outputs().empty()) line("pass");
     return out_.str();
   }

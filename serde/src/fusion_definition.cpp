@@ -222,6 +222,15 @@ class Writer {
           << ") cannot be saved: it is neither an input nor computed by an expression";
       outputs.push_back(number);
     }
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> aliases;
+    if (!fusion_.outputAliases().empty()) {
+      std::vector<int64_t> positions;
+      for (const Val* output : fusion_.outputs()) {
+        const Val* input = fusion_.aliasedInput(output);
+        positions.push_back(input == nullptr ? -1 : fusion_.inputIndex(input));
+      }
+      aliases = builder_.CreateVector(positions);
+    }
     const std::string canonical = canonicalForm(fusion_);
     const auto bytes =
         std::span(reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size());
@@ -229,7 +238,7 @@ class Writer {
         builder_, static_cast<uint32_t>(fb::FusionDefinitionVersion::Current),
         builder_.CreateString("braze " BRAZE_VERSION_STRING), builder_.CreateVector(inputs),
         builder_.CreateVector(exprs_), builder_.CreateVector(outputs),
-        builder_.CreateString(sha256Hex(bytes)));
+        builder_.CreateString(sha256Hex(bytes)), aliases);
     fb::FinishFusionDefinitionBuffer(builder_, definition);
     return {builder_.GetBufferPointer(), builder_.GetBufferPointer() + builder_.GetSize()};
   }

@@ -194,6 +194,22 @@ class Replay {
       guarded("output " + std::to_string(i),
               [&] { fusion_->addOutput(valueAt(output_values[i], "the output")); });
     }
+    if (const auto* aliases = definition_.output_aliases()) {
+      const std::vector<int64_t> positions = int64s(*aliases);
+      if (positions.size() != output_values.size())
+        fail("output_aliases has " + std::to_string(positions.size()) + " entries for " +
+             std::to_string(output_values.size()) + " outputs");
+      for (size_t i = 0; i < positions.size(); ++i) {
+        if (positions[i] < 0) continue;
+        guarded("the alias of output " + std::to_string(i), [&] {
+          if (positions[i] >= static_cast<int64_t>(fusion_->inputs().size()))
+            fail("output " + std::to_string(i) + " is written into input " +
+                 std::to_string(positions[i]) + ", which does not exist");
+          fusion_->aliasOutputToInput(fusion_->outputs()[i],
+                                      fusion_->inputs()[static_cast<size_t>(positions[i])]);
+        });
+      }
+    }
     const std::string canonical = canonicalForm(*fusion_);
     const std::string sha =
         sha256Hex(std::span(reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size()));

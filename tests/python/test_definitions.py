@@ -261,3 +261,43 @@ def test_the_cache_folder_saves_and_loads_its_kernels(tmp_path):
     assert braze.cache.load(junk, directory=second_dir)["problems"]
     assert braze.cache.clear(directory=second_dir) >= 1
     assert braze.cache.entries(second_dir) == []
+
+
+def test_in_place_outputs_write_the_callers_array_and_round_trip_through_repr(rng):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        doubled = fd.ops.mul(x, 2.0)
+        fd.add_output(doubled, alias_input=x)
+        fd.add_output(fd.ops.sum(x, dims=[1]))  # reads x too: the write waits for it
+    assert "alias_input=" in repr(fd)
+    a = rng.standard_normal((5, 33)).astype(np.float32)
+    original = a.copy()
+    address = a.__array_interface__["data"][0]
+    (sums,) = fd.execute([a])
+    assert a.__array_interface__["data"][0] == address
+    np.testing.assert_allclose(a, 2 * original, rtol=1e-6)
+    np.testing.assert_allclose(sums, original.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+    rebuilt = FusionDefinition()
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(repr(fd), namespace)
+    namespace["braze_fusion"](rebuilt)
+    b = original.copy()
+    rebuilt.execute([b])
+    np.testing.assert_allclose(b, 2 * original, rtol=1e-6)
+
+    frozen = original.copy()
+    frozen.setflags(write=False)
+    with pytest.raises(braze.Error, match="read-only NumPy array"):
+        fd.execute([frozen])
+
+
+def test_an_output_aliased_to_a_strided_input_is_copied_in_after_the_run(rng):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[False, True])
+        fd.add_output(fd.ops.neg(x), alias_input=x)
+    base = rng.standard_normal((6, 16)).astype(np.float32)
+    view = base[::2]  # rows 2 apart: not contiguous at dim 0
+    expected = -view.copy()
+    assert fd.execute([view]) == []
+    np.testing.assert_allclose(view, expected)

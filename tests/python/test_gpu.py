@@ -80,6 +80,23 @@ def test_an_aliased_output_updates_the_cuda_tensor_in_place():
 
 
 @requires_cuda
+def test_in_place_outputs_keep_the_tensors_storage_and_wait_for_other_readers():
+    x = torch.randn(1000, 384, device="cuda")
+    original = x.clone()
+    address = x.data_ptr()
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        e = fd.ops.exp(fd.ops.sub(t, fd.ops.max(t, dims=[1], keepdim=True)))
+        fd.add_output(fd.ops.div(e, fd.ops.sum(e, dims=[1], keepdim=True)), alias_input=t)
+        fd.add_output(fd.ops.sum(t, dims=[0]))
+    (sums,) = fd.execute([x])
+    assert x.data_ptr() == address
+    expected = torch.softmax(original, dim=1)
+    torch.testing.assert_close(x, expected)
+    torch.testing.assert_close(sums, original.sum(dim=0), rtol=1e-4, atol=1e-4)
+
+
+@requires_cuda
 def test_torch_scalars_lists_and_host_tensors_mix_with_cuda_tensors():
     x = torch.randn(16, 128, device="cuda")
     with FusionDefinition() as fd:
@@ -207,3 +224,32 @@ def test_stride_order_output_strides_and_segment_set():
     assert column_major.stride() == (1, 6, 42)
     torch.testing.assert_close(column_major, torch.exp(x))
     torch.testing.assert_close(negated, -torch.relu(x))
+
+
+@requires_cuda
+def test_scatter_into_a_cache_in_place_matches_torch():
+    cache = torch.randn(2, 4, 128, 64, device="cuda", dtype=torch.bfloat16)
+    step = torch.randn(2, 4, 1, 64, device="cuda", dtype=torch.bfloat16)
+    position = torch.full((2, 4, 1, 64), 77, device="cuda", dtype=torch.int64)
+    expected = cache.scatter(2, position, step)
+    address = cache.data_ptr()
+    with FusionDefinition() as fd:
+        c = fd.from_pytorch(cache)
+        i = fd.from_pytorch(position)
+        s = fd.from_pytorch(step)
+        fd.add_output(fd.ops.scatter(c, i, s, 2), alias_input=c)
+    assert fd.execute([cache, position, step]) == []
+    assert cache.data_ptr() == address
+    torch.testing.assert_close(cache, expected, rtol=0, atol=0)
+
+    # Out of place, with distinct positions per row along dim 1.
+    x = torch.randn(64, 1000, device="cuda")
+    index = torch.stack([torch.randperm(1000, device="cuda")[:37] for _ in range(64)])
+    src = torch.randn(64, 37, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        i = fd.from_pytorch(index)
+        v = fd.from_pytorch(src)
+        fd.add_output(fd.ops.scatter(t, i, v, 1))
+    (out,) = fd.execute([x, index, src])
+    torch.testing.assert_close(out, x.scatter(1, index, src), rtol=0, atol=0)

@@ -2,7 +2,9 @@
 
 #include "braze/host/host_program.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "braze/error.h"
@@ -27,6 +29,50 @@ struct Overloaded : Ts... {
   using Ts::operator()...;
 };
 
+// The order to launch `segmented`'s segments in: each after the segments whose outputs it
+// reads, and a segment that writes an aliased output after every other segment that reads the
+// input it writes into; otherwise in segment order.
+std::vector<size_t> launchOrder(const SegmentedFusion& segmented) {
+  const Fusion& original = *segmented.original;
+  const size_t count = segmented.segments.size();
+  std::map<const Val*, size_t> writer;
+  for (size_t s = 0; s < count; ++s) {
+    for (const Val* output : segmented.segments[s].outputs) writer[output] = s;
+  }
+  std::vector<std::set<size_t>> after(count);  // after[s]: segments that must run before s
+  for (size_t s = 0; s < count; ++s) {
+    for (const Val* input : segmented.segments[s].inputs) {
+      auto found = writer.find(input);
+      if (found != writer.end()) after[s].insert(found->second);
+    }
+  }
+  for (const auto& [output, input] : original.outputAliases()) {
+    auto found = writer.find(output);
+    if (found == writer.end()) continue;
+    for (size_t r = 0; r < count; ++r) {
+      const std::vector<const Val*>& reads = segmented.segments[r].inputs;
+      if (r != found->second && std::find(reads.begin(), reads.end(), input) != reads.end())
+        after[found->second].insert(r);
+    }
+  }
+  std::vector<size_t> order;
+  std::vector<bool> placed(count, false);
+  while (order.size() < count) {
+    size_t next = count;
+    for (size_t s = 0; s < count && next == count; ++s) {
+      if (placed[s]) continue;
+      if (std::all_of(after[s].begin(), after[s].end(), [&](size_t p) { return placed[p]; }))
+        next = s;
+    }
+    BRAZE_INTERNAL_CHECK(next < count)
+        << "buildHostProgram: no order runs every reader of an input before the segment that "
+           "writes an output into it";
+    placed[next] = true;
+    order.push_back(next);
+  }
+  return order;
+}
+
 }  // namespace
 
 HostProgram buildHostProgram(const SegmentedFusion& segmented) {
@@ -44,13 +90,15 @@ HostProgram buildHostProgram(const SegmentedFusion& segmented) {
     return ValueRef{SlotKind::Extent, it->second};
   };
 
-  // The last segment that reads each original tensor: its buffer is freed after that launch.
+  const std::vector<size_t> order = launchOrder(segmented);
+  // The last launch that reads each original tensor: its buffer is freed after that launch.
   std::map<const Val*, size_t> last_reader;
-  for (size_t s = 0; s < segmented.segments.size(); ++s) {
-    for (const Val* input : segmented.segments[s].inputs) last_reader[input] = s;
+  for (size_t step = 0; step < order.size(); ++step) {
+    for (const Val* input : segmented.segments[order[step]].inputs) last_reader[input] = step;
   }
   std::map<int32_t, const Val*> live;  // buffers that hold intermediates, by buffer
-  for (size_t s = 0; s < segmented.segments.size(); ++s) {
+  for (size_t step = 0; step < order.size(); ++step) {
+    const size_t s = order[step];
     const Segment& segment = segmented.segments[s];
     LaunchKernel launch;
     launch.segment = static_cast<int32_t>(s);
@@ -75,6 +123,8 @@ HostProgram buildHostProgram(const SegmentedFusion& segmented) {
         allocate.extents.push_back(id->logicalExtent());
         if (!id->logicalExtent()->isConstant()) extentRef(id->logicalExtent());
       }
+      if (const Val* input = original.aliasedInput(output))
+        allocate.alias_input = static_cast<int32_t>(original.inputIndex(input));
       BRAZE_INTERNAL_CHECK(
           where.emplace(output, ValueRef{SlotKind::Buffer, allocate.buffer}).second)
           << "buildHostProgram: " << output->name() << " is written by two segments";
@@ -85,7 +135,7 @@ HostProgram buildHostProgram(const SegmentedFusion& segmented) {
     program.instructions.emplace_back(std::move(launch));
     for (auto it = live.begin(); it != live.end();) {
       auto reader = last_reader.find(it->second);
-      if (reader == last_reader.end() || reader->second <= s) {
+      if (reader == last_reader.end() || reader->second <= step) {
         program.instructions.emplace_back(Deallocate{it->first});
         it = live.erase(it);
       } else {
@@ -97,7 +147,11 @@ HostProgram buildHostProgram(const SegmentedFusion& segmented) {
     auto found = where.find(output);
     BRAZE_INTERNAL_CHECK(found != where.end())
         << "buildHostProgram: no segment writes fusion output " << output->name();
-    program.outputs.push_back(found->second);
+    const Val* input = original.aliasedInput(output);
+    program.outputs.push_back(input == nullptr ? found->second
+                                               : ValueRef{SlotKind::Input,
+                                                          static_cast<int32_t>(
+                                                              original.inputIndex(input))});
   }
   return program;
 }
@@ -107,6 +161,12 @@ std::string HostProgram::toString() const {
   for (const Instruction& instruction : instructions) {
     std::visit(Overloaded{
                    [&](const Allocate& a) {
+                     if (a.alias_input >= 0) {
+                       os << "%" << a.buffer << " = "
+                          << refText(*this, *original, {SlotKind::Input, a.alias_input})
+                          << "  (" << a.tensor->name() << ", written in place)\n";
+                       return;
+                     }
                      os << "%" << a.buffer << " = allocate " << a.dtype << "[";
                      for (size_t i = 0; i < a.extents.size(); ++i)
                        os << (i ? ", " : "") << a.extents[i]->name();

@@ -73,6 +73,70 @@ void Fusion::replaceOutput(Val* old, Val* replacement) {
     found = true;
   }
   BRAZE_INTERNAL_CHECK(found) << "replaceOutput: " << old->name() << " is not an output";
+  for (auto& alias : aliases_) {
+    if (alias.first != old) continue;
+    alias.first = replacement;
+    // Stored in the input's layout, as the output it replaces.
+    auto* tv = replacement->as<TensorView>();
+    std::vector<std::optional<bool>> dense;
+    for (const IterDomain* id : tv->logicalNoReductions())
+      dense.push_back(id->isBroadcast() ? std::nullopt : std::optional<bool>(true));
+    tv->setLayout(old->as<TensorView>()->allocationOrder(), std::move(dense));
+  }
+}
+
+void Fusion::aliasOutputToInput(Val* output, Val* input) {
+  BRAZE_USER_CHECK(output != nullptr && input != nullptr)
+      << "aliasOutputToInput: the output or the input is null";
+  BRAZE_USER_CHECK(isOutput(output))
+      << "aliasOutputToInput: " << output->name() << " is not an output of this fusion; add it "
+      << "with addOutput first";
+  BRAZE_USER_CHECK(isInput(input) && input->isA<TensorView>())
+      << "aliasOutputToInput: " << input->name()
+      << " is not a tensor input of this fusion; an output can only be written into one";
+  BRAZE_USER_CHECK(output->isA<TensorView>())
+      << "aliasOutputToInput: " << output->name() << " is a scalar; only tensors can be "
+      << "written into an input";
+  BRAZE_USER_CHECK(!isInput(output))
+      << "aliasOutputToInput: " << output->name()
+      << " is an input itself; write a computed tensor into " << input->name();
+  auto* out = output->as<TensorView>();
+  auto* in = input->as<TensorView>();
+  BRAZE_USER_CHECK(out->dtype() == in->dtype() && out->rank() == in->rank())
+      << "aliasOutputToInput: " << out->name() << " (" << out->dtype() << ", rank " << out->rank()
+      << ") cannot be written into " << in->name() << " (" << in->dtype() << ", rank "
+      << in->rank() << "): dtype and rank must agree; cast or reshape the output first";
+  for (const auto& [o, i] : aliases_) {
+    BRAZE_USER_CHECK(o != output)
+        << "aliasOutputToInput: " << output->name() << " is already written into " << i->name();
+    BRAZE_USER_CHECK(i != input) << "aliasOutputToInput: " << o->name() << " is already written "
+                                 << "into " << input->name() << "; an input takes one output";
+  }
+  const std::vector<std::optional<bool>>& contiguity = in->contiguity();
+  for (size_t d = 0; d < contiguity.size(); ++d) {
+    BRAZE_USER_CHECK(contiguity[d].value_or(true))
+        << "aliasOutputToInput: " << in->name() << " is not contiguous at dim " << d
+        << " in its definition, so " << out->name()
+        << " cannot be written into it in place; define the input contiguous (its strides "
+        << "dense in some order), or return the output and copy it";
+  }
+  const bool identity_order = std::is_sorted(out->allocationOrder().begin(),
+                                             out->allocationOrder().end());
+  BRAZE_USER_CHECK(identity_order || out->allocationOrder() == in->allocationOrder())
+      << "aliasOutputToInput: " << out->name() << " has a stride order of its own that differs "
+      << "from " << in->name() << "'s layout; drop the stride_order or make them agree";
+  std::vector<std::optional<bool>> dense;
+  for (const IterDomain* id : out->logicalNoReductions())
+    dense.push_back(id->isBroadcast() ? std::nullopt : std::optional<bool>(true));
+  out->setLayout(in->allocationOrder(), std::move(dense));
+  aliases_.emplace_back(output, input);
+}
+
+Val* Fusion::aliasedInput(const Val* output) const {
+  for (const auto& [o, i] : aliases_) {
+    if (o == output) return i;
+  }
+  return nullptr;
 }
 
 bool Fusion::isInput(const Val* val) const {
@@ -192,6 +256,7 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   BRAZE_INTERNAL_CHECK(copy->numStatements() == numStatements()) << "clone changed statement ids";
   for (Val* input : inputs_) copy->inputs_.push_back(map[input]);
   for (Val* output : outputs_) copy->outputs_.push_back(map[output]);
+  for (const auto& [output, input] : aliases_) copy->aliases_.emplace_back(map[output], map[input]);
   copy->launch_bounds_ = launch_bounds_;
   if (map_out != nullptr) *map_out = std::move(map);
   return copy;

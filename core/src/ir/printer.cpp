@@ -49,6 +49,8 @@ class MathPrinter {
     for (size_t i = 0; i < fusion.outputs().size(); ++i) {
       if (i > 0) os_ << ", ";
       os_ << fusion.outputs()[i]->name();
+      if (const Val* input = fusion.aliasedInput(fusion.outputs()[i]))
+        os_ << " into " << input->name();
     }
     os_ << ")\n";
     for (Expr* expr : fusion.exprs()) {

@@ -30,6 +30,9 @@ class CanonicalWriter {
     os_ << "out";
     for (const Val* output : fusion.outputs()) os_ << ' ' << ref(output);
     os_ << '\n';
+    // Only fusions that write outputs into inputs say so, so that others keep their form.
+    for (const auto& [output, input] : fusion.outputAliases())
+      os_ << "alias " << ref(output) << ' ' << ref(input) << '\n';
     return os_.str();
   }
 

@@ -8,6 +8,8 @@
 #include "braze/driver/cuda_driver.h"
 #include "braze/ir/broadcast_reductions.h"
 #include "braze/ir/redundant_expands.h"
+#include "braze/ir/scatter_as_matches.h"
+#include "braze/ir/output_aliases.h"
 #include "braze/ir/welford_as_sums.h"
 #include "runtime/extent_equalities.h"
 
@@ -73,11 +75,15 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion,
   extent_equalities_ = runtime_detail::collectExtentEqualities(*fusion_);
   // After the extents' checks are collected, so that every check of the definition stays.
   std::vector<std::pair<const Val*, const Val*>> equal_extents;
-  for (const runtime_detail::ExtentEquality& equality : extent_equalities_)
-    equal_extents.emplace_back(equality.a, equality.b);
+  for (const runtime_detail::ExtentEquality& equality : extent_equalities_) {
+    if (!equality.at_most) equal_extents.emplace_back(equality.a, equality.b);
+  }
   bypassRedundantExpands(*fusion_, equal_extents);
+  scattersAsMatches(*fusion_);  // before the squeezes: a single written position is one
   welfordAsSums(*fusion_);
   reductionsOverBroadcastsAsSqueezes(*fusion_);
+  // Last: whether an output can be written in place depends on the fusion as it will run.
+  copyUnsafeAliasedOutputs(*fusion_);
   BRAZE_USER_CHECK(options_.runtime_capacity > 0 && options_.plan_capacity > 0)
       << "FusionExecutorCache: runtime_capacity and plan_capacity must be at least 1";
 }
@@ -222,6 +228,16 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     --runs_;  // the device run counts this call
     std::vector<FusionArgument> outputs = run(device_inputs, options);
     for (FusionArgument& output : outputs) output = std::get<DeviceTensor>(output).toHost();
+    // Outputs written in place went into the device copies: write them into the caller's.
+    for (size_t i = 0; i < fusion_->outputs().size(); ++i) {
+      const Val* input = fusion_->aliasedInput(fusion_->outputs()[i]);
+      if (input == nullptr) continue;
+      const auto position = static_cast<size_t>(fusion_->inputIndex(input));
+      HostTensor into = std::get<HostTensor>(inputs[position]);  // shares the caller's memory
+      const auto& result = std::get<HostTensor>(outputs[i]);
+      for (int64_t e = 0; e < into.numel(); ++e) into.setFlat(e, result.atFlat(e));
+      outputs[i] = into;
+    }
     return outputs;
   }
 

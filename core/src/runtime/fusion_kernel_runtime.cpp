@@ -48,6 +48,20 @@ std::vector<int64_t> evaluatedSizes(const TensorView& tv, ExpressionEvaluator& e
   return sizes;
 }
 
+/// An output written into an input must have the input's sizes for this run.
+void checkAliasedSizes(const std::string& output, const std::vector<int64_t>& output_sizes,
+                       const std::vector<int64_t>& input_sizes, const std::string& input) {
+  auto text = [](const std::vector<int64_t>& sizes) {
+    std::string t = "[";
+    for (size_t i = 0; i < sizes.size(); ++i) t += (i ? ", " : "") + std::to_string(sizes[i]);
+    return t + "]";
+  };
+  BRAZE_USER_CHECK(output_sizes == input_sizes)
+      << "output " << output << " is written into input " << input << " in place, but it has "
+      << "sizes " << text(output_sizes) << " for these arguments and " << input << " has "
+      << text(input_sizes) << "; pass inputs for which they agree";
+}
+
 /// The bytes of `tv` for this run's sizes, or nullopt when an extent is unknown.
 std::optional<int64_t> bytesOf(const TensorView& tv, ExpressionEvaluator& extents) {
   int64_t numel = 1;
@@ -152,6 +166,13 @@ RunContext RunContext::of(const Fusion& fusion, const std::vector<FusionArgument
       << " is a device tensor but input " << *first_host_tensor
       << " is a host tensor; pass all tensors on the device or all on the host";
   validateAndBindArguments(fusion, context.arguments, "FusionExecutorCache::run", *context.extents);
+  for (const auto& [output, input] : fusion.outputAliases()) {
+    const auto* tensor = std::get_if<TensorArgumentInfo>(
+        &context.arguments[static_cast<size_t>(fusion.inputIndex(input))]);
+    if (tensor == nullptr) continue;  // refused above
+    checkAliasedSizes(output->name(), evaluatedSizes(*output->as<TensorView>(), *context.extents),
+                      tensor->sizes, input->name());
+  }
   std::string no_gpu;
   context.on_gpu = driver::isDriverAvailable(&no_gpu);
   if (first_device_tensor) {
@@ -496,6 +517,14 @@ std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
       // the order the kernel that writes it computes its offsets in.
       buffer.strides = denseStrides(buffer.sizes, allocate->tensor->allocationOrder());
       buffer.bytes = static_cast<size_t>(numelOf(buffer.sizes) * sizeInBytes(buffer.dtype));
+      buffer.alias_input = allocate->alias_input;
+      if (buffer.alias_input >= 0) {
+        checkAliasedSizes(
+            allocate->tensor->name(), buffer.sizes,
+            std::get<DeviceTensor>(arguments[static_cast<size_t>(buffer.alias_input)]).sizes(),
+            fusion_.inputs()[static_cast<size_t>(buffer.alias_input)]->name());
+        continue;  // the input's memory: nothing to allocate
+      }
       plan->steps.push_back({ExecutionPlan::Step::Kind::Allocate, allocate->buffer, 0});
     } else if (const auto* deallocate = std::get_if<host::Deallocate>(&instruction)) {
       plan->steps.push_back({ExecutionPlan::Step::Kind::Deallocate, deallocate->buffer, 0});
@@ -531,7 +560,9 @@ std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
                                  plan->buffers[static_cast<size_t>(buffer.index)].sizes)
                 << "segment " << launch.segment << " output " << position
                 << ": the kernel computes other sizes than the original fusion";
-            frozen.pointers.push_back({offset, buffer});
+            const int32_t alias = plan->buffers[static_cast<size_t>(buffer.index)].alias_input;
+            frozen.pointers.push_back(
+                {offset, alias >= 0 ? ValueRef{SlotKind::Input, alias} : buffer});
             break;
           }
           case Kind::GlobalBuffer:
@@ -639,6 +670,11 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
 std::vector<HostTensor> FusionKernelRuntime::runOnHost(const std::vector<FusionArgument>& arguments,
                                                        const RunContext& context) const {
   std::vector<std::optional<HostTensor>> buffers(static_cast<size_t>(program_.num_buffers));
+  std::vector<int32_t> alias_input(buffers.size(), -1);
+  for (const host::Instruction& instruction : program_.instructions) {
+    if (const auto* allocate = std::get_if<host::Allocate>(&instruction))
+      alias_input[static_cast<size_t>(allocate->buffer)] = allocate->alias_input;
+  }
   auto valueOf = [&](const ValueRef& ref) -> EvaluatorArgument {
     switch (ref.kind) {
       case SlotKind::Input: {
@@ -665,8 +701,19 @@ std::vector<HostTensor> FusionKernelRuntime::runOnHost(const std::vector<FusionA
     for (const ValueRef& ref : launch->inputs) inputs.push_back(valueOf(ref));
     std::vector<EvaluatorArgument> results =
         evaluateFusion(*segmented_.segments[static_cast<size_t>(launch->segment)].fusion, inputs);
-    for (size_t j = 0; j < launch->outputs.size(); ++j)
-      buffers[static_cast<size_t>(launch->outputs[j])] = std::get<HostTensor>(results[j]);
+    for (size_t j = 0; j < launch->outputs.size(); ++j) {
+      const auto buffer = static_cast<size_t>(launch->outputs[j]);
+      buffers[buffer] = std::get<HostTensor>(results[j]);
+      if (alias_input[buffer] >= 0) {
+        // Written in place: into the input the caller passed, as a device run writes it.
+        const auto position = static_cast<size_t>(alias_input[buffer]);
+        HostTensor into = std::get<HostTensor>(arguments[position]);  // shares the memory
+        checkAliasedSizes(segmented_.segments[static_cast<size_t>(launch->segment)]
+                              .outputs[j]->name(),
+                          buffers[buffer]->sizes(), into.sizes(), fusion_.inputs()[position]->name());
+        for (int64_t i = 0; i < into.numel(); ++i) into.setFlat(i, buffers[buffer]->atFlat(i));
+      }
+    }
   }
   std::vector<HostTensor> outputs;
   for (const ValueRef& ref : program_.outputs)

@@ -75,8 +75,12 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
 
   if (instance.exec == nullptr) {
     // Every buffer lives as long as the graph; nothing is freed between its kernels.
-    for (const ExecutionPlan::Buffer& buffer : plan.buffers)
-      instance.buffers.push_back(driver::DeviceMemory::allocate(plan.device, buffer.bytes));
+    // An output written into an input has no buffer of its own.
+    for (const ExecutionPlan::Buffer& buffer : plan.buffers) {
+      instance.buffers.push_back(buffer.alias_input >= 0 ? nullptr
+                                                         : driver::DeviceMemory::allocate(
+                                                               plan.device, buffer.bytes));
+    }
     const CUdeviceptr workspace = plan.workspace_bytes > 0 ? plan.workspaceFor(stream) : 0;
     instance.inputs.resize(arguments.size());
     for (size_t i = 0; i < arguments.size(); ++i)

@@ -28,6 +28,9 @@ struct Allocate {
   DataType dtype = DataType::Float32;
   std::vector<const Val*> extents;
   const TensorView* tensor = nullptr;  ///< the original fusion's tensor it holds
+  /// >= 0: the buffer is this fusion input's memory (an output written in place,
+  /// Fusion::aliasOutputToInput): nothing is allocated, and the input is what the run returns.
+  int32_t alias_input = -1;
 };
 
 /// Returns `buffer` to the pool in stream order: every launch enqueued before still sees it.
@@ -63,10 +66,12 @@ struct HostProgram {
   std::string toString() const;
 };
 
-/// The program that runs `segmented`'s segments in order: each intermediate is allocated
-/// before the segment that writes it and freed after its last reader; the original fusion's
-/// outputs are allocated and never freed (they are returned). An output that is an input of the
-/// original is returned as the input.
+/// The program that runs `segmented`'s segments in an order that respects their data flow and
+/// puts a segment that writes into an input (an aliased output) after every other segment that
+/// reads that input: each intermediate is allocated before the segment that writes it and
+/// freed after its last reader; the original fusion's outputs are allocated and never freed
+/// (they are returned), except aliased ones, which are their input's memory. An output that is
+/// an input of the original is returned as the input.
 HostProgram buildHostProgram(const SegmentedFusion& segmented);
 
 }  // namespace braze::host

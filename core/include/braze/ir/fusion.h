@@ -72,7 +72,8 @@ class Fusion {
 
   void addInput(Val* input);
   void addOutput(Val* output);
-  /// Puts `replacement` in `old`'s place among the outputs (cacheFork).
+  /// Puts `replacement` in `old`'s place among the outputs (cacheFork); an alias of `old`
+  /// (aliasOutputToInput) moves with it.
   void replaceOutput(Val* old, Val* replacement);
   const std::vector<Val*>& inputs() const { return inputs_; }
   const std::vector<Val*>& outputs() const { return outputs_; }
@@ -80,6 +81,17 @@ class Fusion {
   bool isOutput(const Val* val) const;
   /// Position of `input` among inputs(), or -1.
   int64_t inputIndex(const Val* input) const;
+
+  /// Makes output `output` be written into the memory of input tensor `input` (an in-place
+  /// update: an optimizer step, running statistics, a cache written by scatter). Both must be
+  /// tensors of the same dtype and rank whose sizes agree at run time; `input` must be dense
+  /// (contiguous in its allocation order), and `output` is then stored in that order. An input
+  /// takes at most one output; a run returns the input itself for that output.
+  void aliasOutputToInput(Val* output, Val* input);
+  /// The input `output` is written into, or null.
+  Val* aliasedInput(const Val* output) const;
+  /// (output, input) pairs, in the order they were made.
+  const std::vector<std::pair<Val*, Val*>>& outputAliases() const { return aliases_; }
 
   /// Every Expr that contributes to an output, in a topological order that is deterministic:
   /// producers come before consumers, and otherwise creation order decides. Follows Expr
@@ -103,7 +115,8 @@ class Fusion {
   /// The bounds setLaunchBounds stated, if any.
   const std::optional<LaunchBounds>& launchBounds() const { return launch_bounds_; }
 
-  /// A deep copy: same statements, ids, names, inputs, outputs, schedule and launch bounds.
+  /// A deep copy: same statements, ids, names, inputs, outputs, aliases, schedule and launch
+  /// bounds.
   /// `map` (when given) receives the old-to-new statement map.
   std::unique_ptr<Fusion> clone(CloneMap* map = nullptr) const;
 
@@ -141,6 +154,7 @@ class Fusion {
   int64_t num_scalars_ = 0;
   int64_t num_iter_domains_ = 0;
   std::optional<LaunchBounds> launch_bounds_;
+  std::vector<std::pair<Val*, Val*>> aliases_;  // (output, input)
 };
 
 /// Describes a fusion input tensor. `sizes` gives each dimension: -1 for a size known only at

@@ -71,7 +71,8 @@ TensorView* gather(TensorView* x, int64_t dim, TensorView* index);
 /// dim 1, over index's positions (negative ones count from the end). index, src and x have one
 /// rank; index is no larger than src in any dim, nor than x except at `dim`; src has x's dtype.
 /// Where index repeats a position, the last write in row-major order of index wins (torch leaves
-/// it unspecified). No scheduler takes it yet: the reference evaluator runs it.
+/// it unspecified). The executor cache runs it as matches over the index (scatter_as_matches.h),
+/// in place when the result is written into x (Fusion::aliasOutputToInput).
 TensorView* scatter(TensorView* x, int64_t dim, TensorView* index, TensorView* src);
 
 /// torch.nn.functional.embedding's forward, as nvFuser's embedding_fwd: out[i..., :] =

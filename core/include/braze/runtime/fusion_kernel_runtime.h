@@ -101,8 +101,9 @@ class ExecutionPlan {
   struct Buffer {
     DataType dtype = DataType::Float32;
     std::vector<int64_t> sizes;
-    std::vector<int64_t> strides;  ///< contiguous
+    std::vector<int64_t> strides;  ///< dense in the tensor's allocation order
     size_t bytes = 0;
+    int32_t alias_input = -1;  ///< >= 0: this fusion input's memory, never allocated
   };
   struct Step {
     enum class Kind : uint8_t { Allocate, Deallocate, Launch } kind = Kind::Launch;
