@@ -148,10 +148,10 @@ HostProgram buildHostProgram(const SegmentedFusion& segmented) {
     BRAZE_INTERNAL_CHECK(found != where.end())
         << "buildHostProgram: no segment writes fusion output " << output->name();
     const Val* input = original.aliasedInput(output);
-    program.outputs.push_back(input == nullptr ? found->second
-                                               : ValueRef{SlotKind::Input,
-                                                          static_cast<int32_t>(
-                                                              original.inputIndex(input))});
+    program.outputs.push_back(
+        input == nullptr
+            ? found->second
+            : ValueRef{SlotKind::Input, static_cast<int32_t>(original.inputIndex(input))});
   }
   return program;
 }
@@ -163,8 +163,8 @@ std::string HostProgram::toString() const {
                    [&](const Allocate& a) {
                      if (a.alias_input >= 0) {
                        os << "%" << a.buffer << " = "
-                          << refText(*this, *original, {SlotKind::Input, a.alias_input})
-                          << "  (" << a.tensor->name() << ", written in place)\n";
+                          << refText(*this, *original, {SlotKind::Input, a.alias_input}) << "  ("
+                          << a.tensor->name() << ", written in place)\n";
                        return;
                      }
                      os << "%" << a.buffer << " = allocate " << a.dtype << "[";

@@ -104,11 +104,11 @@ void Fusion::aliasOutputToInput(Val* output, Val* input) {
   auto* in = input->as<TensorView>();
   BRAZE_USER_CHECK(out->dtype() == in->dtype() && out->rank() == in->rank())
       << "aliasOutputToInput: " << out->name() << " (" << out->dtype() << ", rank " << out->rank()
-      << ") cannot be written into " << in->name() << " (" << in->dtype() << ", rank "
-      << in->rank() << "): dtype and rank must agree; cast or reshape the output first";
+      << ") cannot be written into " << in->name() << " (" << in->dtype() << ", rank " << in->rank()
+      << "): dtype and rank must agree; cast or reshape the output first";
   for (const auto& [o, i] : aliases_) {
-    BRAZE_USER_CHECK(o != output)
-        << "aliasOutputToInput: " << output->name() << " is already written into " << i->name();
+    BRAZE_USER_CHECK(o != output) << "aliasOutputToInput: " << output->name()
+                                  << " is already written into " << i->name();
     BRAZE_USER_CHECK(i != input) << "aliasOutputToInput: " << o->name() << " is already written "
                                  << "into " << input->name() << "; an input takes one output";
   }
@@ -120,8 +120,8 @@ void Fusion::aliasOutputToInput(Val* output, Val* input) {
         << " cannot be written into it in place; define the input contiguous (its strides "
         << "dense in some order), or return the output and copy it";
   }
-  const bool identity_order = std::is_sorted(out->allocationOrder().begin(),
-                                             out->allocationOrder().end());
+  const bool identity_order =
+      std::is_sorted(out->allocationOrder().begin(), out->allocationOrder().end());
   BRAZE_USER_CHECK(identity_order || out->allocationOrder() == in->allocationOrder())
       << "aliasOutputToInput: " << out->name() << " has a stride order of its own that differs "
       << "from " << in->name() << "'s layout; drop the stride_order or make them agree";

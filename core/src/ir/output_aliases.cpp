@@ -40,8 +40,7 @@ bool elementwiseChain(const std::set<const Expr*>& live, const Val* from, const 
 
 }  // namespace
 
-bool writesInPlaceSafely(const Fusion& fusion, const TensorView* output,
-                         const TensorView* input) {
+bool writesInPlaceSafely(const Fusion& fusion, const TensorView* output, const TensorView* input) {
   const std::vector<Expr*> exprs = fusion.exprs();
   const std::set<const Expr*> live(exprs.begin(), exprs.end());
   const std::vector<const Expr*> uses = liveUses(live, input);
@@ -50,8 +49,8 @@ bool writesInPlaceSafely(const Fusion& fusion, const TensorView* output,
   const Expr* use = uses.front();
   if (use->op() == OpKind::Scatter) {
     // In place only as the tensor written into, not as the index or the values written.
-    return use->outputs()[0] == output && use->inputs()[0] == input &&
-           use->inputs()[1] != input && use->inputs()[2] != input;
+    return use->outputs()[0] == output && use->inputs()[0] == input && use->inputs()[1] != input &&
+           use->inputs()[2] != input;
   }
   return isElementwise(use->op()) && elementwiseChain(live, input, output);
 }

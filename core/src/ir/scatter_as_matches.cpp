@@ -35,6 +35,21 @@ TensorView* iotaAt(Fusion& fusion, Scalar* length, size_t position, size_t rank,
   return broadcast(iota(fusion, length, int64_t{0}, int64_t{1}, dtype), flags);
 }
 
+// For a gather along `d` of `t` that gives it extent `target` there: iota(target) clamped to
+// the last of `available` entries, expanded to t's other extents.
+TensorView* positionsAlong(Fusion& fusion, TensorView* t, size_t d, Scalar* target,
+                           Scalar* available) {
+  const std::vector<IterDomain*> dims = t->logicalNoReductions();
+  TensorView* at = iota(fusion, target, int64_t{0}, int64_t{1}, DataType::Int64);
+  at = minimum(at, sub(cast(Operand(available), DataType::Int64), int64_t{1}));
+  std::vector<bool> flags(dims.size(), true);
+  flags[d] = false;
+  std::vector<Operand> sizes;
+  for (size_t e = 0; e < dims.size(); ++e)
+    sizes.emplace_back(e == d ? Operand(target) : Operand(dims[e]->logicalExtent()));
+  return expand(broadcast(at, flags), sizes);
+}
+
 TensorView* rewrite(Fusion& fusion, const Expr& scatter) {
   auto* x = scatter.input(0)->as<TensorView>();
   auto* index = scatter.input(1)->as<TensorView>();
@@ -47,32 +62,28 @@ TensorView* rewrite(Fusion& fusion, const Expr& scatter) {
   Scalar* length = x_dims[dim]->logicalExtent();
   const DataType index_type = index->dtype();
 
-  // src cut to index's extents; both padded to x's extents outside `dim`.
-  std::vector<SliceRange> cuts(rank);
-  bool cut = false;
-  for (size_t d = 0; d < rank; ++d) {
-    if (sameExtent(src_dims[d]->logicalExtent(), index_dims[d]->logicalExtent())) continue;
-    cuts[d].stop = Operand(index_dims[d]->logicalExtent());
-    cut = true;
-  }
-  TensorView* values = cut ? slice(src, cuts) : src;
+  // positions: index with negative entries counted from the end, widened to x's extents
+  // outside `dim` with -1 (no match); values: src cut or widened to the same extents.
+  // Reading past an extent goes through a gather clamped to the last entry and masked,
+  // since the schedulers take gathers but not pads or slices.
   TensorView* positions =
       where(lt(index, int64_t{0}), add(index, cast(Operand(length), index_type)), index);
-  std::vector<Operand> widths;  // torch order: (left, right) from the last dim
-  bool padded = false;
-  for (size_t d = rank; d-- > 0;) {
-    widths.emplace_back(int64_t{0});
-    if (d == dim || sameExtent(x_dims[d]->logicalExtent(), index_dims[d]->logicalExtent())) {
-      widths.emplace_back(int64_t{0});
-      continue;
+  TensorView* values = src;
+  for (size_t d = 0; d < rank; ++d) {
+    Scalar* entries = index_dims[d]->logicalExtent();
+    Scalar* target = d == dim ? entries : x_dims[d]->logicalExtent();
+    const bool widened = !sameExtent(target, entries) && !scatterAssumesEqual(entries, target);
+    if (widened) {
+      TensorView* at = positionsAlong(fusion, positions, d, target, entries);
+      TensorView* inside = lt(iotaAt(fusion, target, d, rank, DataType::Int64),
+                              cast(Operand(entries), DataType::Int64));
+      positions = where(inside, gather(positions, static_cast<int64_t>(d), at), int64_t{-1});
     }
-    widths.emplace_back(
-        ops_detail::subExtents(x_dims[d]->logicalExtent(), index_dims[d]->logicalExtent()));
-    padded = true;
-  }
-  if (padded) {
-    positions = pad(positions, widths, int64_t{-1});
-    values = pad(values, widths, int64_t{0});
+    Scalar* available = src_dims[d]->logicalExtent();
+    if (!sameExtent(target, available) && (widened || !scatterAssumesEqual(entries, available))) {
+      TensorView* at = positionsAlong(fusion, values, d, target, available);
+      values = gather(values, static_cast<int64_t>(d), at);
+    }
   }
 
   // Dims of rank + 1: m (index's entries along dim) at `dim`, j (y's positions) after it.
@@ -83,14 +94,17 @@ TensorView* rewrite(Fusion& fusion, const Expr& scatter) {
   TensorView* match = eq(withBroadcastAt(positions, j_at), j);
   TensorView* last = amax(where(match, m, int64_t{-1}), {static_cast<int64_t>(m_at)});
   TensorView* chosen = eq(m, withBroadcastAt(last, m_at));
-  TensorView* picked =
-      cast(sum(where(chosen, withBroadcastAt(values, j_at), int64_t{0}),
-               {static_cast<int64_t>(m_at)}),
-           x->dtype());
+  TensorView* picked = cast(
+      sum(where(chosen, withBroadcastAt(values, j_at), int64_t{0}), {static_cast<int64_t>(m_at)}),
+      x->dtype());
   return where(ge(last, int64_t{0}), picked, x);
 }
 
 }  // namespace
+
+bool scatterAssumesEqual(const Scalar* a, const Scalar* b) {
+  return a != b && !(a->isConstant() && b->isConstant());
+}
 
 int64_t scattersAsMatches(Fusion& fusion) {
   int64_t rewritten = 0;

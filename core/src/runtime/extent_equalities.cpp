@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "braze/ir/scatter_as_matches.h"
 #include "braze/sched/logical_map.h"
 
 namespace braze::runtime_detail {
@@ -64,16 +65,21 @@ std::vector<ExtentEquality> collectExtentEqualities(const Fusion& fusion) {
       const auto dim = static_cast<size_t>(expr->attribute<int64_t>("dim"));
       const auto* index = expr->input(1)->as<TensorView>();
       const std::vector<IterDomain*> index_dims = index->logicalNoReductions();
-      for (size_t operand : {size_t{2}, size_t{0}}) {
+      for (size_t operand : {size_t{0}, size_t{2}}) {
         const auto* other = expr->input(operand)->as<TensorView>();
         const std::vector<IterDomain*> other_dims = other->logicalNoReductions();
         for (size_t d = 0; d < index_dims.size() && d < other_dims.size(); ++d) {
           if (operand == 0 && d == dim) continue;
+          const Scalar* a = index_dims[d]->logicalExtent();
+          const Scalar* b = other_dims[d]->logicalExtent();
+          if (!scatterAssumesEqual(a, b)) continue;
           std::ostringstream where;
           where << describeOp(*expr) << ": dim " << d << " of the index " << index->name()
-                << " and of " << (operand == 2 ? "src " : "the input ") << other->name();
-          equalities.push_back({index_dims[d]->logicalExtent(), other_dims[d]->logicalExtent(),
-                                where.str(), /*at_most=*/true});
+                << " and of " << (operand == 2 ? "src " : "the input ") << other->name()
+                << " (a scatter whose sizes are known only at run time runs with an index as "
+                   "large as src, and as the input outside its dim; give sizes that differ "
+                   "in the definition)";
+          equalities.push_back({a, b, where.str()});
         }
       }
     }
@@ -88,13 +94,6 @@ void checkExtentEqualities(const std::vector<ExtentEquality>& equalities,
   for (const ExtentEquality& equality : equalities) {
     const int64_t a = toInt64(extents.evaluateOrThrow(equality.a, equality.where));
     const int64_t b = toInt64(extents.evaluateOrThrow(equality.b, equality.where));
-    if (equality.at_most) {
-      BRAZE_USER_CHECK(a <= b) << subject << " cannot run with these inputs: " << equality.where
-                               << ": the index has size " << a << " there but the other only "
-                               << b << "; pass an index no larger than src, nor than the input "
-                                  "outside the scattered dim";
-      continue;
-    }
     BRAZE_USER_CHECK(a == b) << subject << " cannot run with these inputs: " << equality.where
                              << " must have the same size, but they are " << a << " and " << b
                              << " (" << equality.a->name() << ", " << equality.b->name()

@@ -15,14 +15,10 @@ struct ExtentEquality {
   const Val* a;
   const Val* b;
   std::string where;  ///< "add T2 = f(T0, T1): dim 0 of T1 and dim 0 of T2"
-  /// a <= b instead of a == b: a scatter's index is no larger than its src, nor than its
-  /// input outside the scattered dim (the rewrite that runs it, scatter_as_matches.h, pads
-  /// and cuts by these extents).
-  bool at_most = false;
 };
 
 /// Every pair of distinct, not provably equal extents paired by an op of `fusion`, and the
-/// bounds scatters put on their index.
+/// symbolic extents a scatter runs with as equal (scatter_as_matches.h).
 std::vector<ExtentEquality> collectExtentEqualities(const Fusion& fusion);
 
 /// Checks each equality with the bound `extents`: a mismatch is an Error saying that

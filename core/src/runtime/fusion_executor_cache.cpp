@@ -7,9 +7,9 @@
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/ir/broadcast_reductions.h"
+#include "braze/ir/output_aliases.h"
 #include "braze/ir/redundant_expands.h"
 #include "braze/ir/scatter_as_matches.h"
-#include "braze/ir/output_aliases.h"
 #include "braze/ir/welford_as_sums.h"
 #include "runtime/extent_equalities.h"
 
@@ -75,9 +75,8 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion,
   extent_equalities_ = runtime_detail::collectExtentEqualities(*fusion_);
   // After the extents' checks are collected, so that every check of the definition stays.
   std::vector<std::pair<const Val*, const Val*>> equal_extents;
-  for (const runtime_detail::ExtentEquality& equality : extent_equalities_) {
-    if (!equality.at_most) equal_extents.emplace_back(equality.a, equality.b);
-  }
+  for (const runtime_detail::ExtentEquality& equality : extent_equalities_)
+    equal_extents.emplace_back(equality.a, equality.b);
   bypassRedundantExpands(*fusion_, equal_extents);
   scattersAsMatches(*fusion_);  // before the squeezes: a single written position is one
   welfordAsSums(*fusion_);

@@ -708,9 +708,9 @@ std::vector<HostTensor> FusionKernelRuntime::runOnHost(const std::vector<FusionA
         // Written in place: into the input the caller passed, as a device run writes it.
         const auto position = static_cast<size_t>(alias_input[buffer]);
         HostTensor into = std::get<HostTensor>(arguments[position]);  // shares the memory
-        checkAliasedSizes(segmented_.segments[static_cast<size_t>(launch->segment)]
-                              .outputs[j]->name(),
-                          buffers[buffer]->sizes(), into.sizes(), fusion_.inputs()[position]->name());
+        checkAliasedSizes(
+            segmented_.segments[static_cast<size_t>(launch->segment)].outputs[j]->name(),
+            buffers[buffer]->sizes(), into.sizes(), fusion_.inputs()[position]->name());
         for (int64_t i = 0; i < into.numel(); ++i) into.setFlat(i, buffers[buffer]->atFlat(i));
       }
     }

@@ -56,9 +56,11 @@ TEST(OutputAliasesTest, BadAliasesAreRefusedWithTheReason) {
   EXPECT_TRUE(throwsError([&] { fusion->aliasOutputToInput(out, p); }, {"is not an output"}));
   fusion->addOutput(out);
   fusion->addOutput(other);
-  EXPECT_TRUE(throwsError([&] { fusion->aliasOutputToInput(out, other); }, {"is not a tensor input"}));
+  EXPECT_TRUE(
+      throwsError([&] { fusion->aliasOutputToInput(out, other); }, {"is not a tensor input"}));
   EXPECT_TRUE(throwsError([&] { fusion->aliasOutputToInput(out, q); }, {"rank must agree"}));
-  EXPECT_TRUE(throwsError([&] { fusion->aliasOutputToInput(out, strided); }, {"is not contiguous at dim 0"}));
+  EXPECT_TRUE(throwsError([&] { fusion->aliasOutputToInput(out, strided); },
+                          {"is not contiguous at dim 0"}));
   fusion->aliasOutputToInput(out, p);
   EXPECT_TRUE(throwsError([&] { fusion->aliasOutputToInput(other, p); }, {"takes one output"}));
   EXPECT_TRUE(throwsError([&] { fusion->aliasOutputToInput(out, p); }, {"is already written"}));

@@ -65,8 +65,7 @@ TEST_F(InPlaceOutputsGpuTest, AdamStepsWriteEveryStateIntoItsInput) {
     RunOptions options;
     options.cuda_graph = round == 2;
     const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), state);
-    const std::vector<FusionArgument> outputs =
-        cache.run({device.begin(), device.end()}, options);
+    const std::vector<FusionArgument> outputs = cache.run({device.begin(), device.end()}, options);
     BRAZE_CU(ctxSynchronize);
     ASSERT_EQ(outputs.size(), 3u);
     const size_t written_into[] = {0, 2, 3};

@@ -14,7 +14,9 @@ namespace braze {
 ///                                                             reference evaluator)
 ///   y[.., j, ..]        = last >= 0 ? src[.., last, ..] : x[.., j, ..]
 ///
-/// with index and src padded to x's extents in the other dims (padding matches nothing). The
+/// with index and src taken at x's extents in the other dims: extents known at definition time
+/// that differ are widened (entries past the index's match nothing); symbolic ones are taken
+/// as equal (scatterAssumesEqual), which the executor cache checks before each run. The
 /// result reads x once, elementwise, so an output written into x (aliasOutputToInput) stays in
 /// place. The work per element of y grows with index's extent along `dim`: cheap for the
 /// common updates of a few positions (a cache written at the current step), quadratic for a
@@ -22,5 +24,10 @@ namespace braze {
 /// evaluator reports them. Returns how many scatters were rewritten; the executor cache
 /// applies it to its copy of a fusion before segmentation.
 int64_t scattersAsMatches(Fusion& fusion);
+
+/// Whether the rewrite takes extents `a` and `b` of a scatter's index and of its input or src
+/// as equal without widening: both symbolic, or one symbolic and one constant, and not the
+/// same value.
+bool scatterAssumesEqual(const Scalar* a, const Scalar* b);
 
 }  // namespace braze
