@@ -111,7 +111,7 @@ void dumpCompiled(const CompiledKernel& kernel, const DumpOptions& dump) {
 }
 
 // ptxas reports, as "info" lines, that it fell back from the Hopper machinery a kernel asked
-// for: wgmma serialized (C7510, C7511: each waits for the previous one, so the tensor cores
+// for: wgmma serialized (C7510 to C7512: each waits for the previous one, so the tensor cores
 // idle between them) or setmaxnreg ignored (C7508). The kernel would still compute the right
 // result, several times slower, and nothing else would say so: they are errors.
 void rejectHopperFallbacks(const std::string& log, const std::string& kernel_name) {

@@ -125,6 +125,67 @@ extern "C" __global__ void cluster_exchange(unsigned* out) {
 }
 )";
 
+/// Multicast within clusters of 2 CTAs along x: CTA r of cluster c loads the 64 x 8 box
+/// (cols x rows, no swizzle) at rows 8 (2c + r) of `in` and multicasts it to slot r of both
+/// CTAs' tiles, so each CTA ends with its cluster's 16 rows, which it writes to its 16 x 64 slot
+/// of `out`. 64 threads.
+inline constexpr std::string_view kClusterMulticast = R"(
+constexpr int kBoxCols = 64;
+constexpr int kBoxRows = 8;
+constexpr unsigned kBoxBytes = kBoxCols * kBoxRows * 2;
+extern "C" __global__ void cluster_multicast(const __grid_constant__ braze::TensorMap in,
+                                             unsigned short* out) {
+  __shared__ __align__(128) unsigned short tile[2 * kBoxRows * kBoxCols];
+  __shared__ __align__(8) unsigned long long full;
+  const unsigned rank = braze::cluster::ctaRank();
+  const int cluster_index = blockIdx.x / 2;
+  if (threadIdx.x == 0) {
+    braze::mbarrier::init(&full, 1);
+    braze::mbarrier::fenceInit();
+  }
+  // The peer's copy signals our barrier: it must be initialized cluster-wide first.
+  braze::cluster::sync();
+  if (threadIdx.x == 0) {
+    // Both boxes of the cluster land here: ours and the peer's.
+    braze::mbarrier::arriveExpectTx(&full, 2 * kBoxBytes);
+    braze::tma::loadMulticast(tile + rank * kBoxRows * kBoxCols, &in, &full, 0b11, 0,
+                              (2 * cluster_index + rank) * kBoxRows);
+  }
+  braze::mbarrier::wait(&full, 0);
+  for (int i = threadIdx.x; i < 2 * kBoxRows * kBoxCols; i += blockDim.x)
+    out[blockIdx.x * 2 * kBoxRows * kBoxCols + i] = tile[i];
+  // No CTA exits while a multicast may still write into it.
+  braze::cluster::sync();
+}
+)";
+
+/// stmatrix and ldmatrix on one warp: lane l gives fragment[i] = the 16-bit values
+/// (256 i + 2 l, 256 i + 2 l + 1), stores the 4 matrices plainly to out[0 .. 255] and
+/// transposed to out[256 .. 511] (through shared memory), loads the plain ones back with
+/// ldmatrix and writes 1 to ok[l] when they equal what it stored. 32 threads.
+inline constexpr std::string_view kMatrixRoundTrip = R"(
+extern "C" __global__ void matrix_round_trip(unsigned short* out, unsigned* ok) {
+  __shared__ __align__(128) unsigned short plain[4 * 64];
+  __shared__ __align__(128) unsigned short transposed[4 * 64];
+  const unsigned lane = threadIdx.x;
+  unsigned fragment[4];
+  for (int i = 0; i < 4; ++i) fragment[i] = (256 * i + 2 * lane) | ((256 * i + 2 * lane + 1) << 16);
+  // Lanes 8i .. 8i + 7 address the rows of matrix i: 8 values (16 bytes) each.
+  const int row_offset = (lane / 8) * 64 + (lane % 8) * 8;
+  braze::storeMatrix<4>(plain + row_offset, fragment);
+  braze::storeMatrix<4, true>(transposed + row_offset, fragment);
+  __syncwarp();
+  for (int i = lane; i < 256; i += 32) {
+    out[i] = plain[i];
+    out[256 + i] = transposed[i];
+  }
+  unsigned loaded[4];
+  braze::loadMatrix<4>(loaded, plain + row_offset);
+  ok[lane] = loaded[0] == fragment[0] && loaded[1] == fragment[1] && loaded[2] == fragment[2] &&
+             loaded[3] == fragment[3];
+}
+)";
+
 /// Tile sizes of kWarpSpecializedGemm.
 inline constexpr int kGemmBlockM = 128;
 inline constexpr int kGemmBlockN = 128;

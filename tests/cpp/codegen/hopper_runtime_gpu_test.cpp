@@ -1,7 +1,9 @@
 // The Hopper runtime headers at work on an sm_90 GPU (skipped elsewhere): tensor copies with a
 // 128-byte swizzle and a tail tile, 1-D bulk copies, a cluster exchanging values through
-// distributed shared memory, and a warp-specialized GEMM that composes all of it with wgmma
-// and setmaxnreg. Outputs are poisoned before each run; inputs are random.
+// distributed shared memory, a multicast copy filling both CTAs of a cluster, stmatrix and
+// ldmatrix against their documented layouts, and a warp-specialized GEMM that composes the
+// copies, mbarriers, wgmma and setmaxnreg. Outputs are poisoned before each run; inputs are
+// random.
 
 #include <gtest/gtest.h>
 
@@ -201,6 +203,62 @@ TEST(HopperRuntimeGpuTest, ClusterCtasExchangeValuesThroughDistributedSharedMemo
     // Rank and x-index in a (2, 1, 1) cluster are both b % 2.
     EXPECT_EQ(result[4 * b + 3], 110 * (b % 2) + 2) << "block " << b << ": rank, index, dims";
   }
+}
+
+TEST(HopperRuntimeGpuTest, MulticastFillsEveryCtaOfTheCluster) {
+  BRAZE_SKIP_WITHOUT_SM90();
+  constexpr int kBlocks = 4, kCols = 64, kBoxRows = 8;
+  constexpr int kRows = kBlocks * kBoxRows;  // two boxes per cluster of 2
+  const std::vector<uint16_t> input = randomBf16(kRows * kCols, 5);
+  const auto in = upload(input);
+  const auto out = poisoned<uint16_t>(kBlocks * 2 * kBoxRows * kCols);
+  const CUtensorMap map =
+      driver::encodeTensorMap(TensorMapSpec{.name = "in",
+                                            .dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                            .address = in->pointer(),
+                                            .dims = {kCols, kRows},
+                                            .strides = {kCols},
+                                            .box = {kCols, kBoxRows}});
+  LoadedKernel kernel(test::kClusterMulticast, "cluster_multicast");
+  KernelArguments arguments(DataType::Int32);
+  arguments.addTensorMap(map);
+  arguments.addPointer(out->pointer());
+  kernel.run({.grid = {kBlocks, 1, 1}, .block = {64, 1, 1}, .cluster = {2, 1, 1}}, arguments);
+  const std::vector<uint16_t> result = download<uint16_t>(*out);
+  constexpr int kPerBlock = 2 * kBoxRows * kCols;
+  for (int b = 0; b < kBlocks; ++b) {
+    // Both CTAs of cluster b / 2 hold that cluster's two boxes.
+    const std::vector<uint16_t> got(result.begin() + b * kPerBlock,
+                                    result.begin() + (b + 1) * kPerBlock);
+    const std::vector<uint16_t> expected(input.begin() + b / 2 * kPerBlock,
+                                         input.begin() + (b / 2 + 1) * kPerBlock);
+    EXPECT_EQ(got, expected) << "block " << b;
+  }
+}
+
+TEST(HopperRuntimeGpuTest, MatrixMovesPlaceFragmentsWhereTheLayoutSays) {
+  BRAZE_SKIP_WITHOUT_SM90();
+  const auto out = poisoned<uint16_t>(512);
+  const auto ok = poisoned<uint32_t>(32);
+  LoadedKernel kernel(test::kMatrixRoundTrip, "matrix_round_trip");
+  KernelArguments arguments(DataType::Int32);
+  arguments.addPointer(out->pointer());
+  arguments.addPointer(ok->pointer());
+  kernel.run({.grid = {1, 1, 1}, .block = {32, 1, 1}}, arguments);
+  const std::vector<uint16_t> result = download<uint16_t>(*out);
+  for (int i = 0; i < 4; ++i) {
+    for (int r = 0; r < 8; ++r) {
+      for (int c = 0; c < 8; ++c) {
+        // Lane 4 r + c / 2 holds (r, c) of matrix i, as value 256 i + 8 r + c.
+        const int value = 256 * i + 8 * r + c;
+        EXPECT_EQ(result[i * 64 + r * 8 + c], value)
+            << "plain, matrix " << i << " (" << r << ", " << c << ")";
+        EXPECT_EQ(result[256 + i * 64 + c * 8 + r], value)
+            << "transposed, matrix " << i << " (" << r << ", " << c << ")";
+      }
+    }
+  }
+  EXPECT_EQ(download<uint32_t>(*ok), std::vector<uint32_t>(32, 1u)) << "ldmatrix read back";
 }
 
 TEST(HopperRuntimeGpuTest, AWarpSpecializedGemmMatchesTheReference) {

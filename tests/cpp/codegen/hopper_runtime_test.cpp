@@ -331,6 +331,23 @@ TEST(HopperRuntimeTest, TheClusterExchangeKernelUsesClusterBarriers) {
   expectNoLocalMemory(kernel, sass);
 }
 
+TEST(HopperRuntimeTest, TheMulticastKernelMulticasts) {
+  const CompiledKernel kernel = compileForSm90a(test::kClusterMulticast, "cluster_multicast");
+  BRAZE_SASS_OR_SKIP(sass, kernel);
+  EXPECT_NE(sass.find("UTMALDG.2D.MULTICAST"), std::string::npos) << sass;
+  EXPECT_EQ(countInstructions(sass, "UCGABAR_ARV"), 2) << sass;
+  expectNoLocalMemory(kernel, sass);
+}
+
+TEST(HopperRuntimeTest, TheMatrixRoundTripKernelCompiles) {
+  const CompiledKernel kernel = compileForSm90a(test::kMatrixRoundTrip, "matrix_round_trip");
+  BRAZE_SASS_OR_SKIP(sass, kernel);
+  EXPECT_NE(sass.find("STSM.16.M88.4"), std::string::npos) << sass;
+  EXPECT_NE(sass.find("STSM.16.MT88.4"), std::string::npos) << sass;
+  EXPECT_NE(sass.find("LDSM.16.M88.4"), std::string::npos) << sass;
+  expectNoLocalMemory(kernel, sass);
+}
+
 TEST(HopperRuntimeTest, TheWarpSpecializedGemmComposesThePieces) {
   // Compiles without serialized wgmma or ignored setmaxnreg (either would throw).
   const CompiledKernel kernel =
