@@ -91,6 +91,11 @@ extern "C" __global__ void barriers(int* out) {
   braze::fenceProxyAsync();
   __syncthreads();
   if (threadIdx.x == 0) braze::mbarrier::invalidate(&bar[0]);
+  // Across a cluster: arrive on the peer's barrier, wait with cluster-scope acquire.
+  braze::cluster::arriveRelaxed();
+  braze::cluster::wait();
+  if (threadIdx.x == 0) braze::mbarrier::arriveCluster(&bar[1], braze::cluster::ctaRank() ^ 1);
+  braze::mbarrier::waitCluster(&bar[1], 1);
 }
 )",
                                                 "barriers");
