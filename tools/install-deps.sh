@@ -32,3 +32,15 @@ fi
 if [[ ! -d /usr/local/cuda && -z "${CUDA_HOME:-}" ]]; then
   echo "braze: note: no CUDA toolkit at /usr/local/cuda; GPU code generation needs one (NVRTC)." >&2
 fi
+
+# nvdisasm, for the tests that read the machine code (SASS) of Hopper kernels
+# (tests/cpp/support/sass_listing.cpp): the CUDA toolkit here ships without it, PyPI has it.
+# Installed into its own folder, where the tests look; they skip with a note without it.
+tools_dir=${BRAZE_TOOLS_DIR:-/opt/braze-tools}
+if [[ ! -x $tools_dir/nvidia/cu13/bin/nvdisasm && ! -x /usr/local/cuda/bin/nvdisasm ]] &&
+   ! command -v nvdisasm >/dev/null; then
+  echo "braze: installing nvdisasm into $tools_dir"
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    --target "$tools_dir" nvidia-cuda-nvdisasm==13.4.92 ||
+    echo "braze: note: could not install nvdisasm; the SASS checks will skip" >&2
+fi

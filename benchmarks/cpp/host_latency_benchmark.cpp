@@ -143,8 +143,8 @@ void rawLaunches(benchmark::State& state, std::unique_ptr<Fusion> (*define)()) {
   int64_t i = 0;
   for (auto _ : state) {
     for (size_t k = 0; k < p.functions.size(); ++k) {
-      CUlaunchConfig config = launchConfigOf(p.launches[k], nullptr);
-      api.launchKernelEx(&config, p.functions[k], p.arguments[k].pointers(), nullptr);
+      DriverLaunchConfig launch_config(p.launches[k], nullptr);
+      api.launchKernelEx(&launch_config.config, p.functions[k], p.arguments[k].pointers(), nullptr);
     }
     if (++i % kSyncEvery == 0) api.ctxSynchronize();
   }

@@ -125,4 +125,8 @@ std::string sourceWithAllRuntimeHeaders(const GeneratedKernel& kernel) {
          kernel.source.substr(body);
 }
 
+std::string runtimeHeadersFor(std::string_view kernel_source) {
+  return codegen::runtimePreludeFor(kernel_source);
+}
+
 }  // namespace braze

@@ -64,6 +64,19 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
        {"gridReduce", "gridReduceGroup", "gridReduceRegionBytes", "gridCoordinates", "loadCoherent",
         "gridSemaphores", "arriveLast"},
        {"welford.cuh", "block_reduction.cuh"}},
+      // Hopper (sm_90/sm_90a) machinery, for kernels that name it: plugin-owned kernel
+      // templates (HOPPER_LOWERING.md). Each namespace (braze::mbarrier, braze::tma, ...) is one
+      // name here, so an ordinary kernel never parses these headers.
+      {"mbarrier.cuh",
+       {"mbarrier", "sharedAddress", "namedBarrierSync", "namedBarrierArrive",
+        "fenceProxyAsyncShared", "fenceProxyAsyncGlobal", "fenceProxyAsync"},
+       {}},
+      // Every header below names shared memory through sharedAddress.
+      {"bulk_copy.cuh", {"TensorMap", "tma"}, {"mbarrier.cuh"}},
+      {"wgmma.cuh", {"wgmma"}, {"mbarrier.cuh"}},
+      {"warp_matrix.cuh", {"storeMatrix", "loadMatrix", "packBf16", "packF16"}, {"mbarrier.cuh"}},
+      {"warp_specialization.cuh", {"warpgroup", "electOne"}, {}},
+      {"cluster.cuh", {"cluster"}, {"mbarrier.cuh"}},
   };
   return table;
 }
@@ -124,6 +137,21 @@ std::vector<std::string_view> allRuntimeHeaders() {
   std::vector<std::string_view> files;
   for (const RuntimeHeader& header : runtimeHeaderTable()) files.push_back(header.file);
   return files;
+}
+
+std::string runtimePreludeFor(std::string_view kernel_text) {
+  // A hand-written source may misspell a name: that is the writer's mistake, not ours.
+  const std::vector<RuntimeHeader>& table = runtimeHeaderTable();
+  for (std::string_view name : brazeNames(kernel_text)) {
+    const bool known = std::any_of(table.begin(), table.end(), [&](const RuntimeHeader& h) {
+      return std::find(h.names.begin(), h.names.end(), name) != h.names.end();
+    });
+    BRAZE_USER_CHECK(known) << "the kernel source names braze::" << name
+                            << ", which no runtime header defines; the names are those of "
+                               "core/src/codegen/runtime/*.cuh (HOPPER_LOWERING.md lists the "
+                               "Hopper ones)";
+  }
+  return runtimePrelude(runtimeHeadersUsedBy(kernel_text));
 }
 
 std::string runtimePrelude(const std::vector<std::string_view>& headers) {

@@ -20,6 +20,10 @@ std::vector<std::string_view> runtimeHeadersUsedBy(std::string_view kernel_text)
 /// Every runtime header, in dependency order.
 std::vector<std::string_view> allRuntimeHeaders();
 
+/// The runtime headers `kernel_text` needs (runtimeHeadersUsedBy), as runtimePrelude gives them,
+/// for sources written by hand: a `braze::` name no header defines is a user error.
+std::string runtimePreludeFor(std::string_view kernel_text);
+
 /// The text of `headers` in front of a kernel: each behind a "// ---- name ----" line, without
 /// its include guard.
 std::string runtimePrelude(const std::vector<std::string_view>& headers);

@@ -79,6 +79,7 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuFuncGetAttribute", api.funcGetAttribute, failure) &&
       resolve(get_proc, "cuFuncSetAttribute", api.funcSetAttribute, failure) &&
       resolve(get_proc, "cuLaunchKernelEx", api.launchKernelEx, failure) &&
+      resolve(get_proc, "cuTensorMapEncodeTiled", api.tensorMapEncodeTiled, failure) &&
       resolve(get_proc, "cuMemAlloc", api.memAlloc, failure) &&
       resolve(get_proc, "cuMemFree", api.memFree, failure) &&
       resolve(get_proc, "cuMemAllocAsync", api.memAllocAsync, failure) &&

@@ -110,6 +110,28 @@ void dumpCompiled(const CompiledKernel& kernel, const DumpOptions& dump) {
   if (dump.ptx) dump.out() << "=== PTX of " << kernel.kernelName() << "\n" << kernel.ptx() << "\n";
 }
 
+// ptxas reports, as "info" lines, that it fell back from the Hopper machinery a kernel asked
+// for: wgmma serialized (C7510 to C7512: each waits for the previous one, so the tensor cores
+// idle between them) or setmaxnreg ignored (C7508). The kernel would still compute the right
+// result, several times slower, and nothing else would say so: they are errors.
+void rejectHopperFallbacks(const std::string& log, const std::string& kernel_name) {
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line)) {
+    BRAZE_USER_CHECK(line.find("wgmma.mma_async instructions are serialized") == std::string::npos)
+        << "kernel " << kernel_name << ": ptxas serialized its wgmma instructions, which would "
+        << "run the tensor cores far below their speed:\n  " << line
+        << "\nCommon causes: accumulators read or written between a wgmma and the wait for it "
+        << "(put wgmma::fenceAccumulators after waitGroup), more live registers than the "
+        << "warp group has (raise its setmaxnreg budget or shrink the tile), or a call that is "
+        << "not inlined inside the pipeline";
+    BRAZE_USER_CHECK(line.find("'setmaxnreg' ignored") == std::string::npos)
+        << "kernel " << kernel_name << ": ptxas ignored setmaxnreg:\n  " << line
+        << "\nsetmaxnreg needs a register cap at kernel entry: declare "
+        << "__launch_bounds__(threads, 1) (with the 1) or compile with max_registers";
+  }
+}
+
 }  // namespace
 
 CompiledKernel CompiledKernel::compile(std::string source, std::string kernel_name,
@@ -136,6 +158,7 @@ CompiledKernel CompiledKernel::compile(std::string source, std::string kernel_na
   kernel.resources_ = parsePtxasResources(kernel.log_, kernel.kernel_name_);
   kernel.nvrtc_version_ = driver::nvrtcVersion();
   dumpCompiled(kernel, options.dump);
+  rejectHopperFallbacks(kernel.log_, kernel.kernel_name_);
   if (options.store) options.store->insert(key, kernel);
   return kernel;
 }

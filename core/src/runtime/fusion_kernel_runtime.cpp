@@ -648,9 +648,9 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
         parameter_pointers.resize(launch.parameter_offsets.size());
         for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
           parameter_pointers[i] = parameters.data() + launch.parameter_offsets[i];
-        CUlaunchConfig config = launchConfigOf(launch.launch, stream);
-        const CUresult result =
-            api.launchKernelEx(&config, launch.function, parameter_pointers.data(), nullptr);
+        DriverLaunchConfig launch_config(launch.launch, stream);
+        const CUresult result = api.launchKernelEx(&launch_config.config, launch.function,
+                                                   parameter_pointers.data(), nullptr);
         if (result != CUDA_SUCCESS) {
           driver::checkDriver(result, "cuLaunchKernelEx",
                               "while launching the kernel of segment " +

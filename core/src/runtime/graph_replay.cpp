@@ -6,6 +6,7 @@
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/primary_context.h"
+#include "braze/error.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
 
 namespace braze {
@@ -114,6 +115,11 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
       const FrozenLaunch& launch = plan.launches[node.launch];
       for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
         node.pointers[i] = node.parameters.data() + launch.parameter_offsets[i];
+      // A graph kernel node takes its cluster shape as a node attribute, which nothing sets
+      // yet; generated kernels launch without clusters.
+      BRAZE_INTERNAL_CHECK(launch.launch.ctasPerCluster() == 1)
+          << "graph replay: a clustered launch (" << launch.launch.toString()
+          << ") cannot be captured yet";
       CUDA_KERNEL_NODE_PARAMS& params = node.params;
       params.func = launch.function;
       params.gridDimX = static_cast<unsigned>(launch.launch.grid[0]);

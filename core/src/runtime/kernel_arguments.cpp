@@ -1,5 +1,6 @@
 #include "braze/runtime/kernel_arguments.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -11,8 +12,9 @@ namespace braze {
 
 namespace {
 
-// Every parameter starts on a 16-byte boundary of the storage, which is itself allocated with
-// at least that alignment, so no layout's alignment is ever violated.
+// Every parameter starts on a 16-byte boundary of the storage (a tensor map on its own 128),
+// and the storage is allocated with the largest of these alignments, so no layout's alignment
+// is ever violated.
 constexpr size_t kParameterAlignment = 16;
 
 template <typename IndexT>
@@ -35,10 +37,10 @@ KernelArguments::KernelArguments(DataType index_type) : index_type_(index_type) 
 }
 
 std::byte* KernelArguments::append(size_t bytes, size_t alignment) {
-  BRAZE_INTERNAL_CHECK(alignment <= kParameterAlignment)
+  BRAZE_INTERNAL_CHECK(alignment <= alignof(CUtensorMap))
       << "KernelArguments: alignment " << alignment;
-  const size_t offset =
-      (storage_.size() + kParameterAlignment - 1) / kParameterAlignment * kParameterAlignment;
+  const size_t step = std::max(alignment, kParameterAlignment);
+  const size_t offset = (storage_.size() + step - 1) / step * step;
   storage_.resize(offset + bytes);
   offsets_.push_back(offset);
   sizes_.push_back(bytes);
@@ -108,6 +110,11 @@ void KernelArguments::addPointer(CUdeviceptr pointer) {
   std::byte* at = append(sizeof(uint64_t), sizeof(uint64_t));
   const uint64_t value = pointer;
   std::memcpy(at, &value, sizeof(value));
+}
+
+void KernelArguments::addTensorMap(const CUtensorMap& map) {
+  std::byte* at = append(sizeof(CUtensorMap), alignof(CUtensorMap));
+  std::memcpy(at, &map, sizeof(CUtensorMap));
 }
 
 std::span<const std::byte> KernelArguments::bytes(size_t i) const {

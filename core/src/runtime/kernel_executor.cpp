@@ -550,12 +550,12 @@ std::vector<DeviceTensor> KernelExecutor::run(const std::vector<ExecutorArgument
     return outputs;
   }
 
-  CUlaunchConfig config = launchConfigOf(plan.launch, stream);
-  driver::checkDriver(
-      driver::driverApi().launchKernelEx(&config, function, arguments.pointers(), nullptr),
-      "cuLaunchKernelEx",
-      "while launching kernel " + name + " on cuda:" + std::to_string(plan.device) + " with " +
-          plan.launch.toString());
+  DriverLaunchConfig launch_config(plan.launch, stream);
+  driver::checkDriver(driver::driverApi().launchKernelEx(&launch_config.config, function,
+                                                         arguments.pointers(), nullptr),
+                      "cuLaunchKernelEx",
+                      "while launching kernel " + name + " on cuda:" + std::to_string(plan.device) +
+                          " with " + plan.launch.toString());
   return outputs;
 }
 

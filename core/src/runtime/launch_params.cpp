@@ -34,6 +34,8 @@ std::string LaunchParams::toString() const {
   os << "grid (" << grid[0] << ", " << grid[1] << ", " << grid[2] << ") block (" << block[0] << ", "
      << block[1] << ", " << block[2] << ") dynamic smem " << dynamic_shared_memory_bytes
      << " bytes";
+  if (cluster != std::array<int64_t, 3>{1, 1, 1})
+    os << " cluster (" << cluster[0] << ", " << cluster[1] << ", " << cluster[2] << ")";
   return os.str();
 }
 
@@ -76,10 +78,27 @@ void checkLaunchLimits(const LaunchParams& params, const driver::DevicePropertie
       << " bytes of static shared memory exceed the " << device.max_shared_memory_per_block_optin
       << " bytes a block may use on " << device.name
       << "; the schedule must keep less in shared memory";
+  if (params.ctasPerCluster() == 1) return;
+  BRAZE_USER_CHECK(device.arch.major >= 9)
+      << "kernel " << kernel_name << ": thread block clusters (" << params.toString()
+      << ") need sm_90 or later, but " << device.name << " is " << device.arch.toString()
+      << "; launch with cluster (1, 1, 1)";
+  // Beyond 8 a kernel must opt in (non-portable cluster size) and the GPU may refuse it.
+  constexpr int64_t kMaxPortableCluster = 8;
+  BRAZE_USER_CHECK(params.ctasPerCluster() <= kMaxPortableCluster)
+      << "kernel " << kernel_name << ": " << params.ctasPerCluster()
+      << " CTAs per cluster exceed the portable limit of " << kMaxPortableCluster << " ("
+      << params.toString() << "); use a smaller cluster";
+  for (size_t i = 0; i < 3; ++i) {
+    BRAZE_USER_CHECK(params.cluster[i] >= 1 && params.grid[i] % params.cluster[i] == 0)
+        << "kernel " << kernel_name << ": grid." << kAxes[i] << " = " << params.grid[i]
+        << " is not a multiple of cluster." << kAxes[i] << " = " << params.cluster[i] << " ("
+        << params.toString() << "); round the grid up to whole clusters and let the extra CTAs "
+        << "exit early";
+  }
 }
 
-CUlaunchConfig launchConfigOf(const LaunchParams& params, CUstream stream) {
-  CUlaunchConfig config{};
+DriverLaunchConfig::DriverLaunchConfig(const LaunchParams& params, CUstream stream) {
   config.gridDimX = static_cast<unsigned>(params.grid[0]);
   config.gridDimY = static_cast<unsigned>(params.grid[1]);
   config.gridDimZ = static_cast<unsigned>(params.grid[2]);
@@ -88,7 +107,15 @@ CUlaunchConfig launchConfigOf(const LaunchParams& params, CUstream stream) {
   config.blockDimZ = static_cast<unsigned>(params.block[2]);
   config.sharedMemBytes = static_cast<unsigned>(params.dynamic_shared_memory_bytes);
   config.hStream = stream;
-  return config;
+  if (params.ctasPerCluster() > 1) {
+    CUlaunchAttribute& cluster = attributes[0];
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = static_cast<unsigned>(params.cluster[0]);
+    cluster.value.clusterDim.y = static_cast<unsigned>(params.cluster[1]);
+    cluster.value.clusterDim.z = static_cast<unsigned>(params.cluster[2]);
+    config.attrs = attributes.data();
+    config.numAttrs = 1;
+  }
 }
 
 }  // namespace braze

@@ -138,6 +138,23 @@ TEST(KernelArgumentsTest, PointersAndTheParameterArray) {
   }
 }
 
+TEST(KernelArgumentsTest, TensorMapsAreCopiedWholeAndAligned) {
+  // A tensor map after a 4-byte scalar: the kernel declares it `const __grid_constant__
+  // braze::TensorMap`, 64-byte aligned; the host copy is aligned as CUtensorMap (128).
+  KernelArguments arguments(DataType::Int32);
+  arguments.addScalar(DataType::Int32, int64_t{7}, "n");
+  CUtensorMap map{};
+  for (size_t i = 0; i < CU_TENSOR_MAP_NUM_QWORDS; ++i) map.opaque[i] = 0x0101010101010101u * i;
+  arguments.addTensorMap(map);
+  arguments.addPointer(0xbeef0000);
+  EXPECT_EQ(arguments.offset(1) % 128, 0u);
+  ASSERT_EQ(arguments.bytes(1).size(), sizeof(CUtensorMap));
+  EXPECT_EQ(std::memcmp(arguments.bytes(1).data(), &map, sizeof(map)), 0);
+  void** pointers = arguments.pointers();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(pointers[1]) % alignof(CUtensorMap), 0u);
+  EXPECT_EQ(*static_cast<uint64_t*>(pointers[2]), 0xbeef0000u);
+}
+
 TEST(KernelArgumentsTest, SizesBeyondInt32AreRefusedWithWhatToDo) {
   KernelArguments arguments(DataType::Int32);
   EXPECT_TRUE(test::throwsError(

@@ -83,5 +83,51 @@ TEST(LaunchParamsTest, LimitsOfTheDevice) {
       {"232448 bytes of dynamic and 16 bytes of static shared memory exceed the 232448 bytes"}));
 }
 
+TEST(LaunchParamsTest, ClustersDivideTheGridAndStayPortable) {
+  const driver::DeviceProperties h100 = driver::h100Properties();
+  LaunchParams clustered;
+  clustered.grid = {8, 2, 1};
+  clustered.block = {128, 1, 1};
+  clustered.cluster = {2, 2, 1};
+  checkLaunchLimits(clustered, h100, 0, "k");
+  EXPECT_EQ(clustered.toString(),
+            "grid (8, 2, 1) block (128, 1, 1) dynamic smem 0 bytes cluster (2, 2, 1)");
+
+  LaunchParams ragged = clustered;
+  ragged.grid = {7, 2, 1};
+  EXPECT_TRUE(test::throwsError(
+      [&] { checkLaunchLimits(ragged, h100, 0, "k"); },
+      {"kernel k: grid.x = 7 is not a multiple of cluster.x = 2", "round the grid up"}));
+  LaunchParams big = clustered;
+  big.grid = {16, 1, 1};
+  big.cluster = {16, 1, 1};
+  EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(big, h100, 0, "k"); },
+                                {"16 CTAs per cluster exceed the portable limit of 8"}));
+  driver::DeviceProperties ampere = h100;
+  ampere.name = "A100";
+  ampere.arch = driver::GpuArch{8, 0, false};
+  EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(clustered, ampere, 0, "k"); },
+                                {"thread block clusters", "need sm_90 or later", "A100"}));
+}
+
+TEST(LaunchParamsTest, TheDriverConfigCarriesTheClusterShape) {
+  LaunchParams plain;
+  plain.grid = {4, 1, 1};
+  plain.block = {32, 1, 1};
+  const DriverLaunchConfig unclustered(plain, nullptr);
+  EXPECT_EQ(unclustered.config.numAttrs, 0u);
+  EXPECT_EQ(unclustered.config.gridDimX, 4u);
+
+  LaunchParams clustered = plain;
+  clustered.cluster = {2, 1, 1};
+  const DriverLaunchConfig config(clustered, nullptr);
+  ASSERT_EQ(config.config.numAttrs, 1u);
+  EXPECT_EQ(config.config.attrs, config.attributes.data());
+  EXPECT_EQ(config.attributes[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+  EXPECT_EQ(config.attributes[0].value.clusterDim.x, 2u);
+  EXPECT_EQ(config.attributes[0].value.clusterDim.y, 1u);
+  EXPECT_EQ(config.attributes[0].value.clusterDim.z, 1u);
+}
+
 }  // namespace
 }  // namespace braze

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "braze/codegen/generated_kernel.h"
 #include "braze/ir/fusion.h"
 #include "braze/lower/kernel_ir.h"
@@ -26,5 +29,13 @@ GeneratedKernel generateCuda(const kir::Kernel& kernel);
 /// compiles to the same PTX and cubin (tests/cpp/codegen checks this); the compile-time
 /// benchmark times both.
 std::string sourceWithAllRuntimeHeaders(const GeneratedKernel& kernel);
+
+/// The runtime headers a kernel source written outside code generation needs (a plugin's
+/// kernel template, a test kernel), to put in front of it: each of
+/// core/src/codegen/runtime/*.cuh that defines a `braze::` name `kernel_source` uses, and the
+/// headers those need, without include guards. A source that names no Hopper machinery
+/// (braze::tma, braze::wgmma, ...) carries none of it. A `braze::` name that no header
+/// defines is an Error naming it.
+std::string runtimeHeadersFor(std::string_view kernel_source);
 
 }  // namespace braze

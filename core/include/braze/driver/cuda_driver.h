@@ -31,6 +31,7 @@ struct DriverApi {
   decltype(&::cuFuncGetAttribute) funcGetAttribute;
   decltype(&::cuFuncSetAttribute) funcSetAttribute;
   decltype(&::cuLaunchKernelEx) launchKernelEx;
+  decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled;
   decltype(&::cuMemAlloc) memAlloc;
   decltype(&::cuMemFree) memFree;
   decltype(&::cuMemAllocAsync) memAllocAsync;

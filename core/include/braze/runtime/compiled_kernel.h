@@ -58,7 +58,9 @@ struct KernelResources {
 class CompiledKernel {
  public:
   /// Compiles `source`, whose `extern "C" __global__` entry is `kernel_name`. Throws a
-  /// braze::Error with NVRTC's log and the path of the written source on failure.
+  /// braze::Error with NVRTC's log and the path of the written source on failure, and when
+  /// ptxas reports that it serialized wgmma instructions or ignored setmaxnreg (silent
+  /// fallbacks that cost the kernel most of its speed).
   static CompiledKernel compile(std::string source, std::string kernel_name,
                                 const CompileOptions& options = {});
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,9 @@ namespace braze {
 ///    8 bytes, the struct's alignment;
 ///  - a scalar is its dtype's value (bool 1 byte, float16/bfloat16 as their 2-byte bits);
 ///    an Index scalar is an IndexT;
-///  - a pointer (workspace) is 8 bytes.
+///  - a pointer (workspace) is 8 bytes;
+///  - a tensor map (braze::TensorMap, core/src/codegen/runtime/bulk_copy.cuh) is the 128
+///    bytes of a CUtensorMap, taken by the kernel as a `const __grid_constant__` parameter.
 class KernelArguments {
  public:
   /// `index_type` is DataType::Int32 or DataType::Int64.
@@ -37,6 +40,9 @@ class KernelArguments {
   void addScalar(DataType dtype, const ScalarValue& value, std::string_view what);
   /// Appends a plain device pointer.
   void addPointer(CUdeviceptr pointer);
+  /// Appends a tensor map (braze/driver/tensor_map.h), copied: the kernel reads it from the
+  /// parameter space, so it needs no device allocation.
+  void addTensorMap(const CUtensorMap& map);
 
   size_t size() const { return offsets_.size(); }
   DataType indexType() const { return index_type_; }
@@ -53,8 +59,25 @@ class KernelArguments {
  private:
   std::byte* append(size_t bytes, size_t alignment);
 
+  // Storage aligned as the most aligned parameter (a tensor map, 128 bytes), so that each
+  // parameter is also aligned in host memory, where the driver reads it.
+  template <typename T>
+  struct AlignedAllocator {
+    using value_type = T;
+    static constexpr std::align_val_t kAlignment{alignof(CUtensorMap)};
+    AlignedAllocator() = default;
+    template <typename U>
+    AlignedAllocator(const AlignedAllocator<U>&) {}
+    T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+    void deallocate(T* p, size_t) { ::operator delete(p, kAlignment); }
+    template <typename U>
+    bool operator==(const AlignedAllocator<U>&) const {
+      return true;
+    }
+  };
+
   DataType index_type_;
-  std::vector<std::byte> storage_;
+  std::vector<std::byte, AlignedAllocator<std::byte>> storage_;
   std::vector<size_t> offsets_;
   std::vector<size_t> sizes_;
   std::vector<void*> pointers_;
