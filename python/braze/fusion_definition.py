@@ -168,7 +168,10 @@ def _input_expression(value):
 
 
 class _Sched:
-    """fd.sched: schedulers by name ("braze::inner_outer", "inner_outer", "inner_outer@1")."""
+    """fd.sched: schedulers by name ("braze::inner_outer", "inner_outer", "inner_outer@1").
+    Each question is about the fusion as ``execute`` hands it to the schedulers, after the
+    rewrites it applies first (an nvFuser-style var_mean as sums, redundant expands read
+    through), so the answers agree with what ``execute`` runs."""
 
     def __init__(self, definition):
         self._definition = definition

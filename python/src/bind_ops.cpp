@@ -372,7 +372,7 @@ void bindShapes(py::module_& m) {
   m.def(
       "slice",
       [](const py::object& x, const py::sequence& starts, const py::sequence& ends,
-         const py::object& strides) {
+         const py::object& strides, bool manual_normalization) {
         TensorView* tv = toTensor(x, "slice", "arg");
         BRAZE_USER_CHECK(starts.size() == ends.size())
             << "slice: " << starts.size() << " start indices but " << ends.size()
@@ -387,10 +387,13 @@ void bindShapes(py::module_& m) {
                 toOperand(py::sequence(strides)[d], "slice", "stride " + std::to_string(d));
           ranges.push_back(range);
         }
-        return wrap(fusionAmong({x}, "slice"), braze::slice(tv, ranges));
+        return wrap(fusionAmong({x}, "slice"), braze::slice(tv, ranges, manual_normalization));
       },
       py::arg("arg"), py::arg("start_indices"), py::arg("end_indices"),
-      py::arg("strides") = py::none());
+      py::arg("strides") = py::none(), py::arg("manual_normalization") = false,
+      "x[start:end:stride] per dim with Python semantics (negative indices count from the end, "
+      "then clamp to the size); with manual_normalization the indices are already normalized "
+      "(0 <= start <= end <= size) and used as given");
   m.def(
       "pad",
       [](const py::object& x, const py::sequence& widths, const py::object& value) {

@@ -1,5 +1,8 @@
 // Schedulers by name from Python: whether one takes a fusion (and why not), which ones do, the
-// params one would choose, and the fusion it schedules.
+// params one would choose, and the fusion it schedules. Each asks about the fusion as
+// fd.execute hands it to the schedulers (prepareForScheduling), not as it was defined: an
+// nvFuser-style layer norm's Welford and expands are rewritten first, and a scheduler that
+// takes the rewritten fusion must not be reported as refusing it.
 
 #include <pybind11/stl.h>
 
@@ -8,6 +11,7 @@
 #include "braze/plugin/scheduler_registry.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
+#include "braze/runtime/prepare_for_scheduling.h"
 #include "braze/sched/schedule_printer.h"
 
 namespace braze::python {
@@ -29,9 +33,11 @@ SchedulerRuntimeInfo infoOf(const Fusion& fusion, const std::vector<FusionArgume
 void bindSched(py::module_& m) {
   m.def(
       "can_schedule",
-      [](const Fusion& fusion, const std::string& name, const py::object& inputs) {
+      [](const Fusion& defined, const std::string& name, const py::object& inputs) {
         const SchedulerRegistry& registry = defaultSchedulerRegistry();
         const SchedulerEntry& entry = registry.find(name);
+        const std::unique_ptr<Fusion> prepared = prepareCopyForScheduling(defined);
+        const Fusion& fusion = *prepared;
         if (inputs.is_none()) {
           std::optional<std::string> declined = registry.checkCompileTime(entry, fusion);
           return py::make_tuple(!declined.has_value(), declined.value_or(""));
@@ -45,8 +51,10 @@ void bindSched(py::module_& m) {
       "heuristics");
   m.def(
       "find_compatible_schedulers",
-      [](const Fusion& fusion, const py::object& inputs) {
+      [](const Fusion& defined, const py::object& inputs) {
         const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        const std::unique_ptr<Fusion> prepared = prepareCopyForScheduling(defined);
+        const Fusion& fusion = *prepared;
         std::optional<SchedulerRuntimeInfo> info;
         if (!inputs.is_none()) info = infoOf(fusion, argumentsOf(inputs));
         std::vector<std::string> names;
@@ -61,8 +69,10 @@ void bindSched(py::module_& m) {
       "The schedulers that take the whole fusion, in the order they are tried");
   m.def(
       "compute_heuristics",
-      [](const Fusion& fusion, const std::string& name, const py::sequence& inputs) {
+      [](const Fusion& defined, const std::string& name, const py::sequence& inputs) {
         const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        const std::unique_ptr<Fusion> prepared = prepareCopyForScheduling(defined);
+        const Fusion& fusion = *prepared;
         const SchedulerChoice choice =
             registry.choose(fusion, infoOf(fusion, argumentsOf(inputs)), name);
         BRAZE_USER_CHECK(choice.accepted())
@@ -93,8 +103,10 @@ void bindSched(py::module_& m) {
       "The scheduler's one-line summary of params bytes (an error when it cannot read them)");
   m.def(
       "schedule_with_params",
-      [](const Fusion& fusion, const std::string& scheduler, const py::bytes& params) {
+      [](const Fusion& defined, const std::string& scheduler, const py::bytes& params) {
         const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        const std::unique_ptr<Fusion> prepared = prepareCopyForScheduling(defined);
+        const Fusion& fusion = *prepared;
         SchedulerChoice choice;
         choice.scheduler = &registry.find(scheduler);
         const std::string bytes = params;
@@ -110,8 +122,10 @@ void bindSched(py::module_& m) {
       "The fusion as `scheduler` schedules it with these (edited) params, printed");
   m.def(
       "schedule",
-      [](const Fusion& fusion, const std::string& name, const py::sequence& inputs) {
+      [](const Fusion& defined, const std::string& name, const py::sequence& inputs) {
         const SchedulerRegistry& registry = defaultSchedulerRegistry();
+        const std::unique_ptr<Fusion> prepared = prepareCopyForScheduling(defined);
+        const Fusion& fusion = *prepared;
         const SchedulerChoice choice =
             registry.choose(fusion, infoOf(fusion, argumentsOf(inputs)), name);
         BRAZE_USER_CHECK(choice.accepted())

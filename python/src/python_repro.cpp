@@ -1,10 +1,13 @@
 // repr(fd): a fusion as the Python function that defines it again, written by walking the IR
-// (inputs, then each Expr of fusion.exprs(), then the outputs), not by replaying the calls
-// that built it. Executed with FusionDefinition and DataType in scope and called on a fresh
-// definition, it rebuilds a fusion with the same canonical form (the tests check it).
+// (inputs, then each tensor op of fusion.exprs() with the scalar ops it reads, then the
+// outputs), not by replaying the calls that built it. Executed with FusionDefinition and
+// DataType in scope and called on a fresh definition, it rebuilds a fusion with the same
+// canonical form (the tests check it). Symbolic slices are written as their normalized bounds
+// with manual_normalization=True, and the sizes an op computed as that op's tensor.size(d).
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -58,13 +61,24 @@ std::string literal(const ScalarValue& value) {
   return s;
 }
 
-/// Whether a Python literal gives this constant back through the op builders.
-bool isNaturalDtype(const ScalarValue& value, DataType dtype) {
+/// Whether a Python literal gives this constant back through the op builders. Sizes, widths,
+/// starts and steps are Index constants the builders make from Python ints (`index_literals`);
+/// an elementwise op makes an int64 constant of a Python int, so an Index operand of one (the
+/// `minimum(1, s0)` of a slice's start) must be written with its dtype.
+bool isNaturalDtype(const ScalarValue& value, DataType dtype, bool index_literals) {
   if (std::holds_alternative<bool>(value)) return dtype == DataType::Bool;
-  // Sizes, widths, starts and steps are Index constants the builders make from Python ints.
   if (std::holds_alternative<int64_t>(value))
-    return dtype == DataType::Int64 || dtype == DataType::Index;
+    return dtype == DataType::Int64 || (index_literals && dtype == DataType::Index);
   return dtype == DataType::Float64;
+}
+
+/// One Val, or two constants of one value: how the canonical form compares scalars.
+bool isSameScalar(const Val* a, const Val* b) {
+  if (a == b) return true;
+  const auto* x = a->dynCast<Scalar>();
+  const auto* y = b->dynCast<Scalar>();
+  return x && y && x->isConstant() && y->isConstant() && x->constantInt() &&
+         x->constantInt() == y->constantInt();
 }
 
 std::string list(const std::vector<std::string>& items) {
@@ -93,7 +107,23 @@ class Writer {
   std::string write() {
     out_ << "def braze_fusion(fd: FusionDefinition) -> None:\n";
     for (const Val* input : fusion_.inputs()) defineInput(input);
-    for (const Expr* expr : fusion_.exprs()) writeExpr(*expr);
+    const std::vector<Expr*> exprs = fusion_.exprs();
+    for (const Expr* expr : exprs) {
+      for (const Val* output : expr->outputs()) {
+        const auto* tv = output->dynCast<TensorView>();
+        if (tv == nullptr) continue;
+        for (const IterDomain* id : tv->logicalNoReductions()) {
+          if (!id->logicalExtent()->isConstant()) extent_owners_.emplace(id->logicalExtent(), expr);
+        }
+      }
+    }
+    // Scalar ops are written where a tensor op or an output first reads them (name()): the
+    // count a slice rebuilds itself would otherwise be written again, unused.
+    for (const Expr* expr : exprs) {
+      if (std::any_of(expr->outputs().begin(), expr->outputs().end(),
+                      [](const Val* output) { return output->isA<TensorView>(); }))
+        writeExpr(*expr);
+    }
     for (const Val* output : fusion_.outputs()) {
       const Val* input = fusion_.aliasedInput(output);
       line("fd.add_output(" + name(output) +
@@ -162,21 +192,23 @@ class Writer {
   }
 
   /// The Python expression of `val`: a variable, a literal, or a scalar op written first.
-  std::string name(const Val* val) {
+  std::string name(const Val* val, bool index_literals = true) {
     if (auto it = names_.find(val); it != names_.end()) return it->second;
+    if (writeExtentOwner(val)) return names_.at(val);
     if (const auto* scalar = val->dynCast<Scalar>()) {
       if (scalar->isConstant()) {
         const ScalarValue& value = *scalar->value();
-        if (isNaturalDtype(value, scalar->dtype())) return literal(value);
+        if (isNaturalDtype(value, scalar->dtype(), index_literals)) return literal(value);
         const std::string var = variable(val);
         line(var + " = fd.define_scalar(" + literal(value) +
              ", dtype=" + dtypeName(scalar->dtype()) + ")");
         return names_[val] = var;
       }
-      if (const Expr* definition = val->definition(); definition != nullptr) {
-        writeExpr(*definition);
-        return names_.at(val);
-      }
+    }
+    // A producer written out of fusion.exprs() order, for writeExtentOwner.
+    if (const Expr* definition = val->definition(); definition != nullptr) {
+      writeExpr(*definition);
+      if (auto it = names_.find(val); it != names_.end()) return it->second;
     }
     BRAZE_THROW() << "repr: " << val->name()
                   << " is neither an input, a constant nor computed "
@@ -196,16 +228,84 @@ class Writer {
       const std::string var = variable(expr.output(i));
       names_[expr.output(i)] = var;
       lhs += (i ? ", " : "") + var;
+      if (const auto* tv = expr.output(i)->dynCast<TensorView>()) nameExtents(*tv, var);
     }
     return lhs + " = ";
   }
 
+  /// Writes the first tensor op whose output has the extent `val` when it is not written yet,
+  /// so that `val` reads as that tensor's size(d) (nameExtents); false when there is none, or
+  /// when that op is being written (a reshape's or a full's own sizes are its arguments).
+  bool writeExtentOwner(const Val* val) {
+    const auto owner = extent_owners_.find(val);
+    if (owner == extent_owners_.end() || written_.count(owner->second)) return false;
+    writeExpr(*owner->second);
+    return names_.count(val) > 0;
+  }
+
+  /// A symbolic extent an op computed (a slice's count, a reshape's inferred size) is read back
+  /// as `T3.size(0)`: the op builds it again, and writing its scalar expression instead would
+  /// make a second Val of the same value, which the canonical form tells apart.
+  void nameExtents(const TensorView& tv, const std::string& var) {
+    const std::vector<IterDomain*> dims = tv.logicalNoReductions();
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const Scalar* extent = dims[d]->logicalExtent();
+      if (!extent->isConstant() && !names_.count(extent))
+        names_[extent] = var + ".size(" + std::to_string(d) + ")";
+    }
+  }
+
+  /// The normalized stop of dim `d` of a symbolic slice, as Python. core/src/ops/slice.cpp
+  /// makes every count ceil_div(stop - start, step) of the normalized bounds (the division
+  /// dropped for a step of 1, the subtraction for a start of 0, both folded for constants), so
+  /// the stop is read back from the count, and slice(..., manual_normalization=True) builds
+  /// the same count from it.
+  std::string sliceStop(const TensorView& out, size_t d, const Scalar& start, int64_t step,
+                        const Scalar& count) {
+    const Scalar* length = &count;
+    if (step != 1) {
+      const Expr* def = count.definition();
+      if (def != nullptr && def->op() == OpKind::CeilDiv &&
+          def->input(1)->as<Scalar>()->isConstantEqualTo(step)) {
+        length = def->input(0)->as<Scalar>();
+      } else if (count.isConstant() && start.isConstant()) {
+        // The least stop that keeps `count` elements: the last one, plus one.
+        const int64_t n = *count.constantInt();
+        const int64_t begin = *start.constantInt();
+        return std::to_string(n == 0 ? begin : begin + (n - 1) * step + 1);
+      } else {
+        length = nullptr;
+      }
+    }
+    if (length != nullptr && start.isConstantEqualTo(0)) return name(length);
+    if (length != nullptr) {
+      const Expr* def = length->definition();
+      if (def != nullptr && def->op() == OpKind::Sub && isSameScalar(def->input(1), &start))
+        return name(def->input(0));
+      if (length->isConstant() && start.isConstant())
+        return std::to_string(*start.constantInt() + *length->constantInt());
+    }
+    BRAZE_THROW() << "repr: slice " << out.name() << " has the extent " << count.name()
+                  << " in dim " << d << ", which is not ceil_div(stop - start, " << step
+                  << ") of its start " << start.name()
+                  << " as fd.ops.slice builds it (a fusion saved by an older Braze?), so no "
+                     "definition rebuilds it; define the slice again with fd.ops.slice";
+  }
+
   void writeExpr(const Expr& expr) {
     if (written_.count(&expr)) return;
+    for (const Val* output : expr.outputs()) {
+      if (output->isA<Scalar>()) writeExtentOwner(output);
+    }
+    if (written_.count(&expr)) return;
     written_.insert({&expr, true});
+    // A scalar op whose result is already named is an extent read back with size(d).
+    if (std::all_of(expr.outputs().begin(), expr.outputs().end(),
+                    [this](const Val* output) { return names_.count(output) > 0; }))
+      return;
     const std::string op(toString(expr.op()));
     std::vector<std::string> args;
-    for (const Val* input : expr.inputs()) args.push_back(name(input));
+    for (const Val* input : expr.inputs()) args.push_back(name(input, !isElementwise(expr.op())));
     const auto* out = expr.outputs().empty() ? nullptr : expr.output(0)->dynCast<TensorView>();
     auto call = [&](const std::string& text) { line(assign(expr) + "fd.ops." + text); };
     auto joined = [&](size_t from) {
@@ -306,26 +406,32 @@ class Writer {
         return;
       }
       case OpKind::Slice: {
-        // Stored as each dim's start and step with the count in the output's extent; written
-        // with nvFuser's end indices, which only constant bounds give back exactly.
+        // Stored as each dim's normalized start and step with the count in the output's
+        // extent. Constant bounds are written as nvFuser writes them; symbolic ones as the
+        // normalized start and stop, with manual_normalization so that the rebuilt slice does
+        // not normalize them again (which would add a second, different count expression).
         std::vector<std::string> starts, ends, steps;
         const std::vector<IterDomain*> dims = out->logicalNoReductions();
+        bool constant = true;
         for (size_t d = 0; d < dims.size(); ++d) {
-          const auto* start = expr.input(1 + 2 * d)->dynCast<Scalar>();
-          const auto* step = expr.input(2 + 2 * d)->dynCast<Scalar>();
+          constant = constant && expr.input(1 + 2 * d)->as<Scalar>()->isConstant() &&
+                     dims[d]->logicalExtent()->isConstant();
+        }
+        for (size_t d = 0; d < dims.size(); ++d) {
+          const auto* start = expr.input(1 + 2 * d)->as<Scalar>();
+          const int64_t stride = *expr.input(2 + 2 * d)->as<Scalar>()->constantInt();
           const Scalar* count = dims[d]->logicalExtent();
-          BRAZE_USER_CHECK(start && step && start->isConstant() && step->isConstant() &&
-                           count->isConstant())
-              << "repr: slice " << out->name() << " has symbolic bounds in dim " << d
-              << "; only constant slices can be written as a definition yet";
-          const int64_t begin = *start->constantInt();
-          const int64_t stride = *step->constantInt();
-          starts.push_back(std::to_string(begin));
-          ends.push_back(std::to_string(begin + *count->constantInt() * stride));
+          starts.push_back(args[1 + 2 * d]);
           steps.push_back(std::to_string(stride));
+          if (constant) {
+            ends.push_back(std::to_string(*start->constantInt() + *count->constantInt() * stride));
+          } else {
+            ends.push_back(sliceStop(*out, d, *start, stride, *count));
+          }
         }
         call("slice(" + args[0] + ", start_indices=" + list(starts) +
-             ", end_indices=" + list(ends) + ", strides=" + list(steps) + ")");
+             ", end_indices=" + list(ends) + ", strides=" + list(steps) +
+             (constant ? "" : ", manual_normalization=True") + ")");
         return;
       }
       case OpKind::Cat:
@@ -394,7 +500,10 @@ class Writer {
   const Fusion& fusion_;
   std::ostringstream out_;
   std::map<const Val*, std::string> names_;
+  /// Exprs written or being written.
   std::map<const Expr*, bool> written_;
+  /// Each symbolic extent of an op's output, to the first op (in fusion.exprs() order) making it.
+  std::map<const Val*, const Expr*> extent_owners_;
   int constants_ = 0;
 };
 

@@ -132,12 +132,13 @@ std::vector<Argument> sliceDimArguments(const Expr* expr, size_t dim) {
     arguments[1] = *stop;
     return arguments;
   }
-  // length = maximum(stop - start, 0).
+  // length = maximum(stop, start) - start: the stop is raised to the start.
   const Expr* def = length->definition();
-  if (def == nullptr || def->op() != OpKind::Maximum) return fail("stop");
-  const Expr* difference = def->input(0)->definition();
-  if (difference == nullptr || difference->op() != OpKind::Sub) return fail("stop");
-  std::optional<Argument> stop = userBound(difference->input(0)->as<Scalar>(), extent);
+  if (def == nullptr || def->op() != OpKind::Sub || def->input(1) != start) return fail("stop");
+  const Expr* raised = def->input(0)->definition();
+  if (raised == nullptr || raised->op() != OpKind::Maximum || raised->input(1) != start)
+    return fail("stop");
+  std::optional<Argument> stop = userBound(raised->input(0)->as<Scalar>(), extent);
   if (!stop) return fail("stop");
   arguments[1] = *stop;
   return arguments;

@@ -224,7 +224,8 @@ def test_shape_ops(rng):
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
     v = rng.standard_normal((4,)).astype(np.float32)
 
-    # Fixed sizes: repr writes slices back only when their bounds are constants.
+    # Fixed sizes: constant slices are written back as nvFuser writes them (symbolic ones:
+    # test_symbolic_slices_round_trip_through_repr).
     def build(fd):
         t = fd.define_tensor(shape=[2, 3, 4], contiguity=[True, True, True])
         u = fd.define_tensor(shape=[4], contiguity=[True])
@@ -245,6 +246,73 @@ def test_shape_ops(rng):
     np.testing.assert_array_equal(pad, np.pad(x, [(0, 0), (0, 0), (1, 2)], constant_values=0.5))
     np.testing.assert_array_equal(cat, np.concatenate([x, x], axis=1))
     np.testing.assert_array_equal(sq, v)
+
+
+@pytest.mark.parametrize("start,stop", [(1, 5), (-4, -1), (-100, 100), (5, 2), (0, 3)])
+def test_symbolic_slices_round_trip_through_repr(start, stop, rng):
+    # Python bounds are normalized at definition time into scalar expressions; repr writes the
+    # normalized ones back with manual_normalization, and the rebuilt fusion must be equal.
+    x = rng.standard_normal((7, 9)).astype(np.float32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        a = fd.define_scalar(dtype=DataType.Int)
+        b = fd.define_scalar(dtype=DataType.Int)
+        # Start and stop are scalar inputs, negative ones counting from the end at run time.
+        fd.add_output(fd.ops.slice(t, [a, 0], [b, t.size(1)]))
+        # A negative constant start on a symbolic size, and a step of 3.
+        fd.add_output(fd.ops.slice(t, [-4, 1], [t.size(0), -1], strides=[1, 3]))
+        # Steps above 1 with scalar bounds; then a slice of that slice, whose input's sizes are
+        # the first slice's counts, and one of those counts read as a value.
+        s = fd.ops.slice(t, [1, a], [t.size(0), b], strides=[2, 1])
+        u = fd.ops.slice(s, [0, 1], [s.size(0), s.size(1)], strides=[1, 2])
+        fd.add_output(u)
+        fd.add_output(fd.ops.mul(u, fd.ops.cast(u.size(1), DataType.Float)))
+
+    fd, outputs = run(build, [x, start, stop], execute=False)
+    assert "manual_normalization=True" in repr(fd)
+    inner = x[1::2, start:stop][:, 1::2]
+    expected = [x[start:stop, :], x[-4:, 1:-1:3], inner, inner * inner.shape[1]]
+    for out, ref in zip(outputs, expected):
+        assert out.shape == ref.shape
+        np.testing.assert_array_equal(out, ref)
+
+
+def test_repr_reads_a_slice_count_used_before_the_slice():
+    # The count feeds an op that fusion.exprs() reaches before the slice itself: repr writes
+    # the slice first and reads the count back with size(), so the rebuilt fusion shares it.
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        s = fd.ops.slice(t, [1, 0], [t.size(0), t.size(1)])
+        fd.add_output(fd.ops.add(fd.ops.cast(s.size(0), DataType.Float), s))
+
+    _, (out,) = run(build, [x], execute=False)
+    np.testing.assert_array_equal(out, x[1:] + 3)
+
+
+def test_slice_with_manual_normalization(rng):
+    x = rng.standard_normal((8, 6)).astype(np.float32)
+
+    def build(fd):
+        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        a = fd.define_scalar(dtype=DataType.Int)
+        b = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.slice(t, [a, 0], [b, t.size(1)], strides=[2, 1],
+                                   manual_normalization=True))
+
+    fd, (out,) = run(build, [x, 1, 6], execute=False)
+    np.testing.assert_array_equal(out, x[1:6:2])
+    # The bounds are used as given: no normalization expressions are added.
+    assert "where" not in repr(fd) and "minimum" not in repr(fd), repr(fd)
+
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[8], contiguity=[True])
+        with pytest.raises(braze.Error, match=r"manual_normalization: dim 0 has start -1 and stop 4"):
+            fd.ops.slice(t, [-1], [4], manual_normalization=True)
+        with pytest.raises(braze.Error, match="stop 9 on a size of 8"):
+            fd.ops.slice(t, [0], [9], manual_normalization=True)
 
 
 def test_factories_and_symbolic_scalars(rng):

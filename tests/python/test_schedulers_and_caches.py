@@ -135,14 +135,21 @@ def test_an_nvfuser_style_rms_norm_is_one_inner_outer_kernel(rng):
     assert len(segments) == 1 and "inner_outer" in segments[0], segments
 
 
-def test_an_nvfuser_style_layer_norm_with_var_mean_is_one_inner_outer_kernel(rng):
-    # var_mean is a Welford; the executor computes it as two sums where the row is read anyway.
+def nvfuser_style_layer_norm():
+    """A layer norm as nvFuser's Python definitions write it: var_mean (a Welford) and weights
+    expanded by broadcast_in_dim before the multiply."""
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
         w = fd.define_tensor(shape=[-1], contiguity=[True])
         var, mean = fd.ops.var_mean(x, dims=[1], correction=0, keepdim=True)
         y = fd.ops.mul(fd.ops.sub(x, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5)))
         fd.add_output(fd.ops.mul(y, fd.ops.broadcast_in_dim(w, x.shape(), [1])))
+    return fd
+
+
+def test_an_nvfuser_style_layer_norm_with_var_mean_is_one_inner_outer_kernel(rng):
+    # var_mean is a Welford; the executor computes it as two sums where the row is read anyway.
+    fd = nvfuser_style_layer_norm()
     xs = rng.standard_normal((16, 2048)).astype(np.float32) * 3 + 1
     ws = rng.standard_normal(2048).astype(np.float32)
     (out,) = fd.execute([xs, ws])
@@ -150,3 +157,26 @@ def test_an_nvfuser_style_layer_norm_with_var_mean_is_one_inner_outer_kernel(rng
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
     segments = fd.last_runtime().splitlines()
     assert len(segments) == 1 and "inner_outer" in segments[0], segments
+
+
+def test_sched_asks_about_the_fusion_execute_schedules(rng):
+    # As defined, this layer norm has a Welford (var_mean) and an expand before the multiply,
+    # which inner_outer refuses. fd.execute rewrites both before scheduling
+    # (prepareForScheduling) and runs one inner_outer kernel; fd.sched must answer for that
+    # rewritten fusion, or it says no to the scheduler execute then picks.
+    fd = nvfuser_style_layer_norm()
+    xs = rng.standard_normal((16, 2048)).astype(np.float32)
+    ws = rng.standard_normal(2048).astype(np.float32)
+    fd.execute([xs, ws])
+    (segment,) = fd.last_runtime().splitlines()
+    assert "braze::inner_outer" in segment, segment
+
+    ok, reason = fd.sched.can_schedule("inner_outer")
+    assert ok, reason
+    ok, reason = fd.sched.can_schedule("inner_outer", [xs, ws])
+    assert ok, reason
+    compatible = fd.sched.find_compatible_schedulers([xs, ws])
+    assert any(name.startswith("braze::inner_outer@") for name in compatible), compatible
+    params = fd.sched.compute_heuristics("inner_outer", [xs, ws])
+    assert str(params) in segment, (str(params), segment)
+    assert "TIDx" in fd.sched.schedule("inner_outer", [xs, ws])

@@ -7,7 +7,16 @@
 //     T1: float32[i2{s2}, i3{4}] = slice(T0, s1, 1, 0, 2)
 //
 // Constant starts, stops and extents fold to constants; otherwise the normalization is a small
-// scalar expression over the extent.
+// scalar expression over the extent. A stop is also raised to at least the start, so the count
+// is always ceil_div(stop - start, step) of normalized bounds:
+//
+//   x[a:b] on T0: float32[i0{10}], a and b index scalars
+//     s3 = minimum(maximum(where(lt(a, 0), add(a, 10), a), 0), 10)       start
+//     s7 = maximum(minimum(maximum(where(lt(b, 0), ...), 0), 10), s3)    stop
+//     T1: float32[i1{sub(s7, s3)}] = slice(T0, s3, 1)
+//
+// slice(..., manual_normalization=true) takes start and stop as such normalized bounds and
+// adds only that count, which is how repr writes a symbolic slice back.
 
 #include <algorithm>
 
@@ -48,7 +57,51 @@ struct SlicedDim {
   IterDomain* id;
 };
 
-SlicedDim sliceDim(const TensorView* x, int64_t dim, IterDomain* input, const SliceRange& range) {
+std::string boundText(const Scalar* bound) {
+  const std::optional<int64_t> value = bound->constantInt();
+  return value ? std::to_string(*value) : bound->name();
+}
+
+// manual_normalization trusts symbolic bounds, but constant ones that break the rule would
+// read out of bounds without a word: those are refused here.
+void checkNormalized(const TensorView* x, int64_t dim, const Scalar* start, const Scalar* stop,
+                     const Scalar* extent) {
+  const std::optional<int64_t> begin = start->constantInt();
+  const std::optional<int64_t> end = stop->constantInt();
+  const std::optional<int64_t> size = extent->constantInt();
+  const bool normalized = (!begin || *begin >= 0) && (!begin || !end || *begin <= *end) &&
+                          (!end || !size || *end <= *size) && (!begin || !size || *begin <= *size);
+  BRAZE_USER_CHECK(normalized) << "slice of " << tensorLabel(x)
+                               << " with manual_normalization: dim " << dim << " has start "
+                               << boundText(start) << " and stop " << boundText(stop)
+                               << " on a size of " << boundText(extent)
+                               << "; normalized bounds satisfy 0 <= start <= stop <= size. Pass "
+                                  "such bounds, or leave manual_normalization off to count "
+                                  "negative bounds from the end and clamp them to the size";
+}
+
+// The dim a slice keeps of `input`, from normalized bounds (0 <= start <= stop <= extent).
+// Both the Python-style and the manually normalized slice end here, so a Slice's count is
+// always ceil_div(stop - start, step) of its normalized bounds (stop - start for a step of 1,
+// stop for a start of 0): repr reads the stop back from it and rebuilds the same extent.
+IterDomain* slicedDomain(IterDomain* input, Scalar* start, Scalar* stop, Scalar* step) {
+  const int64_t step_value = *step->constantInt();
+  if (start->isConstantEqualTo(0) && stop == input->logicalExtent() && step_value == 1) {
+    return ops_detail::freshIterDomain(input);
+  }
+  Fusion& fusion = input->fusion();
+  // Folds constants and `stop - 0`.
+  Scalar* length = ops_detail::subExtents(stop, start);
+  Scalar* count = step_value == 1 ? length : ops_detail::ceilDivExtents(length, step);
+  if (input->hasExpandedExtent() && !count->isConstantEqualTo(1)) {
+    // A slice of an expanded broadcast is still the same value repeated: keep it storage-free.
+    return fusion.create<IterDomain>(input->extent(), IterType::Broadcast, count);
+  }
+  return ops_detail::iterDomainOfExtent(fusion, count);
+}
+
+SlicedDim sliceDim(const TensorView* x, int64_t dim, IterDomain* input, const SliceRange& range,
+                   bool manual_normalization) {
   Fusion& fusion = x->fusion();
   const std::string where_text = " of dim " + std::to_string(dim);
   Scalar* step = ops_detail::indexScalar(fusion, range.step, "slice", "step" + where_text);
@@ -57,41 +110,27 @@ SlicedDim sliceDim(const TensorView* x, int64_t dim, IterDomain* input, const Sl
       << "slice of " << tensorLabel(x) << ": step" << where_text << " is " << step->name()
       << "; the step must be a positive constant";
   Scalar* extent = input->logicalExtent();
-  Scalar* start = normalizeBound(
-      fusion, ops_detail::indexScalar(fusion, range.start, "slice", "start" + where_text), extent);
-  const bool whole = start->isConstantEqualTo(0) && !range.stop && *step_value == 1;
-  if (whole) return {start, step, ops_detail::freshIterDomain(input)};
-
-  // start <= extent, so without a stop the difference is never negative.
-  Scalar* length = start->isConstantEqualTo(0) ? extent : ops_detail::subExtents(extent, start);
+  Scalar* start = ops_detail::indexScalar(fusion, range.start, "slice", "start" + where_text);
+  Scalar* stop = range.stop
+                     ? ops_detail::indexScalar(fusion, *range.stop, "slice", "stop" + where_text)
+                     : extent;
+  if (manual_normalization) {
+    checkNormalized(x, dim, start, stop, extent);
+    return {start, step, slicedDomain(input, start, stop, step)};
+  }
+  start = normalizeBound(fusion, start, extent);
   if (range.stop) {
-    Scalar* stop = normalizeBound(
-        fusion, ops_detail::indexScalar(fusion, *range.stop, "slice", "stop" + where_text), extent);
-    const std::optional<int64_t> begin = start->constantInt();
-    const std::optional<int64_t> end = stop->constantInt();
-    if (begin && end) {
-      length = fusion.constantIndex(std::max<int64_t>(*end - *begin, 0));
-    } else if (begin == 0) {
-      length = stop;
-    } else {
-      length = ops_detail::maxExtents(ops_detail::subExtents(stop, start), fusion.constantIndex(0));
-    }
+    stop = normalizeBound(fusion, stop, extent);
+    // A stop before the start selects nothing: it is raised to the start, so that the count is
+    // never negative. A start of 0 is below every normalized stop already.
+    if (!start->isConstantEqualTo(0)) stop = ops_detail::maxExtents(stop, start);
   }
-  Scalar* count = *step_value == 1 ? length : ops_detail::ceilDivExtents(length, step);
-
-  IterDomain* id = nullptr;
-  if (input->hasExpandedExtent() && !count->isConstantEqualTo(1)) {
-    // A slice of an expanded broadcast is still the same value repeated: keep it storage-free.
-    id = fusion.create<IterDomain>(input->extent(), IterType::Broadcast, count);
-  } else {
-    id = ops_detail::iterDomainOfExtent(fusion, count);
-  }
-  return {start, step, id};
+  return {start, step, slicedDomain(input, start, stop, step)};
 }
 
 }  // namespace
 
-TensorView* slice(TensorView* x, const std::vector<SliceRange>& ranges) {
+TensorView* slice(TensorView* x, const std::vector<SliceRange>& ranges, bool manual_normalization) {
   BRAZE_USER_CHECK(x != nullptr) << "slice: the input tensor is null";
   BRAZE_USER_CHECK(static_cast<int64_t>(ranges.size()) <= x->rank())
       << "slice of " << tensorLabel(x) << ": " << ranges.size()
@@ -107,7 +146,8 @@ TensorView* slice(TensorView* x, const std::vector<SliceRange>& ranges) {
       domain.push_back(ops_detail::freshIterDomain(dims[i]));
       continue;
     }
-    const SlicedDim sliced = sliceDim(x, static_cast<int64_t>(i), dims[i], ranges[i]);
+    const SlicedDim sliced =
+        sliceDim(x, static_cast<int64_t>(i), dims[i], ranges[i], manual_normalization);
     inputs.push_back(sliced.start);
     inputs.push_back(sliced.step);
     domain.push_back(sliced.id);

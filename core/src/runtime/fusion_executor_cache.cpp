@@ -6,11 +6,7 @@
 #include <sstream>
 
 #include "braze/driver/cuda_driver.h"
-#include "braze/ir/broadcast_reductions.h"
-#include "braze/ir/output_aliases.h"
-#include "braze/ir/redundant_expands.h"
-#include "braze/ir/scatter_as_matches.h"
-#include "braze/ir/welford_as_sums.h"
+#include "braze/runtime/prepare_for_scheduling.h"
 #include "runtime/extent_equalities.h"
 
 namespace braze {
@@ -77,12 +73,7 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<Fusion> fusion,
   std::vector<std::pair<const Val*, const Val*>> equal_extents;
   for (const runtime_detail::ExtentEquality& equality : extent_equalities_)
     equal_extents.emplace_back(equality.a, equality.b);
-  bypassRedundantExpands(*fusion_, equal_extents);
-  scattersAsMatches(*fusion_);  // before the squeezes: a single written position is one
-  welfordAsSums(*fusion_);
-  reductionsOverBroadcastsAsSqueezes(*fusion_);
-  // Last: whether an output can be written in place depends on the fusion as it will run.
-  copyUnsafeAliasedOutputs(*fusion_);
+  prepareForScheduling(*fusion_, equal_extents);
   BRAZE_USER_CHECK(options_.runtime_capacity > 0 && options_.plan_capacity > 0)
       << "FusionExecutorCache: runtime_capacity and plan_capacity must be at least 1";
 }

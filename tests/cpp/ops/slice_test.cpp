@@ -1,5 +1,6 @@
 // slice: Python semantics for start/stop (negative, clamped, missing), the counts as extents
-// (folded for constants, scalar expressions otherwise), the Slice Expr's inputs, and errors.
+// (folded for constants, scalar expressions otherwise), the Slice Expr's inputs, manually
+// normalized bounds, and errors.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -85,8 +86,10 @@ TEST(SliceTest, SymbolicSizes) {
   EXPECT_EQ(domainText(slice(x, 0, 0, 5)), "[minimum(5, s0)]");
   EXPECT_EQ(domainText(slice(x, 0, 0, std::nullopt, 2)), "[ceil_div(s0, 2)]");
   TensorView* y = slice(x, 0, 2, -1, 3);
+  // The stop is raised to the start, so the count is ceil_div(stop - start, step).
   EXPECT_EQ(domainText(y),
-            "[ceil_div(maximum(sub(maximum(add(s0, -1), 0), minimum(2, s0)), 0), 3)]");
+            "[ceil_div(sub(maximum(maximum(add(s0, -1), 0), minimum(2, s0)), minimum(2, s0)), "
+            "3)]");
   EXPECT_EQ(startsAndSteps(y), "minimum(2, s0) 3");
 }
 
@@ -100,8 +103,43 @@ TEST(SliceTest, SymbolicBounds) {
   const std::string end =
       "minimum(maximum(where(lt(cast(s1, index), 0), add(cast(s1, index), 10), "
       "cast(s1, index)), 0), 10)";
-  EXPECT_EQ(domainText(y), "[maximum(sub(" + end + ", " + begin + "), 0)]");
+  EXPECT_EQ(domainText(y), "[sub(maximum(" + end + ", " + begin + "), " + begin + ")]");
   EXPECT_EQ(startsAndSteps(y), begin + " 1");
+}
+
+TEST(SliceTest, ManualNormalizationUsesTheBoundsAsGiven) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {-1, -1}});
+  Scalar* start = makeInputScalar(fusion, DataType::Index);
+  Scalar* stop = makeInputScalar(fusion, DataType::Index);
+  // No where/minimum/maximum: only the count.
+  TensorView* y = slice(x, {SliceRange{start, stop, 2}, SliceRange{0, stop}}, true);
+  EXPECT_EQ(domainText(y), "[ceil_div(sub(s3, s2), 2), s3]");
+  EXPECT_EQ(startsAndSteps(y), "s2 2 0 1");
+  // The whole dim keeps the input's extent, as the Python-style slice does.
+  TensorView* whole = slice(x, {SliceRange{0, x->axis(0)->extent()}}, true);
+  EXPECT_EQ(whole->axis(0)->extent(), x->axis(0)->extent());
+  // The Python-style slice's count is the one the normalized bounds give.
+  TensorView* python = slice(x, 0, start, stop);
+  const Expr* def = definitionOf(python, OpKind::Slice);
+  TensorView* again = slice(
+      x,
+      {SliceRange{def->input(1)->as<Scalar>(), python->axis(0)->extent()->definition()->input(0)}},
+      true);
+  EXPECT_EQ(domainText(again), domainText(python));
+}
+
+TEST(SliceTest, ErrorManualNormalizationWithConstantsOutOfRange) {
+  Fusion fusion;
+  TensorView* x = makeInputTensor(fusion, {.dtype = DataType::Float32, .sizes = {8}});
+  EXPECT_TRUE(throwsError(
+      [&] {
+        slice(x, {SliceRange{-1, 4}}, true);
+      },
+      {"slice of T0 (input 0) with manual_normalization", "dim 0", "start -1 and stop 4",
+       "0 <= start <= stop <= size", "leave manual_normalization off"}));
+  EXPECT_TRUE(throwsError([&] { slice(x, {SliceRange{5, 3}}, true); }, {"start 5 and stop 3"}));
+  EXPECT_TRUE(throwsError([&] { slice(x, {SliceRange{0, 9}}, true); }, {"stop 9 on a size of 8"}));
 }
 
 TEST(SliceTest, EveryDimAtOnce) {

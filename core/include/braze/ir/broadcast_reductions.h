@@ -11,8 +11,9 @@ namespace braze {
 /// any. nvFuser-style definitions write `sum(t, dims=[1])` of a [rows, 1] tensor (RMS norm's
 /// backward does); the schedulers reduce iteration dims only. Where such a result is broadcast
 /// back at the same dims, the broadcast reads the reduction's input instead. Expanded broadcasts,
-/// whose extent is not 1, stay reductions. Returns how many were rewritten. The executor cache
-/// applies it to its copy of a fusion before segmentation.
+/// whose extent is not 1, stay reductions. Returns how many were rewritten. Part of
+/// prepareForScheduling (braze/runtime/prepare_for_scheduling.h), which the executor cache
+/// applies to its copy of a fusion before segmentation.
 int64_t reductionsOverBroadcastsAsSqueezes(Fusion& fusion);
 
 }  // namespace braze

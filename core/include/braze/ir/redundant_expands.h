@@ -18,7 +18,8 @@ namespace braze {
 /// `reciprocal(broadcast_in_dim(rms, x.shape(), [0, 1]))`) moves below it: the op runs on the
 /// broadcast tensor and its result is expanded. An expand that is an output, or read by
 /// anything else, stays. Returns how many reads were
-/// rewired or moved. The executor cache applies it to its copy of a fusion before segmentation.
+/// rewired or moved. Part of prepareForScheduling (braze/runtime/prepare_for_scheduling.h),
+/// which the executor cache applies to its copy of a fusion before segmentation.
 ///
 /// Extents count as the same when they are one Val, constants of one value, or connected by
 /// `equal_extents`: pairs the caller checks equal before every run (the executor cache's

@@ -11,8 +11,9 @@ namespace braze {
 /// by the fusion anyway (a layer norm centers and scales it), so a scheduler that keeps rows on
 /// chip (inner_outer) reads it once for everything, where a Welford would have to be a segment
 /// of its own; the two-pass variance is at least as accurate. A Welford of an input read by
-/// nothing else (var_mean alone) stays one pass. Returns how many were rewritten. The executor
-/// cache applies it to its copy of a fusion before segmentation.
+/// nothing else (var_mean alone) stays one pass. Returns how many were rewritten. Part of
+/// prepareForScheduling (braze/runtime/prepare_for_scheduling.h), which the executor cache
+/// applies to its copy of a fusion before segmentation.
 int64_t welfordAsSums(Fusion& fusion);
 
 }  // namespace braze

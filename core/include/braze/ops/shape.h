@@ -45,7 +45,14 @@ struct SliceRange {
   Operand step = int64_t{1};
 };
 /// Slices every dim by `ranges` (one entry per dim; shorter lists leave trailing dims whole).
-TensorView* slice(TensorView* x, const std::vector<SliceRange>& ranges);
+///
+/// With `manual_normalization` (nvFuser's keyword of the same name), the bounds are taken as
+/// already normalized, 0 <= start <= stop <= size, and no normalization expressions are added:
+/// the output's extent is ceil_div(stop - start, step) of exactly the scalars given. Constant
+/// bounds that break the rule are an Error; symbolic ones are trusted. A fusion's repr writes
+/// symbolic slices this way, so that rebuilding it does not normalize the bounds twice.
+TensorView* slice(TensorView* x, const std::vector<SliceRange>& ranges,
+                  bool manual_normalization = false);
 /// Slices dim `dim` only.
 TensorView* slice(TensorView* x, int64_t dim, Operand start, std::optional<Operand> stop,
                   Operand step = int64_t{1});
