@@ -450,14 +450,30 @@ def test_scatter(rng):
     # Distinct positions per row, so that no write depends on the order.
     index = np.array([[4, 0, 2], [1, 3, 0]], dtype=np.int64)
 
-    def build(fd):
-        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
-        i = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int)
-        s = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+    def build(fd, sizes=(None, None, None)):
+        def tensor(size, dtype=DataType.Float):
+            return fd.define_tensor(shape=list(size) if size else [-1, -1], contiguity=[True, True],
+                                    dtype=dtype)
+
+        t, i, s = tensor(sizes[0]), tensor(sizes[1], DataType.Int), tensor(sizes[2])
         fd.add_output(fd.ops.scatter(t, i, s, 1))
 
     # Executed as matches over the index (scatter_as_matches.h), checked against the evaluator.
-    _, (out,) = run(build, [x, index, src])
+    # An index smaller than the input and src needs its sizes in the definition.
+    _, (out,) = run(lambda fd: build(fd, (x.shape, index.shape, src.shape)), [x, index, src])
     expected = x.copy()
     np.put_along_axis(expected[:2], index, src[:, :3], axis=1)
     np.testing.assert_array_equal(out, expected)
+    with FusionDefinition() as symbolic:
+        build(symbolic)
+    with pytest.raises(braze.Error, match="give sizes that differ in the definition"):
+        symbolic.execute([x, index, src])
+    np.testing.assert_array_equal(symbolic.evaluate([x, index, src])[0], expected)
+    # Symbolic sizes that agree run as they are.
+    same = rng.integers(0, 5, size=(3, 4))
+    values = rng.standard_normal((3, 4)).astype(np.float32)
+    (result,) = symbolic.execute([x, same, values])
+    for row in range(3):  # repeated positions in a row: the last entry wins
+        for position in range(5):
+            writers = [k for k in range(4) if same[row, k] == position]
+            assert result[row, position] == (values[row, writers[-1]] if writers else x[row, position])

@@ -123,10 +123,13 @@ HostProgram buildHostProgram(const SegmentedFusion& segmented) {
         allocate.extents.push_back(id->logicalExtent());
         if (!id->logicalExtent()->isConstant()) extentRef(id->logicalExtent());
       }
-      if (const Val* input = original.aliasedInput(output))
+      ValueRef ref{SlotKind::Buffer, allocate.buffer};
+      if (const Val* input = original.aliasedInput(output)) {
+        // Later segments read it where it is written: in the input.
         allocate.alias_input = static_cast<int32_t>(original.inputIndex(input));
-      BRAZE_INTERNAL_CHECK(
-          where.emplace(output, ValueRef{SlotKind::Buffer, allocate.buffer}).second)
+        ref = ValueRef{SlotKind::Input, allocate.alias_input};
+      }
+      BRAZE_INTERNAL_CHECK(where.emplace(output, ref).second)
           << "buildHostProgram: " << output->name() << " is written by two segments";
       launch.outputs.push_back(allocate.buffer);
       if (!original.isOutput(output)) live[allocate.buffer] = output;
@@ -147,11 +150,7 @@ HostProgram buildHostProgram(const SegmentedFusion& segmented) {
     auto found = where.find(output);
     BRAZE_INTERNAL_CHECK(found != where.end())
         << "buildHostProgram: no segment writes fusion output " << output->name();
-    const Val* input = original.aliasedInput(output);
-    program.outputs.push_back(
-        input == nullptr
-            ? found->second
-            : ValueRef{SlotKind::Input, static_cast<int32_t>(original.inputIndex(input))});
+    program.outputs.push_back(found->second);
   }
   return program;
 }

@@ -33,6 +33,16 @@ bool feedsIndexedRead(const Expr* expr) {
   return false;
 }
 
+// An input, unless an output is written into it (Fusion::aliasOutputToInput): a segment that
+// recomputed from it could run after that write.
+bool isForwardableInput(const TensorView* tv) {
+  const Fusion& fusion = tv->fusion();
+  if (!fusion.isInput(tv)) return false;
+  const auto& aliases = fusion.outputAliases();
+  return std::none_of(aliases.begin(), aliases.end(),
+                      [&](const auto& alias) { return alias.second == tv; });
+}
+
 }  // namespace
 
 bool isCheapToRecompute(OpKind op) {
@@ -70,7 +80,7 @@ std::vector<bool> forwardedExprs(const std::vector<Expr*>& exprs) {
     }
     if (!isCheapToRecompute(expr->op()) || tensors.size() != 1) continue;
     const Expr* def = tensors.front()->definition();
-    forwardable[i] = def == nullptr ? tensors.front()->fusion().isInput(tensors.front())
+    forwardable[i] = def == nullptr ? isForwardableInput(tensors.front())
                                     : index.count(def) && forwardable[index.at(def)];
   }
 

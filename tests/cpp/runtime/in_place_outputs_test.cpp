@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "braze/braze.h"
+#include "braze/ops/scan.h"
 #include "braze/ops/shape.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "support/random_tensor.h"
@@ -83,6 +84,30 @@ TEST(InPlaceOutputsTest, AnInputReadAgainIsCopiedIntoAfterItsLastReader) {
   const std::vector<FusionArgument> outputs = cache.run({again});
   test::expectClose(std::get<HostTensor>(outputs[1]), expected[1]);
   test::expectClose(again, expected[0]);
+}
+
+TEST(InPlaceOutputsTest, LaterKernelsReadAnOutputWrittenInPlaceFromItsInput) {
+  // x * 2 into x, its row sums and its running sums down the columns: a reduction and a scan,
+  // so another kernel than the one that writes x reads the result.
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* doubled = mul(x, 2.0);
+  fusion->addOutput(doubled);
+  fusion->addOutput(sum(doubled, {1}));
+  fusion->addOutput(cumsum(doubled, 0));
+  fusion->aliasOutputToInput(doubled, x);
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  test::RandomTensors random(7);
+  const HostTensor input = random.uniform(DataType::Float32, {4, 50});
+  const HostTensor original = input.contiguous();
+  const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), {input});
+  const std::string program = hostProgramOf(cache, {input});
+  // The second launch reads x (T0), where the first wrote the result.
+  EXPECT_NE(program.find("launch segment 1 (T0)"), std::string::npos) << program;
+  test::expectClose(input, expected[0]);
+  const std::vector<FusionArgument> outputs = cache.run({original});
+  test::expectClose(std::get<HostTensor>(outputs[1]), expected[1]);
+  test::expectClose(std::get<HostTensor>(outputs[2]), expected[2]);
 }
 
 TEST(InPlaceOutputsTest, OutputsOfOtherSizesThanTheirInputAreRefused) {
