@@ -14,6 +14,7 @@
 // Vectorize loops around other statements (math on registers) stay unrolled loops.
 
 #include <numeric>
+#include <optional>
 
 #include "braze/ops/elementwise.h"
 #include "lower/index_compute.h"
@@ -122,12 +123,15 @@ class Vectorizer {
       bool resolved = false;
       // The extent the vector is split from must divide anyway (requireDivisible): a term it
       // is a factor of needs no other size to be a multiple of the width. In
-      // i1 * s1 * s2 + i2 * 4 (a row of s2 split by 4), s1 is free.
+      // i1 * s1 * s2 + i2 * 4 (a row of s2 split by 4), s1 is free. Indexing spells one extent
+      // per exact group, possibly another tensor's size than the split's own (T0.size[3] for
+      // T2's row): compare the spellings.
+      const std::optional<kir::Value> split_extent = vectorSplitExtent(loop);
       for (const kir::Value& factor : term.factors) {
         if (factor.kind() != kir::ValueKind::Symbol) continue;
         const kir::SymbolInfo& info = factor.node().symbol;
         if (info.role == kir::SymbolRole::Extent && info.fusion_val != nullptr &&
-            info.fusion_val == vectorSplitExtent(loop)) {
+            split_extent.has_value() && factor == *split_extent) {
           addDivisibilityCheck(
               info.fusion_val, needed,
               "a size used to index " + access.tv->name() + " vectorized along " + axisLabel(loop));
@@ -171,11 +175,11 @@ class Vectorizer {
     }
   }
 
-  // The extent of the dim the vector axis is split from, or nullptr.
-  static const Val* vectorSplitExtent(const kir::ForLoop& loop) {
+  // The extent of the dim the vector axis is split from, as indexing spells it, or nullopt.
+  std::optional<kir::Value> vectorSplitExtent(const kir::ForLoop& loop) const {
     const Expr* split = loop.id->definition();
-    if (split == nullptr || split->op() != OpKind::Split) return nullptr;
-    return split->input(0)->as<IterDomain>()->logicalExtent();
+    if (split == nullptr || split->op() != OpKind::Split) return std::nullopt;
+    return ctx_.extentOf(split->input(0)->as<IterDomain>());
   }
 
   // Lanes are all in bounds or all out only if the split that made the vector axis divides.

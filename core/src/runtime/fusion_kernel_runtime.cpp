@@ -20,6 +20,8 @@
 #include "braze/driver/device_memory.h"
 #include "braze/driver/nvrtc_compiler.h"
 #include "braze/driver/primary_context.h"
+#include "braze/eval/argument_binding.h"
+#include "braze/eval/expression_evaluator.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/eval/strided_layout.h"
 #include "braze/ir/printer.h"
@@ -695,6 +697,20 @@ std::vector<HostTensor> FusionKernelRuntime::runOnHost(const std::vector<FusionA
     if (launch == nullptr) continue;  // the evaluator allocates its own outputs
     std::vector<EvaluatorArgument> inputs;
     for (const ValueRef& ref : launch->inputs) inputs.push_back(valueOf(ref));
+    // The kernel a GPU would launch must take these sizes: refused here as it would be there.
+    if (const KernelExecutor* executor =
+            kernels_[static_cast<size_t>(launch->segment)].executor.get()) {
+      std::vector<ArgumentInfo> infos;
+      for (const EvaluatorArgument& input : inputs) {
+        if (const auto* tensor = std::get_if<HostTensor>(&input)) {
+          infos.emplace_back(argumentInfoOf(*tensor));
+        } else {
+          infos.emplace_back(std::get<ScalarValue>(input));
+        }
+      }
+      ExpressionEvaluator scalars;
+      executor->checkArguments(infos, scalars);
+    }
     std::vector<EvaluatorArgument> results =
         evaluateFusion(*segmented_.segments[static_cast<size_t>(launch->segment)].fusion, inputs);
     for (size_t j = 0; j < launch->outputs.size(); ++j) {

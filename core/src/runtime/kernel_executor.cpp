@@ -197,6 +197,31 @@ std::vector<size_t> KernelExecutor::checkContract() const {
   return output_parameters;
 }
 
+LaunchParams KernelExecutor::checkArguments(const std::vector<ArgumentInfo>& infos,
+                                            ExpressionEvaluator& scalars) const {
+  validateAndBindArguments(fusion_, infos, "KernelExecutor::run", scalars);
+  const std::string& name = kernel_.kernel_name;
+  runtime_detail::checkExtentEqualities(extent_equalities_, scalars, "kernel " + name);
+  LaunchParams launch = evaluateLaunchParams(kernel_.launch, scalars, name);
+  if (kernel_.launch_bounds) {
+    const LaunchBounds& bounds = *kernel_.launch_bounds;
+    BRAZE_USER_CHECK(launch.threadsPerBlock() <= bounds.max_threads_per_block)
+        << "kernel " << name << " cannot run with these inputs: they need blocks of "
+        << launch.threadsPerBlock() << " threads (" << launch.toString()
+        << "), but the kernel was compiled for at most " << bounds.max_threads_per_block
+        << " (__launch_bounds__ from the fusion's setLaunchBounds(" << bounds.max_threads_per_block
+        << ", " << bounds.min_blocks_per_sm
+        << ")); the scheduler must state bounds that cover the largest block its schedule "
+           "launches for these sizes, or schedule these sizes again";
+  }
+  for (const auto& [check, message] : kernel_.launch_checks) {
+    const bool holds = toBool(
+        scalars.evaluateOrThrow(check, "launch check of kernel " + name + " (" + message + ")"));
+    BRAZE_USER_CHECK(holds) << "kernel " << name << " cannot run with these inputs: " << message;
+  }
+  return launch;
+}
+
 LaunchPlan KernelExecutor::plan(const std::vector<ExecutorArgument>& inputs) const {
   std::vector<ArgumentInfo> infos;
   infos.reserve(inputs.size());
@@ -208,9 +233,8 @@ LaunchPlan KernelExecutor::plan(const std::vector<ExecutorArgument>& inputs) con
     }
   }
   ExpressionEvaluator scalars;
-  validateAndBindArguments(fusion_, infos, "KernelExecutor::run", scalars);
-
   LaunchPlan plan;
+  plan.launch = checkArguments(infos, scalars);
   plan.device = options_.device;
   std::optional<size_t> first_tensor;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -229,24 +253,6 @@ LaunchPlan KernelExecutor::plan(const std::vector<ExecutorArgument>& inputs) con
   }
 
   const std::string& name = kernel_.kernel_name;
-  runtime_detail::checkExtentEqualities(extent_equalities_, scalars, "kernel " + name);
-  plan.launch = evaluateLaunchParams(kernel_.launch, scalars, name);
-  if (kernel_.launch_bounds) {
-    const LaunchBounds& bounds = *kernel_.launch_bounds;
-    BRAZE_USER_CHECK(plan.launch.threadsPerBlock() <= bounds.max_threads_per_block)
-        << "kernel " << name << " cannot run with these inputs: they need blocks of "
-        << plan.launch.threadsPerBlock() << " threads (" << plan.launch.toString()
-        << "), but the kernel was compiled for at most " << bounds.max_threads_per_block
-        << " (__launch_bounds__ from the fusion's setLaunchBounds(" << bounds.max_threads_per_block
-        << ", " << bounds.min_blocks_per_sm
-        << ")); the scheduler must state bounds that cover the largest block its schedule "
-           "launches for these sizes, or schedule these sizes again";
-  }
-  for (const auto& [check, message] : kernel_.launch_checks) {
-    const bool holds = toBool(
-        scalars.evaluateOrThrow(check, "launch check of kernel " + name + " (" + message + ")"));
-    BRAZE_USER_CHECK(holds) << "kernel " << name << " cannot run with these inputs: " << message;
-  }
 
   plan.parameters.resize(kernel_.parameters.size());
   for (size_t i = 0; i < kernel_.parameters.size(); ++i) {

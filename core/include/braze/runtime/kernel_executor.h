@@ -18,6 +18,8 @@
 
 namespace braze {
 
+class ExpressionEvaluator;
+
 namespace runtime_detail {
 struct ExtentEquality;
 }  // namespace runtime_detail
@@ -82,6 +84,14 @@ class KernelExecutor {
 
   /// Validates `inputs` and computes the launch plan, without touching the GPU.
   LaunchPlan plan(const std::vector<ExecutorArgument>& inputs) const;
+
+  /// What plan() checks of arguments with these sizes, without data or a GPU: the fusion's
+  /// inputs, the extents the kernel assumes equal, its launch bounds and every launch check
+  /// (a size its vector accesses need divisible, 32-bit offsets). Binds the extents in
+  /// `scalars` and returns the launch. The CPU path runs it too, so a kernel that a GPU would
+  /// refuse for these sizes is refused there, with the same message.
+  LaunchParams checkArguments(const std::vector<ArgumentInfo>& infos,
+                              ExpressionEvaluator& scalars) const;
 
   /// Packs the kernel's parameters for `plan`: inputs from `inputs`, outputs from `outputs`
   /// (one per fusion output), and for each GlobalBuffer or Workspace parameter the pointer at
