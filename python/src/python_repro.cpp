@@ -16,6 +16,7 @@
 #include "bindings.h"
 #include "braze/error.h"
 #include "braze/ir/scalar.h"
+#include "braze/ops/slice_bounds.h"
 
 namespace braze::python {
 
@@ -70,15 +71,6 @@ bool isNaturalDtype(const ScalarValue& value, DataType dtype, bool index_literal
   if (std::holds_alternative<int64_t>(value))
     return dtype == DataType::Int64 || (index_literals && dtype == DataType::Index);
   return dtype == DataType::Float64;
-}
-
-/// One Val, or two constants of one value: how the canonical form compares scalars.
-bool isSameScalar(const Val* a, const Val* b) {
-  if (a == b) return true;
-  const auto* x = a->dynCast<Scalar>();
-  const auto* y = b->dynCast<Scalar>();
-  return x && y && x->isConstant() && y->isConstant() && x->constantInt() &&
-         x->constantInt() == y->constantInt();
 }
 
 std::string list(const std::vector<std::string>& items) {
@@ -260,34 +252,13 @@ class Writer {
   /// dropped for a step of 1, the subtraction for a start of 0, both folded for constants), so
   /// the stop is read back from the count, and slice(..., manual_normalization=True) builds
   /// the same count from it.
-  std::string sliceStop(const TensorView& out, size_t d, const Scalar& start, int64_t step,
-                        const Scalar& count) {
-    const Scalar* length = &count;
-    if (step != 1) {
-      const Expr* def = count.definition();
-      if (def != nullptr && def->op() == OpKind::CeilDiv &&
-          def->input(1)->as<Scalar>()->isConstantEqualTo(step)) {
-        length = def->input(0)->as<Scalar>();
-      } else if (count.isConstant() && start.isConstant()) {
-        // The least stop that keeps `count` elements: the last one, plus one.
-        const int64_t n = *count.constantInt();
-        const int64_t begin = *start.constantInt();
-        return std::to_string(n == 0 ? begin : begin + (n - 1) * step + 1);
-      } else {
-        length = nullptr;
-      }
-    }
-    if (length != nullptr && start.isConstantEqualTo(0)) return name(length);
-    if (length != nullptr) {
-      const Expr* def = length->definition();
-      if (def != nullptr && def->op() == OpKind::Sub && isSameScalar(def->input(1), &start))
-        return name(def->input(0));
-      if (length->isConstant() && start.isConstant())
-        return std::to_string(*start.constantInt() + *length->constantInt());
-    }
-    BRAZE_THROW() << "repr: slice " << out.name() << " has the extent " << count.name()
-                  << " in dim " << d << ", which is not ceil_div(stop - start, " << step
-                  << ") of its start " << start.name()
+  std::string sliceStop(const Expr& slice, const TensorView& out, size_t d) {
+    if (const std::optional<SliceStop> stop = normalizedSliceStop(slice, d))
+      return stop->value != nullptr ? name(stop->value) : std::to_string(stop->constant);
+    BRAZE_THROW() << "repr: slice " << out.name() << " has the extent "
+                  << out.logicalNoReductions()[d]->logicalExtent()->name() << " in dim " << d
+                  << ", which is not ceil_div(stop - start, step) of its start "
+                  << slice.input(1 + 2 * d)->name()
                   << " as fd.ops.slice builds it (a fusion saved by an older Braze?), so no "
                      "definition rebuilds it; define the slice again with fd.ops.slice";
   }
@@ -426,7 +397,7 @@ class Writer {
           if (constant) {
             ends.push_back(std::to_string(*start->constantInt() + *count->constantInt() * stride));
           } else {
-            ends.push_back(sliceStop(*out, d, *start, stride, *count));
+            ends.push_back(sliceStop(expr, *out, d));
           }
         }
         call("slice(" + args[0] + ", start_indices=" + list(starts) +

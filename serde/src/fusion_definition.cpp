@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "braze/ir/structural_hash.h"
+#include "braze/ops/slice_bounds.h"
 #include "braze/plugin/sha256.h"
 #include "braze/serde/fusion_definition.h"
 #include "braze/serde/fusion_definition_generated.h"
@@ -144,6 +145,32 @@ std::vector<Argument> sliceDimArguments(const Expr* expr, size_t dim) {
   return arguments;
 }
 
+// Whether the slice `expr` is written with its normalized bounds and the attribute
+// manual_normalization: when some dim's bounds are not in the form slice() normalizes a
+// user's bounds into (a slice built with manual_normalization, as repr writes symbolic ones).
+bool writtenNormalized(const Expr* expr) {
+  const size_t rank = (expr->inputs().size() - 1) / 2;
+  try {
+    for (size_t dim = 0; dim < rank; ++dim) sliceDimArguments(expr, dim);
+  } catch (const Error&) {
+    return true;
+  }
+  return false;
+}
+
+// start, stop and step of slice dim `dim`, normalized: what slice(..., manual_normalization)
+// takes to build the same count.
+std::vector<Argument> normalizedSliceArguments(const Expr* expr, size_t dim) {
+  const std::optional<SliceStop> stop = normalizedSliceStop(*expr, dim);
+  if (!stop) {
+    throw Error(cannotSave(expr, "the count of dim " + std::to_string(dim) +
+                                     " is not ceil_div(stop - start, step) of its bounds"));
+  }
+  return {of(expr->input(1 + 2 * dim)),
+          stop->value != nullptr ? of(stop->value) : indexConstant(stop->constant),
+          of(expr->input(2 + 2 * dim))};
+}
+
 // What the builder of `expr` takes (the layout fusion_definition_replay.cpp reads).
 std::vector<Argument> builderArguments(const Expr* expr) {
   std::vector<Argument> arguments;
@@ -184,8 +211,10 @@ std::vector<Argument> builderArguments(const Expr* expr) {
     case OpKind::Slice: {
       arguments.push_back(of(expr->input(0)));
       const size_t rank = (expr->inputs().size() - 1) / 2;
+      const bool normalized = writtenNormalized(expr);
       for (size_t dim = 0; dim < rank; ++dim) {
-        for (Argument& argument : sliceDimArguments(expr, dim))
+        for (Argument& argument :
+             normalized ? normalizedSliceArguments(expr, dim) : sliceDimArguments(expr, dim))
           arguments.push_back(std::move(argument));
       }
       return arguments;
@@ -309,6 +338,8 @@ class Writer {
     std::vector<flatbuffers::Offset<fb::Attribute>> attributes;
     for (const Attribute& attribute : expr->attributes())
       attributes.push_back(writeAttribute(attribute));
+    if (expr->op() == OpKind::Slice && writtenNormalized(expr))
+      attributes.push_back(writeAttribute(Attribute{"manual_normalization", true}));
     std::vector<flatbuffers::Offset<flatbuffers::String>> dtypes;
     for (const Val* output : expr->outputs())
       dtypes.push_back(builder_.CreateString(toString(output->dtype())));

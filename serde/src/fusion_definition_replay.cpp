@@ -10,7 +10,9 @@
 //   broadcast, squeeze          x, attribute "flags"; permute: x, attribute "perm"
 //   expand                      x, then per dim its expanded size, or absent for -1
 //   reshape                     x, then the output's extents
-//   slice                       x, then per dim start, stop (absent: to the end), step
+//   slice                       x, then per dim start, stop (absent: to the end), step;
+//                               attribute "manual_normalization" when the bounds are the
+//                               normalized ones (0 <= start <= stop <= size)
 //   pad                         x, fill value, then per dim (in dim order) left, right
 //   cat                         the tensors, attribute "dim"
 //   select                      x, index; index_select (any index rank: take), gather: x,
@@ -25,6 +27,8 @@
 //   stride_order                x, attribute "stride_order"
 
 #include <flatbuffers/flatbuffers.h>
+
+#include <algorithm>
 
 #include <cstring>
 
@@ -445,7 +449,12 @@ class Replay {
           << "output " << i << " has dtype " << made->output(i)->dtype()
           << " when rebuilt, the file records " << output_dtypes_[i];
     }
-    BRAZE_USER_CHECK(made->attributes() == attributes_)
+    // A slice's manual_normalization is an argument of its builder, not an Expr attribute.
+    std::vector<Attribute> recorded = attributes_;
+    if (made->op() == OpKind::Slice) {
+      std::erase_if(recorded, [](const Attribute& a) { return a.name == "manual_normalization"; });
+    }
+    BRAZE_USER_CHECK(made->attributes() == recorded)
         << "the rebuilt expression's attributes differ from the recorded ones";
     for (Val* output : made->outputs()) values_.add(output);
   }
@@ -594,7 +603,11 @@ class Replay {
           if (arguments_[i + 1].present()) range.stop = sizeOperand(arguments_[i + 1], i + 1);
           ranges.push_back(std::move(range));
         }
-        return slice(tensor(arguments_[0], 0), ranges);
+        const bool normalized =
+            std::any_of(attributes_.begin(), attributes_.end(),
+                        [](const Attribute& a) { return a.name == "manual_normalization"; });
+        return slice(tensor(arguments_[0], 0), ranges,
+                     normalized && attribute<bool>("manual_normalization"));
       }
       case OpKind::Pad: {
         expectArguments(n >= 2 && n % 2 == 0, "x, the fill value and (left, right) per dim");

@@ -5,6 +5,15 @@ import numpy as np
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def repro_scripts_in_the_test_folder(tmp_path, monkeypatch):
+    """A failed execution writes a repro script into the temporary folder: the tests that
+    provoke failures keep theirs in the test's own folder, not in /tmp."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)

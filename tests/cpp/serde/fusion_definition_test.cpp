@@ -229,6 +229,25 @@ std::vector<Case> opCases() {
                                                            r.uniform(DataType::Float32, {10, 8}),
                                                            ScalarValue(int64_t{2})};
                    }});
+  // Bounds already normalized (as repr writes symbolic slices): written as they are, with the
+  // attribute manual_normalization, since no user bound normalizes into them.
+  cases.push_back({"normalized_slice",
+                   [](Fusion& f) {
+                     TensorView* x = input(f, {-1, -1});
+                     Scalar* a = makeInputScalar(f, DataType::Int64);
+                     Scalar* b = makeInputScalar(f, DataType::Int64);
+                     Scalar* columns = x->logicalNoReductions()[1]->logicalExtent();
+                     TensorView* y = slice(x, {{a, b}, {int64_t{1}, columns, int64_t{2}}},
+                                           /*manual_normalization=*/true);
+                     f.addOutput(y);
+                     Scalar* rows = y->logicalNoReductions()[0]->logicalExtent();
+                     f.addOutput(slice(y, {{int64_t{0}, rows}, {a, int64_t{3}}}, true));
+                   },
+                   [](RandomTensors& r) {
+                     return std::vector<EvaluatorArgument>{r.uniform(DataType::Float32, {7, 6}),
+                                                           ScalarValue(int64_t{1}),
+                                                           ScalarValue(int64_t{5})};
+                   }});
   cases.push_back({"pad_cat",
                    [](Fusion& f) {
                      TensorView* x = input(f, {-1, -1});
@@ -468,7 +487,7 @@ TEST(FusionDefinition, EveryTruncationIsAnError) {
 // Error: never a crash, never a different fusion.
 TEST(FusionDefinition, BitFlipsNeverGiveAnotherFusion) {
   for (const Case& c : opCases()) {
-    if (c.name != "slice" && c.name != "reductions") continue;
+    if (c.name != "slice" && c.name != "normalized_slice" && c.name != "reductions") continue;
     Fusion fusion;
     c.body(fusion);
     const std::string expected = canonicalForm(fusion);
