@@ -1,5 +1,7 @@
 #include "kernel_recipe_codec.h"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -98,10 +100,13 @@ flatbuffers::Offset<fb::KernelRecipe> encodeKernelRecipe(flatbuffers::FlatBuffer
   }
   std::vector<flatbuffers::Offset<fb::RecipeParameter>> parameters;
   for (const KernelRecipe::Parameter& p : recipe.parameters) {
+    const std::vector<int32_t> map_dims(p.tensor_map.dims.begin(), p.tensor_map.dims.end());
     parameters.push_back(fb::CreateRecipeParameter(
         builder, static_cast<uint8_t>(p.kind), builder.CreateString(std::string(toString(p.dtype))),
         static_cast<int32_t>(p.rank), static_cast<int32_t>(p.fusion_position), p.workspace_bytes,
-        builder.CreateVector(p.buffer_sizes)));
+        builder.CreateVector(p.buffer_sizes), builder.CreateVector(map_dims),
+        builder.CreateVector(p.tensor_map.box), static_cast<uint8_t>(p.tensor_map.swizzle),
+        p.tensor_map.fill_nan));
   }
   std::vector<flatbuffers::Offset<fb::LaunchCheck>> checks;
   for (const auto& [formula, message] : recipe.launch_checks)
@@ -123,7 +128,11 @@ flatbuffers::Offset<fb::KernelRecipe> encodeKernelRecipe(flatbuffers::FlatBuffer
       builder.CreateVector(alignments), recipe.launch_bounds.has_value(),
       recipe.launch_bounds ? recipe.launch_bounds->max_threads_per_block : 0,
       recipe.launch_bounds ? recipe.launch_bounds->min_blocks_per_sm : 0,
-      builder.CreateVector(nodes));
+      builder.CreateVector(nodes),
+      recipe.cluster == std::array<int64_t, 3>{1, 1, 1}
+          ? 0
+          : builder.CreateVector(
+                std::vector<int64_t>(recipe.cluster.begin(), recipe.cluster.end())));
 }
 
 std::optional<KernelRecipe> decodeKernelRecipe(const fb::KernelRecipe& stored,
@@ -199,7 +208,7 @@ std::optional<KernelRecipe> decodeKernelRecipe(const fb::KernelRecipe& stored,
   if (stored.parameters() != nullptr) {
     for (const fb::RecipeParameter* stored_parameter : *stored.parameters()) {
       KernelRecipe::Parameter p;
-      if (stored_parameter->kind() > static_cast<uint8_t>(KernelParameter::Kind::Workspace)) {
+      if (stored_parameter->kind() > static_cast<uint8_t>(KernelParameter::Kind::OutputTensorMap)) {
         problem = "a parameter has the unknown kind " + std::to_string(stored_parameter->kind());
         return std::nullopt;
       }
@@ -211,6 +220,21 @@ std::optional<KernelRecipe> decodeKernelRecipe(const fb::KernelRecipe& stored,
       p.fusion_position = stored_parameter->fusion_position();
       p.workspace_bytes = stored_parameter->workspace_bytes();
       p.buffer_sizes = ints(stored_parameter->buffer_sizes());
+      const std::vector<int32_t> map_dims = ints(stored_parameter->tensor_map_dims());
+      p.tensor_map.dims.assign(map_dims.begin(), map_dims.end());
+      if (stored_parameter->tensor_map_box() != nullptr) {
+        p.tensor_map.box.assign(stored_parameter->tensor_map_box()->begin(),
+                                stored_parameter->tensor_map_box()->end());
+      }
+      if (stored_parameter->tensor_map_swizzle() >
+          static_cast<uint8_t>(TensorMapParameter::Swizzle::Bytes128)) {
+        problem = "a tensor map has the unknown swizzle " +
+                  std::to_string(stored_parameter->tensor_map_swizzle());
+        return std::nullopt;
+      }
+      p.tensor_map.swizzle =
+          static_cast<TensorMapParameter::Swizzle>(stored_parameter->tensor_map_swizzle());
+      p.tensor_map.fill_nan = stored_parameter->tensor_map_fill_nan();
       recipe.parameters.push_back(std::move(p));
     }
   }
@@ -223,6 +247,13 @@ std::optional<KernelRecipe> decodeKernelRecipe(const fb::KernelRecipe& stored,
   std::copy(grid.begin(), grid.end(), recipe.grid.begin());
   std::copy(block.begin(), block.end(), recipe.block.begin());
   recipe.dynamic_shared_memory_bytes = stored.dynamic_shared_memory_bytes();
+  if (stored.cluster() != nullptr) {
+    if (stored.cluster()->size() != 3) {
+      problem = "the cluster shape does not have three dims";
+      return std::nullopt;
+    }
+    std::copy(stored.cluster()->begin(), stored.cluster()->end(), recipe.cluster.begin());
+  }
   if (stored.launch_checks() != nullptr) {
     for (const fb::LaunchCheck* check : *stored.launch_checks())
       recipe.launch_checks.emplace_back(check->formula(), text(check->message()));
@@ -259,10 +290,20 @@ void hashKernelRecipe(ContentHasher& hasher, const KernelRecipe& recipe) {
     hasher.add(static_cast<int64_t>(p.kind)).add(toString(p.dtype)).add(p.rank);
     hasher.add(p.fusion_position).add(p.workspace_bytes);
     hashInts(hasher, p.buffer_sizes);
+    // Hashed only where present, so that entries written before tensor maps keep their hash.
+    if (p.tensor_map != TensorMapParameter{}) {
+      hasher.add(static_cast<int64_t>(p.tensor_map.dims.size()));
+      for (int64_t dim : p.tensor_map.dims) hasher.add(dim);
+      for (uint32_t box : p.tensor_map.box) hasher.add(static_cast<int64_t>(box));
+      hasher.add(static_cast<int64_t>(p.tensor_map.swizzle)).add(int64_t{p.tensor_map.fill_nan});
+    }
   }
   for (int32_t dim : recipe.grid) hasher.add(dim);
   for (int32_t dim : recipe.block) hasher.add(dim);
   hasher.add(recipe.dynamic_shared_memory_bytes);
+  if (recipe.cluster != std::array<int64_t, 3>{1, 1, 1}) {
+    for (int64_t ctas : recipe.cluster) hasher.add(ctas);
+  }
   hasher.add(static_cast<int64_t>(recipe.launch_checks.size()));
   for (const auto& [formula, message] : recipe.launch_checks) hasher.add(formula).add(message);
   hasher.add(static_cast<int64_t>(recipe.alignments.size()));

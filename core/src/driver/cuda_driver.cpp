@@ -80,6 +80,7 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuFuncSetAttribute", api.funcSetAttribute, failure) &&
       resolve(get_proc, "cuLaunchKernelEx", api.launchKernelEx, failure) &&
       resolve(get_proc, "cuTensorMapEncodeTiled", api.tensorMapEncodeTiled, failure) &&
+      resolve(get_proc, "cuTensorMapReplaceAddress", api.tensorMapReplaceAddress, failure) &&
       resolve(get_proc, "cuMemAlloc", api.memAlloc, failure) &&
       resolve(get_proc, "cuMemFree", api.memFree, failure) &&
       resolve(get_proc, "cuMemAllocAsync", api.memAllocAsync, failure) &&
@@ -104,6 +105,8 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuGraphAddKernelNode", api.graphAddKernelNode, failure) &&
       resolve(get_proc, "cuGraphInstantiateWithFlags", api.graphInstantiate, failure) &&
       resolve(get_proc, "cuGraphExecKernelNodeSetParams", api.graphExecKernelNodeSetParams,
+              failure) &&
+      resolve(get_proc, "cuGraphKernelNodeSetAttribute", api.graphKernelNodeSetAttribute,
               failure) &&
       resolve(get_proc, "cuGraphLaunch", api.graphLaunch, failure) &&
       resolve(get_proc, "cuGraphExecDestroy", api.graphExecDestroy, failure) &&

@@ -97,6 +97,29 @@ std::vector<uint64_t> strideBytes(const TensorMapSpec& spec, uint64_t element_by
 
 }  // namespace
 
+CUtensorMapDataType tensorMapDataTypeOf(DataType dtype) {
+  switch (dtype) {
+    case DataType::Float16:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DataType::BFloat16:
+      return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DataType::Float32:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case DataType::Float64:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    case DataType::Int32:
+      return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case DataType::Int64:
+    case DataType::Index:
+      return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    case DataType::Bool:
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
+      return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  }
+  BRAZE_THROW() << "tensor map: no element type for " << dtype;
+}
+
 int64_t tensorMapElementBytes(CUtensorMapDataType dtype) {
   switch (dtype) {
     case CU_TENSOR_MAP_DATA_TYPE_UINT8:

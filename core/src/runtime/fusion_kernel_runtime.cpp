@@ -483,6 +483,22 @@ bool FusionKernelRuntime::servesWithoutRecompiling(const RunContext& context) co
   return true;
 }
 
+void FrozenLaunch::Pointer::patch(std::vector<std::byte>& parameters, CUdeviceptr address) const {
+  if (!tensor_map) {
+    std::memcpy(parameters.data() + offset, &address, sizeof(address));
+    return;
+  }
+  CUtensorMap map;  // the driver wants it 64-byte aligned, which the packed bytes need not be
+  std::memcpy(&map, parameters.data() + offset, sizeof(map));
+  if (std::all_of(std::begin(map.opaque), std::end(map.opaque),
+                  [](auto word) { return word == 0; }))
+    return;
+  driver::checkDriver(
+      driver::driverApi().tensorMapReplaceAddress(&map, reinterpret_cast<void*>(address)),
+      "cuTensorMapReplaceAddress", "while re-addressing a tensor map parameter");
+  std::memcpy(parameters.data() + offset, &map, sizeof(map));
+}
+
 std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
     const std::vector<FusionArgument>& arguments, const RunContext& context) const {
   auto plan = std::make_shared<ExecutionPlan>();
@@ -550,17 +566,22 @@ std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
         const auto position = static_cast<size_t>(p.fusion_position);
         switch (p.kind) {
           case Kind::InputTensor:
-            frozen.pointers.push_back({offset, launch.inputs[position]});
+          case Kind::InputTensorMap:
+            frozen.pointers.push_back(
+                {offset, launch.inputs[position], p.kind == Kind::InputTensorMap});
             break;
-          case Kind::OutputTensor: {
+          case Kind::OutputTensor:
+          case Kind::OutputTensorMap: {
             const ValueRef buffer{SlotKind::Buffer, launch.outputs[position]};
-            BRAZE_INTERNAL_CHECK(launch_plan.parameters[i].sizes ==
-                                 plan->buffers[static_cast<size_t>(buffer.index)].sizes)
+            BRAZE_INTERNAL_CHECK(p.kind == Kind::OutputTensorMap ||
+                                 launch_plan.parameters[i].sizes ==
+                                     plan->buffers[static_cast<size_t>(buffer.index)].sizes)
                 << "segment " << launch.segment << " output " << position
                 << ": the kernel computes other sizes than the original fusion";
             const int32_t alias = plan->buffers[static_cast<size_t>(buffer.index)].alias_input;
-            frozen.pointers.push_back(
-                {offset, alias >= 0 ? ValueRef{SlotKind::Input, alias} : buffer});
+            frozen.pointers.push_back({offset,
+                                       alias >= 0 ? ValueRef{SlotKind::Input, alias} : buffer,
+                                       p.kind == Kind::OutputTensorMap});
             break;
           }
           case Kind::GlobalBuffer:
@@ -635,7 +656,7 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
           std::memcpy(parameters.data() + offset, &pointer, sizeof(pointer));
         };
         for (const FrozenLaunch::Pointer& pointer : launch.pointers)
-          patch(pointer.offset, pointerOf(pointer.source));
+          pointer.patch(parameters, pointerOf(pointer.source));
         for (const FrozenLaunch::Temporary& temporary : launch.temporaries) {
           temporaries.push_back(
               driver::DeviceMemory::allocateOnStream(plan.device, temporary.bytes, stream));

@@ -78,9 +78,9 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
     // Every buffer lives as long as the graph; nothing is freed between its kernels.
     // An output written into an input has no buffer of its own.
     for (const ExecutionPlan::Buffer& buffer : plan.buffers) {
-      instance.buffers.push_back(buffer.alias_input >= 0 ? nullptr
-                                                         : driver::DeviceMemory::allocate(
-                                                               plan.device, buffer.bytes));
+      instance.buffers.push_back(buffer.alias_input >= 0
+                                     ? nullptr
+                                     : driver::DeviceMemory::allocate(plan.device, buffer.bytes));
     }
     const CUdeviceptr workspace = plan.workspace_bytes > 0 ? plan.workspaceFor(stream) : 0;
     instance.inputs.resize(arguments.size());
@@ -95,10 +95,10 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
       node.launch = k;
       node.parameters = launch.parameters;
       for (const FrozenLaunch::Pointer& pointer : launch.pointers) {
-        patch(node.parameters, pointer.offset,
-              pointer.source.kind == SlotKind::Buffer
-                  ? instance.buffers[static_cast<size_t>(pointer.source.index)]->pointer()
-                  : inputPointer(arguments, pointer.source.index));
+        pointer.patch(node.parameters,
+                      pointer.source.kind == SlotKind::Buffer
+                          ? instance.buffers[static_cast<size_t>(pointer.source.index)]->pointer()
+                          : inputPointer(arguments, pointer.source.index));
       }
       for (const FrozenLaunch::Temporary& temporary : launch.temporaries) {
         instance.temporaries.push_back(
@@ -115,11 +115,6 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
       const FrozenLaunch& launch = plan.launches[node.launch];
       for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
         node.pointers[i] = node.parameters.data() + launch.parameter_offsets[i];
-      // A graph kernel node takes its cluster shape as a node attribute, which nothing sets
-      // yet; generated kernels launch without clusters.
-      BRAZE_INTERNAL_CHECK(launch.launch.ctasPerCluster() == 1)
-          << "graph replay: a clustered launch (" << launch.launch.toString()
-          << ") cannot be captured yet";
       CUDA_KERNEL_NODE_PARAMS& params = node.params;
       params.func = launch.function;
       params.gridDimX = static_cast<unsigned>(launch.launch.grid[0]);
@@ -134,6 +129,16 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
           api.graphAddKernelNode(&node.node, instance.graph, previous ? &previous : nullptr,
                                  previous ? 1 : 0, &params),
           "cuGraphAddKernelNode");
+      if (launch.launch.ctasPerCluster() != 1) {
+        // A kernel node takes its cluster shape as a node attribute, as a launch does.
+        CUlaunchAttributeValue cluster{};
+        cluster.clusterDim.x = static_cast<unsigned>(launch.launch.cluster[0]);
+        cluster.clusterDim.y = static_cast<unsigned>(launch.launch.cluster[1]);
+        cluster.clusterDim.z = static_cast<unsigned>(launch.launch.cluster[2]);
+        driver::checkDriver(api.graphKernelNodeSetAttribute(
+                                node.node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &cluster),
+                            "cuGraphKernelNodeSetAttribute", launch.launch.toString());
+      }
       previous = node.node;
     }
     driver::checkDriver(api.graphInstantiate(&instance.exec, instance.graph, 0),
@@ -148,7 +153,7 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
         bool reads = false;
         for (const FrozenLaunch::Pointer& pointer : plan.launches[node.launch].pointers) {
           if (pointer.source == ValueRef{SlotKind::Input, static_cast<int32_t>(i)}) {
-            patch(node.parameters, pointer.offset, now);
+            pointer.patch(node.parameters, now);
             reads = true;
           }
         }

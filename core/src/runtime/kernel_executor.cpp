@@ -8,6 +8,7 @@
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/device_memory.h"
 #include "braze/driver/primary_context.h"
+#include "braze/driver/tensor_map.h"
 #include "braze/error.h"
 #include "braze/eval/argument_binding.h"
 #include "braze/runtime/argument_signature.h"
@@ -31,12 +32,63 @@ std::string_view kindName(Kind kind) {
       return "scalar input";
     case Kind::Workspace:
       return "workspace";
+    case Kind::InputTensorMap:
+      return "tensor map of input";
+    case Kind::OutputTensorMap:
+      return "tensor map of output";
   }
   return "parameter";
 }
 
+bool isTensorMapKind(Kind kind) {
+  return kind == Kind::InputTensorMap || kind == Kind::OutputTensorMap;
+}
+
 bool isTensorKind(Kind kind) {
   return kind == Kind::InputTensor || kind == Kind::OutputTensor || kind == Kind::GlobalBuffer;
+}
+
+CUtensorMapSwizzle driverSwizzle(TensorMapParameter::Swizzle swizzle) {
+  switch (swizzle) {
+    case TensorMapParameter::Swizzle::None:
+      return CU_TENSOR_MAP_SWIZZLE_NONE;
+    case TensorMapParameter::Swizzle::Bytes32:
+      return CU_TENSOR_MAP_SWIZZLE_32B;
+    case TensorMapParameter::Swizzle::Bytes64:
+      return CU_TENSOR_MAP_SWIZZLE_64B;
+    case TensorMapParameter::Swizzle::Bytes128:
+      return CU_TENSOR_MAP_SWIZZLE_128B;
+  }
+  return CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
+// The map of `tensor` that parameter `p` describes. A tensor without elements gets an all-zero
+// map (the driver encodes no empty dim): a kernel must not copy boxes of it.
+CUtensorMap encodeTensorMapOf(const DeviceTensor& tensor, const KernelParameter& p,
+                              const std::string& label) {
+  if (tensor.numel() == 0) return CUtensorMap{};
+  const TensorMapParameter& map = p.tensor_map;
+  driver::TensorMapSpec spec;
+  spec.name = label;
+  spec.dtype = driver::tensorMapDataTypeOf(p.dtype);
+  spec.address = tensor.data();
+  const auto inner = static_cast<size_t>(map.dims[0]);
+  BRAZE_USER_CHECK(tensor.sizes()[inner] == 1 || tensor.strides()[inner] == 1)
+      << label << ": the tensor " << tensor.describe() << " has stride " << tensor.strides()[inner]
+      << " along dim " << inner
+      << ", which the kernel copies as the contiguous rows of its boxes; pass a tensor whose "
+         "dim "
+      << inner << " is contiguous (a .contiguous() copy)";
+  for (size_t k = 0; k < map.dims.size(); ++k) {
+    const auto dim = static_cast<size_t>(map.dims[k]);
+    spec.dims.push_back(static_cast<uint64_t>(tensor.sizes()[dim]));
+    if (k > 0) spec.strides.push_back(static_cast<uint64_t>(tensor.strides()[dim]));
+  }
+  spec.box = map.box;
+  spec.swizzle = driverSwizzle(map.swizzle);
+  spec.oob_fill = map.fill_nan ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+                               : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  return driver::encodeTensorMap(spec);
 }
 
 // "parameter 2 (output 0, T5)": how messages name a kernel parameter.
@@ -77,6 +129,32 @@ bool canRun(const driver::GpuArch& compiled, const driver::GpuArch& device, bool
 }
 
 }  // namespace
+
+std::optional<std::string> tensorMapParameterProblem(const TensorMapParameter& map, int64_t rank) {
+  std::ostringstream problem;
+  if (rank < 1 || rank > 5 || static_cast<int64_t>(map.dims.size()) != rank ||
+      map.box.size() != map.dims.size()) {
+    problem << "maps " << map.dims.size() << " dims with a box of " << map.box.size()
+            << " for a tensor of rank " << rank << "; tensor maps cover every dim, 1 to 5";
+    return problem.str();
+  }
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (size_t k = 0; k < map.dims.size(); ++k) {
+    const int64_t dim = map.dims[k];
+    if (dim < 0 || dim >= rank || seen[static_cast<size_t>(dim)]) {
+      problem << "lists dim " << dim << " at map position " << k
+              << "; the map's dims are a permutation of the tensor's";
+      return problem.str();
+    }
+    seen[static_cast<size_t>(dim)] = true;
+    if (map.box[k] < 1 || map.box[k] > 256) {
+      problem << "has a box of " << map.box[k] << " elements along map dim " << k
+              << "; boxes are 1 to 256 elements per dim";
+      return problem.str();
+    }
+  }
+  return std::nullopt;
+}
 
 KernelExecutor::KernelExecutor(const Fusion& fusion, GeneratedKernel kernel,
                                CompiledKernel compiled, ExecutorOptions options)
@@ -140,7 +218,7 @@ std::vector<size_t> KernelExecutor::checkContract() const {
     BRAZE_INTERNAL_CHECK(p.dtype == p.val->dtype())
         << label << " is declared " << p.dtype << " but " << p.val->name() << " is "
         << p.val->dtype();
-    if (isTensorKind(p.kind)) {
+    if (isTensorKind(p.kind) || isTensorMapKind(p.kind)) {
       const auto* tv = p.val->dynCast<TensorView>();
       BRAZE_INTERNAL_CHECK(tv != nullptr) << label << " is not a tensor";
       BRAZE_INTERNAL_CHECK(p.rank == tv->rank())
@@ -163,6 +241,17 @@ std::vector<size_t> KernelExecutor::checkContract() const {
         ++output_seen[position];
         output_parameters[position] = i;
         break;
+      case Kind::InputTensorMap:
+      case Kind::OutputTensorMap: {
+        const auto& fusion_side = p.kind == Kind::InputTensorMap ? inputs : outputs;
+        BRAZE_INTERNAL_CHECK(p.fusion_position >= 0 && position < fusion_side.size() &&
+                             fusion_side[position] == p.val)
+            << label << " is not " << (p.kind == Kind::InputTensorMap ? "input " : "output ")
+            << p.fusion_position << " of the fusion";
+        const std::optional<std::string> problem = tensorMapParameterProblem(p.tensor_map, p.rank);
+        BRAZE_INTERNAL_CHECK(!problem) << label << " " << *problem;
+        break;
+      }
       case Kind::GlobalBuffer:
       case Kind::Workspace:
         break;
@@ -280,6 +369,8 @@ LaunchPlan KernelExecutor::plan(const std::vector<ExecutorArgument>& inputs) con
         planned.scalar = scalars.evaluateOrThrow(p.val, label);
         break;
       case Kind::InputTensor:
+      case Kind::InputTensorMap:
+      case Kind::OutputTensorMap:
         break;
     }
   }
@@ -334,6 +425,14 @@ KernelArguments KernelExecutor::packArguments(const LaunchPlan& plan,
       case Kind::Workspace:
         arguments.addPointer(allocations[i]);
         break;
+      case Kind::InputTensorMap:
+      case Kind::OutputTensorMap: {
+        const DeviceTensor& tensor = p.kind == Kind::InputTensorMap
+                                         ? std::get<DeviceTensor>(inputs[position])
+                                         : outputs[position];
+        arguments.addTensorMap(encodeTensorMapOf(tensor, p, label));
+        break;
+      }
     }
   }
   for (const GeneratedKernel::Alignment& alignment : kernel_.alignments) {
@@ -596,6 +695,17 @@ void KernelExecutor::dumpLaunch(const LaunchPlan& plan, const std::vector<Execut
         out << plan.parameters[i].workspace_bytes << " zeroed bytes at 0x" << std::hex
             << allocations[i] << std::dec;
         break;
+      case Kind::InputTensorMap:
+      case Kind::OutputTensorMap: {
+        const DeviceTensor& tensor = p.kind == Kind::InputTensorMap
+                                         ? std::get<DeviceTensor>(inputs[position])
+                                         : outputs[position];
+        out << "map of " << tensor.describe() << ", dims " << formatSizes(p.tensor_map.dims)
+            << " innermost first, box "
+            << formatSizes(std::vector<int64_t>(p.tensor_map.box.begin(), p.tensor_map.box.end()))
+            << ", swizzle " << static_cast<int>(p.tensor_map.swizzle);
+        break;
+      }
     }
     out << "\n";
   }

@@ -1,5 +1,7 @@
 #include "braze/runtime/kernel_recipe.h"
 
+#include "braze/runtime/kernel_executor.h"
+
 #include <unordered_map>
 
 #include "braze/error.h"
@@ -214,6 +216,7 @@ std::variant<KernelRecipe, std::string> recordKernelRecipe(const GeneratedKernel
     stored.dtype = p.dtype;
     stored.rank = p.rank;
     stored.fusion_position = p.fusion_position;
+    stored.tensor_map = p.tensor_map;
     if (p.kind == Kind::Workspace && !record(p.workspace_bytes, stored.workspace_bytes))
       return recorder.failure_;
     for (const Val* size : p.buffer_sizes) {
@@ -228,6 +231,7 @@ std::variant<KernelRecipe, std::string> recordKernelRecipe(const GeneratedKernel
   }
   if (!record(kernel.launch.dynamic_shared_memory_bytes, recipe.dynamic_shared_memory_bytes))
     return recorder.failure_;
+  recipe.cluster = kernel.launch.cluster;
   for (const auto& [check, message] : kernel.launch_checks) {
     int32_t node = -1;
     if (!record(check, node)) return recorder.failure_;
@@ -259,6 +263,7 @@ GeneratedKernel rebuildKernel(const KernelRecipe& recipe, Fusion& segment, std::
     p.dtype = stored.dtype;
     p.rank = stored.rank;
     p.fusion_position = stored.fusion_position;
+    p.tensor_map = stored.tensor_map;
     const auto position = static_cast<size_t>(stored.fusion_position);
     switch (stored.kind) {
       case Kind::InputTensor:
@@ -276,6 +281,20 @@ GeneratedKernel rebuildKernel(const KernelRecipe& recipe, Fusion& segment, std::
             << label << " is a second parameter for output " << position;
         p.val = outputs[position];
         break;
+      case Kind::InputTensorMap:
+      case Kind::OutputTensorMap: {
+        const auto& side = stored.kind == Kind::InputTensorMap ? inputs : outputs;
+        BRAZE_USER_CHECK(stored.fusion_position >= 0 && position < side.size() &&
+                         side[position]->isA<TensorView>())
+            << label << " is not a tensor map of "
+            << (stored.kind == Kind::InputTensorMap ? "input " : "output ")
+            << stored.fusion_position << " of the segment";
+        p.val = side[position];
+        const std::optional<std::string> problem =
+            tensorMapParameterProblem(stored.tensor_map, stored.rank);
+        BRAZE_USER_CHECK(!problem) << label << " " << *problem;
+        break;
+      }
       case Kind::GlobalBuffer:
         BRAZE_USER_CHECK(static_cast<int64_t>(stored.buffer_sizes.size()) == stored.rank)
             << label << " has rank " << stored.rank << " but " << stored.buffer_sizes.size()
@@ -314,6 +333,11 @@ GeneratedKernel rebuildKernel(const KernelRecipe& recipe, Fusion& segment, std::
   }
   kernel.launch.dynamic_shared_memory_bytes =
       formulas.val(recipe.dynamic_shared_memory_bytes, "the dynamic shared memory");
+  for (const int64_t ctas : recipe.cluster) {
+    BRAZE_USER_CHECK(ctas >= 1 && ctas <= 16)
+        << "kernel " << name << " has a cluster of " << ctas << " CTAs along a dim";
+  }
+  kernel.launch.cluster = recipe.cluster;
   for (const auto& [check, message] : recipe.launch_checks) {
     const Val* val = formulas.val(check, "a launch check");
     BRAZE_USER_CHECK(val != nullptr) << "kernel " << name << " has an empty launch check";

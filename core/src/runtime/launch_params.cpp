@@ -50,6 +50,7 @@ LaunchParams evaluateLaunchParams(const LaunchExtents& extents, ExpressionEvalua
   }
   params.dynamic_shared_memory_bytes = evaluateExtent(extents.dynamic_shared_memory_bytes, scalars,
                                                       "dynamic shared memory", kernel_name, 0);
+  params.cluster = extents.cluster;
   return params;
 }
 

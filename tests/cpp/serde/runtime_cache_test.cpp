@@ -57,7 +57,16 @@ KernelRecipe sampleRecipe() {
       {Kind::OutputTensor, DataType::BFloat16, 2, 0, -1, {}},
       {Kind::GlobalBuffer, DataType::Float32, 2, -1, -1, {0, 5}},
       {Kind::Workspace, DataType::Int64, 0, -1, 5, {}},
+      {Kind::InputTensorMap,
+       DataType::BFloat16,
+       2,
+       0,
+       -1,
+       {},
+       {{1, 0}, {64, 32}, TensorMapParameter::Swizzle::Bytes128, true}},
+      {Kind::OutputTensorMap, DataType::BFloat16, 2, 0, -1, {}, {{0, 1}, {8, 256}}},
   };
+  recipe.cluster = {2, 1, 1};
   recipe.grid = {5, -1, -1};
   recipe.block = {2, 0, -1};
   recipe.dynamic_shared_memory_bytes = 5;

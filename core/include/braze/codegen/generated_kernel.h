@@ -21,6 +21,25 @@ namespace braze {
 /// order (expanded dims materialized): generated kernels index them from their sizes and do
 /// not read their strides. Input tensors are indexed through their strides, except along dims
 /// the fusion declares contiguous.
+/// How a TensorMap parameter's tensor is described to the bulk copy engine (TMA): the
+/// executor encodes the map from the run's tensor (address, sizes, strides) with this box and
+/// layout, every launch whose tensor moved (braze/driver/tensor_map.h has the rules).
+struct TensorMapParameter {
+  /// Shared-memory layout of a box; 128-byte swizzle is what wgmma reads without conflicts.
+  enum class Swizzle : uint8_t { None, Bytes32, Bytes64, Bytes128 };
+  /// The tensor's logical dims in the map's order, innermost first: {1, 0} for a row-major
+  /// matrix. The first must have stride 1; every dim of the tensor appears once.
+  std::vector<int64_t> dims;
+  /// Elements one copy moves along each map dim, innermost first (1 to 256 each).
+  std::vector<uint32_t> box;
+  Swizzle swizzle = Swizzle::None;
+  /// Elements outside the tensor read as NaN ("request zero" to the tensor cores) instead of
+  /// zero. Floating-point dtypes only.
+  bool fill_nan = false;
+
+  bool operator==(const TensorMapParameter&) const = default;
+};
+
 struct KernelParameter {
   enum class Kind : uint8_t {
     InputTensor,   ///< a fusion input tensor; `fusion_position` is its input index
@@ -28,6 +47,13 @@ struct KernelParameter {
     GlobalBuffer,  ///< an intermediate in global memory the executor allocates per launch
     InputScalar,   ///< a fusion scalar input; `fusion_position` is its input index
     Workspace,     ///< zero-initialized scratch (grid reductions, semaphores)
+    /// A tensor map of fusion input `fusion_position` (`val` is that input), passed by value
+    /// as `const __grid_constant__ braze::TensorMap`. It describes `tensor_map`'s box of the
+    /// input; the kernel moves boxes with braze::tma. An input may have several.
+    InputTensorMap,
+    /// A tensor map of fusion output `fusion_position`, which the kernel stores boxes into.
+    /// The output also has its OutputTensor parameter (which allocates it).
+    OutputTensorMap,
   };
   Kind kind;
   const Val* val = nullptr;  ///< the tensor or scalar in the scheduled fusion (not Workspace)
@@ -41,6 +67,8 @@ struct KernelParameter {
   /// that a kernel restored without its scheduled fusion (braze/runtime/kernel_recipe.h) can
   /// allocate it; `val` may then be null. Empty: the extents of `val`.
   std::vector<const Val*> buffer_sizes = {};
+  /// InputTensorMap and OutputTensorMap only.
+  TensorMapParameter tensor_map = {};
 };
 
 /// The launch geometry as expressions of the scheduled fusion's scalars: grid x/y/z and block
@@ -50,6 +78,9 @@ struct LaunchExtents {
   std::array<const Val*, 3> block = {nullptr, nullptr, nullptr};
   /// Dynamic shared memory in bytes (null: none).
   const Val* dynamic_shared_memory_bytes = nullptr;
+  /// Thread-block cluster shape (sm_90+): the grid is made of clusters of this many CTAs per
+  /// dim, launched together and sharing distributed shared memory. Constant per kernel.
+  std::array<int64_t, 3> cluster = {1, 1, 1};
 };
 
 /// What code generation hands to execution: the CUDA C++ of one kernel (including Braze's

@@ -32,6 +32,7 @@ struct DriverApi {
   decltype(&::cuFuncSetAttribute) funcSetAttribute;
   decltype(&::cuLaunchKernelEx) launchKernelEx;
   decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled;
+  decltype(&::cuTensorMapReplaceAddress) tensorMapReplaceAddress;
   decltype(&::cuMemAlloc) memAlloc;
   decltype(&::cuMemFree) memFree;
   decltype(&::cuMemAllocAsync) memAllocAsync;
@@ -56,6 +57,7 @@ struct DriverApi {
   decltype(&::cuGraphAddKernelNode) graphAddKernelNode;
   decltype(&::cuGraphInstantiate) graphInstantiate;
   decltype(&::cuGraphExecKernelNodeSetParams) graphExecKernelNodeSetParams;
+  decltype(&::cuGraphKernelNodeSetAttribute) graphKernelNodeSetAttribute;
   decltype(&::cuGraphLaunch) graphLaunch;
   decltype(&::cuGraphExecDestroy) graphExecDestroy;
   decltype(&::cuGraphDestroy) graphDestroy;

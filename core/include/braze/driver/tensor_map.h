@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "braze/ir/data_type.h"
+
 namespace braze::driver {
 
 /// The unit of TensorMapSpec::strides.
@@ -50,6 +52,11 @@ struct TensorMapSpec {
   /// One line for messages: "tensor 'A': bfloat16, dims {256, 512} (innermost first), ...".
   std::string describe() const;
 };
+
+/// The tensor-map element type of a Braze dtype: the float types as themselves, Int32, Int64
+/// and Index (stored as 64 bits) as integers, Bool and the float8 types as bytes (the copy
+/// engine moves them; what they mean is the kernel's business).
+CUtensorMapDataType tensorMapDataTypeOf(DataType dtype);
 
 /// The bytes of one element of `dtype` (4 for the 32-bit types); throws for the packed sub-byte
 /// types, which TensorMapSpec does not support.

@@ -73,9 +73,16 @@ struct FrozenLaunch {
   std::vector<std::byte> parameters;      ///< packed as the kernel declares them
   std::vector<size_t> parameter_offsets;  ///< where each parameter starts in `parameters`
   /// A data pointer to write at `offset`: a fusion input (host::SlotKind::Input) or buffer.
+  /// In a tensor map parameter, the map's global address is replaced instead.
   struct Pointer {
     size_t offset = 0;
     host::ValueRef source;
+    bool tensor_map = false;
+
+    /// Writes `address` into `parameters` (the launch's packed parameters) where this says.
+    /// A tensor map is re-addressed on the host (cuTensorMapReplaceAddress); an all-zero map,
+    /// packed for a tensor without elements, is left as it is.
+    void patch(std::vector<std::byte>& parameters, CUdeviceptr address) const;
   };
   std::vector<Pointer> pointers;
   /// Global intermediates of the kernel, allocated around the launch.

@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -27,6 +29,10 @@ struct ExtentEquality;
 /// One argument of a kernel run: a device tensor for a tensor input, a value for a scalar
 /// input (in the order of the fusion's inputs).
 using ExecutorArgument = std::variant<DeviceTensor, ScalarValue>;
+
+/// Why `map` cannot describe a tensor of rank `rank` (its dims not a permutation of the
+/// tensor's, more than 5 of them, a box entry outside 1..256), or nullopt.
+std::optional<std::string> tensorMapParameterProblem(const TensorMapParameter& map, int64_t rank);
 
 /// How a KernelExecutor runs.
 struct ExecutorOptions {

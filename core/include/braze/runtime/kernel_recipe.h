@@ -58,8 +58,9 @@ struct KernelRecipe {
     DataType dtype = DataType::Float32;
     int64_t rank = 0;
     int64_t fusion_position = -1;
-    int32_t workspace_bytes = -1;       ///< Workspace
-    std::vector<int32_t> buffer_sizes;  ///< GlobalBuffer
+    int32_t workspace_bytes = -1;        ///< Workspace
+    std::vector<int32_t> buffer_sizes;   ///< GlobalBuffer
+    TensorMapParameter tensor_map = {};  ///< InputTensorMap, OutputTensorMap
 
     bool operator==(const Parameter&) const = default;
   };
@@ -67,6 +68,7 @@ struct KernelRecipe {
   std::array<int32_t, 3> grid = {-1, -1, -1};
   std::array<int32_t, 3> block = {-1, -1, -1};
   int32_t dynamic_shared_memory_bytes = -1;
+  std::array<int64_t, 3> cluster = {1, 1, 1};
   std::vector<std::pair<int32_t, std::string>> launch_checks;
   std::vector<GeneratedKernel::Alignment> alignments;
   std::optional<LaunchBounds> launch_bounds;
