@@ -48,6 +48,11 @@ bool isTensorKind(Kind kind) {
   return kind == Kind::InputTensor || kind == Kind::OutputTensor || kind == Kind::GlobalBuffer;
 }
 
+std::string_view swizzleName(TensorMapParameter::Swizzle swizzle) {
+  constexpr std::string_view kNames[] = {"none", "32B", "64B", "128B"};
+  return kNames[static_cast<size_t>(swizzle)];
+}
+
 CUtensorMapSwizzle driverSwizzle(TensorMapParameter::Swizzle swizzle) {
   switch (swizzle) {
     case TensorMapParameter::Swizzle::None:
@@ -703,7 +708,7 @@ void KernelExecutor::dumpLaunch(const LaunchPlan& plan, const std::vector<Execut
         out << "map of " << tensor.describe() << ", dims " << formatSizes(p.tensor_map.dims)
             << " innermost first, box "
             << formatSizes(std::vector<int64_t>(p.tensor_map.box.begin(), p.tensor_map.box.end()))
-            << ", swizzle " << static_cast<int>(p.tensor_map.swizzle);
+            << ", swizzle " << swizzleName(p.tensor_map.swizzle);
         break;
       }
     }
