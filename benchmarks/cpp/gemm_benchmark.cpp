@@ -1,8 +1,9 @@
 // bf16 GEMM on Hopper, C [M, N] = A [M, K] * B [N, K]^T with fp32 accumulation (linear's
-// layout): the warp-specialized kernel of tests/cpp/codegen/hopper_gemm_kernel.h through
-// KernelExecutor (tensor maps encoded per run) against cuBLAS (cublasGemmEx, loaded at run time) in
-// the same run, as TFLOP/s. Each shape first checks the kernel against cuBLAS on the same random
-// inputs; a small shape with tails in M, N and K is checked against the CPU reference evaluator.
+// layout): linear through FusionExecutorCache, which the braze::matmul scheduler runs as its
+// warp-specialized kernel template (tensor maps re-addressed per run), against cuBLAS
+// (cublasGemmEx, loaded at run time) in the same run, as TFLOP/s. Each shape first checks the
+// result against cuBLAS on the same random inputs; a small shape with tails in M, N and K is
+// checked against the CPU reference evaluator.
 //
 //   braze_gemm_benchmark [--benchmark_filter=...]
 //
@@ -19,8 +20,8 @@
 #include "bandwidth_timing.h"
 #include "braze/driver/device_properties.h"
 #include "braze/eval/reference_evaluator.h"
-#include "braze/runtime/kernel_executor.h"
-#include "codegen/hopper_gemm_kernel.h"
+#include "braze/ops/contraction.h"
+#include "braze/runtime/fusion_executor_cache.h"
 #include "random_fill.h"
 
 namespace braze::bench {
@@ -67,13 +68,17 @@ struct Cublas {
   }
 };
 
-KernelExecutor& gemmExecutor() {
-  static test::TiledGemm gemm = test::tiledGemm();
-  static KernelExecutor executor(
-      *gemm.fusion, gemm.kernel,
-      CompiledKernel::compile(gemm.kernel.source, gemm.kernel.kernel_name,
-                              {.arch = driver::GpuArch{9, 0, true}}));
-  return executor;
+std::unique_ptr<Fusion> linearFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* a = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* b = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  fusion->addOutput(linear(a, b));
+  return fusion;
+}
+
+FusionExecutorCache& gemmCache() {
+  static FusionExecutorCache cache(linearFusion());
+  return cache;
 }
 
 bool onHopper(benchmark::State& state) {
@@ -116,12 +121,14 @@ void BM_Gemm(benchmark::State& state, bool braze_kernel) {
     fillUniform(a, -1.0f, 1.0f, 1, stream);
     fillUniform(b, -1.0f, 1.0f, 2, stream);
     Cublas* cublas = Cublas::get();
-    KernelExecutor& executor = gemmExecutor();
-    const std::vector<ExecutorArgument> inputs = {a, b};
+    FusionExecutorCache& cache = gemmCache();
+    const std::vector<FusionArgument> inputs = {a, b};
+    RunOptions options;
+    options.stream = stream;
     DeviceTensor c = DeviceTensor::empty(DataType::BFloat16, {m, n});
     auto launch = [&] {
       if (braze_kernel) {
-        executor.run(inputs, stream, {c});
+        c = std::get<DeviceTensor>(cache.run(inputs, options)[0]);
       } else {
         cublas->gemm(a, b, c, stream);
       }
@@ -133,8 +140,12 @@ void BM_Gemm(benchmark::State& state, bool braze_kernel) {
     if (braze_kernel && cublas != nullptr) {
       // Checked against cuBLAS on the same inputs before it is timed.
       const DeviceTensor expected = DeviceTensor::empty(DataType::BFloat16, {m, n});
-      c.fillBytes(0xFF, stream);
       launch();
+      const std::string described = cache.lastRuntime()->describe();
+      if (described.find("braze::matmul") == std::string::npos) {
+        state.SkipWithError(("not run by braze::matmul: " + described).c_str());
+        return;
+      }
       cublas->gemm(a, b, expected, stream);
       BRAZE_CU(streamSynchronize, stream);
       const double difference = relativeDifference(valuesOf(c), valuesOf(expected));
@@ -160,18 +171,16 @@ void BM_Gemm(benchmark::State& state, bool braze_kernel) {
 void BM_GemmCheck(benchmark::State& state) {
   if (!onHopper(state)) return;
   guarded(state, [&] {
-    test::TiledGemm gemm = test::tiledGemm();
     const int64_t m = 200, n = 328, k = 136;
     HostTensor a = HostTensor::empty(DataType::BFloat16, {m, k});
     HostTensor b = HostTensor::empty(DataType::BFloat16, {n, k});
     for (int64_t i = 0; i < a.numel(); ++i) a.setFlat(i, std::sin(0.37 * static_cast<double>(i)));
     for (int64_t i = 0; i < b.numel(); ++i) b.setFlat(i, std::cos(0.11 * static_cast<double>(i)));
-    KernelExecutor& executor = gemmExecutor();
-    DeviceTensor c = DeviceTensor::empty(DataType::BFloat16, {m, n});
-    c.fillBytes(0xFF);
-    executor.run({DeviceTensor::fromHost(a), DeviceTensor::fromHost(b)}, nullptr, {c});
+    FusionExecutorCache& cache = gemmCache();
+    const DeviceTensor c = std::get<DeviceTensor>(
+        cache.run({DeviceTensor::fromHost(a), DeviceTensor::fromHost(b)})[0]);
     BRAZE_CU(ctxSynchronize);
-    const HostTensor expected = evaluateFusionTensors(*gemm.fusion, {a, b})[0];
+    const HostTensor expected = evaluateFusionTensors(cache.fusion(), {a, b})[0];
     std::vector<double> want(static_cast<size_t>(expected.numel()));
     for (int64_t i = 0; i < expected.numel(); ++i)
       want[static_cast<size_t>(i)] = toDouble(expected.atFlat(i));

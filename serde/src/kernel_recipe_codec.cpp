@@ -132,7 +132,8 @@ flatbuffers::Offset<fb::KernelRecipe> encodeKernelRecipe(flatbuffers::FlatBuffer
       recipe.cluster == std::array<int64_t, 3>{1, 1, 1}
           ? 0
           : builder.CreateVector(
-                std::vector<int64_t>(recipe.cluster.begin(), recipe.cluster.end())));
+                std::vector<int64_t>(recipe.cluster.begin(), recipe.cluster.end())),
+      recipe.arch_specific);
 }
 
 std::optional<KernelRecipe> decodeKernelRecipe(const fb::KernelRecipe& stored,
@@ -254,6 +255,7 @@ std::optional<KernelRecipe> decodeKernelRecipe(const fb::KernelRecipe& stored,
     }
     std::copy(stored.cluster()->begin(), stored.cluster()->end(), recipe.cluster.begin());
   }
+  recipe.arch_specific = stored.arch_specific();
   if (stored.launch_checks() != nullptr) {
     for (const fb::LaunchCheck* check : *stored.launch_checks())
       recipe.launch_checks.emplace_back(check->formula(), text(check->message()));
@@ -304,6 +306,7 @@ void hashKernelRecipe(ContentHasher& hasher, const KernelRecipe& recipe) {
   if (recipe.cluster != std::array<int64_t, 3>{1, 1, 1}) {
     for (int64_t ctas : recipe.cluster) hasher.add(ctas);
   }
+  if (recipe.arch_specific) hasher.add(std::string_view("arch_specific"));
   hasher.add(static_cast<int64_t>(recipe.launch_checks.size()));
   for (const auto& [formula, message] : recipe.launch_checks) hasher.add(formula).add(message);
   hasher.add(static_cast<int64_t>(recipe.alignments.size()));

@@ -246,6 +246,27 @@ void Fusion::copyStatements(std::span<const Statement* const> statements,
   }
 }
 
+void Fusion::setKernelTemplate(KernelTemplate kernel) {
+  BRAZE_USER_CHECK(kernel.source.find("BRAZE_KERNEL_NAME") != std::string::npos)
+      << "setKernelTemplate: the source must spell its entry point BRAZE_KERNEL_NAME";
+  for (size_t i = 0; i < kernel.parameters.size(); ++i) {
+    const TensorView* tensor = kernel.parameters[i].tensor;
+    BRAZE_USER_CHECK(tensor != nullptr && &tensor->fusion() == this &&
+                     (isInput(tensor) || isOutput(tensor)))
+        << "setKernelTemplate: parameter " << i << " is not an input or output of the fusion";
+  }
+  for (const Val* size : {kernel.grid[0], kernel.grid[1], kernel.grid[2], kernel.block[0],
+                          kernel.block[1], kernel.block[2], kernel.dynamic_shared_memory_bytes}) {
+    BRAZE_USER_CHECK(size == nullptr || (&size->fusion() == this && size->isA<Scalar>()))
+        << "setKernelTemplate: a launch size is not a scalar of the fusion";
+  }
+  for (const int64_t ctas : kernel.cluster) {
+    BRAZE_USER_CHECK(ctas >= 1 && ctas <= 16)
+        << "setKernelTemplate: a cluster dim of " << ctas << " CTAs; clusters are 1 to 16 per dim";
+  }
+  kernel_template_ = std::make_shared<const KernelTemplate>(std::move(kernel));
+}
+
 std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   auto copy = std::make_unique<Fusion>();
   CloneMap map;
@@ -258,6 +279,15 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   for (Val* output : outputs_) copy->outputs_.push_back(map[output]);
   for (const auto& [output, input] : aliases_) copy->aliases_.emplace_back(map[output], map[input]);
   copy->launch_bounds_ = launch_bounds_;
+  if (kernel_template_ != nullptr) {
+    KernelTemplate kernel = *kernel_template_;
+    for (KernelTemplate::Parameter& parameter : kernel.parameters)
+      parameter.tensor = map[parameter.tensor];
+    for (Val*& size : kernel.grid) size = map[size];
+    for (Val*& size : kernel.block) size = map[size];
+    kernel.dynamic_shared_memory_bytes = map[kernel.dynamic_shared_memory_bytes];
+    copy->kernel_template_ = std::make_shared<const KernelTemplate>(std::move(kernel));
+  }
   if (map_out != nullptr) *map_out = std::move(map);
   return copy;
 }

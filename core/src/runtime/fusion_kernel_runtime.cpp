@@ -368,7 +368,9 @@ bool FusionKernelRuntime::restoreKernel(size_t s, const driver::GpuArch& arch, D
   const std::shared_ptr<KernelStore> store = defaultKernelStore();
   std::optional<CompiledKernel> compiled = store ? store->find(recipe.kernel_key) : std::nullopt;
   if (!compiled) return false;  // pruned or never kept: compiled again, nothing to report
-  if (compiled->kernelName() != recipe.kernel_name || !(compiled->arch() == arch) ||
+  driver::GpuArch expected_arch = arch;
+  expected_arch.arch_specific = recipe.arch_specific;
+  if (compiled->kernelName() != recipe.kernel_name || !(compiled->arch() == expected_arch) ||
       compiled->nvrtcVersion() != driver::nvrtcVersion()) {
     why = "the stored kernel is " + compiled->kernelName() + " for " + compiled->arch().toString() +
           " from NVRTC " + std::to_string(compiled->nvrtcVersion().first) + "." +
@@ -412,6 +414,7 @@ void FusionKernelRuntime::compileSegment(size_t s, const RunContext& context,
   if (dump.cuda_kernel) dump.out() << "=== CUDA of segment " << s << "\n" << generated.source;
   CompileOptions compile_options;
   compile_options.arch = arch;
+  if (generated.arch_specific) compile_options.arch->arch_specific = true;
   compile_options.dump = dump;
   compile_options.store = defaultKernelStore();
   CompiledKernel compiled =

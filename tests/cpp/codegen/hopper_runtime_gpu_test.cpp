@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -18,15 +17,9 @@
 #include "braze/driver/device_properties.h"
 #include "braze/driver/primary_context.h"
 #include "braze/driver/tensor_map.h"
-#include "braze/eval/reference_evaluator.h"
-#include "braze/runtime/device_tensor.h"
 #include "braze/runtime/kernel_arguments.h"
-#include "braze/runtime/kernel_executor.h"
 #include "braze/runtime/launch_params.h"
-#include "codegen/hopper_gemm_kernel.h"
 #include "codegen/hopper_kernels.h"
-#include "support/random_tensor.h"
-#include "support/tensor_compare.h"
 
 namespace braze {
 namespace {
@@ -259,29 +252,6 @@ TEST(HopperRuntimeGpuTest, MatrixMovesPlaceFragmentsWhereTheLayoutSays) {
     }
   }
   EXPECT_EQ(download<uint32_t>(*ok), std::vector<uint32_t>(32, 1u)) << "ldmatrix read back";
-}
-
-// The tiled GEMM through KernelExecutor, which encodes its operands' tensor maps per run:
-// tails in M, N and K (out-of-bounds fill and predicated stores), against the reference.
-TEST(HopperRuntimeGpuTest, TheTiledGemmMatchesTheReferenceWithTails) {
-  BRAZE_SKIP_WITHOUT_SM90();
-  const test::TiledGemm gemm = test::tiledGemm();
-  KernelExecutor executor(*gemm.fusion, gemm.kernel,
-                          CompiledKernel::compile(gemm.kernel.source, gemm.kernel.kernel_name,
-                                                  {.arch = driver::GpuArch{9, 0, true}}));
-  test::RandomTensors random(41);
-  for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
-           {128, 256, 64}, {200, 328, 136}, {300, 514, 1000}, {1, 2, 8}}) {
-    const HostTensor a = random.uniform(DataType::BFloat16, {m, k}, -1.0, 1.0);
-    const HostTensor b = random.uniform(DataType::BFloat16, {n, k}, -1.0, 1.0);
-    DeviceTensor c = DeviceTensor::empty(DataType::BFloat16, {m, n});
-    c.fillBytes(0xFF);
-    executor.run({DeviceTensor::fromHost(a), DeviceTensor::fromHost(b)}, nullptr, {c});
-    BRAZE_CU(ctxSynchronize);
-    EXPECT_TRUE(test::isClose(c.toHost(), evaluateFusionTensors(*gemm.fusion, {a, b})[0],
-                              test::toleranceFor(DataType::BFloat16)))
-        << m << " x " << n << " x " << k;
-  }
 }
 
 }  // namespace

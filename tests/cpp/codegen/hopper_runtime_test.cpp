@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "braze/codegen/codegen.h"
-#include "codegen/hopper_gemm_kernel.h"
 #include "codegen/hopper_kernels.h"
 #include "support/error_matchers.h"
 #include "support/sass_listing.h"
@@ -350,20 +349,6 @@ TEST(HopperRuntimeTest, TheGpuTestKernelsUseTheMachinery) {
     }
     expectNoLocalMemory(kernel, sass);
   }
-}
-
-TEST(HopperRuntimeTest, TheTiledGemmCompilesToHgmma64x256WithoutSpills) {
-  const test::TiledGemm gemm = test::tiledGemm();
-  const CompiledKernel kernel = CompiledKernel::compile(gemm.kernel.source, gemm.kernel.kernel_name,
-                                                        {.arch = driver::GpuArch{9, 0, true}});
-  BRAZE_SASS_OR_SKIP(sass, kernel);
-  EXPECT_EQ(countInstructions(sass, "UTMALDG"), 2) << sass;
-  EXPECT_EQ(countInstructions(sass, "HGMMA"), 4) << sass;  // 4 k16 steps of a 64-deep tile
-  EXPECT_NE(sass.find("HGMMA.64x256x16.F32.BF16"), std::string::npos) << sass;
-  EXPECT_NE(sass.find("USETMAXREG.DEALLOC"), std::string::npos) << sass;
-  EXPECT_NE(sass.find("USETMAXREG.TRY_ALLOC"), std::string::npos) << sass;
-  EXPECT_GE(countInstructions(sass, "SYNCS"), 4) << sass;
-  expectNoLocalMemory(kernel, sass);
 }
 
 }  // namespace

@@ -67,6 +67,7 @@ KernelRecipe sampleRecipe() {
       {Kind::OutputTensorMap, DataType::BFloat16, 2, 0, -1, {}, {{0, 1}, {8, 256}}},
   };
   recipe.cluster = {2, 1, 1};
+  recipe.arch_specific = true;
   recipe.grid = {5, -1, -1};
   recipe.block = {2, 0, -1};
   recipe.dynamic_shared_memory_bytes = 5;

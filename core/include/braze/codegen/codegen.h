@@ -21,6 +21,12 @@ namespace braze {
 /// requirements come with it; see GeneratedKernel. The fusion must outlive the result.
 GeneratedKernel generateCuda(const Fusion& scheduled, const LowerOptions& options = {});
 
+/// The kernel of a fusion scheduled with a kernel template (Fusion::setKernelTemplate): the
+/// template's source behind the runtime headers it names and `using IndexT = int;`, its entry
+/// point named like a lowered kernel's, its parameters and launch as the template states them.
+/// generateCuda takes this path for such a fusion.
+GeneratedKernel generateFromTemplate(const Fusion& fusion, const KernelTemplate& kernel);
+
 /// Prints an already lowered kernel.
 GeneratedKernel generateCuda(const kir::Kernel& kernel);
 

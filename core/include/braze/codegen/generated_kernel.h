@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "braze/ir/fusion.h"
+#include "braze/ir/kernel_template.h"
 
 namespace braze {
 
@@ -21,25 +22,6 @@ namespace braze {
 /// order (expanded dims materialized): generated kernels index them from their sizes and do
 /// not read their strides. Input tensors are indexed through their strides, except along dims
 /// the fusion declares contiguous.
-/// How a TensorMap parameter's tensor is described to the bulk copy engine (TMA): the
-/// executor encodes the map from the run's tensor (address, sizes, strides) with this box and
-/// layout, every launch whose tensor moved (braze/driver/tensor_map.h has the rules).
-struct TensorMapParameter {
-  /// Shared-memory layout of a box; 128-byte swizzle is what wgmma reads without conflicts.
-  enum class Swizzle : uint8_t { None, Bytes32, Bytes64, Bytes128 };
-  /// The tensor's logical dims in the map's order, innermost first: {1, 0} for a row-major
-  /// matrix. The first must have stride 1; every dim of the tensor appears once.
-  std::vector<int64_t> dims;
-  /// Elements one copy moves along each map dim, innermost first (1 to 256 each).
-  std::vector<uint32_t> box;
-  Swizzle swizzle = Swizzle::None;
-  /// Elements outside the tensor read as NaN ("request zero" to the tensor cores) instead of
-  /// zero. Floating-point dtypes only.
-  bool fill_nan = false;
-
-  bool operator==(const TensorMapParameter&) const = default;
-};
-
 struct KernelParameter {
   enum class Kind : uint8_t {
     InputTensor,   ///< a fusion input tensor; `fusion_position` is its input index
@@ -111,6 +93,9 @@ struct GeneratedKernel {
   /// The launch bounds the source declares (Fusion::setLaunchBounds); the executor refuses a
   /// block larger than their max_threads_per_block, which the kernel was compiled for.
   std::optional<LaunchBounds> launch_bounds;
+  /// Compiled for the architecture-specific target (sm_90a): a kernel template's wgmma or
+  /// setmaxnreg needs it.
+  bool arch_specific = false;
 };
 
 }  // namespace braze

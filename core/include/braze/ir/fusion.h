@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "braze/ir/iter_domain.h"
+#include "braze/ir/kernel_template.h"
 #include "braze/ir/scalar.h"
 #include "braze/ir/statement.h"
 #include "braze/ir/tensor_view.h"
@@ -115,6 +116,13 @@ class Fusion {
   /// The bounds setLaunchBounds stated, if any.
   const std::optional<LaunchBounds>& launchBounds() const { return launch_bounds_; }
 
+  /// Makes `kernel` this fusion's kernel (part of its schedule, braze/ir/kernel_template.h):
+  /// code generation uses it instead of lowering the fusion's loop nest. Its tensors must be
+  /// this fusion's inputs and outputs, its launch values this fusion's scalars.
+  void setKernelTemplate(KernelTemplate kernel);
+  /// The template setKernelTemplate attached, or null.
+  const KernelTemplate* kernelTemplate() const { return kernel_template_.get(); }
+
   /// A deep copy: same statements, ids, names, inputs, outputs, aliases, schedule and launch
   /// bounds.
   /// `map` (when given) receives the old-to-new statement map.
@@ -155,6 +163,7 @@ class Fusion {
   int64_t num_iter_domains_ = 0;
   std::optional<LaunchBounds> launch_bounds_;
   std::vector<std::pair<Val*, Val*>> aliases_;  // (output, input)
+  std::shared_ptr<const KernelTemplate> kernel_template_;
 };
 
 /// Describes a fusion input tensor. `sizes` gives each dimension: -1 for a size known only at

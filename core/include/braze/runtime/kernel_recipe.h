@@ -69,6 +69,7 @@ struct KernelRecipe {
   std::array<int32_t, 3> block = {-1, -1, -1};
   int32_t dynamic_shared_memory_bytes = -1;
   std::array<int64_t, 3> cluster = {1, 1, 1};
+  bool arch_specific = false;  ///< compiled for sm_90a rather than sm_90
   std::vector<std::pair<int32_t, std::string>> launch_checks;
   std::vector<GeneratedKernel::Alignment> alignments;
   std::optional<LaunchBounds> launch_bounds;

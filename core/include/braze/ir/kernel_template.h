@@ -1,0 +1,67 @@
+#pragma once
+
+// A kernel its scheduler writes whole: the schedule of a fusion whose kernel is not a lowered
+// loop nest (Fusion::setKernelTemplate). The matmul scheduler's warp-specialized GEMM is one:
+// its pipeline of asynchronous copies and tensor-core groups is written once as CUDA with
+// Braze's runtime machinery (braze::tma, braze::wgmma, ...), and the scheduler fills in the
+// tile shape, dtypes and launch for each fusion. Code generation turns the template into a
+// GeneratedKernel; compilation, caches, recipes, launches and graphs are then the same as for
+// lowered kernels.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace braze {
+
+class TensorView;
+class Val;
+
+/// How a tensor is described to the bulk copy engine (TMA) for a kernel that copies boxes of
+/// it: the executor encodes the map from each run's tensor (address, sizes, strides) with this
+/// box and layout (braze/driver/tensor_map.h has the rules).
+struct TensorMapParameter {
+  /// Shared-memory layout of a box; 128-byte swizzle is what wgmma reads without conflicts.
+  enum class Swizzle : uint8_t { None, Bytes32, Bytes64, Bytes128 };
+  /// The tensor's logical dims in the map's order, innermost first: {1, 0} for a row-major
+  /// matrix. The first must have stride 1; every dim of the tensor appears once.
+  std::vector<int64_t> dims;
+  /// Elements one copy moves along each map dim, innermost first (1 to 256 each).
+  std::vector<uint32_t> box;
+  Swizzle swizzle = Swizzle::None;
+  /// Elements outside the tensor read as NaN ("request zero" to the tensor cores) instead of
+  /// zero. Floating-point dtypes only.
+  bool fill_nan = false;
+
+  bool operator==(const TensorMapParameter&) const = default;
+};
+
+struct KernelTemplate {
+  enum class ParameterKind : uint8_t {
+    Tensor,     ///< a fusion input or output as braze::Tensor<T, N, IndexT>
+    TensorMap,  ///< a map of a fusion input or output, `const __grid_constant__ braze::TensorMap`
+  };
+  struct Parameter {
+    ParameterKind kind = ParameterKind::Tensor;
+    /// A fusion input or output (every output needs a Tensor parameter, which allocates it).
+    TensorView* tensor = nullptr;
+    TensorMapParameter tensor_map = {};  ///< TensorMap only
+  };
+
+  /// CUDA C++ of the kernel. Its entry point is spelled BRAZE_KERNEL_NAME (code generation
+  /// names it after the source, as it names lowered kernels), IndexT is int, and every
+  /// `braze::` name it uses brings its runtime header in front.
+  std::string source;
+  std::vector<Parameter> parameters;  ///< in the entry point's order
+  /// Launch geometry as Index scalars of the fusion (extents and expressions of them); null: 1.
+  std::array<Val*, 3> grid = {nullptr, nullptr, nullptr};
+  std::array<Val*, 3> block = {nullptr, nullptr, nullptr};
+  Val* dynamic_shared_memory_bytes = nullptr;
+  std::array<int64_t, 3> cluster = {1, 1, 1};
+  /// Compile for the architecture-specific target (sm_90a rather than sm_90): wgmma,
+  /// setmaxnreg and multicast copies need it.
+  bool arch_specific = false;
+};
+
+}  // namespace braze

@@ -1,0 +1,149 @@
+#pragma once
+
+// The matmul scheduler's kernel template: a warp-specialized GEMM for Hopper, C [M, N] =
+// A [M, K] · B [N, K]ᵀ with fp32 accumulation and C in the inputs' dtype (bf16 or fp16).
+//
+//   block (tile_m = 128) x (tile_n) of C; 384 threads = 3 warp groups
+//   warp group 0 (producer, 40 registers): one thread walks K in steps of tile_k, waits for a
+//     free stage of the ring (empty barrier), announces its bytes on the stage's full barrier
+//     and issues the two tensor copies (128-byte swizzled boxes of A and B)
+//   warp groups 1, 2 (consumers, 232 registers): each multiplies 64 rows with wgmma
+//     m64n<tile_n>k16 from the stage's tiles, keeps one wgmma group in flight and hands the
+//     previous stage back once its group has finished; then stores its accumulators as pairs
+//   blocks visit tiles in groups of group_m tile rows, so a wave's B tiles stay in L2
+//
+// K tails read zeros (the copy engine fills outside the tensor); M and N tails are predicated
+// stores. N must be even (pairs are stored as 32-bit words) and K a multiple of 8 (the copy
+// engine needs 16-byte row strides). Parameters: the map of A, the map of B, A (for K), C.
+
+#include <cstdint>
+#include <string>
+
+namespace braze::matmul_scheduler {
+
+struct GemmShape {
+  int64_t tile_m = 128;
+  int64_t tile_n = 256;
+  int64_t tile_k = 64;
+  int64_t stages = 4;
+  int64_t group_m = 8;
+  bool fp16 = false;  ///< fp16 operands and result; bf16 otherwise
+};
+
+/// Dynamic shared memory of the kernel: the ring of A and B tiles plus 1024 bytes of slack
+/// for aligning it to the swizzle pattern's 1024 bytes.
+inline int64_t gemmSharedBytes(const GemmShape& shape) {
+  return shape.stages * (shape.tile_m + shape.tile_n) * shape.tile_k * 2 + 1024;
+}
+
+/// The kernel's CUDA C++ for `shape`, its entry point spelled BRAZE_KERNEL_NAME.
+inline std::string gemmTemplateSource(const GemmShape& shape) {
+  const auto constant = [](const char* name, int64_t value) {
+    return std::string("constexpr int ") + name + " = " + std::to_string(value) + ";\n";
+  };
+  return constant("kBlockM", shape.tile_m) + constant("kBlockN", shape.tile_n) +
+         constant("kBlockK", shape.tile_k) + constant("kStages", shape.stages) +
+         constant("kGroupM", shape.group_m) +
+         "using Operand = braze::wgmma::" + (shape.fp16 ? "F16" : "Bf16") + ";\n" +
+         "__device__ __forceinline__ unsigned packPair(float low, float high) {\n"
+         "  return braze::" +
+         (shape.fp16 ? "packF16" : "packBf16") + "(low, high);\n}\n" + R"(
+constexpr int kConsumerThreads = 256;
+constexpr unsigned kTileABytes = kBlockM * kBlockK * 2;
+constexpr unsigned kTileBBytes = kBlockN * kBlockK * 2;
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
+                  const __grid_constant__ braze::TensorMap b,
+                  braze::Tensor<unsigned short, 2, IndexT> a_sizes,
+                  braze::Tensor<unsigned short, 2, IndexT> c) {
+  extern __shared__ unsigned char shared_raw[];
+  unsigned char* shared = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<unsigned long long>(shared_raw) + 1023) & ~1023ull);
+  unsigned char* tiles_a = shared;
+  unsigned char* tiles_b = shared + kStages * kTileABytes;
+  __shared__ __align__(8) unsigned long long full[kStages];
+  __shared__ __align__(8) unsigned long long empty[kStages];
+
+  const int m = c.size[0];
+  const int n = c.size[1];
+  const int k_tiles = (a_sizes.size[1] + kBlockK - 1) / kBlockK;
+  const int tiles_n = gridDim.x;
+  const int tiles_m = gridDim.y;
+  const int linear = blockIdx.y * tiles_n + blockIdx.x;
+  const int group = linear / (kGroupM * tiles_n);
+  const int first_m = group * kGroupM;
+  const int group_rows = min(tiles_m - first_m, kGroupM);
+  const int in_group = linear - group * kGroupM * tiles_n;
+  const int m0 = (first_m + in_group % group_rows) * kBlockM;
+  const int n0 = (in_group / group_rows) * kBlockN;
+  if (threadIdx.x == 0) {
+    braze::tma::prefetchTensorMap(&a);
+    braze::tma::prefetchTensorMap(&b);
+    for (int s = 0; s < kStages; ++s) {
+      braze::mbarrier::init(&full[s], 1);
+      braze::mbarrier::init(&empty[s], kConsumerThreads);
+    }
+    braze::mbarrier::fenceInit();
+  }
+  __syncthreads();
+
+  if (braze::warpgroup::index() == 0) {
+    braze::warpgroup::decreaseRegisters<40>();
+    if (threadIdx.x == 0) {
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        const int s = kt % kStages;
+        if (kt >= kStages) braze::mbarrier::wait(&empty[s], (kt / kStages - 1) & 1);
+        braze::mbarrier::arriveExpectTx(&full[s], kTileABytes + kTileBBytes);
+        braze::tma::load(tiles_a + s * kTileABytes, &a, &full[s], kt * kBlockK, m0);
+        braze::tma::load(tiles_b + s * kTileBBytes, &b, &full[s], kt * kBlockK, n0);
+      }
+    }
+  } else {
+    braze::warpgroup::increaseRegisters<232>();
+    const int consumer = braze::warpgroup::index() - 1;
+    float d[kBlockN / 2];
+#pragma unroll
+    for (int i = 0; i < kBlockN / 2; ++i) d[i] = 0.0f;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int s = kt % kStages;
+      braze::mbarrier::wait(&full[s], (kt / kStages) & 1);
+      const unsigned long long desc_a = braze::wgmma::descriptor(
+          tiles_a + s * kTileABytes + consumer * 64 * 128, 16, 1024, braze::wgmma::Swizzle::B128);
+      const unsigned long long desc_b = braze::wgmma::descriptor(
+          tiles_b + s * kTileBBytes, 16, 1024, braze::wgmma::Swizzle::B128);
+      braze::wgmma::fence();
+#pragma unroll
+      for (int step = 0; step < kBlockK / 16; ++step) {
+        braze::wgmma::mmaSs<kBlockN, Operand>(d, braze::wgmma::advance(desc_a, 32 * step),
+                                              braze::wgmma::advance(desc_b, 32 * step), true);
+      }
+      braze::wgmma::commitGroup();
+      // The previous stage's group has finished: its tiles go back to the producer.
+      braze::wgmma::waitGroup<1>();
+      if (kt > 0) braze::mbarrier::arrive(&empty[(kt - 1) % kStages]);
+    }
+    braze::wgmma::waitGroup<0>();
+    braze::wgmma::fenceAccumulators(d);
+    // d[4 j + q]: row 16 w + l / 4 + 8 (q / 2), column 8 j + 2 (l % 4) + q % 2.
+    const int t = braze::warpgroup::threadRank();
+    const int row = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
+    const int col = n0 + 2 * (t % 4);
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = row + 8 * half;
+        const int cc = col + 8 * j;
+        if (r < m && cc < n) {
+          *reinterpret_cast<unsigned*>(c.data + (long long)r * n + cc) =
+              packPair(d[4 * j + 2 * half], d[4 * j + 2 * half + 1]);
+        }
+      }
+    }
+  }
+}
+)";
+}
+
+}  // namespace braze::matmul_scheduler

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "matmul_export.h"
+
+namespace braze::matmul_scheduler {
+
+/// The decisions of the matmul heuristics: the tile of one block, the depth of its ring of
+/// copies and the order blocks visit tiles in. Every field is listed once, in forEachField,
+/// which drives encoding, decoding, printing and hashing.
+struct MatmulParams {
+  /// The byte format (braze/sdk/param_codec.h): "BZMM", a version byte, then every field as
+  /// 8 little-endian bytes.
+  static constexpr char kMagic[5] = "BZMM";
+  static constexpr uint8_t kFormatVersion = 1;
+  static constexpr const char* kName = "matmul";
+
+  /// Output rows and columns of one block's tile, and the depth of one copy along K.
+  int64_t tile_m = 128;
+  int64_t tile_n = 256;
+  int64_t tile_k = 64;
+  /// Stages of the ring of operand tiles in shared memory.
+  int64_t stages = 4;
+  /// Tile rows a group of consecutive blocks walks down before moving to the next columns:
+  /// a wave's B tiles stay in L2 for that many rows of A tiles.
+  int64_t group_m = 8;
+
+  bool operator==(const MatmulParams&) const = default;
+
+  /// Calls `f(name, field)` for every field, in byte order.
+  template <typename Params, typename F>
+  static void forEachField(Params& p, F&& f) {
+    f("tile_m", p.tile_m);
+    f("tile_n", p.tile_n);
+    f("tile_k", p.tile_k);
+    f("stages", p.stages);
+    f("group_m", p.group_m);
+  }
+};
+
+BRAZE_MATMUL_API std::vector<uint8_t> encodeParams(const MatmulParams& params);
+/// Decodes what encodeParams wrote; throws a braze::Error saying what was expected and what
+/// was found.
+BRAZE_MATMUL_API MatmulParams decodeParams(std::span<const uint8_t> bytes);
+/// One line, "matmul{tile_m=128, tile_n=256, ...}".
+BRAZE_MATMUL_API std::string toString(const MatmulParams& params);
+BRAZE_MATMUL_API std::ostream& operator<<(std::ostream& os, const MatmulParams& params);
+
+}  // namespace braze::matmul_scheduler

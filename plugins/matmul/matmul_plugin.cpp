@@ -1,0 +1,43 @@
+// The matmul scheduler as a plugin: the SDK's C++ base class turns it into the C table the
+// host loads, and BRAZE_DEFINE_PLUGIN exports the entry point.
+
+#include "braze/sdk/scheduler_plugin.h"
+#include "matmul_scheduler.h"
+
+namespace braze::matmul_scheduler {
+
+namespace {
+
+class MatmulPlugin : public sdk::SchedulerPlugin {
+ public:
+  static constexpr const char* kId = BRAZE_PLUGIN_ID;
+  static constexpr const char* kVersion = BRAZE_PLUGIN_VERSION;
+  static constexpr int kRank = 300;
+  static constexpr const char* kDescription =
+      "linear without bias in bf16 or fp16 on Hopper: a warp-specialized kernel of TMA copies "
+      "and wgmma, 128 x 256 tiles";
+
+  std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) override {
+    return matmul_scheduler::canScheduleCompileTime(fusion);
+  }
+  std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
+                                                const SchedulerRuntimeInfo& info) override {
+    return matmul_scheduler::canScheduleRunTime(fusion, info);
+  }
+  std::vector<uint8_t> computeHeuristics(const Fusion& fusion,
+                                         const SchedulerRuntimeInfo& info) override {
+    return encodeParams(matmul_scheduler::computeHeuristics(fusion, info));
+  }
+  std::string describeParams(sdk::ParamBytes params) override {
+    return toString(decodeParams(params));
+  }
+  void schedule(Fusion& fusion, sdk::ParamBytes params) override {
+    matmul_scheduler::schedule(fusion, decodeParams(params));
+  }
+};
+
+}  // namespace
+
+}  // namespace braze::matmul_scheduler
+
+BRAZE_DEFINE_PLUGIN(BRAZE_PLUGIN_VERSION, braze::matmul_scheduler::MatmulPlugin)

@@ -1,0 +1,34 @@
+#pragma once
+
+// The matmul scheduler.
+//
+// Accepts linear(x [M, K], weight [N, K]) without bias in bf16 or fp16, both inputs of the
+// fusion, dense and row-major, the result its only output, on an sm_90 device; schedules it
+// as its own kernel template (gemm_template.h) instead of a lowered loop nest. Refused (with
+// the reason): other contractions, layouts and dtypes, fused prologues and epilogues, bias,
+// batch dims, other devices. Those come next; the segmenter gives the rest of a fusion other
+// kernels meanwhile.
+
+#include <optional>
+#include <string>
+
+#include "braze/ir/fusion.h"
+#include "braze/plugin/scheduler_runtime_info.h"
+#include "matmul_export.h"
+#include "matmul_params.h"
+
+namespace braze::matmul_scheduler {
+
+/// nullopt when the fusion is a linear this scheduler runs; otherwise why not.
+BRAZE_MATMUL_API std::optional<std::string> canScheduleCompileTime(const Fusion& fusion);
+/// nullopt when the arguments and the device fit the kernel; otherwise why not.
+BRAZE_MATMUL_API std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
+                                                               const SchedulerRuntimeInfo& info);
+/// The heuristics: no change to the fusion. Requires both checks above to have passed.
+BRAZE_MATMUL_API MatmulParams computeHeuristics(const Fusion& fusion,
+                                                const SchedulerRuntimeInfo& info);
+/// Attaches the kernel template for `params` to the fusion; params the template cannot
+/// build (another tile than 128 x N x 64, a ring that does not fit) are an Error.
+BRAZE_MATMUL_API void schedule(Fusion& fusion, const MatmulParams& params);
+
+}  // namespace braze::matmul_scheduler
