@@ -62,7 +62,7 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   return std::nullopt;
 }
 
-std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
+std::optional<std::string> canScheduleRunTime([[maybe_unused]] const Fusion& fusion,
                                               const SchedulerRuntimeInfo& info) {
   if (!(info.device.arch.major == 9 && info.device.arch.minor == 0))
     return "the kernel uses wgmma and setmaxnreg of sm_90a; the device is " +
@@ -88,7 +88,6 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
     if (vectorAlignment(info, i) < 16)
       return "input " + std::to_string(i) + " does not start on a 16-byte boundary";
   }
-  (void)fusion;
   return std::nullopt;
 }
 

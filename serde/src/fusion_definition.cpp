@@ -171,8 +171,9 @@ std::vector<Argument> normalizedSliceArguments(const Expr* expr, size_t dim) {
           of(expr->input(2 + 2 * dim))};
 }
 
-// What the builder of `expr` takes (the layout fusion_definition_replay.cpp reads).
-std::vector<Argument> builderArguments(const Expr* expr) {
+// What the builder of `expr` takes (the layout fusion_definition_replay.cpp reads);
+// `normalized_slice`: a slice written with its normalized bounds (writtenNormalized).
+std::vector<Argument> builderArguments(const Expr* expr, bool normalized_slice) {
   std::vector<Argument> arguments;
   const auto extentsOf = [&](const Val* val) {
     for (const IterDomain* id : val->as<TensorView>()->logical())
@@ -211,10 +212,9 @@ std::vector<Argument> builderArguments(const Expr* expr) {
     case OpKind::Slice: {
       arguments.push_back(of(expr->input(0)));
       const size_t rank = (expr->inputs().size() - 1) / 2;
-      const bool normalized = writtenNormalized(expr);
       for (size_t dim = 0; dim < rank; ++dim) {
         for (Argument& argument :
-             normalized ? normalizedSliceArguments(expr, dim) : sliceDimArguments(expr, dim))
+             normalized_slice ? normalizedSliceArguments(expr, dim) : sliceDimArguments(expr, dim))
           arguments.push_back(std::move(argument));
       }
       return arguments;
@@ -315,9 +315,11 @@ class Writer {
     // A scalar computed inside a builder (an extent) is numbered with its tensor already.
     if (numbered && !expr->outputs().empty()) return;
     const size_t position = exprs_.size();
+    // Decided once: it tries the user's form of every dim.
+    const bool normalized_slice = expr->op() == OpKind::Slice && writtenNormalized(expr);
     std::vector<Argument> arguments;
     try {
-      arguments = builderArguments(expr);
+      arguments = builderArguments(expr, normalized_slice);
     } catch (const Error& error) {
       throw Error("expr " + std::to_string(position) + ": " + error.what());
     }
@@ -338,7 +340,7 @@ class Writer {
     std::vector<flatbuffers::Offset<fb::Attribute>> attributes;
     for (const Attribute& attribute : expr->attributes())
       attributes.push_back(writeAttribute(attribute));
-    if (expr->op() == OpKind::Slice && writtenNormalized(expr))
+    if (normalized_slice)
       attributes.push_back(writeAttribute(Attribute{"manual_normalization", true}));
     std::vector<flatbuffers::Offset<flatbuffers::String>> dtypes;
     for (const Val* output : expr->outputs())
