@@ -44,26 +44,35 @@ mkdir -p "$logs"
 
 # Runs one test binary with its output in $logs/NAME.log, shown when it fails. LeakSanitizer's
 # stop-the-world tracer now and then crashes at exit under load ("Tracer caught signal 11")
-# before looking for leaks: a binary whose tests all passed and which failed only so runs once
-# more.
+# before it looks for leaks; on the CI machine it did so twice in a row for one binary. A binary
+# whose tests all passed and which failed only so runs up to twice more; if the tracer crashes
+# every time, the binary passes with a warning that its leak check could not run (its tests
+# passed under ASan and UBSan, which stop a process at their first error). A leak report or a
+# failed test still fails.
+tracer_crashed_only() {
+  grep -q '^Tracer caught signal' "$1" && grep -q '^\[  PASSED  \]' "$1" &&
+    ! grep -q '^\[  FAILED  \]' "$1" && ! grep -q 'LeakSanitizer: detected memory leaks' "$1"
+}
 run() {
-  local name=$1 status=0
-  "$build/tests/cpp/$name" >"$logs/$name.log" 2>&1 || status=$?
-  if ((status != 0)) && grep -q '^Tracer caught signal' "$logs/$name.log" &&
-    ! grep -q '^\[  FAILED  \]' "$logs/$name.log"; then
-    echo "$name: the leak checker's tracer crashed at exit; running it again"
+  local name=$1 status=0 attempt
+  for attempt in 1 2 3; do
     status=0
     "$build/tests/cpp/$name" >"$logs/$name.log" 2>&1 || status=$?
-  fi
+    ((status != 0)) && tracer_crashed_only "$logs/$name.log" || break
+    echo "$name: the leak checker's tracer crashed at exit (run $attempt of 3)"
+  done
   if ((status == 0)); then
     echo "passed $name: $(grep -E '^\[  PASSED  \]' "$logs/$name.log")"
+  elif tracer_crashed_only "$logs/$name.log"; then
+    echo "passed $name: $(grep -E '^\[  PASSED  \]' "$logs/$name.log")" \
+      "(WARNING: no leak check: LeakSanitizer's tracer crashed at exit in all 3 runs)"
   else
     cat "$logs/$name.log"
     echo "FAILED $name (exit status $status; log: $logs/$name.log)"
     return 1
   fi
 }
-export -f run
+export -f run tracer_crashed_only
 export build logs
 printf '%s\n' "${binaries[@]}" | xargs -P "$(nproc)" -I{} bash -c 'run "$1"' _ {}
 echo "sanitizer tests: all ${#binaries[@]} binaries passed"
