@@ -5,6 +5,11 @@
 // result against cuBLAS on the same random inputs; a small shape with tails in M, N and K is
 // checked against the CPU reference evaluator.
 //
+// BM_GemmEpilogue times linear with bias and GELU (tanh), optionally plus a residual, fused
+// into the GEMM by braze::matmul, against cuBLAS's GEMM followed by a separate kernel for the
+// epilogue (Braze's pointwise kernel reading the GEMM's result, the bias and the residual).
+// Its TFLOP/s count the GEMM's flops only, so they compare directly with BM_Gemm's.
+//
 //   braze_gemm_benchmark [--benchmark_filter=...]
 //
 // Floor at 8192^3: 2 * 8192^3 = 1.1e12 flops; at the H100 SXM's dense bf16 peak (989 TFLOP/s)
@@ -21,6 +26,8 @@
 #include "braze/driver/device_properties.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/ops/contraction.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/shape.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "random_fill.h"
 
@@ -81,6 +88,43 @@ FusionExecutorCache& gemmCache() {
   return cache;
 }
 
+// The epilogue after the GEMM: gelu(y + bias) [+ residual], y's dtype throughout.
+TensorView* epilogueOf(Fusion& fusion, TensorView* y, TensorView* bias, bool residual) {
+  TensorView* out = gelu(add(y, broadcast(bias, {true, false})), GeluApproximation::Tanh);
+  if (residual) out = add(out, makeSymbolicTensor(fusion, 2, DataType::BFloat16));
+  return out;
+}
+
+// linear(x, w, bias) then the epilogue, in one fusion: braze::matmul fuses it.
+FusionExecutorCache& fusedCache(bool residual) {
+  static std::unique_ptr<FusionExecutorCache> caches[2];
+  std::unique_ptr<FusionExecutorCache>& cache = caches[residual];
+  if (cache == nullptr) {
+    auto fusion = std::make_unique<Fusion>();
+    TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
+    TensorView* y = linear(x, w);
+    fusion->addOutput(epilogueOf(*fusion, y, bias, residual));
+    cache = std::make_unique<FusionExecutorCache>(std::move(fusion));
+  }
+  return *cache;
+}
+
+// The epilogue alone, on a GEMM's result: the separate kernel after cuBLAS.
+FusionExecutorCache& epilogueCache(bool residual) {
+  static std::unique_ptr<FusionExecutorCache> caches[2];
+  std::unique_ptr<FusionExecutorCache>& cache = caches[residual];
+  if (cache == nullptr) {
+    auto fusion = std::make_unique<Fusion>();
+    TensorView* y = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
+    fusion->addOutput(epilogueOf(*fusion, y, bias, residual));
+    cache = std::make_unique<FusionExecutorCache>(std::move(fusion));
+  }
+  return *cache;
+}
+
 bool onHopper(benchmark::State& state) {
   if (benchmarkStream(state) == nullptr) return false;
   if (driver::deviceProperties(0).arch.major != 9) {
@@ -109,6 +153,33 @@ double relativeDifference(const std::vector<double>& x, const std::vector<double
   double diff = 0;
   for (size_t i = 0; i < x.size(); ++i) diff = std::max(diff, std::abs(x[i] - y[i]));
   return diff / std::max(maxAbs(y), 1e-30);
+}
+
+// Records the result's difference from cuBLAS's; false (the row skipped) when beyond `limit`.
+bool agreesWithCublas(benchmark::State& state, CUstream stream, const DeviceTensor& result,
+                      const DeviceTensor& cublas_result, double limit) {
+  BRAZE_CU(streamSynchronize, stream);
+  const double difference = relativeDifference(valuesOf(result), valuesOf(cublas_result));
+  state.counters["rel_diff_vs_cublas"] = difference;
+  if (difference < limit) return true;
+  state.SkipWithError(("differs from cuBLAS by " + std::to_string(difference)).c_str());
+  return false;
+}
+
+// Times `launch` once per iteration with events; TFLOP/s of the state's M x N x K GEMM at the
+// median time.
+template <typename Launch>
+void timeGemm(benchmark::State& state, CUstream stream, Launch&& launch) {
+  EventTimer timer(stream);
+  std::vector<double> samples;
+  for (auto _ : state) {
+    const double seconds = timer.time(launch);
+    samples.push_back(seconds);
+    state.SetIterationTime(seconds);
+  }
+  const double flops = 2.0 * static_cast<double>(state.range(0)) *
+                       static_cast<double>(state.range(1)) * static_cast<double>(state.range(2));
+  state.counters["TFLOPs"] = flops / median(samples) / 1e12;
 }
 
 void BM_Gemm(benchmark::State& state, bool braze_kernel) {
@@ -147,23 +218,60 @@ void BM_Gemm(benchmark::State& state, bool braze_kernel) {
         return;
       }
       cublas->gemm(a, b, expected, stream);
-      BRAZE_CU(streamSynchronize, stream);
-      const double difference = relativeDifference(valuesOf(c), valuesOf(expected));
-      state.counters["rel_diff_vs_cublas"] = difference;
-      if (!(difference < 1e-2)) {
-        state.SkipWithError(("differs from cuBLAS by " + std::to_string(difference)).c_str());
+      if (!agreesWithCublas(state, stream, c, expected, 1e-2)) return;
+    }
+    timeGemm(state, stream, launch);
+  });
+}
+
+void BM_GemmEpilogue(benchmark::State& state, bool fused, bool residual) {
+  if (!onHopper(state)) return;
+  CUstream stream = benchmarkStream(state);
+  guarded(state, [&] {
+    const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+    Cublas* cublas = Cublas::get();
+    if (cublas == nullptr) {
+      state.SkipWithError("libcublas.so.13 is not loadable");
+      return;
+    }
+    const DeviceTensor x = DeviceTensor::empty(DataType::BFloat16, {m, k});
+    const DeviceTensor w = DeviceTensor::empty(DataType::BFloat16, {n, k});
+    const DeviceTensor bias = DeviceTensor::empty(DataType::BFloat16, {n});
+    const DeviceTensor skip = DeviceTensor::empty(DataType::BFloat16, {m, n});
+    fillUniform(x, -1.0f, 1.0f, 1, stream);
+    fillUniform(w, -1.0f, 1.0f, 2, stream);
+    fillUniform(bias, -1.0f, 1.0f, 3, stream);
+    fillUniform(skip, -1.0f, 1.0f, 4, stream);
+    RunOptions options;
+    options.stream = stream;
+    const DeviceTensor y = DeviceTensor::empty(DataType::BFloat16, {m, n});
+    std::vector<FusionArgument> fused_inputs = {x, w, bias};
+    std::vector<FusionArgument> epilogue_inputs = {y, bias};
+    if (residual) {
+      fused_inputs.push_back(skip);
+      epilogue_inputs.push_back(skip);
+    }
+    DeviceTensor out = y;
+    const auto separate = [&] {
+      cublas->gemm(x, w, y, stream);
+      return std::get<DeviceTensor>(epilogueCache(residual).run(epilogue_inputs, options)[0]);
+    };
+    const auto launch = [&] {
+      out = fused ? std::get<DeviceTensor>(fusedCache(residual).run(fused_inputs, options)[0])
+                  : separate();
+    };
+    launch();
+    if (fused) {
+      const std::string described = fusedCache(residual).lastRuntime()->describe();
+      if (described.find("braze::matmul") == std::string::npos ||
+          described.find("braze::pointwise") != std::string::npos) {
+        state.SkipWithError(("not one braze::matmul kernel: " + described).c_str());
         return;
       }
+      // Checked against cuBLAS and the separate epilogue on the same inputs before it is timed.
+      if (!agreesWithCublas(state, stream, out, separate(), 2e-2)) return;
     }
-    EventTimer timer(stream);
-    std::vector<double> samples;
-    for (auto _ : state) {
-      const double seconds = timer.time(launch);
-      samples.push_back(seconds);
-      state.SetIterationTime(seconds);
-    }
-    const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * k;
-    state.counters["TFLOPs"] = flops / median(samples) / 1e12;
+    timeGemm(state, stream, launch);
   });
 }
 
@@ -219,6 +327,23 @@ int main(int argc, char** argv) {
           ->UseManualTime()
           ->Iterations(20)
           ->Unit(benchmark::kMillisecond);
+    }
+  }
+  constexpr int64_t kEpilogueShapes[][3] = {
+      {8192, 8192, 8192}, {4096, 11008, 4096}, {16384, 28672, 8192}};
+  for (const auto& shape : kEpilogueShapes) {
+    for (const bool residual : {false, true}) {
+      for (const bool fused : {true, false}) {
+        const std::string name = std::string("BM_GemmEpilogue/") +
+                                 (residual ? "bias_gelu_residual/" : "bias_gelu/") +
+                                 (fused ? "braze_fused" : "cublas_then_kernel");
+        benchmark::RegisterBenchmark(name.c_str(), BM_GemmEpilogue, fused, residual)
+            ->Args({shape[0], shape[1], shape[2]})
+            ->ArgNames({"M", "N", "K"})
+            ->UseManualTime()
+            ->Iterations(20)
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
   benchmark::Initialize(&argc, argv);

@@ -1,7 +1,10 @@
 #pragma once
 
 // The matmul scheduler's kernel template: a warp-specialized GEMM for Hopper, C [M, N] =
-// A [M, K] · B [N, K]ᵀ with fp32 accumulation and C in the inputs' dtype (bf16 or fp16).
+// A [M, K] · B [N, K]ᵀ with fp32 accumulation, handed to the fusion's epilogue (code
+// generation writes it from the ops after the matmul: braze/codegen/template_epilogue.h), which
+// rounds C to the inputs' dtype, applies bias, activations, residuals and casts, and stores
+// every output.
 //
 //   block (tile_m = 128) x (tile_n) of C; 384 threads = 3 warp groups
 //   warp group 0 (producer, 40 registers): one thread walks K in steps of tile_k, waits for a
@@ -9,12 +12,14 @@
 //     and issues the two tensor copies (128-byte swizzled boxes of A and B)
 //   warp groups 1, 2 (consumers, 232 registers): each multiplies 64 rows with wgmma
 //     m64n<tile_n>k16 from the stage's tiles, keeps one wgmma group in flight and hands the
-//     previous stage back once its group has finished; then stores its accumulators as pairs
+//     previous stage back once its group has finished; then hands its accumulators to the
+//     epilogue as pairs of columns
 //   blocks visit tiles in groups of group_m tile rows, so a wave's B tiles stay in L2
 //
 // K tails read zeros (the copy engine fills outside the tensor); M and N tails are predicated
-// stores. N must be even (pairs are stored as 32-bit words) and K a multiple of 8 (the copy
-// engine needs 16-byte row strides). Parameters: the map of A, the map of B, A (for K), C.
+// epilogue calls. N must be even (outputs are stored in pairs) and K a multiple of 8 (the copy
+// engine needs 16-byte row strides). Parameters: the map of A, the map of B, A (for M and K),
+// B (for N), then the epilogue's.
 
 #include <cstdint>
 #include <string>
@@ -44,10 +49,7 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
   return constant("kBlockM", shape.tile_m) + constant("kBlockN", shape.tile_n) +
          constant("kBlockK", shape.tile_k) + constant("kStages", shape.stages) +
          constant("kGroupM", shape.group_m) +
-         "using Operand = braze::wgmma::" + (shape.fp16 ? "F16" : "Bf16") + ";\n" +
-         "__device__ __forceinline__ unsigned packPair(float low, float high) {\n"
-         "  return braze::" +
-         (shape.fp16 ? "packF16" : "packBf16") + "(low, high);\n}\n" + R"(
+         "using Operand = braze::wgmma::" + (shape.fp16 ? "F16" : "Bf16") + ";\n" + R"(
 constexpr int kConsumerThreads = 256;
 constexpr unsigned kTileABytes = kBlockM * kBlockK * 2;
 constexpr unsigned kTileBBytes = kBlockN * kBlockK * 2;
@@ -56,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
                   const __grid_constant__ braze::TensorMap b,
                   braze::Tensor<unsigned short, 2, IndexT> a_sizes,
-                  braze::Tensor<unsigned short, 2, IndexT> c) {
+                  braze::Tensor<unsigned short, 2, IndexT> b_sizes BRAZE_EPILOGUE_PARAMETERS) {
   extern __shared__ unsigned char shared_raw[];
   unsigned char* shared = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<unsigned long long>(shared_raw) + 1023) & ~1023ull);
@@ -65,8 +67,8 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
   __shared__ __align__(8) unsigned long long full[kStages];
   __shared__ __align__(8) unsigned long long empty[kStages];
 
-  const int m = c.size[0];
-  const int n = c.size[1];
+  const int m = a_sizes.size[0];
+  const int n = b_sizes.size[0];
   const int k_tiles = (a_sizes.size[1] + kBlockK - 1) / kBlockK;
   const int tiles_n = gridDim.x;
   const int tiles_m = gridDim.y;
@@ -129,15 +131,26 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
     const int t = braze::warpgroup::threadRank();
     const int row = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
     const int col = n0 + 2 * (t % 4);
+    // A tile inside C takes the epilogue without a branch per pair, so the compiler can issue
+    // the epilogue's loads ahead of its stores; edge tiles check every pair.
+    if (m0 + kBlockM <= m && n0 + kBlockN <= n) {
 #pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
+      for (int j = 0; j < kBlockN / 8; ++j) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = row + 8 * half;
-        const int cc = col + 8 * j;
-        if (r < m && cc < n) {
-          *reinterpret_cast<unsigned*>(c.data + (long long)r * n + cc) =
-              packPair(d[4 * j + 2 * half], d[4 * j + 2 * half + 1]);
+        for (int half = 0; half < 2; ++half) {
+          const float pair[2] = {d[4 * j + 2 * half], d[4 * j + 2 * half + 1]};
+          braze_epilogue(row + 8 * half, col + 8 * j, pair BRAZE_EPILOGUE_ARGUMENTS);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r = row + 8 * half;
+          const int cc = col + 8 * j;
+          const float pair[2] = {d[4 * j + 2 * half], d[4 * j + 2 * half + 1]};
+          if (r < m && cc < n) braze_epilogue(r, cc, pair BRAZE_EPILOGUE_ARGUMENTS);
         }
       }
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "braze/codegen/template_epilogue.h"
 #include "braze/ops/elementwise.h"
 #include "gemm_template.h"
 
@@ -10,17 +11,20 @@ namespace braze::matmul_scheduler {
 
 namespace {
 
-// The one tensor Expr of the fusion, or null when there are none or several.
-const Expr* onlyTensorExpr(const Fusion& fusion) {
+// The fusion's one contraction (linear or matmul), or null when there are none or several.
+const Expr* onlyContraction(const Fusion& fusion) {
   const Expr* found = nullptr;
   for (const Expr* expr : fusion.exprs()) {
-    if (std::none_of(expr->outputs().begin(), expr->outputs().end(),
-                     [](const Val* v) { return v->isA<TensorView>(); }))
-      continue;
+    if (expr->op() != OpKind::Linear && expr->op() != OpKind::Matmul) continue;
     if (found != nullptr) return nullptr;
     found = expr;
   }
   return found;
+}
+
+// Linear's bias, or null without one.
+TensorView* biasOf(const Expr& linear) {
+  return linear.inputs().size() > 2 ? linear.input(2)->dynCast<TensorView>() : nullptr;
 }
 
 bool denseRowMajor(const TensorView* tv) {
@@ -38,17 +42,18 @@ constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 }  // namespace
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
-  const Expr* expr = onlyTensorExpr(fusion);
-  if (expr == nullptr || expr->op() != OpKind::Linear)
-    return "the fusion is not a single linear (fused prologues and epilogues come later)";
-  if (expr->inputs().size() != 2) return "linear with a bias is not supported yet";
+  const Expr* expr = onlyContraction(fusion);
+  if (expr == nullptr) return "the fusion has no linear, or several contractions";
+  if (expr->op() != OpKind::Linear)
+    return "matmul(a, b) is not supported yet; linear(x, weight) with weight [N, K] is";
   const auto* x = expr->input(0)->dynCast<TensorView>();
   const auto* weight = expr->input(1)->dynCast<TensorView>();
   const auto* out = expr->output(0)->as<TensorView>();
   if (x == nullptr || weight == nullptr || !fusion.isInput(x) || !fusion.isInput(weight))
-    return "the operands of linear must be inputs of the fusion";
-  if (fusion.outputs().size() != 1 || fusion.outputs()[0] != out)
-    return "the result of linear must be the fusion's only output";
+    return "the operands of linear must be inputs of the fusion (prologues are not fused)";
+  const TensorView* bias = biasOf(*expr);
+  if (expr->inputs().size() > 2 && (bias == nullptr || !fusion.isInput(bias) || bias->rank() != 1))
+    return "linear's bias must be a 1-d input of the fusion, [N]";
   if (x->rank() != 2 || weight->rank() != 2)
     return "linear of " + std::to_string(x->rank()) + "-d by " + std::to_string(weight->rank()) +
            "-d operands; only x [M, K] by weight [N, K] is supported yet";
@@ -59,10 +64,11 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (!denseRowMajor(x) || !denseRowMajor(weight))
     return "the operands must be declared dense and row-major (K innermost)";
   if (!fusion.outputAliases().empty()) return "an output written into an input";
+  if (auto problem = templateEpilogueProblem(fusion, out, bias)) return "epilogue: " + *problem;
   return std::nullopt;
 }
 
-std::optional<std::string> canScheduleRunTime([[maybe_unused]] const Fusion& fusion,
+std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
                                               const SchedulerRuntimeInfo& info) {
   if (!(info.device.arch.major == 9 && info.device.arch.minor == 0))
     return "the kernel uses wgmma and setmaxnreg of sm_90a; the device is " +
@@ -71,9 +77,15 @@ std::optional<std::string> canScheduleRunTime([[maybe_unused]] const Fusion& fus
     return "the device offers " + std::to_string(info.device.max_shared_memory_per_block_optin) +
            " bytes of shared memory per block; the kernel's ring needs " +
            std::to_string(gemmSharedBytes(GemmShape{}));
-  if (info.arguments.size() != 2) return "linear takes two tensors";
-  const auto* x = std::get_if<TensorArgumentInfo>(&info.arguments[0]);
-  const auto* weight = std::get_if<TensorArgumentInfo>(&info.arguments[1]);
+  const Expr* expr = onlyContraction(fusion);
+  BRAZE_USER_CHECK(expr != nullptr) << "matmul: canScheduleRunTime of a fusion it refuses";
+  const auto argument = [&](const Val* input) {
+    const size_t at = static_cast<size_t>(fusion.inputIndex(input));
+    return at < info.arguments.size() ? std::get_if<TensorArgumentInfo>(&info.arguments[at])
+                                      : nullptr;
+  };
+  const TensorArgumentInfo* x = argument(expr->input(0));
+  const TensorArgumentInfo* weight = argument(expr->input(1));
   if (x == nullptr || weight == nullptr || x->sizes.size() != 2 || weight->sizes.size() != 2)
     return "linear takes two 2-d tensors";
   const int64_t m = x->sizes[0], k = x->sizes[1], n = weight->sizes[0];
@@ -84,9 +96,18 @@ std::optional<std::string> canScheduleRunTime([[maybe_unused]] const Fusion& fus
   if (n % 2 != 0) return "N = " + std::to_string(n) + " is odd; the kernel stores pairs";
   if (m * k > kMaxElements || n * k > kMaxElements || m * n > kMaxElements)
     return "an operand or the result has 2^31 elements or more (32-bit offsets)";
-  for (size_t i = 0; i < 2; ++i) {
-    if (vectorAlignment(info, i) < 16)
-      return "input " + std::to_string(i) + " does not start on a 16-byte boundary";
+  for (const Val* operand : {expr->input(0), expr->input(1)}) {
+    const size_t at = static_cast<size_t>(fusion.inputIndex(operand));
+    if (vectorAlignment(info, at) < 16)
+      return "input " + std::to_string(at) + " does not start on a 16-byte boundary";
+  }
+  if (const TensorView* bias = biasOf(*expr); bias != nullptr && !bias->axis(0)->isBroadcast()) {
+    const TensorArgumentInfo* values = argument(bias);
+    if (values == nullptr || values->sizes.size() != 1 || values->sizes[0] != n)
+      return "linear's bias has " +
+             (values != nullptr && values->sizes.size() == 1 ? std::to_string(values->sizes[0])
+                                                             : std::string("other")) +
+             " elements; N = " + std::to_string(n);
   }
   return std::nullopt;
 }
@@ -109,7 +130,7 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   BRAZE_USER_CHECK(params.stages >= 2 && params.group_m >= 1)
       << "matmul: " << params.stages << " stages and groups of " << params.group_m
       << " tile rows; at least 2 and 1";
-  const Expr* expr = onlyTensorExpr(fusion);
+  const Expr* expr = onlyContraction(fusion);
   BRAZE_USER_CHECK(expr != nullptr && expr->op() == OpKind::Linear)
       << "matmul: schedule() of a fusion canScheduleCompileTime refuses";
   auto* x = expr->input(0)->as<TensorView>();
@@ -132,7 +153,9 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   kernel.parameters = {{Kind::TensorMap, x, map(params.tile_m)},
                        {Kind::TensorMap, weight, map(params.tile_n)},
                        {Kind::Tensor, x, {}},
-                       {Kind::Tensor, out, {}}};
+                       {Kind::Tensor, weight, {}}};
+  kernel.epilogue =
+      KernelTemplate::Epilogue{.anchor = out, .accumulator_bias = biasOf(*expr), .vector = 2};
   kernel.grid[0] = ceil_div(weight->axis(0)->extent(), Operand(params.tile_n));
   kernel.grid[1] = ceil_div(x->axis(0)->extent(), Operand(params.tile_m));
   kernel.block[0] = fusion.constantIndex(384);

@@ -2,12 +2,14 @@
 
 // The matmul scheduler.
 //
-// Accepts linear(x [M, K], weight [N, K]) without bias in bf16 or fp16, both inputs of the
-// fusion, dense and row-major, the result its only output, on an sm_90 device; schedules it
-// as its own kernel template (gemm_template.h) instead of a lowered loop nest. Refused (with
-// the reason): other contractions, layouts and dtypes, fused prologues and epilogues, bias,
-// batch dims, other devices. Those come next; the segmenter gives the rest of a fusion other
-// kernels meanwhile.
+// Accepts linear(x [M, K], weight [N, K] [, bias [N]]) in bf16 or fp16, x and weight inputs
+// of the fusion, dense and row-major, on an sm_90 device, with a pointwise epilogue: whatever
+// the fusion does after the linear that braze/codegen/template_epilogue.h covers (bias rows or
+// columns, activations, residual adds, scalings, casts, several outputs). Schedules it as its
+// own kernel template (gemm_template.h) instead of a lowered loop nest; code generation writes
+// the epilogue into it. Refused (with the reason): matmul(a, b), other layouts and dtypes,
+// prologues, batch dims, epilogues that move elements (reductions, permutes), other devices.
+// The segmenter gives what is refused to other kernels.
 
 #include <optional>
 #include <string>

@@ -264,6 +264,16 @@ void Fusion::setKernelTemplate(KernelTemplate kernel) {
     BRAZE_USER_CHECK(ctas >= 1 && ctas <= 16)
         << "setKernelTemplate: a cluster dim of " << ctas << " CTAs; clusters are 1 to 16 per dim";
   }
+  if (kernel.epilogue) {
+    const KernelTemplate::Epilogue& epilogue = *kernel.epilogue;
+    BRAZE_USER_CHECK(epilogue.anchor != nullptr && &epilogue.anchor->fusion() == this)
+        << "setKernelTemplate: the epilogue's anchor is not a tensor of the fusion";
+    BRAZE_USER_CHECK(epilogue.accumulator_bias == nullptr || isInput(epilogue.accumulator_bias))
+        << "setKernelTemplate: the epilogue's accumulator bias is not an input of the fusion";
+    BRAZE_USER_CHECK(epilogue.vector >= 1 && epilogue.vector <= 8)
+        << "setKernelTemplate: the epilogue takes " << epilogue.vector
+        << " elements per call; 1 to 8";
+  }
   kernel_template_ = std::make_shared<const KernelTemplate>(std::move(kernel));
 }
 
@@ -286,6 +296,10 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
     for (Val*& size : kernel.grid) size = map[size];
     for (Val*& size : kernel.block) size = map[size];
     kernel.dynamic_shared_memory_bytes = map[kernel.dynamic_shared_memory_bytes];
+    if (kernel.epilogue) {
+      kernel.epilogue->anchor = map[kernel.epilogue->anchor];
+      kernel.epilogue->accumulator_bias = map[kernel.epilogue->accumulator_bias];
+    }
     copy->kernel_template_ = std::make_shared<const KernelTemplate>(std::move(kernel));
   }
   if (map_out != nullptr) *map_out = std::move(map);

@@ -1,7 +1,7 @@
 // Linear through the executor cache on an sm_90 GPU (skipped elsewhere): the matmul
 // scheduler's kernel against the reference evaluator on fresh random inputs, with tails in
-// every dim, in bf16 and fp16, and replayed as a CUDA graph on moved inputs (whose tensor maps
-// are re-addressed).
+// every dim, in bf16 and fp16, with every fused epilogue (epilogue_cases.h), and replayed as a
+// CUDA graph on moved inputs (whose tensor maps are re-addressed).
 
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/ops/contraction.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "epilogue_cases.h"
 #include "support/random_tensor.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -61,6 +62,46 @@ TEST_F(MatmulExecutionGpuTest, LinearMatchesTheReferenceWithTails) {
           << dtype << " " << m << " x " << n << " x " << k;
       const std::string described = cache.lastRuntime()->describe();
       EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
+    }
+  }
+}
+
+TEST_F(MatmulExecutionGpuTest, FusedEpiloguesMatchTheReference) {
+  for (const test::EpilogueCase& epilogue : test::epilogueCases()) {
+    for (const DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+      FusionExecutorCache cache(epilogue.build(dtype), shipped());
+      test::RandomTensors random(dtype == DataType::BFloat16 ? 54 : 55);
+      for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
+               {128, 256, 64}, {200, 328, 136}, {300, 514, 1000}, {1, 2, 8}}) {
+        std::vector<EvaluatorArgument> inputs = {test::exactOperand(random, dtype, {m, k}),
+                                                 test::exactOperand(random, dtype, {n, k})};
+        for (EvaluatorArgument& extra : epilogue.extra_inputs(random, dtype, m, n))
+          inputs.push_back(std::move(extra));
+        std::vector<FusionArgument> arguments;
+        for (const EvaluatorArgument& input : inputs) {
+          if (const auto* tensor = std::get_if<HostTensor>(&input)) {
+            arguments.push_back(DeviceTensor::fromHost(*tensor));
+          } else {
+            arguments.push_back(std::get<ScalarValue>(input));
+          }
+        }
+        const std::vector<FusionArgument> outputs = cache.run(arguments);
+        BRAZE_CU(ctxSynchronize);
+        const std::vector<EvaluatorArgument> expected = evaluateFusion(cache.fusion(), inputs);
+        ASSERT_EQ(outputs.size(), expected.size());
+        for (size_t i = 0; i < outputs.size(); ++i) {
+          const HostTensor& want = std::get<HostTensor>(expected[i]);
+          EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[i]).toHost(), want,
+                                    test::toleranceFor(want.dtype())))
+              << epilogue.name << " output " << i << " in " << dtype << ", " << m << " x " << n
+              << " x " << k;
+        }
+        const std::string described = cache.lastRuntime()->describe();
+        EXPECT_NE(described.find("braze::matmul"), std::string::npos)
+            << epilogue.name << ": " << described;
+        EXPECT_EQ(described.find("braze::pointwise"), std::string::npos)
+            << epilogue.name << " took a second kernel: " << described;
+      }
     }
   }
 }

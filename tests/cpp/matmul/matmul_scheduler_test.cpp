@@ -8,8 +8,11 @@
 #include "braze/eval/reference_evaluator.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
+#include "braze/ops/shape.h"
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "epilogue_cases.h"
 #include "matmul_scheduler.h"
 #include "support/random_tensor.h"
 #include "support/sass_listing.h"
@@ -50,13 +53,27 @@ TEST(MatmulSchedulerTest, RefusalsSayWhy) {
   auto has = [](const std::optional<std::string>& why, const std::string& text) {
     return why.has_value() && why->find(text) != std::string::npos;
   };
-  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*linearFusion(DataType::BFloat16, true)),
-                  "bias"));
   EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*linearFusion(DataType::Float32)),
                   "bf16 or fp16"));
-  auto epilogue = linearFusion(DataType::BFloat16);
-  epilogue->replaceOutput(epilogue->outputs()[0], relu(epilogue->outputs()[0]->as<TensorView>()));
-  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*epilogue), "single linear"));
+  // Epilogues that move elements, prologues, outputs that do not depend on the linear.
+  auto reduced = linearFusion(DataType::BFloat16);
+  reduced->replaceOutput(reduced->outputs()[0], sum(reduced->outputs()[0]->as<TensorView>(), {1}));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*reduced), "not pointwise"));
+  auto permuted = linearFusion(DataType::BFloat16);
+  permuted->replaceOutput(permuted->outputs()[0],
+                          permute(permuted->outputs()[0]->as<TensorView>(), {1, 0}));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*permuted), "not pointwise"));
+  auto prologue = std::make_unique<Fusion>();
+  TensorView* x32 = makeSymbolicTensor(*prologue, 2, DataType::Float32);
+  prologue->addOutput(
+      linear(cast(x32, DataType::BFloat16), makeSymbolicTensor(*prologue, 2, DataType::BFloat16)));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*prologue), "prologues"));
+  auto unrelated = linearFusion(DataType::BFloat16);
+  unrelated->addOutput(relu(unrelated->inputs()[0]->as<TensorView>()));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*unrelated), "does not depend"));
+  auto two = linearFusion(DataType::BFloat16);
+  two->addOutput(linear(two->inputs()[0]->as<TensorView>(), two->inputs()[1]->as<TensorView>()));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*two), "several contractions"));
   auto transposed = std::make_unique<Fusion>();
   TensorView* x = makeInputTensor(
       *transposed, {.dtype = DataType::BFloat16, .sizes = {-1, -1}, .allocation_order = {1, 0}});
@@ -83,11 +100,11 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
     ASSERT_NE(fusion->kernelTemplate(), nullptr);
     const GeneratedKernel kernel = generateCuda(*fusion);
     using Kind = KernelParameter::Kind;
-    ASSERT_EQ(kernel.parameters.size(), 4u);
+    ASSERT_EQ(kernel.parameters.size(), 5u);
     EXPECT_EQ(kernel.parameters[0].kind, Kind::InputTensorMap);
     EXPECT_EQ(kernel.parameters[1].kind, Kind::InputTensorMap);
     EXPECT_EQ(kernel.parameters[1].fusion_position, 1);
-    EXPECT_EQ(kernel.parameters[3].kind, Kind::OutputTensor);
+    EXPECT_EQ(kernel.parameters[4].kind, Kind::OutputTensor);
     EXPECT_TRUE(kernel.arch_specific);
     EXPECT_EQ(kernel.source.find("BRAZE_KERNEL_NAME"), std::string::npos);
     // A clone keeps the template, on its own tensors.
@@ -107,6 +124,46 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
           << sass;
       EXPECT_EQ(test::countInstructions(sass, "UTMALDG"), 2) << sass;
     }
+  }
+}
+
+// Every epilogue case is accepted, becomes one sm_90a kernel without spills, and runs through
+// the executor cache on the CPU tier (the kernel compiled, the arguments checked against it).
+TEST(MatmulSchedulerTest, EpiloguesBecomeOneKernel) {
+  for (const test::EpilogueCase& epilogue : test::epilogueCases()) {
+    SCOPED_TRACE(epilogue.name);
+    for (const DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+      auto fusion = epilogue.build(dtype);
+      ASSERT_EQ(matmul_scheduler::canScheduleCompileTime(*fusion), std::nullopt);
+      matmul_scheduler::schedule(
+          *fusion, matmul_scheduler::computeHeuristics(*fusion, infoFor(256, 256, 256, dtype)));
+      const GeneratedKernel kernel = generateCuda(*fusion);
+      const CompiledKernel compiled = CompiledKernel::compile(
+          kernel.source, kernel.kernel_name, {.arch = driver::GpuArch{9, 0, true}});
+      EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
+      EXPECT_EQ(compiled.resources().stack_frame_bytes, 0) << compiled.compileLog();
+    }
+    ExecutorCacheOptions options;
+    options.registry = &test::shippedSchedulers();
+    FusionExecutorCache cache(epilogue.build(DataType::BFloat16), options);
+    test::RandomTensors random(7);
+    std::vector<EvaluatorArgument> inputs = {
+        test::exactOperand(random, DataType::BFloat16, {96, 72}),
+        test::exactOperand(random, DataType::BFloat16, {130, 72})};
+    for (EvaluatorArgument& extra : epilogue.extra_inputs(random, DataType::BFloat16, 96, 130))
+      inputs.push_back(std::move(extra));
+    std::vector<FusionArgument> arguments;
+    for (const EvaluatorArgument& input : inputs)
+      arguments.push_back(std::visit([](const auto& v) { return FusionArgument(v); }, input));
+    const std::vector<FusionArgument> outputs = cache.run(arguments);
+    const std::vector<EvaluatorArgument> expected = evaluateFusion(cache.fusion(), inputs);
+    ASSERT_EQ(outputs.size(), expected.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const HostTensor& want = std::get<HostTensor>(expected[i]);
+      test::expectClose(std::get<HostTensor>(outputs[i]), want, test::toleranceFor(want.dtype()));
+    }
+    const std::string described = cache.lastRuntime()->describe();
+    EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
   }
 }
 

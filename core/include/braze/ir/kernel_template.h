@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,27 @@ struct KernelTemplate {
   /// Compile for the architecture-specific target (sm_90a rather than sm_90): wgmma,
   /// setmaxnreg and multicast copies need it.
   bool arch_specific = false;
+
+  /// The rest of the fusion, which code generation writes as the template's epilogue
+  /// (braze/codegen/template_epilogue.h has the rules). The template computes `anchor`, a
+  /// tensor of rank R, in fp32 registers and, for `vector` consecutive elements along its
+  /// innermost dim, calls
+  ///     braze_epilogue(i0, ..., i{R-1}, values BRAZE_EPILOGUE_ARGUMENTS);
+  /// with `float values[vector]` and the first element's index. The function adds
+  /// `accumulator_bias`, rounds to the anchor's dtype, applies every other expr of the fusion
+  /// and stores every output. The template's entry point ends its parameters with
+  /// BRAZE_EPILOGUE_PARAMETERS (the tensors and scalars the epilogue reads and writes, which
+  /// code generation appends to the kernel's parameters). Calls must stay inside the anchor,
+  /// with the innermost index a multiple of `vector`; the scheduler makes sure the innermost
+  /// extent is one too (outputs are stored `vector` elements at a time).
+  struct Epilogue {
+    TensorView* anchor = nullptr;
+    /// A 1-d fusion input along the anchor's innermost dim, added to the accumulator before
+    /// it is rounded (linear's bias: part of the anchor's own definition); null: none.
+    TensorView* accumulator_bias = nullptr;
+    int64_t vector = 1;
+  };
+  std::optional<Epilogue> epilogue;
 };
 
 }  // namespace braze

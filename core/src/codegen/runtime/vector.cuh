@@ -14,4 +14,33 @@ __device__ __forceinline__ void vectorCopy(T* dst, const T* src) {
   *reinterpret_cast<Vector<T, N>*>(dst) = *reinterpret_cast<const Vector<T, N>*>(src);
 }
 
+// A load of memory no thread of the kernel writes (an input it only reads), as ld.global.nc in
+// an asm statement that is neither volatile nor clobbers memory: the compiler may then move it
+// across the kernel's stores, so an epilogue that reads an input and stores an output per
+// element issues its loads together instead of waiting for each one in turn.
+template <typename T>
+__device__ __forceinline__ T loadReadOnly(const T* address) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                "loadReadOnly moves 1, 2, 4 or 8 bytes");
+  union {
+    T value;
+    unsigned char bytes[sizeof(T)];
+    unsigned short half;
+    unsigned word;
+    unsigned long long pair;
+  } loaded;
+  if constexpr (sizeof(T) == 1) {
+    unsigned short bits;
+    asm("ld.global.nc.u8 %0, [%1];" : "=h"(bits) : "l"(address));
+    loaded.bytes[0] = static_cast<unsigned char>(bits);
+  } else if constexpr (sizeof(T) == 2) {
+    asm("ld.global.nc.b16 %0, [%1];" : "=h"(loaded.half) : "l"(address));
+  } else if constexpr (sizeof(T) == 4) {
+    asm("ld.global.nc.b32 %0, [%1];" : "=r"(loaded.word) : "l"(address));
+  } else {
+    asm("ld.global.nc.b64 %0, [%1];" : "=l"(loaded.pair) : "l"(address));
+  }
+  return loaded.value;
+}
+
 }  // namespace braze

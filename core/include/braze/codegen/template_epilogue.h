@@ -1,0 +1,29 @@
+#pragma once
+
+// The epilogue of a kernel template (KernelTemplate::Epilogue): the fusion's exprs after the
+// template's anchor, which code generation writes as a device function the template calls
+// with its fp32 results. What it covers:
+//   - elementwise ops (unary, binary, ternary, casts), broadcasts, expands and sets, applied
+//     per element of the anchor: bias rows and columns, activations, residual adds, scalings
+//     by constants or scalar inputs, output casts;
+//   - fusion inputs read through their strides at the anchor's index (broadcast dims of an
+//     input are not indexed), scalar inputs passed by value;
+//   - every fusion output, the anchor's shape, each depending on the anchor (the anchor
+//     itself may be one).
+// Ops that move elements between positions (permutes, reshapes, slices, reductions) and
+// anything computed before the anchor are not part of an epilogue.
+
+#include <optional>
+#include <string>
+
+#include "braze/ir/fusion.h"
+
+namespace braze {
+
+/// Why code generation cannot write the rest of `fusion` as the epilogue of a template that
+/// computes `anchor` (adding `accumulator_bias`, a 1-d input, before rounding), or nullopt.
+/// The message names the op or tensor at fault. Schedulers call it from canSchedule.
+std::optional<std::string> templateEpilogueProblem(const Fusion& fusion, const TensorView* anchor,
+                                                   const TensorView* accumulator_bias = nullptr);
+
+}  // namespace braze

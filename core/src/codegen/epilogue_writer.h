@@ -1,0 +1,28 @@
+#pragma once
+
+// Writes a kernel template's epilogue (braze/codegen/template_epilogue.h) as CUDA C++.
+
+#include <string>
+#include <vector>
+
+#include "braze/codegen/generated_kernel.h"
+#include "braze/ir/kernel_template.h"
+
+namespace braze::codegen {
+
+struct EpilogueCode {
+  /// `__device__ void braze_epilogue(long long i0, ..., const float (&values)[V], ...)`.
+  std::string function;
+  /// What replaces BRAZE_EPILOGUE_PARAMETERS and BRAZE_EPILOGUE_ARGUMENTS in the template:
+  /// ", braze::Tensor<float, 1, IndexT> e_T2, ..." and ", e_T2, ...".
+  std::string parameters;
+  std::string arguments;
+  /// The kernel parameters those are, in order, after the template's own.
+  std::vector<KernelParameter> kernel_parameters;
+};
+
+/// The epilogue of `epilogue.anchor` in `fusion`; a fusion templateEpilogueProblem refuses is
+/// a user error with its message.
+EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::Epilogue& epilogue);
+
+}  // namespace braze::codegen

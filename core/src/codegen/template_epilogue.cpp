@@ -1,0 +1,377 @@
+// A kernel template's epilogue: the exprs after its anchor, found and checked once
+// (planEpilogue), then written as one device function the template calls per group of
+// `vector` elements. Each tensor of the epilogue is a local in its compute type, as the
+// reference evaluator holds intermediates in full precision: the anchor is the fp32
+// accumulator itself, and only casts and the stores of outputs round. Inputs are read with
+// braze::loadReadOnly: the fusion's inputs are never its outputs here (schedulers refuse
+// aliases), and loads the compiler may move past the stores of earlier elements overlap
+// instead of waiting in turn.
+
+#include "braze/codegen/template_epilogue.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
+
+#include "braze/error.h"
+#include "braze/ops/elementwise.h"
+#include "codegen/epilogue_writer.h"
+#include "codegen/op_printer.h"
+
+namespace braze {
+
+namespace {
+
+using codegen::Rendered;
+
+struct EpiloguePlan {
+  /// Tensor exprs after the anchor, producers first.
+  std::vector<const Expr*> exprs;
+  /// Per tensor of the epilogue: the anchor dim each of its dims stands for.
+  std::unordered_map<const TensorView*, std::vector<int64_t>> anchor_dims;
+  /// Fusion inputs the exprs read, tensors then scalars, in the order first read.
+  std::vector<const TensorView*> inputs;
+  std::vector<const Scalar*> scalars;
+};
+
+bool producesTensor(const Expr& expr) {
+  return std::any_of(expr.outputs().begin(), expr.outputs().end(),
+                     [](const Val* v) { return v->isA<TensorView>(); });
+}
+
+bool isEpilogueOp(OpKind op) {
+  return isElementwise(op) || op == OpKind::Broadcast || op == OpKind::Expand || op == OpKind::Set;
+}
+
+template <typename T>
+void appendOnce(std::vector<const T*>& list, const T* item) {
+  if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+}
+
+// Scalars an epilogue can spell: constants, scalar inputs and elementwise ops of them.
+std::optional<std::string> scalarProblem(const Fusion& fusion, const Scalar& scalar,
+                                         EpiloguePlan& plan) {
+  if (scalar.isConstant()) return std::nullopt;
+  if (fusion.isInput(&scalar)) {
+    appendOnce(plan.scalars, &scalar);
+    return std::nullopt;
+  }
+  const Expr* def = scalar.definition();
+  if (def == nullptr || !isElementwise(def->op()))
+    return "the scalar " + scalar.name() + " is neither a constant, an input of the fusion nor " +
+           "an elementwise op of those";
+  for (const Val* input : def->inputs()) {
+    if (auto problem = scalarProblem(fusion, *input->as<Scalar>(), plan)) return problem;
+  }
+  return std::nullopt;
+}
+
+// Tensors the anchor's definition reads, directly or through other exprs.
+std::unordered_set<const Val*> upstreamOf(const TensorView& anchor) {
+  std::unordered_set<const Val*> seen;
+  std::vector<const Val*> work(anchor.definition()->inputs().begin(),
+                               anchor.definition()->inputs().end());
+  while (!work.empty()) {
+    const Val* val = work.back();
+    work.pop_back();
+    if (!seen.insert(val).second || val->definition() == nullptr) continue;
+    for (const Val* input : val->definition()->inputs()) work.push_back(input);
+  }
+  return seen;
+}
+
+std::variant<EpiloguePlan, std::string> planEpilogue(const Fusion& fusion, const TensorView& anchor,
+                                                     const TensorView* bias) {
+  EpiloguePlan plan;
+  const Expr* anchor_def = anchor.definition();
+  if (anchor_def == nullptr || &anchor.fusion() != &fusion)
+    return "the anchor " + anchor.name() + " is not computed by the fusion";
+  const int64_t rank = anchor.rank();
+  if (bias != nullptr && (bias->rank() != 1 || !fusion.isInput(bias)))
+    return "the accumulator bias " + bias->name() + " must be a 1-d input of the fusion";
+
+  const std::unordered_set<const Val*> upstream = upstreamOf(anchor);
+  std::unordered_set<const Val*> downstream = {&anchor};
+  for (const Expr* expr : fusion.exprs()) {
+    if (expr == anchor_def || !producesTensor(*expr)) continue;
+    const Val* out = expr->output(0);
+    if (upstream.count(out))
+      return std::string(toString(expr->op())) + " (" + out->name() + ") comes before the anchor " +
+             anchor.name() + ": an epilogue has no prologue";
+    if (!isEpilogueOp(expr->op()))
+      return std::string(toString(expr->op())) + " (" + out->name() + ") after the anchor " +
+             anchor.name() + " is not pointwise; an epilogue has elementwise ops, broadcasts " +
+             "and expands only";
+    if (std::any_of(expr->inputs().begin(), expr->inputs().end(),
+                    [&](const Val* v) { return downstream.count(v) != 0; }))
+      downstream.insert(out);
+    plan.exprs.push_back(expr);
+  }
+
+  std::vector<int64_t> identity(static_cast<size_t>(rank));
+  std::iota(identity.begin(), identity.end(), 0);
+  std::optional<std::string> conflict;
+  const auto assign = [&](const TensorView* tv, std::vector<int64_t> dims) {
+    auto [at, added] = plan.anchor_dims.emplace(tv, dims);
+    if (!added && at->second != dims)
+      conflict = tv->name() + " is read at two different positions of the anchor";
+  };
+  for (size_t i = 0; i < fusion.outputs().size(); ++i) {
+    const auto* tv = fusion.outputs()[i]->dynCast<TensorView>();
+    const std::string which = "output " + std::to_string(i);
+    if (tv == nullptr) return which + " is a scalar; an epilogue stores tensors";
+    if (!downstream.count(tv))
+      return which + " (" + tv->name() + ") does not depend on the anchor " + anchor.name();
+    if (tv->rank() != rank)
+      return which + " (" + tv->name() + ") has rank " + std::to_string(tv->rank()) +
+             "; the anchor's is " + std::to_string(rank);
+    if (std::count(fusion.outputs().begin(), fusion.outputs().end(), tv) > 1)
+      return which + " (" + tv->name() + ") is listed twice";
+    assign(tv, identity);
+  }
+  for (auto it = plan.exprs.rbegin(); it != plan.exprs.rend(); ++it) {
+    const Expr& expr = **it;
+    const auto* out = expr.output(0)->as<TensorView>();
+    const auto found = plan.anchor_dims.find(out);
+    BRAZE_INTERNAL_CHECK(found != plan.anchor_dims.end())
+        << "template epilogue: " << out->name() << " reaches no output";
+    const std::vector<int64_t> dims = found->second;
+    for (const Val* input : expr.inputs()) {
+      if (const auto* scalar = input->dynCast<Scalar>()) {
+        if (auto problem = scalarProblem(fusion, *scalar, plan)) return *problem;
+        continue;
+      }
+      const auto* tv = input->as<TensorView>();
+      std::vector<int64_t> input_dims;
+      if (expr.op() == OpKind::Broadcast) {
+        const auto& is_new = expr.attribute<std::vector<bool>>("flags");
+        for (size_t d = 0; d < is_new.size() && d < dims.size(); ++d) {
+          if (!is_new[d]) input_dims.push_back(dims[d]);
+        }
+      } else {
+        input_dims = dims;
+      }
+      if (static_cast<int64_t>(input_dims.size()) != tv->rank())
+        return tv->name() + " (rank " + std::to_string(tv->rank()) + ") is read by " +
+               std::string(toString(expr.op())) + " of rank " + std::to_string(out->rank());
+      assign(tv, std::move(input_dims));
+      if (fusion.isInput(tv)) appendOnce(plan.inputs, tv);
+    }
+  }
+  if (conflict) return *conflict;
+  // Parameters in the fusion's input order, whatever order the exprs read them in.
+  const auto byInputIndex = [&](const Val* a, const Val* b) {
+    return fusion.inputIndex(a) < fusion.inputIndex(b);
+  };
+  std::sort(plan.inputs.begin(), plan.inputs.end(), byInputIndex);
+  std::sort(plan.scalars.begin(), plan.scalars.end(), byInputIndex);
+  const auto at = plan.anchor_dims.find(&anchor);
+  if (at == plan.anchor_dims.end()) return "no output depends on the anchor " + anchor.name();
+  if (at->second != identity) return "the anchor " + anchor.name() + " is read with its dims moved";
+  return plan;
+}
+
+std::string paramName(const Val& val) {
+  return "e_" + val.name();
+}
+std::string localName(const TensorView& tv) {
+  return "v_" + tv.name();
+}
+
+// `tv`'s element at the anchor index j0, j1, ...: through its strides, skipping broadcast dims.
+std::string inputOffset(const TensorView& tv, const std::vector<int64_t>& anchor_dims) {
+  std::string offset;
+  for (size_t d = 0; d < anchor_dims.size(); ++d) {
+    if (tv.axis(static_cast<int64_t>(d))->isBroadcast()) continue;
+    offset += (offset.empty() ? "" : " + ") + std::string("j") + std::to_string(anchor_dims[d]) +
+              " * " + paramName(tv) + ".stride[" + std::to_string(d) + "]";
+  }
+  return offset.empty() ? "0" : offset;
+}
+
+// Outputs are allocated row-major (generated_kernel.h): the offset from their sizes.
+std::string outputOffset(const TensorView& tv, int64_t rank) {
+  std::string offset = "i0";
+  for (int64_t d = 1; d < rank; ++d) {
+    offset = "(" + offset + ") * " + paramName(tv) + ".size[" + std::to_string(d) + "] + i" +
+             std::to_string(d);
+  }
+  return offset;
+}
+
+Rendered renderScalar(const Fusion& fusion, const Scalar& scalar) {
+  Rendered r;
+  r.dtype = scalar.dtype();
+  if (scalar.isConstant()) {
+    r.constant = *scalar.value();
+    r.text = codegen::literal(*scalar.value(), scalar.dtype());
+    return r;
+  }
+  if (fusion.isInput(&scalar)) {
+    r.text = paramName(scalar);
+    r.index_typed = scalar.dtype() == DataType::Index;
+    return r;
+  }
+  const Expr& def = *scalar.definition();
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < def.inputs().size(); ++i) {
+    inputs.push_back(codegen::convert(renderScalar(fusion, *def.input(i)->as<Scalar>()),
+                                      codegen::inputComputeDtype(def, i)));
+  }
+  r.text = codegen::elementwiseValue(def, inputs);
+  r.dtype = codegen::computeDtype(scalar.dtype());
+  return r;
+}
+
+// The value of `expr`'s output from its inputs' locals, in the output's compute dtype.
+std::string exprValue(const Fusion& fusion, const Expr& expr) {
+  const auto render = [&](const Val* v) {
+    if (const auto* scalar = v->dynCast<Scalar>()) return renderScalar(fusion, *scalar);
+    Rendered local;
+    local.text = localName(*v->as<TensorView>());
+    local.dtype = codegen::computeDtype(v->dtype());
+    return local;
+  };
+  const DataType out_dtype = expr.output(0)->dtype();
+  const DataType out = codegen::computeDtype(out_dtype);
+  if (expr.op() == OpKind::Cast) {
+    // A cast rounds to its dtype, which may be narrower than the compute type it is held in.
+    const std::string value = codegen::convert(render(expr.input(0)), out);
+    const std::string storage = codegen::storageType(out_dtype);
+    if (storage == codegen::computeType(out)) return value;
+    return "(" + codegen::computeType(out) + ")(" + storage + ")(" + value + ")";
+  }
+  if (!isElementwise(expr.op())) return codegen::convert(render(expr.input(0)), out);
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < expr.inputs().size(); ++i) {
+    inputs.push_back(codegen::convert(render(expr.input(i)), codegen::inputComputeDtype(expr, i)));
+  }
+  return codegen::elementwiseValue(expr, inputs);
+}
+
+KernelParameter tensorParameter(const Fusion& fusion, const TensorView& tv) {
+  KernelParameter p;
+  const bool input = fusion.isInput(&tv);
+  p.kind = input ? KernelParameter::Kind::InputTensor : KernelParameter::Kind::OutputTensor;
+  p.val = &tv;
+  p.dtype = tv.dtype();
+  p.rank = tv.rank();
+  if (input) {
+    p.fusion_position = fusion.inputIndex(&tv);
+  } else {
+    const auto& outputs = fusion.outputs();
+    p.fusion_position = std::find(outputs.begin(), outputs.end(), &tv) - outputs.begin();
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<std::string> templateEpilogueProblem(const Fusion& fusion, const TensorView* anchor,
+                                                   const TensorView* accumulator_bias) {
+  if (anchor == nullptr) return "no anchor";
+  auto plan = planEpilogue(fusion, *anchor, accumulator_bias);
+  if (auto* problem = std::get_if<std::string>(&plan)) return *problem;
+  return std::nullopt;
+}
+
+namespace codegen {
+
+EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::Epilogue& epilogue) {
+  const TensorView& anchor = *epilogue.anchor;
+  const TensorView* bias = epilogue.accumulator_bias;
+  auto planned = planEpilogue(fusion, anchor, bias);
+  if (const auto* problem = std::get_if<std::string>(&planned)) {
+    BRAZE_USER_CHECK(false) << "code generation: the kernel template's epilogue: " << *problem;
+  }
+  const EpiloguePlan& plan = std::get<EpiloguePlan>(planned);
+  const int64_t rank = anchor.rank();
+  const int64_t vector = epilogue.vector;
+
+  EpilogueCode code;
+  const auto addTensor = [&](const TensorView& tv) {
+    code.parameters += ", braze::Tensor<" + storageType(tv.dtype()) + ", " +
+                       std::to_string(tv.rank()) + ", IndexT> " + paramName(tv);
+    code.arguments += ", " + paramName(tv);
+    code.kernel_parameters.push_back(tensorParameter(fusion, tv));
+  };
+  std::vector<const TensorView*> inputs = plan.inputs;
+  if (bias != nullptr && std::find(inputs.begin(), inputs.end(), bias) == inputs.end()) {
+    inputs.push_back(bias);
+    std::sort(inputs.begin(), inputs.end(), [&](const Val* a, const Val* b) {
+      return fusion.inputIndex(a) < fusion.inputIndex(b);
+    });
+  }
+  for (const TensorView* tv : inputs) addTensor(*tv);
+  for (const Scalar* scalar : plan.scalars) {
+    code.parameters += ", " + scalarParameterType(scalar->dtype()) + " " + paramName(*scalar);
+    code.arguments += ", " + paramName(*scalar);
+    KernelParameter p;
+    p.kind = KernelParameter::Kind::InputScalar;
+    p.val = scalar;
+    p.dtype = scalar->dtype();
+    p.fusion_position = fusion.inputIndex(scalar);
+    code.kernel_parameters.push_back(std::move(p));
+  }
+  std::vector<const TensorView*> outputs;
+  for (const Val* out : fusion.outputs()) outputs.push_back(out->as<TensorView>());
+  for (const TensorView* tv : outputs) addTensor(*tv);
+
+  std::ostringstream os;
+  os << "__device__ __forceinline__ void braze_epilogue(";
+  for (int64_t d = 0; d < rank; ++d) os << "long long i" << d << ", ";
+  os << "const float (&values)[" << vector << "]" << code.parameters << ") {\n";
+  for (const TensorView* tv : outputs) {
+    os << "  braze::Vector<" << storageType(tv->dtype()) << ", " << vector << "> o_" << tv->name()
+       << ";\n";
+  }
+  os << "#pragma unroll\n  for (int v = 0; v < " << vector << "; ++v) {\n";
+  for (int64_t d = 0; d < rank; ++d) {
+    os << "    const long long j" << d << " = i" << d << (d == rank - 1 ? " + v" : "") << ";\n";
+  }
+  // Every tensor is held in its compute type (the anchor: the fp32 accumulator, not rounded to
+  // its dtype), as the reference evaluator holds intermediates; casts and stores round.
+  const auto local = [](const TensorView& tv) {
+    return "    const " + computeType(computeDtype(tv.dtype())) + " " + localName(tv) + " = ";
+  };
+  os << local(anchor) << "values[v]";
+  if (bias != nullptr) {
+    const std::string at = bias->axis(0)->isBroadcast() ? "0"
+                                                        : "j" + std::to_string(rank - 1) + " * " +
+                                                              paramName(*bias) + ".stride[0]";
+    Rendered element;
+    element.text = "braze::loadReadOnly(" + paramName(*bias) + ".data + " + at + ")";
+    element.dtype = bias->dtype();
+    os << " + " << convert(element, DataType::Float32);
+  }
+  os << ";\n";
+  for (const TensorView* tv : plan.inputs) {
+    Rendered element;
+    element.text = "braze::loadReadOnly(" + paramName(*tv) + ".data + " +
+                   inputOffset(*tv, plan.anchor_dims.at(tv)) + ")";
+    element.dtype = tv->dtype();
+    os << local(*tv) << convert(element, computeDtype(tv->dtype())) << ";\n";
+  }
+  for (const Expr* expr : plan.exprs) {
+    os << local(*expr->output(0)->as<TensorView>()) << exprValue(fusion, *expr) << ";\n";
+  }
+  for (const TensorView* tv : outputs) {
+    os << "    o_" << tv->name() << ".values[v] = " << localName(*tv) << ";\n";
+  }
+  os << "  }\n";
+  for (const TensorView* tv : outputs) {
+    os << "  *reinterpret_cast<braze::Vector<" << storageType(tv->dtype()) << ", " << vector
+       << ">*>(" << paramName(*tv) << ".data + " << outputOffset(*tv, rank) << ") = o_"
+       << tv->name() << ";\n";
+  }
+  os << "}\n\n";
+  code.function = os.str();
+  return code;
+}
+
+}  // namespace codegen
+
+}  // namespace braze
