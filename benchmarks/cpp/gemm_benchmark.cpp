@@ -5,6 +5,10 @@
 // result against cuBLAS on the same random inputs; a small shape with tails in M, N and K is
 // checked against the CPU reference evaluator.
 //
+// BM_Gemm/braze_block_per_tile launches the same kernel without persistence (one block per
+// tile, the scheduler's params with ctas = 0), compiled directly: what the persistent blocks
+// gain, in the same run.
+//
 // BM_GemmEpilogue times linear with bias and GELU (tanh), optionally plus a residual, fused
 // into the GEMM by braze::matmul, against cuBLAS's GEMM followed by a separate kernel for the
 // epilogue (Braze's pointwise kernel reading the GEMM's result, the bias and the residual).
@@ -23,12 +27,16 @@
 #include <cstdio>
 
 #include "bandwidth_timing.h"
+#include "braze/codegen/codegen.h"
 #include "braze/driver/device_properties.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/shape.h"
+#include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "braze/runtime/kernel_executor.h"
+#include "matmul_scheduler.h"
 #include "random_fill.h"
 
 namespace braze::bench {
@@ -125,6 +133,26 @@ FusionExecutorCache& epilogueCache(bool residual) {
   return *cache;
 }
 
+// linear scheduled by braze::matmul with one block per tile, compiled once.
+struct BlockPerTileGemm {
+  std::unique_ptr<Fusion> fusion = linearFusion();
+  std::unique_ptr<KernelExecutor> executor;
+
+  BlockPerTileGemm() {
+    matmul_scheduler::MatmulParams params;
+    params.ctas = 0;
+    matmul_scheduler::schedule(*fusion, params);
+    GeneratedKernel kernel = generateCuda(*fusion);
+    CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                      {.arch = driver::GpuArch{9, 0, true}});
+    executor = std::make_unique<KernelExecutor>(*fusion, std::move(kernel), std::move(compiled));
+  }
+  static BlockPerTileGemm& get() {
+    static BlockPerTileGemm gemm;
+    return gemm;
+  }
+};
+
 bool onHopper(benchmark::State& state) {
   if (benchmarkStream(state) == nullptr) return false;
   if (driver::deviceProperties(0).arch.major != 9) {
@@ -182,7 +210,10 @@ void timeGemm(benchmark::State& state, CUstream stream, Launch&& launch) {
   state.counters["TFLOPs"] = flops / median(samples) / 1e12;
 }
 
-void BM_Gemm(benchmark::State& state, bool braze_kernel) {
+enum class GemmKind { Braze, BrazeBlockPerTile, Cublas };
+
+void BM_Gemm(benchmark::State& state, GemmKind kind) {
+  const bool braze_kernel = kind != GemmKind::Cublas;
   if (!onHopper(state)) return;
   CUstream stream = benchmarkStream(state);
   guarded(state, [&] {
@@ -198,8 +229,11 @@ void BM_Gemm(benchmark::State& state, bool braze_kernel) {
     options.stream = stream;
     DeviceTensor c = DeviceTensor::empty(DataType::BFloat16, {m, n});
     auto launch = [&] {
-      if (braze_kernel) {
+      if (kind == GemmKind::Braze) {
         c = std::get<DeviceTensor>(cache.run(inputs, options)[0]);
+      } else if (kind == GemmKind::BrazeBlockPerTile) {
+        // Into the preallocated result: the executor allocates outputs it is not given.
+        BlockPerTileGemm::get().executor->run({a, b}, stream, {c});
       } else {
         cublas->gemm(a, b, c, stream);
       }
@@ -212,7 +246,8 @@ void BM_Gemm(benchmark::State& state, bool braze_kernel) {
       // Checked against cuBLAS on the same inputs before it is timed.
       const DeviceTensor expected = DeviceTensor::empty(DataType::BFloat16, {m, n});
       launch();
-      const std::string described = cache.lastRuntime()->describe();
+      const std::string described =
+          kind == GemmKind::Braze ? cache.lastRuntime()->describe() : "braze::matmul";
       if (described.find("braze::matmul") == std::string::npos) {
         state.SkipWithError(("not run by braze::matmul: " + described).c_str());
         return;
@@ -319,9 +354,11 @@ int main(int argc, char** argv) {
   using namespace braze::bench;
   benchmark::RegisterBenchmark("BM_GemmCheck", BM_GemmCheck)->Iterations(1);
   for (const auto& shape : kShapes) {
-    for (const bool braze_kernel : {true, false}) {
-      benchmark::RegisterBenchmark(braze_kernel ? "BM_Gemm/braze" : "BM_Gemm/cublas", BM_Gemm,
-                                   braze_kernel)
+    for (const auto& [name, kind] :
+         {std::pair{"BM_Gemm/braze", GemmKind::Braze},
+          std::pair{"BM_Gemm/braze_block_per_tile", GemmKind::BrazeBlockPerTile},
+          std::pair{"BM_Gemm/cublas", GemmKind::Cublas}}) {
+      benchmark::RegisterBenchmark(name, BM_Gemm, kind)
           ->Args({shape[0], shape[1], shape[2]})
           ->ArgNames({"M", "N", "K"})
           ->UseManualTime()

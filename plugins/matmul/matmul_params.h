@@ -11,13 +11,13 @@
 namespace braze::matmul_scheduler {
 
 /// The decisions of the matmul heuristics: the tile of one block, the depth of its ring of
-/// copies and the order blocks visit tiles in. Every field is listed once, in forEachField,
-/// which drives encoding, decoding, printing and hashing.
+/// copies, the order blocks visit tiles in and how many blocks walk them. Every field is listed
+/// once, in forEachField, which drives encoding, decoding, printing and hashing.
 struct MatmulParams {
   /// The byte format (braze/sdk/param_codec.h): "BZMM", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZMM";
-  static constexpr uint8_t kFormatVersion = 1;
+  static constexpr uint8_t kFormatVersion = 2;
   static constexpr const char* kName = "matmul";
 
   /// Output rows and columns of one block's tile, and the depth of one copy along K.
@@ -29,6 +29,9 @@ struct MatmulParams {
   /// Tile rows a group of consecutive blocks walks down before moving to the next columns:
   /// a wave's B tiles stay in L2 for that many rows of A tiles.
   int64_t group_m = 8;
+  /// Blocks launched, each walking tiles this many apart (persistent: one per SM); 0 launches
+  /// one block per tile.
+  int64_t ctas = 0;
 
   bool operator==(const MatmulParams&) const = default;
 
@@ -40,6 +43,7 @@ struct MatmulParams {
     f("tile_k", p.tile_k);
     f("stages", p.stages);
     f("group_m", p.group_m);
+    f("ctas", p.ctas);
   }
 };
 

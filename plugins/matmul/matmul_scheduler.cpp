@@ -113,11 +113,14 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
 }
 
 MatmulParams computeHeuristics([[maybe_unused]] const Fusion& fusion,
-                               [[maybe_unused]] const SchedulerRuntimeInfo& info) {
-  // One shape for now: 128 x 256 x 64 in 4 stages reaches 0.95-1.04x cuBLAS from 4096^3 up
-  // on an H100 (benchmarks/RESULTS.md). Small and skinny shapes, split-K and persistent
-  // kernels are the next heuristics.
-  return MatmulParams{};
+                               const SchedulerRuntimeInfo& info) {
+  // One tile shape for now: 128 x 256 x 64 in 4 stages reaches 0.95-1.04x cuBLAS from 4096^3
+  // up on an H100 (benchmarks/RESULTS.md). Persistent blocks, one per SM, so that each
+  // block's next tile loads during its epilogue. Small and skinny shapes and split-K are the
+  // next heuristics.
+  MatmulParams params;
+  params.ctas = info.device.sm_count;
+  return params;
 }
 
 void schedule(Fusion& fusion, const MatmulParams& params) {
@@ -127,9 +130,9 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
       << params.tile_m << " x " << params.tile_k;
   BRAZE_USER_CHECK(params.tile_n >= 8 && params.tile_n <= 256 && params.tile_n % 8 == 0)
       << "matmul: tile_n = " << params.tile_n << "; wgmma's N is a multiple of 8 up to 256";
-  BRAZE_USER_CHECK(params.stages >= 2 && params.group_m >= 1)
-      << "matmul: " << params.stages << " stages and groups of " << params.group_m
-      << " tile rows; at least 2 and 1";
+  BRAZE_USER_CHECK(params.stages >= 2 && params.group_m >= 1 && params.ctas >= 0)
+      << "matmul: " << params.stages << " stages, groups of " << params.group_m << " tile rows and "
+      << params.ctas << " blocks; at least 2, 1 and 0";
   const Expr* expr = onlyContraction(fusion);
   BRAZE_USER_CHECK(expr != nullptr && expr->op() == OpKind::Linear)
       << "matmul: schedule() of a fusion canScheduleCompileTime refuses";
@@ -156,8 +159,9 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
                        {Kind::Tensor, weight, {}}};
   kernel.epilogue =
       KernelTemplate::Epilogue{.anchor = out, .accumulator_bias = biasOf(*expr), .vector = 2};
-  kernel.grid[0] = ceil_div(weight->axis(0)->extent(), Operand(params.tile_n));
-  kernel.grid[1] = ceil_div(x->axis(0)->extent(), Operand(params.tile_m));
+  Val* tiles = mul(ceil_div(weight->axis(0)->extent(), Operand(params.tile_n)),
+                   ceil_div(x->axis(0)->extent(), Operand(params.tile_m)));
+  kernel.grid[0] = params.ctas > 0 ? minimum(tiles, fusion.constantIndex(params.ctas)) : tiles;
   kernel.block[0] = fusion.constantIndex(384);
   kernel.dynamic_shared_memory_bytes = fusion.constantIndex(gemmSharedBytes(shape));
   kernel.arch_specific = true;

