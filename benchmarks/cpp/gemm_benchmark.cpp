@@ -103,29 +103,22 @@ TensorView* epilogueOf(Fusion& fusion, TensorView* y, TensorView* bias, bool res
   return out;
 }
 
-// linear(x, w, bias) then the epilogue, in one fusion: braze::matmul fuses it.
-FusionExecutorCache& fusedCache(bool residual) {
-  static std::unique_ptr<FusionExecutorCache> caches[2];
-  std::unique_ptr<FusionExecutorCache>& cache = caches[residual];
+// Fused: linear(x, w) then the epilogue, in one fusion (braze::matmul fuses it), inputs x, w,
+// bias [, residual]. Not fused: the epilogue alone on a GEMM's result, the separate kernel
+// after cuBLAS, inputs y, bias [, residual]. Built once each.
+FusionExecutorCache& epilogueFusionCache(bool fused, bool residual) {
+  static std::unique_ptr<FusionExecutorCache> caches[2][2];
+  std::unique_ptr<FusionExecutorCache>& cache = caches[fused][residual];
   if (cache == nullptr) {
     auto fusion = std::make_unique<Fusion>();
-    TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-    TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-    TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
-    TensorView* y = linear(x, w);
-    fusion->addOutput(epilogueOf(*fusion, y, bias, residual));
-    cache = std::make_unique<FusionExecutorCache>(std::move(fusion));
-  }
-  return *cache;
-}
-
-// The epilogue alone, on a GEMM's result: the separate kernel after cuBLAS.
-FusionExecutorCache& epilogueCache(bool residual) {
-  static std::unique_ptr<FusionExecutorCache> caches[2];
-  std::unique_ptr<FusionExecutorCache>& cache = caches[residual];
-  if (cache == nullptr) {
-    auto fusion = std::make_unique<Fusion>();
-    TensorView* y = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* y = nullptr;
+    if (fused) {
+      TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+      TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+      y = linear(x, w);
+    } else {
+      y = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    }
     TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
     fusion->addOutput(epilogueOf(*fusion, y, bias, residual));
     cache = std::make_unique<FusionExecutorCache>(std::move(fusion));
@@ -289,15 +282,17 @@ void BM_GemmEpilogue(benchmark::State& state, bool fused, bool residual) {
     DeviceTensor out = y;
     const auto separate = [&] {
       cublas->gemm(x, w, y, stream);
-      return std::get<DeviceTensor>(epilogueCache(residual).run(epilogue_inputs, options)[0]);
+      return std::get<DeviceTensor>(
+          epilogueFusionCache(false, residual).run(epilogue_inputs, options)[0]);
     };
     const auto launch = [&] {
-      out = fused ? std::get<DeviceTensor>(fusedCache(residual).run(fused_inputs, options)[0])
+      out = fused ? std::get<DeviceTensor>(
+                        epilogueFusionCache(true, residual).run(fused_inputs, options)[0])
                   : separate();
     };
     launch();
     if (fused) {
-      const std::string described = fusedCache(residual).lastRuntime()->describe();
+      const std::string described = epilogueFusionCache(true, residual).lastRuntime()->describe();
       if (described.find("braze::matmul") == std::string::npos ||
           described.find("braze::pointwise") != std::string::npos) {
         state.SkipWithError(("not one braze::matmul kernel: " + described).c_str());

@@ -21,6 +21,10 @@ struct EpilogueCode {
   std::vector<KernelParameter> kernel_parameters;
 };
 
+/// A fusion input or output as a Tensor kernel parameter (InputTensor or OutputTensor, its
+/// position in the fusion's inputs or outputs).
+KernelParameter fusionTensorParameter(const Fusion& fusion, const TensorView& tv);
+
 /// The epilogue of `epilogue.anchor` in `fusion`; a fusion templateEpilogueProblem refuses is
 /// a user error with its message.
 EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::Epilogue& epilogue);

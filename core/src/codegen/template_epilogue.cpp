@@ -252,7 +252,19 @@ std::string exprValue(const Fusion& fusion, const Expr& expr) {
   return codegen::elementwiseValue(expr, inputs);
 }
 
-KernelParameter tensorParameter(const Fusion& fusion, const TensorView& tv) {
+}  // namespace
+
+std::optional<std::string> templateEpilogueProblem(const Fusion& fusion, const TensorView* anchor,
+                                                   const TensorView* accumulator_bias) {
+  if (anchor == nullptr) return "no anchor";
+  auto plan = planEpilogue(fusion, *anchor, accumulator_bias);
+  if (auto* problem = std::get_if<std::string>(&plan)) return *problem;
+  return std::nullopt;
+}
+
+namespace codegen {
+
+KernelParameter fusionTensorParameter(const Fusion& fusion, const TensorView& tv) {
   KernelParameter p;
   const bool input = fusion.isInput(&tv);
   p.kind = input ? KernelParameter::Kind::InputTensor : KernelParameter::Kind::OutputTensor;
@@ -267,18 +279,6 @@ KernelParameter tensorParameter(const Fusion& fusion, const TensorView& tv) {
   }
   return p;
 }
-
-}  // namespace
-
-std::optional<std::string> templateEpilogueProblem(const Fusion& fusion, const TensorView* anchor,
-                                                   const TensorView* accumulator_bias) {
-  if (anchor == nullptr) return "no anchor";
-  auto plan = planEpilogue(fusion, *anchor, accumulator_bias);
-  if (auto* problem = std::get_if<std::string>(&plan)) return *problem;
-  return std::nullopt;
-}
-
-namespace codegen {
 
 EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::Epilogue& epilogue) {
   const TensorView& anchor = *epilogue.anchor;
@@ -296,7 +296,7 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
     code.parameters += ", braze::Tensor<" + storageType(tv.dtype()) + ", " +
                        std::to_string(tv.rank()) + ", IndexT> " + paramName(tv);
     code.arguments += ", " + paramName(tv);
-    code.kernel_parameters.push_back(tensorParameter(fusion, tv));
+    code.kernel_parameters.push_back(fusionTensorParameter(fusion, tv));
   };
   std::vector<const TensorView*> inputs = plan.inputs;
   if (bias != nullptr && std::find(inputs.begin(), inputs.end(), bias) == inputs.end()) {
