@@ -1,32 +1,50 @@
 #pragma once
 
-// The matmul scheduler's kernel template: a warp-specialized GEMM for Hopper, C [M, N] =
-// A [M, K] · B [N, K]ᵀ with fp32 accumulation, handed to the fusion's epilogue (code
-// generation writes it from the ops after the matmul: braze/codegen/template_epilogue.h), which
-// rounds C to the inputs' dtype, applies bias, activations, residuals and casts, and stores
-// every output.
+// The matmul scheduler's kernel template: a warp-specialized GEMM for Hopper, C [(batch,) M, N]
+// = A [(batch,) M, K] · B [(batch,) K, N] with fp32 accumulation, handed to the fusion's
+// epilogue (code generation writes it from the ops after the matmul:
+// braze/codegen/template_epilogue.h), which rounds C to the inputs' dtype, applies bias,
+// activations, residuals and casts, and stores every output.
 //
 //   block (tile_m = 128) x (tile_n) of C; 384 threads = 3 warp groups
 //   warp group 0 (producer, 40 registers): one thread walks K in steps of tile_k, waits for a
 //     free stage of the ring (empty barrier), announces its bytes on the stage's full barrier
-//     and issues the two tensor copies (128-byte swizzled boxes of A and B)
+//     and issues the tensor copies of A's and B's tiles (128-byte swizzled boxes)
 //   warp groups 1, 2 (consumers, 232 registers): each multiplies 64 rows with wgmma
 //     m64n<tile_n>k16 from the stage's tiles, keeps one wgmma group in flight and hands the
 //     previous stage back once its group has finished; then hands its accumulators to the
 //     epilogue as pairs of columns
 //   blocks are persistent (at most one per SM): each walks tiles gridDim.x apart, and the
 //   producer loads the next tile while the consumers run the previous tile's epilogue;
-//   tiles are visited in groups of group_m tile rows, so a wave's B tiles stay in L2
+//   tiles are visited batch by batch, in groups of group_m tile rows, so a wave's B tiles
+//   stay in L2
+//
+// Layouts: each operand is stored with K innermost ("K-major": A [M, K] row-major, linear's
+// weight [N, K]) or with its M or N dim innermost ("MN-major": a column-major A, matmul's
+// b [K, N] row-major). A K-major tile is one box of rows x 64 K (one 128-byte swizzled row
+// each); an MN-major tile is boxes of 64 rows (128 bytes) x 64 K, one per 64 rows, which
+// wgmma reads transposed. A batch dim is a third map dim, read at 0 where the operand's batch
+// size is 1 (broadcast).
 //
 // K tails read zeros (the copy engine fills outside the tensor); M and N tails are predicated
-// epilogue calls. N must be even (outputs are stored in pairs) and K a multiple of 8 (the copy
-// engine needs 16-byte row strides). Parameters: the map of A, the map of B, A (for M and K),
-// B (for N), then the epilogue's.
+// epilogue calls. N must be even (outputs are stored in pairs); every stride but the innermost
+// a multiple of 16 bytes (the copy engine's rule). Parameters: the map of A, the map of B, A
+// (for its sizes), B (for its sizes), then the epilogue's.
 
 #include <cstdint>
 #include <string>
 
 namespace braze::matmul_scheduler {
+
+/// How the operands are stored and shaped; the scheduler reads it off the fusion.
+struct GemmLayout {
+  bool a_mn_major = false;  ///< A's M dim is innermost (column-major A)
+  bool b_mn_major = false;  ///< B's N dim is innermost (matmul's row-major b)
+  int a_rank = 2;           ///< 2, or 3 with a leading batch dim
+  int b_rank = 2;
+  int b_n_dim = 0;       ///< B's dim that is N: 0 for linear's weight [N, K]
+  bool batched = false;  ///< the result has a leading batch dim
+};
 
 struct GemmShape {
   int64_t tile_m = 128;
@@ -35,6 +53,7 @@ struct GemmShape {
   int64_t stages = 4;
   int64_t group_m = 8;
   bool fp16 = false;  ///< fp16 operands and result; bf16 otherwise
+  GemmLayout layout = {};
 };
 
 /// Dynamic shared memory of the kernel: the ring of A and B tiles plus 1024 bytes of slack
@@ -45,34 +64,91 @@ inline int64_t gemmSharedBytes(const GemmShape& shape) {
 
 /// The kernel's CUDA C++ for `shape`, its entry point spelled BRAZE_KERNEL_NAME.
 inline std::string gemmTemplateSource(const GemmShape& shape) {
-  const auto constant = [](const char* name, int64_t value) {
-    return std::string("constexpr int ") + name + " = " + std::to_string(value) + ";\n";
+  const auto constant = [](const char* type, const char* name, int64_t value) {
+    return std::string("constexpr ") + type + " " + name + " = " + std::to_string(value) + ";\n";
   };
-  return constant("kBlockM", shape.tile_m) + constant("kBlockN", shape.tile_n) +
-         constant("kBlockK", shape.tile_k) + constant("kStages", shape.stages) +
-         constant("kGroupM", shape.group_m) +
+  const GemmLayout& layout = shape.layout;
+  // The epilogue's first index is the batch when the result has one.
+  const std::string batch_index = layout.batched ? "batch, " : "";
+  return constant("int", "kBlockM", shape.tile_m) + constant("int", "kBlockN", shape.tile_n) +
+         constant("int", "kBlockK", shape.tile_k) + constant("int", "kStages", shape.stages) +
+         constant("int", "kGroupM", shape.group_m) +
+         constant("bool", "kAMnMajor", layout.a_mn_major) +
+         constant("bool", "kBMnMajor", layout.b_mn_major) +
+         constant("int", "kARank", layout.a_rank) + constant("int", "kBRank", layout.b_rank) +
+         constant("int", "kBNDim", layout.b_n_dim) +
          "using Operand = braze::wgmma::" + (shape.fp16 ? "F16" : "Bf16") + ";\n" + R"(
 constexpr int kConsumerThreads = 256;
 constexpr unsigned kTileABytes = kBlockM * kBlockK * 2;
 constexpr unsigned kTileBBytes = kBlockN * kBlockK * 2;
+// One MN-major box: 64 rows of 128 bytes by kBlockK.
+constexpr unsigned kMnBoxBytes = 64 * kBlockK * 2;
+using ASizes = braze::Tensor<unsigned short, kARank, IndexT>;
+using BSizes = braze::Tensor<unsigned short, kBRank, IndexT>;
 
-// The first row and column of tile `tile` of C: tiles are numbered in groups of kGroupM tile
-// rows, down a group's rows first, so consecutive tiles (the blocks running at once) share
-// their B tiles in L2.
-__device__ __forceinline__ void tileOrigin(int tile, int tiles_m, int tiles_n, int& m0, int& n0) {
-  const int group = tile / (kGroupM * tiles_n);
-  const int first_m = group * kGroupM;
-  const int group_rows = min(tiles_m - first_m, kGroupM);
-  const int in_group = tile - group * kGroupM * tiles_n;
-  m0 = (first_m + in_group % group_rows) * kBlockM;
-  n0 = (in_group / group_rows) * kBlockN;
+// The problem's sizes in tiles, read from the operands.
+struct Problem {
+  int m, n, k_tiles, tiles_m, tiles_n, batches;
+  __device__ __forceinline__ Problem(const ASizes& a, const BSizes& b) {
+    m = a.size[kARank - 2];
+    n = b.size[kBNDim];
+    k_tiles = (a.size[kARank - 1] + kBlockK - 1) / kBlockK;
+    tiles_m = (m + kBlockM - 1) / kBlockM;
+    tiles_n = (n + kBlockN - 1) / kBlockN;
+    batches = max(kARank == 3 ? int(a.size[0]) : 1, kBRank == 3 ? int(b.size[0]) : 1);
+  }
+  __device__ __forceinline__ int tiles() const { return tiles_m * tiles_n * batches; }
+  // The batch and the first row and column of tile `tile` of C: tiles are numbered batch by
+  // batch, in groups of kGroupM tile rows, down a group's rows first, so consecutive tiles
+  // (the blocks running at once) share their B tiles in L2.
+  __device__ __forceinline__ void origin(int tile, int& batch, int& m0, int& n0) const {
+    batch = tile / (tiles_m * tiles_n);
+    tile -= batch * tiles_m * tiles_n;
+    const int group = tile / (kGroupM * tiles_n);
+    const int first_m = group * kGroupM;
+    const int group_rows = min(tiles_m - first_m, kGroupM);
+    const int in_group = tile - group * kGroupM * tiles_n;
+    m0 = (first_m + in_group % group_rows) * kBlockM;
+    n0 = (in_group / group_rows) * kBlockN;
+  }
+};
+
+// Copies one operand's tile for rows [row0, row0 + kRows) and K [k, k + kBlockK) of batch
+// `batch` (0 for an operand without a batch dim or with a batch size of 1).
+template <bool kMnMajor, int kRank, int kRows>
+__device__ __forceinline__ void loadTile(unsigned char* tile, const braze::TensorMap* map,
+                                         unsigned long long* full, int k, int row0, int batch) {
+  if constexpr (!kMnMajor) {
+    if constexpr (kRank == 3) braze::tma::load(tile, map, full, k, row0, batch);
+    else braze::tma::load(tile, map, full, k, row0);
+  } else {
+#pragma unroll
+    for (int c = 0; c < kRows / 64; ++c) {
+      if constexpr (kRank == 3)
+        braze::tma::load(tile + c * kMnBoxBytes, map, full, row0 + 64 * c, k, batch);
+      else
+        braze::tma::load(tile + c * kMnBoxBytes, map, full, row0 + 64 * c, k);
+    }
+  }
 }
+
+// The descriptor of a tile as loadTile lays it out. K-major: 8-row groups 1024 bytes apart
+// (the leading offset is fixed by the swizzle). MN-major: 8-K groups 1024 bytes apart, boxes
+// of 64 rows kMnBoxBytes apart.
+template <bool kMnMajor>
+__device__ __forceinline__ unsigned long long tileDescriptor(const unsigned char* tile) {
+  return braze::wgmma::descriptor(tile, kMnMajor ? kMnBoxBytes : 16, 1024,
+                                  braze::wgmma::Swizzle::B128);
+}
+// How far one k16 step moves a descriptor: 16 elements along a swizzled row (K-major), or 16
+// rows of 128 bytes (MN-major).
+template <bool kMnMajor>
+constexpr unsigned kStepBytes = kMnMajor ? 16 * 128 : 32;
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
                   const __grid_constant__ braze::TensorMap b,
-                  braze::Tensor<unsigned short, 2, IndexT> a_sizes,
-                  braze::Tensor<unsigned short, 2, IndexT> b_sizes BRAZE_EPILOGUE_PARAMETERS) {
+                  ASizes a_sizes, BSizes b_sizes BRAZE_EPILOGUE_PARAMETERS) {
   extern __shared__ unsigned char shared_raw[];
   unsigned char* shared = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<unsigned long long>(shared_raw) + 1023) & ~1023ull);
@@ -93,55 +169,53 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
   __syncthreads();
 
   // Each role reads the sizes after changing its register count: values live across
-  // setmaxnreg are spilled. Blocks walk tiles gridDim.x apart. The ring's stages and barrier phases run on across
-  // tiles (`it` counts every K step of the block), so the producer fills the next tile's
-  // stages while the consumers are in the previous tile's epilogue.
+  // setmaxnreg are spilled. Blocks walk tiles gridDim.x apart. The ring's stages and barrier
+  // phases run on across tiles (`it` counts every K step of the block), so the producer fills
+  // the next tile's stages while the consumers are in the previous tile's epilogue.
   if (braze::warpgroup::index() == 0) {
     braze::warpgroup::decreaseRegisters<40>();
-    const int m = a_sizes.size[0];
-    const int n = b_sizes.size[0];
-    const int k_tiles = (a_sizes.size[1] + kBlockK - 1) / kBlockK;
-    const int tiles_m = (m + kBlockM - 1) / kBlockM;
-    const int tiles_n = (n + kBlockN - 1) / kBlockN;
-    const int tiles = tiles_m * tiles_n;
+    const Problem p(a_sizes, b_sizes);
     if (threadIdx.x == 0) {
+      const bool a_batch = kARank == 3 && a_sizes.size[0] != 1;
+      const bool b_batch = kBRank == 3 && b_sizes.size[0] != 1;
       int it = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int m0, n0;
-        tileOrigin(tile, tiles_m, tiles_n, m0, n0);
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+      for (int tile = blockIdx.x; tile < p.tiles(); tile += gridDim.x) {
+        int batch, m0, n0;
+        p.origin(tile, batch, m0, n0);
+        for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
           const int s = it % kStages;
           if (it >= kStages) braze::mbarrier::wait(&empty[s], (it / kStages - 1) & 1);
           braze::mbarrier::arriveExpectTx(&full[s], kTileABytes + kTileBBytes);
-          braze::tma::load(tiles_a + s * kTileABytes, &a, &full[s], kt * kBlockK, m0);
-          braze::tma::load(tiles_b + s * kTileBBytes, &b, &full[s], kt * kBlockK, n0);
+          loadTile<kAMnMajor, kARank, kBlockM>(tiles_a + s * kTileABytes, &a, &full[s],
+                                               kt * kBlockK, m0, a_batch ? batch : 0);
+          loadTile<kBMnMajor, kBRank, kBlockN>(tiles_b + s * kTileBBytes, &b, &full[s],
+                                               kt * kBlockK, n0, b_batch ? batch : 0);
         }
       }
     }
   } else {
     braze::warpgroup::increaseRegisters<232>();
-    const int k_tiles = (a_sizes.size[1] + kBlockK - 1) / kBlockK;
-    const int tiles =
-        ((a_sizes.size[0] + kBlockM - 1) / kBlockM) * ((b_sizes.size[0] + kBlockN - 1) / kBlockN);
+    const Problem p(a_sizes, b_sizes);
     const int consumer = braze::warpgroup::index() - 1;
     int it = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int tile = blockIdx.x; tile < p.tiles(); tile += gridDim.x) {
       float d[kBlockN / 2];
 #pragma unroll
       for (int i = 0; i < kBlockN / 2; ++i) d[i] = 0.0f;
-      for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+      for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
         const int s = it % kStages;
         braze::mbarrier::wait(&full[s], (it / kStages) & 1);
+        // A consumer's 64 rows: 64 K-major rows of 128 bytes, or the c-th MN-major box; both
+        // 8192 bytes in.
         const unsigned long long desc_a =
-            braze::wgmma::descriptor(tiles_a + s * kTileABytes + consumer * 64 * 128, 16, 1024,
-                                     braze::wgmma::Swizzle::B128);
-        const unsigned long long desc_b = braze::wgmma::descriptor(
-            tiles_b + s * kTileBBytes, 16, 1024, braze::wgmma::Swizzle::B128);
+            tileDescriptor<kAMnMajor>(tiles_a + s * kTileABytes + consumer * kMnBoxBytes);
+        const unsigned long long desc_b = tileDescriptor<kBMnMajor>(tiles_b + s * kTileBBytes);
         braze::wgmma::fence();
 #pragma unroll
         for (int step = 0; step < kBlockK / 16; ++step) {
-          braze::wgmma::mmaSs<kBlockN, Operand>(d, braze::wgmma::advance(desc_a, 32 * step),
-                                                braze::wgmma::advance(desc_b, 32 * step), true);
+          braze::wgmma::mmaSs<kBlockN, Operand, kAMnMajor, kBMnMajor>(
+              d, braze::wgmma::advance(desc_a, kStepBytes<kAMnMajor> * step),
+              braze::wgmma::advance(desc_b, kStepBytes<kBMnMajor> * step), true);
         }
         braze::wgmma::commitGroup();
         // The previous step's group has finished: its stage goes back to the producer.
@@ -153,23 +227,22 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
       braze::wgmma::fenceAccumulators(d);
       // What only the epilogue needs is computed here, not kept live through the main loop
       // (the accumulators leave no registers to spare).
-      const int m = a_sizes.size[0];
-      const int n = b_sizes.size[0];
-      int m0, n0;
-      tileOrigin(tile, (m + kBlockM - 1) / kBlockM, (n + kBlockN - 1) / kBlockN, m0, n0);
+      int batch, m0, n0;
+      p.origin(tile, batch, m0, n0);
       const int t = braze::warpgroup::threadRank();
       // d[4 j + q]: row 16 w + l / 4 + 8 (q / 2), column 8 j + 2 (l % 4) + q % 2.
       const int row = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
       const int col = n0 + 2 * (t % 4);
       // A tile inside C takes the epilogue without a branch per pair, so the compiler can issue
       // the epilogue's loads ahead of its stores; edge tiles check every pair.
-      if (m0 + kBlockM <= m && n0 + kBlockN <= n) {
+      if (m0 + kBlockM <= p.m && n0 + kBlockN <= p.n) {
 #pragma unroll
         for (int j = 0; j < kBlockN / 8; ++j) {
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const float pair[2] = {d[4 * j + 2 * half], d[4 * j + 2 * half + 1]};
-            braze_epilogue(row + 8 * half, col + 8 * j, pair BRAZE_EPILOGUE_ARGUMENTS);
+            braze_epilogue()" +
+         batch_index + R"(row + 8 * half, col + 8 * j, pair BRAZE_EPILOGUE_ARGUMENTS);
           }
         }
       } else {
@@ -180,7 +253,9 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
             const int r = row + 8 * half;
             const int cc = col + 8 * j;
             const float pair[2] = {d[4 * j + 2 * half], d[4 * j + 2 * half + 1]};
-            if (r < m && cc < n) braze_epilogue(r, cc, pair BRAZE_EPILOGUE_ARGUMENTS);
+            if (r < p.m && cc < p.n)
+              braze_epilogue()" +
+         batch_index + R"(r, cc, pair BRAZE_EPILOGUE_ARGUMENTS);
           }
         }
       }

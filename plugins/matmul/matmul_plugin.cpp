@@ -14,8 +14,9 @@ class MatmulPlugin : public sdk::SchedulerPlugin {
   static constexpr const char* kVersion = BRAZE_PLUGIN_VERSION;
   static constexpr int kRank = 300;
   static constexpr const char* kDescription =
-      "linear without bias in bf16 or fp16 on Hopper: a warp-specialized kernel of TMA copies "
-      "and wgmma, 128 x 256 tiles";
+      "linear and matmul in bf16 or fp16 on Hopper, any layout, one batch dim, with the "
+      "pointwise ops after them fused: a warp-specialized kernel of TMA copies and wgmma, "
+      "128 x 256 tiles";
 
   std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) override {
     return matmul_scheduler::canScheduleCompileTime(fusion);

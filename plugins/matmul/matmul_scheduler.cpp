@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <variant>
 
 #include "braze/codegen/template_epilogue.h"
 #include "braze/ops/elementwise.h"
@@ -23,18 +24,72 @@ const Expr* onlyContraction(const Fusion& fusion) {
 }
 
 // Linear's bias, or null without one.
-TensorView* biasOf(const Expr& linear) {
-  return linear.inputs().size() > 2 ? linear.input(2)->dynCast<TensorView>() : nullptr;
+TensorView* biasOf(const Expr& contraction) {
+  if (contraction.op() != OpKind::Linear) return nullptr;
+  return contraction.inputs().size() > 2 ? contraction.input(2)->dynCast<TensorView>() : nullptr;
 }
 
-bool denseRowMajor(const TensorView* tv) {
-  const auto& contiguity = tv->contiguity();
-  const bool dense = std::all_of(contiguity.begin(), contiguity.end(),
-                                 [](const std::optional<bool>& c) { return c.value_or(false); });
+// The contraction as the kernel sees it: A [(batch,) M, K] and B, with B's K and N dims
+// (linear's weight is [N, K]; matmul's b is [(batch,) K, N]).
+struct Operands {
+  TensorView* a = nullptr;
+  TensorView* b = nullptr;
+  TensorView* out = nullptr;
+  int64_t b_k_dim = 0;
+  GemmLayout layout;
+};
+
+// Which of `tv`'s dims is stored innermost.
+int64_t innermostDim(const TensorView* tv) {
   const std::vector<int64_t>& order = tv->allocationOrder();
-  bool row_major = true;
-  for (size_t d = 0; d < order.size(); ++d) row_major = row_major && order[d] == int64_t(d);
-  return dense && row_major;
+  return order.empty() ? tv->rank() - 1 : order.back();
+}
+
+// Whether an operand is stored K-major (false) or MN-major (true), or why neither.
+std::variant<bool, std::string> mnMajor(const TensorView* tv, const char* name, int64_t k_dim,
+                                        int64_t mn_dim) {
+  const int64_t inner = innermostDim(tv);
+  if (inner == k_dim) return false;
+  if (inner == mn_dim) return true;
+  return std::string(name) +
+         " is stored with its batch dim innermost; the kernel copies rows "
+         "along K or along " +
+         (std::string(name) == "a" ? "M" : "N");
+}
+
+std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
+  const Expr* expr = onlyContraction(fusion);
+  if (expr == nullptr) return std::string("the fusion has no linear or matmul, or several");
+  Operands ops;
+  ops.a = expr->input(0)->dynCast<TensorView>();
+  ops.b = expr->input(1)->dynCast<TensorView>();
+  ops.out = expr->output(0)->as<TensorView>();
+  const bool is_linear = expr->op() == OpKind::Linear;
+  if (ops.a == nullptr || ops.b == nullptr || !fusion.isInput(ops.a) || !fusion.isInput(ops.b))
+    return std::string("the operands must be inputs of the fusion (prologues are not fused)");
+  const int64_t a_rank = ops.a->rank(), b_rank = ops.b->rank();
+  if (a_rank < 2 || a_rank > 3 || b_rank < 2 || b_rank > (is_linear ? 2 : 3))
+    return std::string(is_linear ? "linear" : "matmul") + " of " + std::to_string(a_rank) +
+           "-d by " + std::to_string(b_rank) + "-d operands; the kernel takes " +
+           (is_linear ? "x [M, K] or [batch, M, K] by weight [N, K]"
+                      : "a [M, K] or [batch, M, K] by b [K, N] or [batch, K, N]") +
+           " (matrix-vector products are memory-bound: other schedulers' work)";
+  if (ops.a->dtype() != ops.b->dtype() || ops.out->dtype() != ops.a->dtype() ||
+      (ops.a->dtype() != DataType::BFloat16 && ops.a->dtype() != DataType::Float16))
+    return std::string(toString(ops.a->dtype())) + " by " + std::string(toString(ops.b->dtype())) +
+           " operands; bf16 or fp16 operands of one dtype only";
+  ops.b_k_dim = is_linear ? 1 : b_rank - 2;
+  ops.layout.a_rank = static_cast<int>(a_rank);
+  ops.layout.b_rank = static_cast<int>(b_rank);
+  ops.layout.b_n_dim = static_cast<int>(is_linear ? 0 : b_rank - 1);
+  ops.layout.batched = ops.out->logicalNoReductions().size() == 3;
+  auto a_major = mnMajor(ops.a, "a", a_rank - 1, a_rank - 2);
+  if (auto* problem = std::get_if<std::string>(&a_major)) return *problem;
+  auto b_major = mnMajor(ops.b, "b", ops.b_k_dim, ops.layout.b_n_dim);
+  if (auto* problem = std::get_if<std::string>(&b_major)) return *problem;
+  ops.layout.a_mn_major = std::get<bool>(a_major);
+  ops.layout.b_mn_major = std::get<bool>(b_major);
+  return ops;
 }
 
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
@@ -42,29 +97,16 @@ constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 }  // namespace
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
+  auto found = operandsOf(fusion);
+  if (auto* problem = std::get_if<std::string>(&found)) return *problem;
+  const Operands& ops = std::get<Operands>(found);
   const Expr* expr = onlyContraction(fusion);
-  if (expr == nullptr) return "the fusion has no linear, or several contractions";
-  if (expr->op() != OpKind::Linear)
-    return "matmul(a, b) is not supported yet; linear(x, weight) with weight [N, K] is";
-  const auto* x = expr->input(0)->dynCast<TensorView>();
-  const auto* weight = expr->input(1)->dynCast<TensorView>();
-  const auto* out = expr->output(0)->as<TensorView>();
-  if (x == nullptr || weight == nullptr || !fusion.isInput(x) || !fusion.isInput(weight))
-    return "the operands of linear must be inputs of the fusion (prologues are not fused)";
   const TensorView* bias = biasOf(*expr);
-  if (expr->inputs().size() > 2 && (bias == nullptr || !fusion.isInput(bias) || bias->rank() != 1))
+  if (expr->op() == OpKind::Linear && expr->inputs().size() > 2 &&
+      (bias == nullptr || !fusion.isInput(bias) || bias->rank() != 1))
     return "linear's bias must be a 1-d input of the fusion, [N]";
-  if (x->rank() != 2 || weight->rank() != 2)
-    return "linear of " + std::to_string(x->rank()) + "-d by " + std::to_string(weight->rank()) +
-           "-d operands; only x [M, K] by weight [N, K] is supported yet";
-  if (x->dtype() != weight->dtype() || out->dtype() != x->dtype() ||
-      (x->dtype() != DataType::BFloat16 && x->dtype() != DataType::Float16))
-    return "linear in " + std::string(toString(x->dtype())) + " by " +
-           std::string(toString(weight->dtype())) + "; bf16 or fp16 operands of one dtype only";
-  if (!denseRowMajor(x) || !denseRowMajor(weight))
-    return "the operands must be declared dense and row-major (K innermost)";
   if (!fusion.outputAliases().empty()) return "an output written into an input";
-  if (auto problem = templateEpilogueProblem(fusion, out, bias)) return "epilogue: " + *problem;
+  if (auto problem = templateEpilogueProblem(fusion, ops.out, bias)) return "epilogue: " + *problem;
   return std::nullopt;
 }
 
@@ -77,31 +119,52 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
     return "the device offers " + std::to_string(info.device.max_shared_memory_per_block_optin) +
            " bytes of shared memory per block; the kernel's ring needs " +
            std::to_string(gemmSharedBytes(GemmShape{}));
-  const Expr* expr = onlyContraction(fusion);
-  BRAZE_USER_CHECK(expr != nullptr) << "matmul: canScheduleRunTime of a fusion it refuses";
+  auto found = operandsOf(fusion);
+  BRAZE_USER_CHECK(std::holds_alternative<Operands>(found))
+      << "matmul: canScheduleRunTime of a fusion it refuses";
+  const Operands& ops = std::get<Operands>(found);
   const auto argument = [&](const Val* input) {
     const size_t at = static_cast<size_t>(fusion.inputIndex(input));
     return at < info.arguments.size() ? std::get_if<TensorArgumentInfo>(&info.arguments[at])
                                       : nullptr;
   };
-  const TensorArgumentInfo* x = argument(expr->input(0));
-  const TensorArgumentInfo* weight = argument(expr->input(1));
-  if (x == nullptr || weight == nullptr || x->sizes.size() != 2 || weight->sizes.size() != 2)
-    return "linear takes two 2-d tensors";
-  const int64_t m = x->sizes[0], k = x->sizes[1], n = weight->sizes[0];
-  if (m == 0 || n == 0 || k == 0) return "an empty operand";
-  if (k % 8 != 0)
-    return "K = " + std::to_string(k) +
-           " is not a multiple of 8: the copy engine needs rows of a multiple of 16 bytes";
+  const TensorArgumentInfo* a = argument(ops.a);
+  const TensorArgumentInfo* b = argument(ops.b);
+  if (a == nullptr || b == nullptr || a->sizes.size() != size_t(ops.layout.a_rank) ||
+      b->sizes.size() != size_t(ops.layout.b_rank))
+    return "the operands' ranks differ from the definition's";
+  const int64_t m = a->sizes[a->sizes.size() - 2], k = a->sizes.back();
+  const int64_t n = b->sizes[size_t(ops.layout.b_n_dim)];
+  const int64_t batches = ops.layout.batched ? std::max(ops.layout.a_rank == 3 ? a->sizes[0] : 1,
+                                                        ops.layout.b_rank == 3 ? b->sizes[0] : 1)
+                                             : 1;
+  if (m == 0 || n == 0 || k == 0 || batches == 0) return "an empty operand";
   if (n % 2 != 0) return "N = " + std::to_string(n) + " is odd; the kernel stores pairs";
-  if (m * k > kMaxElements || n * k > kMaxElements || m * n > kMaxElements)
+  if (batches * m * n > kMaxElements || batches * m * k > kMaxElements ||
+      n * k * batches > kMaxElements)
     return "an operand or the result has 2^31 elements or more (32-bit offsets)";
-  for (const Val* operand : {expr->input(0), expr->input(1)}) {
+  // The copy engine reads rows: the innermost dim contiguous, every other stride a multiple
+  // of 16 bytes, the start aligned to 16 bytes.
+  for (const TensorView* operand : {ops.a, ops.b}) {
     const size_t at = static_cast<size_t>(fusion.inputIndex(operand));
+    const TensorArgumentInfo& values = *argument(operand);
+    const auto inner = static_cast<size_t>(innermostDim(operand));
+    if (values.sizes[inner] != 1 && values.strides[inner] != 1)
+      return "input " + std::to_string(at) + " (" + operand->name() + ") has stride " +
+             std::to_string(values.strides[inner]) + " along dim " + std::to_string(inner) +
+             ", which the kernel copies as contiguous rows; pass it with that dim contiguous";
+    for (size_t d = 0; d < values.sizes.size(); ++d) {
+      if (d == inner || values.sizes[d] == 1 || values.strides[d] % 8 == 0) continue;
+      return "input " + std::to_string(at) + " (" + operand->name() + ") has stride " +
+             std::to_string(values.strides[d]) + " along dim " + std::to_string(d) +
+             ", not a multiple of 8 elements: the copy engine needs 16-byte row strides (" +
+             values.description + ")";
+    }
     if (vectorAlignment(info, at) < 16)
       return "input " + std::to_string(at) + " does not start on a 16-byte boundary";
   }
-  if (const TensorView* bias = biasOf(*expr); bias != nullptr && !bias->axis(0)->isBroadcast()) {
+  const TensorView* bias = biasOf(*onlyContraction(fusion));
+  if (bias != nullptr && !bias->axis(0)->isBroadcast()) {
     const TensorArgumentInfo* values = argument(bias);
     if (values == nullptr || values->sizes.size() != 1 || values->sizes[0] != n)
       return "linear's bias has " +
@@ -133,34 +196,56 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   BRAZE_USER_CHECK(params.stages >= 2 && params.group_m >= 1 && params.ctas >= 0)
       << "matmul: " << params.stages << " stages, groups of " << params.group_m << " tile rows and "
       << params.ctas << " blocks; at least 2, 1 and 0";
-  const Expr* expr = onlyContraction(fusion);
-  BRAZE_USER_CHECK(expr != nullptr && expr->op() == OpKind::Linear)
+  auto found = operandsOf(fusion);
+  BRAZE_USER_CHECK(std::holds_alternative<Operands>(found))
       << "matmul: schedule() of a fusion canScheduleCompileTime refuses";
-  auto* x = expr->input(0)->as<TensorView>();
-  auto* weight = expr->input(1)->as<TensorView>();
-  auto* out = expr->output(0)->as<TensorView>();
+  const Operands& ops = std::get<Operands>(found);
+  BRAZE_USER_CHECK(!ops.layout.b_mn_major || params.tile_n % 64 == 0)
+      << "matmul: tile_n = " << params.tile_n
+      << " with b stored N-major; its tile is copied in boxes of 64 columns";
   GemmShape shape{params.tile_m, params.tile_n,  params.tile_k,
-                  params.stages, params.group_m, x->dtype() == DataType::Float16};
+                  params.stages, params.group_m, ops.a->dtype() == DataType::Float16,
+                  ops.layout};
   BRAZE_USER_CHECK(gemmSharedBytes(shape) <= 227 * 1024)
       << "matmul: a ring of " << params.stages << " stages needs " << gemmSharedBytes(shape)
       << " bytes of shared memory; an sm_90 block has 227 KiB";
-  const auto map = [&](int64_t rows) {
-    return TensorMapParameter{
-        .dims = {1, 0},
-        .box = {static_cast<uint32_t>(params.tile_k), static_cast<uint32_t>(rows)},
-        .swizzle = TensorMapParameter::Swizzle::Bytes128};
+  // K-major: boxes of 64 K by the tile's rows; MN-major: boxes of 64 rows by 64 K. A batch
+  // dim is the map's outermost, one batch per box.
+  const auto map = [&](const TensorView* tv, bool mn_major, int64_t k_dim, int64_t mn_dim,
+                       int64_t rows) {
+    const auto box_rows = static_cast<uint32_t>(mn_major ? 64 : rows);
+    TensorMapParameter parameter{.dims = {k_dim, mn_dim},
+                                 .box = {static_cast<uint32_t>(params.tile_k), box_rows},
+                                 .swizzle = TensorMapParameter::Swizzle::Bytes128};
+    if (mn_major) {
+      std::swap(parameter.dims[0], parameter.dims[1]);
+      std::swap(parameter.box[0], parameter.box[1]);
+    }
+    if (tv->rank() == 3) {
+      parameter.dims.push_back(0);
+      parameter.box.push_back(1);
+    }
+    return parameter;
   };
+  const int64_t a_rank = ops.layout.a_rank;
   using Kind = KernelTemplate::ParameterKind;
   KernelTemplate kernel;
   kernel.source = gemmTemplateSource(shape);
-  kernel.parameters = {{Kind::TensorMap, x, map(params.tile_m)},
-                       {Kind::TensorMap, weight, map(params.tile_n)},
-                       {Kind::Tensor, x, {}},
-                       {Kind::Tensor, weight, {}}};
+  kernel.parameters = {
+      {Kind::TensorMap, ops.a,
+       map(ops.a, ops.layout.a_mn_major, a_rank - 1, a_rank - 2, params.tile_m)},
+      {Kind::TensorMap, ops.b,
+       map(ops.b, ops.layout.b_mn_major, ops.b_k_dim, ops.layout.b_n_dim, params.tile_n)},
+      {Kind::Tensor, ops.a, {}},
+      {Kind::Tensor, ops.b, {}}};
+  const Expr* expr = onlyContraction(fusion);
   kernel.epilogue =
-      KernelTemplate::Epilogue{.anchor = out, .accumulator_bias = biasOf(*expr), .vector = 2};
-  Val* tiles = mul(ceil_div(weight->axis(0)->extent(), Operand(params.tile_n)),
-                   ceil_div(x->axis(0)->extent(), Operand(params.tile_m)));
+      KernelTemplate::Epilogue{.anchor = ops.out, .accumulator_bias = biasOf(*expr), .vector = 2};
+  const std::vector<IterDomain*> result = ops.out->logicalNoReductions();
+  const size_t rank = result.size();
+  Val* tiles = mul(ceil_div(result[rank - 1]->extent(), Operand(params.tile_n)),
+                   ceil_div(result[rank - 2]->extent(), Operand(params.tile_m)));
+  if (rank == 3) tiles = mul(tiles, result[0]->extent());
   kernel.grid[0] = params.ctas > 0 ? minimum(tiles, fusion.constantIndex(params.ctas)) : tiles;
   kernel.block[0] = fusion.constantIndex(384);
   kernel.dynamic_shared_memory_bytes = fusion.constantIndex(gemmSharedBytes(shape));

@@ -2,13 +2,16 @@
 
 // The matmul scheduler.
 //
-// Accepts linear(x [M, K], weight [N, K] [, bias [N]]) in bf16 or fp16, x and weight inputs
-// of the fusion, dense and row-major, on an sm_90 device, with a pointwise epilogue: whatever
-// the fusion does after the linear that braze/codegen/template_epilogue.h covers (bias rows or
-// columns, activations, residual adds, scalings, casts, several outputs). Schedules it as its
-// own kernel template (gemm_template.h) instead of a lowered loop nest; code generation writes
-// the epilogue into it. Refused (with the reason): matmul(a, b), other layouts and dtypes,
-// prologues, batch dims, epilogues that move elements (reductions, permutes), other devices.
+// Accepts linear(x [M, K] or [batch, M, K], weight [N, K] [, bias [N]]) and matmul(a [M, K] or
+// [batch, M, K], b [K, N] or [batch, K, N]) in bf16 or fp16, the operands inputs of the fusion
+// stored with K or with M (N) innermost (all four layouts; batch sizes of 1 broadcast), on an
+// sm_90 device, with a pointwise epilogue: whatever the fusion does after the contraction that
+// braze/codegen/template_epilogue.h covers (bias rows or columns, activations, residual adds,
+// scalings, casts, several outputs). Schedules it as its own kernel template (gemm_template.h)
+// instead of a lowered loop nest; code generation writes the epilogue into it. Refused (with
+// the reason): other dtypes, matrix-vector products, more than one batch dim, a batch dim
+// stored innermost, prologues, epilogues that move elements (reductions, permutes), strides
+// that are not multiples of 16 bytes, other devices.
 // The segmenter gives what is refused to other kernels.
 
 #include <optional>

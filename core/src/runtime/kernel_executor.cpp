@@ -84,10 +84,21 @@ CUtensorMap encodeTensorMapOf(const DeviceTensor& tensor, const KernelParameter&
       << ", which the kernel copies as the contiguous rows of its boxes; pass a tensor whose "
          "dim "
       << inner << " is contiguous (a .contiguous() copy)";
+  // A dim of size 1 is only read at 0, so its stride (0 for a broadcast, anything for a
+  // size-1 dim) is replaced by a dense one, which the copy engine's 16-byte rule accepts.
+  const int64_t stride_unit = std::max<int64_t>(1, 16 / sizeInBytes(p.dtype));
+  int64_t span = 0;  // elements the map's inner dims cover
   for (size_t k = 0; k < map.dims.size(); ++k) {
     const auto dim = static_cast<size_t>(map.dims[k]);
-    spec.dims.push_back(static_cast<uint64_t>(tensor.sizes()[dim]));
-    if (k > 0) spec.strides.push_back(static_cast<uint64_t>(tensor.strides()[dim]));
+    const int64_t size = tensor.sizes()[dim];
+    int64_t stride = 1;
+    if (k > 0) {
+      stride =
+          size == 1 ? (span + stride_unit - 1) / stride_unit * stride_unit : tensor.strides()[dim];
+      spec.strides.push_back(static_cast<uint64_t>(stride));
+    }
+    spec.dims.push_back(static_cast<uint64_t>(size));
+    span = std::max(span, stride * size);
   }
   spec.box = map.box;
   spec.swizzle = driverSwizzle(map.swizzle);

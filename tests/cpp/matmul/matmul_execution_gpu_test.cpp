@@ -11,8 +11,10 @@
 #include "braze/driver/device_properties.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/ops/contraction.h"
+#include "braze/ops/elementwise.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "epilogue_cases.h"
+#include "layout_cases.h"
 #include "support/random_tensor.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -104,6 +106,59 @@ TEST_F(MatmulExecutionGpuTest, FusedEpiloguesMatchTheReference) {
       }
     }
   }
+}
+
+// Every layout and batch (layout_cases.h), in bf16 and fp16, at sizes with tails in every dim
+// the layout allows, against the reference on exact operands.
+TEST_F(MatmulExecutionGpuTest, EveryLayoutAndBatchMatchesTheReference) {
+  for (const test::LayoutCase& layout : test::layoutCases()) {
+    for (const DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+      FusionExecutorCache cache(layout.build(dtype), shipped());
+      test::RandomTensors random(dtype == DataType::BFloat16 ? 56 : 57);
+      for (const auto& [batches, m, n, k] : std::vector<std::array<int64_t, 4>>{
+               {2, 200, 328, 136}, {3, 72, 520, 1000}, {1, 128, 256, 64}, {2, 300, 514, 264}}) {
+        if (!layout.accepts(m, n)) continue;
+        const std::vector<HostTensor> inputs = layout.inputs(random, dtype, batches, m, n, k);
+        const std::vector<FusionArgument> outputs =
+            cache.run({DeviceTensor::fromHost(inputs[0]), DeviceTensor::fromHost(inputs[1])});
+        BRAZE_CU(ctxSynchronize);
+        EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(),
+                                  evaluateFusionTensors(cache.fusion(), inputs)[0],
+                                  test::toleranceFor(dtype)))
+            << layout.name << " in " << dtype << ", " << batches << " x " << m << " x " << n
+            << " x " << k;
+        const std::string described = cache.lastRuntime()->describe();
+        EXPECT_NE(described.find("braze::matmul"), std::string::npos)
+            << layout.name << ": " << described;
+      }
+    }
+  }
+}
+
+// A batched linear with its bias, GELU and a residual of the batched result's shape.
+TEST_F(MatmulExecutionGpuTest, BatchedEpilogueMatchesTheReference) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 3, DataType::BFloat16);
+  TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
+  TensorView* residual = makeSymbolicTensor(*fusion, 3, DataType::BFloat16);
+  fusion->addOutput(add(gelu(linear(x, w, bias), GeluApproximation::Tanh), residual));
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  test::RandomTensors random(58);
+  const std::vector<HostTensor> inputs = {
+      test::exactOperand(random, DataType::BFloat16, {3, 200, 136}),
+      test::exactOperand(random, DataType::BFloat16, {328, 136}),
+      random.uniform(DataType::BFloat16, {328}), random.uniform(DataType::BFloat16, {3, 200, 328})};
+  std::vector<FusionArgument> arguments;
+  for (const HostTensor& input : inputs) arguments.push_back(DeviceTensor::fromHost(input));
+  const std::vector<FusionArgument> outputs = cache.run(arguments);
+  BRAZE_CU(ctxSynchronize);
+  EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(),
+                            evaluateFusionTensors(cache.fusion(), inputs)[0],
+                            test::toleranceFor(DataType::BFloat16)));
+  const std::string described = cache.lastRuntime()->describe();
+  EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
+  EXPECT_EQ(described.find("braze::pointwise"), std::string::npos) << described;
 }
 
 TEST_F(MatmulExecutionGpuTest, AGraphReplaysOnMovedInputs) {

@@ -13,6 +13,7 @@
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "epilogue_cases.h"
+#include "layout_cases.h"
 #include "matmul_scheduler.h"
 #include "support/random_tensor.h"
 #include "support/sass_listing.h"
@@ -89,12 +90,32 @@ TEST(MatmulSchedulerTest, RefusalsSayWhy) {
   EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*unrelated), "does not depend"));
   auto two = linearFusion(DataType::BFloat16);
   two->addOutput(linear(two->inputs()[0]->as<TensorView>(), two->inputs()[1]->as<TensorView>()));
-  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*two), "several contractions"));
-  auto transposed = std::make_unique<Fusion>();
-  TensorView* x = makeInputTensor(
-      *transposed, {.dtype = DataType::BFloat16, .sizes = {-1, -1}, .allocation_order = {1, 0}});
-  transposed->addOutput(linear(x, makeSymbolicTensor(*transposed, 2, DataType::BFloat16)));
-  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*transposed), "row-major"));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*two), "or several"));
+  // Shapes the kernel does not take: four dims, a matrix-vector product, a batch innermost.
+  auto four_d = std::make_unique<Fusion>();
+  four_d->addOutput(matmul(makeSymbolicTensor(*four_d, 4, DataType::BFloat16),
+                           makeSymbolicTensor(*four_d, 4, DataType::BFloat16)));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*four_d), "the kernel takes"));
+  auto vector = std::make_unique<Fusion>();
+  vector->addOutput(matmul(makeSymbolicTensor(*vector, 2, DataType::BFloat16),
+                           makeSymbolicTensor(*vector, 1, DataType::BFloat16)));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*vector), "matrix-vector"));
+  auto batch_inner = std::make_unique<Fusion>();
+  TensorView* a = makeInputTensor(
+      *batch_inner,
+      {.dtype = DataType::BFloat16, .sizes = {-1, -1, -1}, .allocation_order = {1, 2, 0}});
+  batch_inner->addOutput(matmul(a, makeSymbolicTensor(*batch_inner, 3, DataType::BFloat16)));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*batch_inner), "batch dim innermost"));
+  // A column-major x of 36 rows: its K stride is 36 elements, not a multiple of 16 bytes.
+  const test::LayoutCase column_x = test::layoutCases()[0];
+  ASSERT_TRUE(column_x.a_mn_major);
+  test::RandomTensors random(5);
+  const std::vector<HostTensor> narrow = column_x.inputs(random, DataType::BFloat16, 1, 36, 64, 64);
+  SchedulerRuntimeInfo strided = infoFor(36, 64, 64);
+  strided.arguments = {argumentInfoOf(narrow[0]), argumentInfoOf(narrow[1])};
+  EXPECT_TRUE(
+      has(matmul_scheduler::canScheduleRunTime(*column_x.build(DataType::BFloat16), strided),
+          "stride 36 along dim 1"));
 
   const auto fusion = linearFusion(DataType::BFloat16);
   EXPECT_TRUE(
@@ -140,6 +161,44 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
           << sass;
       EXPECT_EQ(test::countInstructions(sass, "UTMALDG"), 2) << sass;
     }
+  }
+}
+
+// Every layout and batch the scheduler takes becomes one sm_90a kernel without spills that
+// copies each operand's tile in one box (K-major) or one box per 64 rows (MN-major), and runs
+// through the executor cache on the CPU tier with its arguments' strides checked.
+TEST(MatmulSchedulerTest, EveryLayoutAndBatchBecomesOneKernel) {
+  for (const test::LayoutCase& layout : test::layoutCases()) {
+    SCOPED_TRACE(layout.name);
+    auto fusion = layout.build(DataType::BFloat16);
+    ASSERT_EQ(matmul_scheduler::canScheduleCompileTime(*fusion), std::nullopt);
+    test::RandomTensors random(13);
+    const std::vector<HostTensor> inputs =
+        layout.inputs(random, DataType::BFloat16, 2, 136, 264, 72);
+    SchedulerRuntimeInfo info = infoFor(136, 264, 72);
+    info.arguments = {argumentInfoOf(inputs[0]), argumentInfoOf(inputs[1])};
+    ASSERT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, info), std::nullopt);
+    matmul_scheduler::schedule(*fusion, matmul_scheduler::computeHeuristics(*fusion, info));
+    const GeneratedKernel kernel = generateCuda(*fusion);
+    const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                            {.arch = driver::GpuArch{9, 0, true}});
+    EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
+    if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
+      const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+      EXPECT_EQ(test::countInstructions(sass, "HGMMA.64x256x16.F32.BF16"), 4) << sass;
+      EXPECT_EQ(test::countInstructions(sass, "UTMALDG"),
+                (layout.a_mn_major ? 2 : 1) + (layout.b_mn_major ? 4 : 1))
+          << sass;
+    }
+    ExecutorCacheOptions options;
+    options.registry = &test::shippedSchedulers();
+    FusionExecutorCache cache(layout.build(DataType::BFloat16), options);
+    const std::vector<FusionArgument> outputs = cache.run({inputs[0], inputs[1]});
+    test::expectClose(std::get<HostTensor>(outputs[0]),
+                      evaluateFusionTensors(cache.fusion(), inputs)[0],
+                      test::toleranceFor(DataType::BFloat16));
+    const std::string described = cache.lastRuntime()->describe();
+    EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
   }
 }
 

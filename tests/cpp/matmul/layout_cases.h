@@ -1,0 +1,104 @@
+#pragma once
+
+// Contractions in every layout the matmul scheduler takes, shared by the CPU tier (each is
+// accepted and compiles for sm_90a) and the GPU tier (each matches the reference evaluator):
+// linear and matmul with each operand stored K-major or MN-major, and batched matmuls and
+// linears (a batch on both operands, on one of them, a batch size of 1 that broadcasts).
+// Every case's fusion takes A then B; inputs() builds them, stored as the fusion declares.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "braze/ops/contraction.h"
+#include "epilogue_cases.h"
+
+namespace braze::test {
+
+struct LayoutCase {
+  std::string name;
+  bool linear = false;      ///< linear(x, weight [N, K]); matmul(a, b [K, N]) otherwise
+  bool a_mn_major = false;  ///< A stored with M innermost
+  bool b_mn_major = false;  ///< B stored with N innermost
+  int64_t a_batch = 0;      ///< A's leading batch size; 0: no batch dim
+  int64_t b_batch = 0;
+
+  /// Sizes the kernel takes: an MN-major operand's K stride is M (N), a multiple of 8.
+  bool accepts(int64_t m, int64_t n) const {
+    return (!a_mn_major || m % 8 == 0) && (!b_mn_major || n % 8 == 0) && n % 2 == 0;
+  }
+
+  // A's or B's logical sizes (-1 symbolic, 1 a broadcast batch), which of its dims are K and
+  // MN, and its allocation order (the MN dim innermost when MN-major).
+  struct Operand {
+    std::vector<int64_t> sizes;
+    std::vector<int64_t> order;
+  };
+  Operand operand(bool is_a, int64_t batch_size, int64_t rows, int64_t k) const {
+    const bool mn_major = is_a ? a_mn_major : b_mn_major;
+    // B of matmul is [K, N]; A and linear's weight are [rows, K].
+    const bool k_first = !is_a && !linear;
+    std::vector<int64_t> sizes =
+        k_first ? std::vector<int64_t>{k, rows} : std::vector<int64_t>{rows, k};
+    const int64_t batch = is_a ? a_batch : b_batch;
+    const int64_t mn_dim = k_first ? 1 : 0, k_dim = 1 - mn_dim;
+    std::vector<int64_t> order = {mn_major ? k_dim : mn_dim, mn_major ? mn_dim : k_dim};
+    if (batch > 0) {
+      sizes.insert(sizes.begin(), batch_size);
+      order = {0, order[0] + 1, order[1] + 1};
+    }
+    return {std::move(sizes), std::move(order)};
+  }
+
+  std::unique_ptr<Fusion> build(DataType dtype) const {
+    auto fusion = std::make_unique<Fusion>();
+    const auto declare = [&](bool is_a) {
+      const int64_t batch = is_a ? a_batch : b_batch;
+      Operand shape = operand(is_a, batch == 1 ? 1 : -1, -1, -1);
+      return makeInputTensor(
+          *fusion, {.dtype = dtype, .sizes = shape.sizes, .allocation_order = shape.order});
+    };
+    TensorView* a = declare(true);
+    TensorView* b = declare(false);
+    fusion->addOutput(linear ? braze::linear(a, b) : matmul(a, b));
+    return fusion;
+  }
+
+  /// A and B for an m x n x k product with `batches` batches, stored as declared, their values
+  /// exact (exactOperand) so that fp32 sums match the reference's.
+  std::vector<HostTensor> inputs(RandomTensors& random, DataType dtype, int64_t batches, int64_t m,
+                                 int64_t n, int64_t k) const {
+    std::vector<HostTensor> tensors;
+    for (const bool is_a : {true, false}) {
+      const int64_t batch = is_a ? a_batch : b_batch;
+      const Operand shape = operand(is_a, batch == 1 ? 1 : batches, is_a ? m : n, k);
+      // Allocate in storage order, then view it in logical order.
+      std::vector<int64_t> stored;
+      for (const int64_t d : shape.order) stored.push_back(shape.sizes[size_t(d)]);
+      std::vector<int64_t> to_logical(shape.order.size());
+      for (size_t i = 0; i < shape.order.size(); ++i)
+        to_logical[size_t(shape.order[i])] = int64_t(i);
+      tensors.push_back(exactOperand(random, dtype, stored).permuted(to_logical));
+    }
+    return tensors;
+  }
+};
+
+inline std::vector<LayoutCase> layoutCases() {
+  return {
+      {.name = "linear_x_column_major", .linear = true, .a_mn_major = true},
+      {.name = "linear_weight_n_major", .linear = true, .b_mn_major = true},
+      {.name = "linear_both_mn_major", .linear = true, .a_mn_major = true, .b_mn_major = true},
+      {.name = "linear_batched_x", .linear = true, .a_batch = 3},
+      {.name = "matmul_row_major", .b_mn_major = true},
+      {.name = "matmul_b_column_major"},
+      {.name = "matmul_a_column_major", .a_mn_major = true, .b_mn_major = true},
+      {.name = "matmul_both_column_major", .a_mn_major = true},
+      {.name = "matmul_batched", .b_mn_major = true, .a_batch = 3, .b_batch = 3},
+      {.name = "matmul_batched_a_shared_b", .b_mn_major = true, .a_batch = 3},
+      {.name = "matmul_shared_a_batched_b", .a_mn_major = true, .b_batch = 2},
+      {.name = "matmul_b_batch_of_one", .b_mn_major = true, .a_batch = 2, .b_batch = 1},
+  };
+}
+
+}  // namespace braze::test
