@@ -9,6 +9,12 @@
 // tile, the scheduler's params with ctas = 0), compiled directly: what the persistent blocks
 // gain, in the same run.
 //
+// Samples are 10 back-to-back launches with an idle gap of 20 ms before each (the median of
+// 20 is reported), as benchmarks/python/gemm_torch.py times PyTorch.
+//
+// BM_GemmMatmul is matmul(a [M, K], b [K, N]) with both row-major (torch.matmul's layout: B is
+// read N-major and transposed by wgmma) against cuBLAS on the same layout.
+//
 // BM_GemmEpilogue times linear with bias and GELU (tanh), optionally plus a residual, fused
 // into the GEMM by braze::matmul, against cuBLAS's GEMM followed by a separate kernel for the
 // epilogue (Braze's pointwise kernel reading the GEMM's result, the bias and the residual).
@@ -23,8 +29,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <thread>
 
 #include "bandwidth_timing.h"
 #include "braze/codegen/codegen.h"
@@ -67,17 +76,20 @@ struct Cublas {
     return loaded;
   }
 
-  // Row-major C [M, N] = A [M, K] * B [N, K]^T is column-major C^T = B^T(op T of B's K x N) * A.
-  void gemm(const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& c, CUstream stream) {
+  // Row-major C [M, N] = A [M, K] * B [N, K]^T is column-major C^T = B^T(op T of B's K x N) * A;
+  // with `b_k_by_n` (B [K, N] row-major, matmul's layout) B's column-major view is used as is.
+  void gemm(const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& c, CUstream stream,
+            bool b_k_by_n = false) {
     constexpr int kOpN = 0, kOpT = 1, kBf16 = 14, kCompute32F = 68, kDefaultAlgo = -1;
     const int m = static_cast<int>(a.sizes()[0]);
     const int k = static_cast<int>(a.sizes()[1]);
-    const int n = static_cast<int>(b.sizes()[0]);
+    const int n = static_cast<int>(b.sizes()[b_k_by_n ? 1 : 0]);
     const float alpha = 1.0f, beta = 0.0f;
     setStream(handle, stream);
     const int status =
-        gemmEx(handle, kOpT, kOpN, n, m, k, &alpha, reinterpret_cast<const void*>(b.data()), kBf16,
-               k, reinterpret_cast<const void*>(a.data()), kBf16, k, &beta,
+        gemmEx(handle, b_k_by_n ? kOpN : kOpT, kOpN, n, m, k, &alpha,
+               reinterpret_cast<const void*>(b.data()), kBf16, b_k_by_n ? n : k,
+               reinterpret_cast<const void*>(a.data()), kBf16, k, &beta,
                reinterpret_cast<void*>(c.data()), kBf16, n, kCompute32F, kDefaultAlgo);
     BRAZE_USER_CHECK(status == 0) << "cublasGemmEx failed with status " << status;
   }
@@ -93,6 +105,18 @@ std::unique_ptr<Fusion> linearFusion() {
 
 FusionExecutorCache& gemmCache() {
   static FusionExecutorCache cache(linearFusion());
+  return cache;
+}
+
+// matmul(a [M, K], b [K, N]), both row-major: torch.matmul's layout, B read N-major.
+FusionExecutorCache& matmulCache() {
+  static FusionExecutorCache cache = [] {
+    auto fusion = std::make_unique<Fusion>();
+    TensorView* a = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* b = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    fusion->addOutput(matmul(a, b));
+    return FusionExecutorCache(std::move(fusion));
+  }();
   return cache;
 }
 
@@ -126,23 +150,24 @@ FusionExecutorCache& epilogueFusionCache(bool fused, bool residual) {
   return *cache;
 }
 
-// linear scheduled by braze::matmul with one block per tile, compiled once.
-struct BlockPerTileGemm {
+// linear scheduled by braze::matmul with given params (not the heuristics'), compiled once per
+// params and launched directly.
+struct ForcedGemm {
   std::unique_ptr<Fusion> fusion = linearFusion();
   std::unique_ptr<KernelExecutor> executor;
 
-  BlockPerTileGemm() {
-    matmul_scheduler::MatmulParams params;
-    params.ctas = 0;
+  explicit ForcedGemm(const matmul_scheduler::MatmulParams& params) {
     matmul_scheduler::schedule(*fusion, params);
     GeneratedKernel kernel = generateCuda(*fusion);
     CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
                                                       {.arch = driver::GpuArch{9, 0, true}});
     executor = std::make_unique<KernelExecutor>(*fusion, std::move(kernel), std::move(compiled));
   }
-  static BlockPerTileGemm& get() {
-    static BlockPerTileGemm gemm;
-    return gemm;
+  static ForcedGemm& get(const matmul_scheduler::MatmulParams& params) {
+    static std::map<std::string, std::unique_ptr<ForcedGemm>> compiled;
+    std::unique_ptr<ForcedGemm>& gemm = compiled[matmul_scheduler::toString(params)];
+    if (!gemm) gemm = std::make_unique<ForcedGemm>(params);
+    return *gemm;
   }
 };
 
@@ -194,6 +219,9 @@ void timeGemm(benchmark::State& state, CUstream stream, Launch&& launch) {
   EventTimer timer(stream);
   std::vector<double> samples;
   for (auto _ : state) {
+    // An idle gap before every sample: under back-to-back load the GPU lowers its clock for
+    // power, and whichever kernel ran later would be measured slower.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const double seconds = timer.time(launch);
     samples.push_back(seconds);
     state.SetIterationTime(seconds);
@@ -203,32 +231,34 @@ void timeGemm(benchmark::State& state, CUstream stream, Launch&& launch) {
   state.counters["TFLOPs"] = flops / median(samples) / 1e12;
 }
 
-enum class GemmKind { Braze, BrazeBlockPerTile, Cublas };
+enum class GemmKind { Braze, BrazeForced, Cublas, BrazeMatmul, CublasMatmul };
 
-void BM_Gemm(benchmark::State& state, GemmKind kind) {
-  const bool braze_kernel = kind != GemmKind::Cublas;
+void BM_Gemm(benchmark::State& state, GemmKind kind, matmul_scheduler::MatmulParams forced = {}) {
+  const bool braze_kernel = kind != GemmKind::Cublas && kind != GemmKind::CublasMatmul;
+  const bool k_by_n = kind == GemmKind::BrazeMatmul || kind == GemmKind::CublasMatmul;
   if (!onHopper(state)) return;
   CUstream stream = benchmarkStream(state);
   guarded(state, [&] {
     const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
     const DeviceTensor a = DeviceTensor::empty(DataType::BFloat16, {m, k});
-    const DeviceTensor b = DeviceTensor::empty(DataType::BFloat16, {n, k});
+    const DeviceTensor b =
+        DeviceTensor::empty(DataType::BFloat16, k_by_n ? std::vector{k, n} : std::vector{n, k});
     fillUniform(a, -1.0f, 1.0f, 1, stream);
     fillUniform(b, -1.0f, 1.0f, 2, stream);
     Cublas* cublas = Cublas::get();
-    FusionExecutorCache& cache = gemmCache();
+    FusionExecutorCache& cache = k_by_n ? matmulCache() : gemmCache();
     const std::vector<FusionArgument> inputs = {a, b};
     RunOptions options;
     options.stream = stream;
     DeviceTensor c = DeviceTensor::empty(DataType::BFloat16, {m, n});
     auto launch = [&] {
-      if (kind == GemmKind::Braze) {
+      if (kind == GemmKind::Braze || kind == GemmKind::BrazeMatmul) {
         c = std::get<DeviceTensor>(cache.run(inputs, options)[0]);
-      } else if (kind == GemmKind::BrazeBlockPerTile) {
+      } else if (kind == GemmKind::BrazeForced) {
         // Into the preallocated result: the executor allocates outputs it is not given.
-        BlockPerTileGemm::get().executor->run({a, b}, stream, {c});
+        ForcedGemm::get(forced).executor->run({a, b}, stream, {c});
       } else {
-        cublas->gemm(a, b, c, stream);
+        cublas->gemm(a, b, c, stream, k_by_n);
       }
     };
     if (!braze_kernel && cublas == nullptr) {
@@ -240,12 +270,12 @@ void BM_Gemm(benchmark::State& state, GemmKind kind) {
       const DeviceTensor expected = DeviceTensor::empty(DataType::BFloat16, {m, n});
       launch();
       const std::string described =
-          kind == GemmKind::Braze ? cache.lastRuntime()->describe() : "braze::matmul";
+          kind != GemmKind::BrazeForced ? cache.lastRuntime()->describe() : "braze::matmul";
       if (described.find("braze::matmul") == std::string::npos) {
         state.SkipWithError(("not run by braze::matmul: " + described).c_str());
         return;
       }
-      cublas->gemm(a, b, expected, stream);
+      cublas->gemm(a, b, expected, stream, k_by_n);
       if (!agreesWithCublas(state, stream, c, expected, 1e-2)) return;
     }
     timeGemm(state, stream, launch);
@@ -334,31 +364,64 @@ void BM_GemmCheck(benchmark::State& state) {
 
 // Each shape's Braze and cuBLAS rows run one after the other, so that both see the same
 // clocks (the GPU slows down under long back-to-back load).
+// 8192^3, then M in {1024, 4096, 16384} by the (N, K) of a 7B model's attention projection,
+// MLP up and MLP down and of a 70B model's (Llama 2).
 constexpr int64_t kShapes[][3] = {
-    {8192, 8192, 8192},   {4096, 4096, 4096}, {4096, 11008, 4096},  // 7B MLP up
-    {4096, 4096, 11008},                                            // 7B MLP down
-    {16384, 8192, 8192},                                            // 70B attention projection
-    {16384, 28672, 8192},                                           // 70B MLP up
-    {16384, 8192, 28672},                                           // 70B MLP down
+    {8192, 8192, 8192},  {1024, 4096, 4096},   {1024, 11008, 4096},  {1024, 4096, 11008},
+    {1024, 8192, 8192},  {1024, 28672, 8192},  {1024, 8192, 28672},  {4096, 4096, 4096},
+    {4096, 11008, 4096}, {4096, 4096, 11008},  {4096, 8192, 8192},   {4096, 28672, 8192},
+    {4096, 8192, 28672}, {16384, 4096, 4096},  {16384, 11008, 4096}, {16384, 4096, 11008},
+    {16384, 8192, 8192}, {16384, 28672, 8192}, {16384, 8192, 28672},
 };
+// Few tiles and a long K (the heuristics split K over clusters), and torch.matmul's layout.
+constexpr int64_t kSmallShapes[][3] = {{1024, 1024, 8192}, {512, 512, 16384}, {256, 512, 4096}};
+constexpr int64_t kMatmulShapes[][3] = {{8192, 8192, 8192}, {4096, 11008, 4096}};
 
 }  // namespace
 }  // namespace braze::bench
 
 int main(int argc, char** argv) {
   using namespace braze::bench;
+  namespace matmul_scheduler = braze::matmul_scheduler;
+  namespace driver = braze::driver;
   benchmark::RegisterBenchmark("BM_GemmCheck", BM_GemmCheck)->Iterations(1);
+  const auto add = [](const std::string& name, GemmKind kind, const int64_t(&shape)[3],
+                      matmul_scheduler::MatmulParams forced = {}) {
+    benchmark::RegisterBenchmark(name.c_str(), BM_Gemm, kind, forced)
+        ->Args({shape[0], shape[1], shape[2]})
+        ->ArgNames({"M", "N", "K"})
+        ->UseManualTime()
+        ->Iterations(20)
+        ->Unit(benchmark::kMillisecond);
+  };
   for (const auto& shape : kShapes) {
-    for (const auto& [name, kind] :
-         {std::pair{"BM_Gemm/braze", GemmKind::Braze},
-          std::pair{"BM_Gemm/braze_block_per_tile", GemmKind::BrazeBlockPerTile},
-          std::pair{"BM_Gemm/cublas", GemmKind::Cublas}}) {
-      benchmark::RegisterBenchmark(name, BM_Gemm, kind)
-          ->Args({shape[0], shape[1], shape[2]})
-          ->ArgNames({"M", "N", "K"})
-          ->UseManualTime()
-          ->Iterations(20)
-          ->Unit(benchmark::kMillisecond);
+    add("BM_Gemm/braze", GemmKind::Braze, shape);
+    add("BM_Gemm/cublas", GemmKind::Cublas, shape);
+  }
+  for (const auto& shape : kSmallShapes) {
+    add("BM_Gemm/braze", GemmKind::Braze, shape);
+    add("BM_Gemm/cublas", GemmKind::Cublas, shape);
+  }
+  for (const auto& shape : kMatmulShapes) {
+    add("BM_GemmMatmul/braze", GemmKind::BrazeMatmul, shape);
+    add("BM_GemmMatmul/cublas", GemmKind::CublasMatmul, shape);
+  }
+  // Persistence on its own: the same kernel with one block per tile.
+  matmul_scheduler::MatmulParams block_per_tile;
+  block_per_tile.ctas = 0;
+  add("BM_Gemm/braze_block_per_tile", GemmKind::BrazeForced, kShapes[0], block_per_tile);
+  add("BM_Gemm/braze_block_per_tile", GemmKind::BrazeForced, kShapes[7], block_per_tile);
+  // The small shapes with other tile widths and K splits than the heuristics chose.
+  for (const auto& shape : kSmallShapes) {
+    for (const auto& [tile_n, split_k] : std::vector<std::pair<int64_t, int64_t>>{
+             {256, 1}, {256, 2}, {256, 4}, {128, 1}, {128, 2}, {128, 4}, {64, 2}, {64, 8}}) {
+      matmul_scheduler::MatmulParams params;
+      params.tile_n = tile_n;
+      params.split_k = split_k;
+      params.stages = std::min<int64_t>(8, (227 * 1024 - 2048) / ((128 + tile_n) * 128));
+      params.ctas = split_k > 1 ? 0 : driver::deviceProperties(0).sm_count;
+      add("BM_Gemm/braze_tile_n_" + std::to_string(tile_n) + "_split_" + std::to_string(split_k),
+          GemmKind::BrazeForced, shape, params);
     }
   }
   constexpr int64_t kEpilogueShapes[][3] = {

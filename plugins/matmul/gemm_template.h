@@ -54,6 +54,9 @@ struct GemmShape {
   int64_t group_m = 8;
   bool fp16 = false;  ///< fp16 operands and result; bf16 otherwise
   GemmLayout layout = {};
+  /// CTAs of a cluster that split one tile's K range and add their partial sums through
+  /// distributed shared memory; 1: no split. With a split every cluster takes one tile.
+  int64_t split_k = 1;
 };
 
 /// Dynamic shared memory of the kernel: the ring of A and B tiles plus 1024 bytes of slack
@@ -72,7 +75,7 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
   const std::string batch_index = layout.batched ? "batch, " : "";
   return constant("int", "kBlockM", shape.tile_m) + constant("int", "kBlockN", shape.tile_n) +
          constant("int", "kBlockK", shape.tile_k) + constant("int", "kStages", shape.stages) +
-         constant("int", "kGroupM", shape.group_m) +
+         constant("int", "kGroupM", shape.group_m) + constant("int", "kSplitK", shape.split_k) +
          constant("bool", "kAMnMajor", layout.a_mn_major) +
          constant("bool", "kBMnMajor", layout.b_mn_major) +
          constant("int", "kARank", layout.a_rank) + constant("int", "kBRank", layout.b_rank) +
@@ -140,6 +143,50 @@ __device__ __forceinline__ unsigned long long tileDescriptor(const unsigned char
   return braze::wgmma::descriptor(tile, kMnMajor ? kMnBoxBytes : 16, 1024,
                                   braze::wgmma::Swizzle::B128);
 }
+// Split-K: the CTAs of a cluster hold partial sums of one tile. Each stores its accumulators in
+// its ring (idle once every CTA has finished its K range: one tile per cluster); after a
+// cluster barrier, CTA `split` adds up column groups j = split, split + kSplitK, ... from every
+// CTA's partials into `sums` (sums[4 jj + q] is d[4 (jj kSplitK + split) + q] of the whole
+// tile), which it alone hands to the epilogue. A last barrier keeps every CTA's partials in
+// place until its peers have read them.
+template <int kCount>
+__device__ __forceinline__ void gatherSplits(const float (&d)[kCount],
+                                             float (&sums)[kCount / kSplitK],
+                                             unsigned char* shared, int consumer, int split) {
+  braze::cluster::sync();
+  float4* partials = reinterpret_cast<float4*>(shared) + consumer * (kCount / 4) * 128;
+  const int t = braze::warpgroup::threadRank();
+#pragma unroll
+  for (int j = 0; j < kCount / 4; ++j) {
+    float4 v;
+    v.x = d[4 * j];
+    v.y = d[4 * j + 1];
+    v.z = d[4 * j + 2];
+    v.w = d[4 * j + 3];
+    partials[j * 128 + t] = v;
+  }
+  braze::cluster::sync();
+#pragma unroll
+  for (int jj = 0; jj < kCount / 4 / kSplitK; ++jj) {
+    const float4* mine = &partials[(jj * kSplitK + split) * 128 + t];
+    float4 sum = *mine;
+#pragma unroll
+    for (int r = 1; r < kSplitK; ++r) {
+      const float4 v = braze::cluster::loadShared4(
+          braze::cluster::mapShared(mine, static_cast<unsigned>((split + r) % kSplitK)));
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    sums[4 * jj] = sum.x;
+    sums[4 * jj + 1] = sum.y;
+    sums[4 * jj + 2] = sum.z;
+    sums[4 * jj + 3] = sum.w;
+  }
+  braze::cluster::sync();
+}
+
 // How far one k16 step moves a descriptor: 16 elements along a swizzled row (K-major), or 16
 // rows of 128 bytes (MN-major).
 template <bool kMnMajor>
@@ -175,14 +222,16 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
   if (braze::warpgroup::index() == 0) {
     braze::warpgroup::decreaseRegisters<40>();
     const Problem p(a_sizes, b_sizes);
+    const int split = kSplitK > 1 ? int(braze::cluster::ctaRank()) : 0;
     if (threadIdx.x == 0) {
       const bool a_batch = kARank == 3 && a_sizes.size[0] != 1;
       const bool b_batch = kBRank == 3 && b_sizes.size[0] != 1;
       int it = 0;
-      for (int tile = blockIdx.x; tile < p.tiles(); tile += gridDim.x) {
+      for (int tile = blockIdx.x / kSplitK; tile < p.tiles(); tile += gridDim.x / kSplitK) {
         int batch, m0, n0;
         p.origin(tile, batch, m0, n0);
-        for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+        const int kt_end = p.k_tiles * (split + 1) / kSplitK;
+        for (int kt = p.k_tiles * split / kSplitK; kt < kt_end; ++kt, ++it) {
           const int s = it % kStages;
           if (it >= kStages) braze::mbarrier::wait(&empty[s], (it / kStages - 1) & 1);
           braze::mbarrier::arriveExpectTx(&full[s], kTileABytes + kTileBBytes);
@@ -193,16 +242,27 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
         }
       }
     }
+    if constexpr (kSplitK > 1) {
+      // The consumers' three cluster barriers (gatherSplits) count every thread.
+      braze::cluster::sync();
+      braze::cluster::sync();
+      braze::cluster::sync();
+    }
   } else {
     braze::warpgroup::increaseRegisters<232>();
     const Problem p(a_sizes, b_sizes);
     const int consumer = braze::warpgroup::index() - 1;
     int it = 0;
-    for (int tile = blockIdx.x; tile < p.tiles(); tile += gridDim.x) {
+    for (int tile = blockIdx.x / kSplitK; tile < p.tiles(); tile += gridDim.x / kSplitK) {
       float d[kBlockN / 2];
 #pragma unroll
       for (int i = 0; i < kBlockN / 2; ++i) d[i] = 0.0f;
-      for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+      // This CTA's share of K (the cluster rank is read where it is needed, not kept live
+      // through the main loop).
+      const int kt_begin = kSplitK > 1 ? p.k_tiles * int(braze::cluster::ctaRank()) / kSplitK : 0;
+      const int kt_end =
+          kSplitK > 1 ? p.k_tiles * (int(braze::cluster::ctaRank()) + 1) / kSplitK : p.k_tiles;
+      for (int kt = kt_begin; kt < kt_end; ++kt, ++it) {
         const int s = it % kStages;
         braze::mbarrier::wait(&full[s], (it / kStages) & 1);
         // A consumer's 64 rows: 64 K-major rows of 128 bytes, or the c-th MN-major box; both
@@ -220,10 +280,12 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
         braze::wgmma::commitGroup();
         // The previous step's group has finished: its stage goes back to the producer.
         braze::wgmma::waitGroup<1>();
-        if (kt > 0) braze::mbarrier::arrive(&empty[(it - 1) % kStages]);
+        if (kt > kt_begin) braze::mbarrier::arrive(&empty[(it - 1) % kStages]);
       }
-      braze::wgmma::waitGroup<0>();
-      braze::mbarrier::arrive(&empty[(it - 1) % kStages]);
+      if (kt_end > kt_begin) {
+        braze::wgmma::waitGroup<0>();
+        braze::mbarrier::arrive(&empty[(it - 1) % kStages]);
+      }
       braze::wgmma::fenceAccumulators(d);
       // What only the epilogue needs is computed here, not kept live through the main loop
       // (the accumulators leave no registers to spare).
@@ -233,9 +295,26 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
       // d[4 j + q]: row 16 w + l / 4 + 8 (q / 2), column 8 j + 2 (l % 4) + q % 2.
       const int row = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
       const int col = n0 + 2 * (t % 4);
-      // A tile inside C takes the epilogue without a branch per pair, so the compiler can issue
-      // the epilogue's loads ahead of its stores; edge tiles check every pair.
-      if (m0 + kBlockM <= p.m && n0 + kBlockN <= p.n) {
+      if constexpr (kSplitK > 1) {
+        // This CTA's column groups of the whole tile's sums.
+        const int split = int(braze::cluster::ctaRank());
+        float sums[kBlockN / 2 / kSplitK];
+        gatherSplits(d, sums, shared, consumer, split);
+#pragma unroll
+        for (int jj = 0; jj < kBlockN / 8 / kSplitK; ++jj) {
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int r = row + 8 * half;
+            const int cc = col + 8 * (jj * kSplitK + split);
+            const float pair[2] = {sums[4 * jj + 2 * half], sums[4 * jj + 2 * half + 1]};
+            if (r < p.m && cc < p.n)
+              braze_epilogue()" +
+         batch_index + R"(r, cc, pair BRAZE_EPILOGUE_ARGUMENTS);
+          }
+        }
+      } else if (m0 + kBlockM <= p.m && n0 + kBlockN <= p.n) {
+        // A tile inside C takes the epilogue without a branch per pair, so the compiler can
+        // issue the epilogue's loads ahead of its stores; edge tiles check every pair.
 #pragma unroll
         for (int j = 0; j < kBlockN / 8; ++j) {
 #pragma unroll

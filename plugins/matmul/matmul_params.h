@@ -11,13 +11,13 @@
 namespace braze::matmul_scheduler {
 
 /// The decisions of the matmul heuristics: the tile of one block, the depth of its ring of
-/// copies, the order blocks visit tiles in and how many blocks walk them. Every field is listed
-/// once, in forEachField, which drives encoding, decoding, printing and hashing.
+/// copies, the order blocks visit tiles in, how many blocks walk them and how many split K. Every
+/// field is listed once, in forEachField, which drives encoding, decoding, printing and hashing.
 struct MatmulParams {
   /// The byte format (braze/sdk/param_codec.h): "BZMM", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZMM";
-  static constexpr uint8_t kFormatVersion = 2;
+  static constexpr uint8_t kFormatVersion = 3;
   static constexpr const char* kName = "matmul";
 
   /// Output rows and columns of one block's tile, and the depth of one copy along K.
@@ -32,6 +32,10 @@ struct MatmulParams {
   /// Blocks launched, each walking tiles this many apart (persistent: one per SM); 0 launches
   /// one block per tile.
   int64_t ctas = 0;
+  /// CTAs of a cluster that split each tile's K range (1, 2, 4 or 8) and add their partial
+  /// sums in distributed shared memory: more CTAs for few tiles with a long K. Above 1, every
+  /// cluster takes one tile (ctas is 0).
+  int64_t split_k = 1;
 
   bool operator==(const MatmulParams&) const = default;
 
@@ -44,6 +48,7 @@ struct MatmulParams {
     f("stages", p.stages);
     f("group_m", p.group_m);
     f("ctas", p.ctas);
+    f("split_k", p.split_k);
   }
 };
 

@@ -94,6 +94,38 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
 
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
+const TensorArgumentInfo* argumentOf(const Fusion& fusion, const SchedulerRuntimeInfo& info,
+                                     const Val* input) {
+  const size_t at = static_cast<size_t>(fusion.inputIndex(input));
+  return at < info.arguments.size() ? std::get_if<TensorArgumentInfo>(&info.arguments[at])
+                                    : nullptr;
+}
+
+struct ProblemSize {
+  int64_t m = 0, n = 0, k = 0, batches = 1;
+};
+
+// The run's M, N, K and batch count; nullopt when the arguments' ranks differ from the
+// definition's.
+std::optional<ProblemSize> problemSize(const Fusion& fusion, const Operands& ops,
+                                       const SchedulerRuntimeInfo& info) {
+  const TensorArgumentInfo* a = argumentOf(fusion, info, ops.a);
+  const TensorArgumentInfo* b = argumentOf(fusion, info, ops.b);
+  if (a == nullptr || b == nullptr || a->sizes.size() != size_t(ops.layout.a_rank) ||
+      b->sizes.size() != size_t(ops.layout.b_rank))
+    return std::nullopt;
+  ProblemSize size{.m = a->sizes[a->sizes.size() - 2],
+                   .n = b->sizes[size_t(ops.layout.b_n_dim)],
+                   .k = a->sizes.back()};
+  if (ops.layout.a_rank == 3) size.batches = a->sizes[0];
+  if (ops.layout.b_rank == 3) size.batches = std::max(size.batches, b->sizes[0]);
+  return size;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
 }  // namespace
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
@@ -123,21 +155,10 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   BRAZE_USER_CHECK(std::holds_alternative<Operands>(found))
       << "matmul: canScheduleRunTime of a fusion it refuses";
   const Operands& ops = std::get<Operands>(found);
-  const auto argument = [&](const Val* input) {
-    const size_t at = static_cast<size_t>(fusion.inputIndex(input));
-    return at < info.arguments.size() ? std::get_if<TensorArgumentInfo>(&info.arguments[at])
-                                      : nullptr;
-  };
-  const TensorArgumentInfo* a = argument(ops.a);
-  const TensorArgumentInfo* b = argument(ops.b);
-  if (a == nullptr || b == nullptr || a->sizes.size() != size_t(ops.layout.a_rank) ||
-      b->sizes.size() != size_t(ops.layout.b_rank))
-    return "the operands' ranks differ from the definition's";
-  const int64_t m = a->sizes[a->sizes.size() - 2], k = a->sizes.back();
-  const int64_t n = b->sizes[size_t(ops.layout.b_n_dim)];
-  const int64_t batches = ops.layout.batched ? std::max(ops.layout.a_rank == 3 ? a->sizes[0] : 1,
-                                                        ops.layout.b_rank == 3 ? b->sizes[0] : 1)
-                                             : 1;
+  const auto argument = [&](const Val* input) { return argumentOf(fusion, info, input); };
+  const std::optional<ProblemSize> size = problemSize(fusion, ops, info);
+  if (!size) return "the operands' ranks differ from the definition's";
+  const auto [m, n, k, batches] = *size;
   if (m == 0 || n == 0 || k == 0 || batches == 0) return "an empty operand";
   if (n % 2 != 0) return "N = " + std::to_string(n) + " is odd; the kernel stores pairs";
   if (batches * m * n > kMaxElements || batches * m * k > kMaxElements ||
@@ -175,15 +196,59 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   return std::nullopt;
 }
 
-MatmulParams computeHeuristics([[maybe_unused]] const Fusion& fusion,
-                               const SchedulerRuntimeInfo& info) {
-  // One tile shape for now: 128 x 256 x 64 in 4 stages reaches 0.95-1.04x cuBLAS from 4096^3
-  // up on an H100 (benchmarks/RESULTS.md). Persistent blocks, one per SM, so that each
-  // block's next tile loads during its epilogue. Small and skinny shapes and split-K are the
-  // next heuristics.
-  MatmulParams params;
-  params.ctas = info.device.sm_count;
-  return params;
+MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info) {
+  auto found = operandsOf(fusion);
+  BRAZE_USER_CHECK(std::holds_alternative<Operands>(found))
+      << "matmul: computeHeuristics of a fusion it refuses";
+  const std::optional<ProblemSize> size = problemSize(fusion, std::get<Operands>(found), info);
+  BRAZE_USER_CHECK(size.has_value()) << "matmul: computeHeuristics of arguments it refuses";
+  // The tile's width and the K split minimize a time model in units of one 128 x 64 x 64 step:
+  // waves x tile_n x (efficiency of that width) x (K steps per CTA + the tile's fill and
+  // epilogue), plus the split's exchange of partial sums. 128 x 256 is the widest wgmma tile
+  // and the most efficient (it reads the least shared memory per flop: 0.95-1.04x cuBLAS from
+  // 4096^3 up, benchmarks/RESULTS.md); narrower tiles and split K pay off when the widest
+  // leaves most SMs idle, on small and skinny problems.
+  struct Width {
+    int64_t tile_n;
+    double efficiency;
+  };
+  constexpr Width kWidths[] = {{256, 1.0}, {192, 1.03}, {128, 1.1}, {64, 1.3}};
+  constexpr double kStepsPerTile = 2.0;   // the ring's fill and the epilogue
+  constexpr double kStepsPerPeer = 0.5;   // reading one peer's partial sums
+  constexpr double kStepsPerSplit = 1.0;  // the split's three cluster barriers
+  const int64_t sms = std::max<int64_t>(1, info.device.sm_count);
+  // Clusters that run at once: a cluster's CTAs share a GPU processing cluster (16-18 SMs on
+  // an H100 or H200), so clusters of 4 and 8 fit fewer than sms / 4 and sms / 8 at a time with
+  // one CTA per SM. Measured on an H200 (benchmarks/RESULTS.md): 32 clusters of 4 take two
+  // waves, 16 of 4 and 64 of 2 one.
+  const auto concurrent_clusters = [&](int64_t split) {
+    return split <= 2 ? sms / split : sms / (split + split / 2);
+  };
+  const int64_t k_tiles = ceilDiv(size->k, 64);
+  MatmulParams best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (const Width& width : kWidths) {
+    const int64_t tiles = size->batches * ceilDiv(size->m, 128) * ceilDiv(size->n, width.tile_n);
+    for (const int64_t split : {1, 2, 4, 8}) {
+      // A split must fit one wave of clusters, and give each CTA a K range that fills the ring.
+      if (split > 1 && (tiles > concurrent_clusters(split) || k_tiles < 4 * split)) continue;
+      const double waves = static_cast<double>(ceilDiv(tiles * split, sms));
+      double steps = static_cast<double>(ceilDiv(k_tiles, split)) + kStepsPerTile;
+      if (split > 1) steps += kStepsPerSplit + kStepsPerPeer * static_cast<double>(split - 1);
+      const double cost = waves * static_cast<double>(width.tile_n) * width.efficiency * steps;
+      if (cost >= best_cost) continue;
+      best_cost = cost;
+      best.tile_n = width.tile_n;
+      best.split_k = split;
+    }
+  }
+  // As many stages as shared memory holds (at most 8), a little left for the barriers.
+  const int64_t stage_bytes = (best.tile_m + best.tile_n) * best.tile_k * 2;
+  best.stages = std::min<int64_t>(8, (227 * 1024 - 2048) / stage_bytes);
+  // Persistent blocks, one per SM, so that a block's next tile loads during its epilogue; a
+  // split takes one tile per cluster.
+  best.ctas = best.split_k > 1 ? 0 : sms;
+  return best;
 }
 
 void schedule(Fusion& fusion, const MatmulParams& params) {
@@ -196,6 +261,12 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   BRAZE_USER_CHECK(params.stages >= 2 && params.group_m >= 1 && params.ctas >= 0)
       << "matmul: " << params.stages << " stages, groups of " << params.group_m << " tile rows and "
       << params.ctas << " blocks; at least 2, 1 and 0";
+  const bool split = params.split_k > 1;
+  BRAZE_USER_CHECK(
+      (params.split_k == 1 || params.split_k == 2 || params.split_k == 4 || params.split_k == 8) &&
+      (!split || params.ctas == 0))
+      << "matmul: split_k = " << params.split_k << " with " << params.ctas
+      << " blocks; a split is 1, 2, 4 or 8 CTAs of a cluster, each cluster on one tile (ctas 0)";
   auto found = operandsOf(fusion);
   BRAZE_USER_CHECK(std::holds_alternative<Operands>(found))
       << "matmul: schedule() of a fusion canScheduleCompileTime refuses";
@@ -205,10 +276,14 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
       << " with b stored N-major; its tile is copied in boxes of 64 columns";
   GemmShape shape{params.tile_m, params.tile_n,  params.tile_k,
                   params.stages, params.group_m, ops.a->dtype() == DataType::Float16,
-                  ops.layout};
+                  ops.layout,    params.split_k};
   BRAZE_USER_CHECK(gemmSharedBytes(shape) <= 227 * 1024)
       << "matmul: a ring of " << params.stages << " stages needs " << gemmSharedBytes(shape)
       << " bytes of shared memory; an sm_90 block has 227 KiB";
+  // A split's partial sums (2 x 128 threads x tile_n / 2 floats) reuse the ring.
+  BRAZE_USER_CHECK(!split || 512 * params.tile_n <= gemmSharedBytes(shape) - 1024)
+      << "matmul: the partial sums of a " << params.tile_n << "-wide tile do not fit a ring of "
+      << params.stages << " stages";
   // K-major: boxes of 64 K by the tile's rows; MN-major: boxes of 64 rows by 64 K. A batch
   // dim is the map's outermost, one batch per box.
   const auto map = [&](const TensorView* tv, bool mn_major, int64_t k_dim, int64_t mn_dim,
@@ -246,7 +321,12 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   Val* tiles = mul(ceil_div(result[rank - 1]->extent(), Operand(params.tile_n)),
                    ceil_div(result[rank - 2]->extent(), Operand(params.tile_m)));
   if (rank == 3) tiles = mul(tiles, result[0]->extent());
-  kernel.grid[0] = params.ctas > 0 ? minimum(tiles, fusion.constantIndex(params.ctas)) : tiles;
+  if (split) {
+    kernel.grid[0] = mul(tiles, fusion.constantIndex(params.split_k));
+    kernel.cluster = {params.split_k, 1, 1};
+  } else {
+    kernel.grid[0] = params.ctas > 0 ? minimum(tiles, fusion.constantIndex(params.ctas)) : tiles;
+  }
   kernel.block[0] = fusion.constantIndex(384);
   kernel.dynamic_shared_memory_bytes = fusion.constantIndex(gemmSharedBytes(shape));
   kernel.arch_specific = true;

@@ -7,14 +7,18 @@
 
 #include <array>
 
+#include "braze/codegen/codegen.h"
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/device_properties.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
+#include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "braze/runtime/kernel_executor.h"
 #include "epilogue_cases.h"
 #include "layout_cases.h"
+#include "matmul_scheduler.h"
 #include "support/random_tensor.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -159,6 +163,38 @@ TEST_F(MatmulExecutionGpuTest, BatchedEpilogueMatchesTheReference) {
   const std::string described = cache.lastRuntime()->describe();
   EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
   EXPECT_EQ(described.find("braze::pointwise"), std::string::npos) << described;
+}
+
+// Every tile width and K split the heuristics can choose, forced on a few layouts with an
+// uneven split of K (29 steps), launched directly, against the reference.
+TEST_F(MatmulExecutionGpuTest, EveryTileWidthAndSplitMatchesTheReference) {
+  const std::vector<test::LayoutCase> layouts = test::layoutCases();
+  test::RandomTensors random(59);
+  for (const size_t which : {size_t(0), size_t(4), size_t(6)}) {
+    const test::LayoutCase& layout = layouts[which];
+    const std::vector<HostTensor> inputs =
+        layout.inputs(random, DataType::BFloat16, 2, 200, 328, 1800);
+    for (const auto& [tile_n, split_k] : std::vector<std::pair<int64_t, int64_t>>{
+             {256, 1}, {192, 1}, {128, 2}, {64, 4}, {256, 8}, {192, 2}}) {
+      auto fusion = layout.build(DataType::BFloat16);
+      matmul_scheduler::MatmulParams params;
+      params.tile_n = tile_n;
+      params.split_k = split_k;
+      params.stages = std::min<int64_t>(8, (227 * 1024 - 2048) / ((128 + tile_n) * 128));
+      params.ctas = split_k > 1 ? 0 : 7;  // persistent blocks walk several tiles each
+      matmul_scheduler::schedule(*fusion, params);
+      GeneratedKernel kernel = generateCuda(*fusion);
+      CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                        {.arch = driver::GpuArch{9, 0, true}});
+      KernelExecutor executor(*fusion, std::move(kernel), std::move(compiled));
+      const std::vector<DeviceTensor> outputs =
+          executor.run({DeviceTensor::fromHost(inputs[0]), DeviceTensor::fromHost(inputs[1])});
+      BRAZE_CU(ctxSynchronize);
+      EXPECT_TRUE(test::isClose(outputs[0].toHost(), evaluateFusionTensors(*fusion, inputs)[0],
+                                test::toleranceFor(DataType::BFloat16)))
+          << layout.name << " with " << matmul_scheduler::toString(params);
+    }
+  }
 }
 
 TEST_F(MatmulExecutionGpuTest, AGraphReplaysOnMovedInputs) {

@@ -50,20 +50,93 @@ TEST(MatmulSchedulerTest, AcceptsLinearInBf16AndFp16) {
   }
 }
 
-TEST(MatmulSchedulerTest, HeuristicsLaunchOnePersistentBlockPerSm) {
+TEST(MatmulSchedulerTest, ParamsRoundTripAndOlderFormatsAreRefused) {
   const auto fusion = linearFusion(DataType::BFloat16);
   const matmul_scheduler::MatmulParams params =
-      matmul_scheduler::computeHeuristics(*fusion, infoFor(8192, 8192, 8192));
-  EXPECT_EQ(params.ctas, driver::h100Properties().sm_count);
+      matmul_scheduler::computeHeuristics(*fusion, infoFor(1024, 1024, 8192));
   EXPECT_EQ(matmul_scheduler::decodeParams(matmul_scheduler::encodeParams(params)), params);
-  std::vector<uint8_t> older = matmul_scheduler::encodeParams(params);
-  older[4] = 1;  // the format before `ctas`
-  try {
-    matmul_scheduler::decodeParams(older);
-    ADD_FAILURE() << "format version 1 decoded";
-  } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("format version"), std::string::npos) << error.what();
+  for (const uint8_t version : {1, 2}) {  // before `ctas`; before `split_k`
+    std::vector<uint8_t> older = matmul_scheduler::encodeParams(params);
+    older[4] = version;
+    try {
+      matmul_scheduler::decodeParams(older);
+      ADD_FAILURE() << "format version " << int(version) << " decoded";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("format version"), std::string::npos)
+          << error.what();
+    }
   }
+}
+
+// The heuristics' choice for a table of shapes on an H100 (132 SMs): the widest tile on
+// anything that fills the GPU, narrower tiles and K split over a cluster when few tiles leave
+// SMs idle and K is long, as many stages as shared memory holds.
+TEST(MatmulSchedulerTest, HeuristicsForATableOfShapes) {
+  struct Expected {
+    int64_t batches, m, n, k;
+    int64_t tile_n, split_k, stages, ctas;
+  };
+  const int64_t sms = driver::h100Properties().sm_count;
+  ASSERT_EQ(sms, 132);
+  const std::vector<Expected> table = {
+      {1, 8192, 8192, 8192, 256, 1, 4, sms},   // many waves: the widest tile
+      {1, 4096, 11008, 4096, 256, 1, 4, sms},  // 10.4 waves of 256-wide tiles
+      {1, 1024, 4096, 4096, 256, 1, 4, sms},   // 128 tiles: one wave as it is
+      {1, 1024, 8192, 28672, 256, 1, 4, sms},  // 256 tiles, two full waves
+      {32, 512, 512, 512, 256, 1, 4, sms},     // a batch of small products fills the GPU
+      {1, 1024, 1024, 8192, 128, 2, 7, 0},     // 64 tiles, 128 K steps: split 2 ways
+      {1, 1024, 2304, 4096, 192, 1, 5, sms},   // 96 tiles 192 wide beat 72 of 256
+      {1, 1024, 1536, 4096, 192, 2, 5, 0},     // 64 tiles 192 wide, split 2 ways
+      {1, 512, 512, 16384, 128, 4, 7, 0},      // 16 tiles, 256 K steps: split 4 ways
+      {1, 256, 512, 4096, 64, 4, 8, 0},        // 16 narrow tiles split 4 ways
+      {1, 256, 256, 8192, 64, 8, 8, 0},        // 8 tiles, 128 K steps: split 8 ways
+      {1, 256, 64, 256, 64, 1, 8, sms},        // 4 K steps: too short to split
+  };
+  for (const Expected& row : table) {
+    SCOPED_TRACE(std::to_string(row.batches) + " x " + std::to_string(row.m) + " x " +
+                 std::to_string(row.n) + " x " + std::to_string(row.k));
+    const test::LayoutCase layout = {
+        .name = "batched", .b_mn_major = true, .a_batch = 2, .b_batch = 2};
+    const auto fusion =
+        row.batches > 1 ? layout.build(DataType::BFloat16) : linearFusion(DataType::BFloat16);
+    SchedulerRuntimeInfo info = infoFor(row.m, row.n, row.k);
+    if (row.batches > 1) {
+      info.arguments = {
+          TensorArgumentInfo{DataType::BFloat16, {row.batches, row.m, row.k}, {}, true, ""},
+          TensorArgumentInfo{DataType::BFloat16, {row.batches, row.k, row.n}, {}, true, ""}};
+    }
+    const matmul_scheduler::MatmulParams params =
+        matmul_scheduler::computeHeuristics(*fusion, info);
+    EXPECT_EQ(params.tile_m, 128);
+    EXPECT_EQ(params.tile_n, row.tile_n);
+    EXPECT_EQ(params.split_k, row.split_k);
+    EXPECT_EQ(params.stages, row.stages);
+    EXPECT_EQ(params.ctas, row.ctas);
+  }
+}
+
+// A K split becomes a cluster launch of one tile per cluster whose CTAs meet at cluster
+// barriers and read each other's partial sums, without spills.
+TEST(MatmulSchedulerTest, ASplitKernelLaunchesClusters) {
+  auto fusion = test::epilogueCases()[0].build(DataType::BFloat16);  // bias + GELU
+  const matmul_scheduler::MatmulParams params =
+      matmul_scheduler::computeHeuristics(*fusion, infoFor(512, 512, 16384));
+  ASSERT_EQ(params.split_k, 4);
+  matmul_scheduler::schedule(*fusion, params);
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  EXPECT_EQ(kernel.launch.cluster, (std::array<int64_t, 3>{4, 1, 1}));
+  const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                          {.arch = driver::GpuArch{9, 0, true}});
+  EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
+  if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
+    const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+    EXPECT_GE(test::countInstructions(sass, "UCGABAR_ARV"), 2) << sass;
+    EXPECT_EQ(test::countInstructions(sass, "HGMMA.64x128x16.F32.BF16"), 4) << sass;
+  }
+  auto wrong = test::epilogueCases()[0].build(DataType::BFloat16);
+  matmul_scheduler::MatmulParams persistent_split = params;
+  persistent_split.ctas = 132;
+  EXPECT_THROW(matmul_scheduler::schedule(*wrong, persistent_split), Error);
 }
 
 TEST(MatmulSchedulerTest, RefusalsSayWhy) {
@@ -133,7 +206,7 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
   for (const DataType dtype : {DataType::BFloat16, DataType::Float16}) {
     auto fusion = linearFusion(dtype);
     matmul_scheduler::schedule(
-        *fusion, matmul_scheduler::computeHeuristics(*fusion, infoFor(256, 256, 256, dtype)));
+        *fusion, matmul_scheduler::computeHeuristics(*fusion, infoFor(8192, 8192, 8192, dtype)));
     ASSERT_NE(fusion->kernelTemplate(), nullptr);
     const GeneratedKernel kernel = generateCuda(*fusion);
     using Kind = KernelParameter::Kind;
@@ -178,16 +251,21 @@ TEST(MatmulSchedulerTest, EveryLayoutAndBatchBecomesOneKernel) {
     SchedulerRuntimeInfo info = infoFor(136, 264, 72);
     info.arguments = {argumentInfoOf(inputs[0]), argumentInfoOf(inputs[1])};
     ASSERT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, info), std::nullopt);
-    matmul_scheduler::schedule(*fusion, matmul_scheduler::computeHeuristics(*fusion, info));
+    const matmul_scheduler::MatmulParams params =
+        matmul_scheduler::computeHeuristics(*fusion, info);
+    matmul_scheduler::schedule(*fusion, params);
     const GeneratedKernel kernel = generateCuda(*fusion);
     const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
                                                             {.arch = driver::GpuArch{9, 0, true}});
     EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
     if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
       const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
-      EXPECT_EQ(test::countInstructions(sass, "HGMMA.64x256x16.F32.BF16"), 4) << sass;
+      EXPECT_EQ(test::countInstructions(
+                    sass, "HGMMA.64x" + std::to_string(params.tile_n) + "x16.F32.BF16"),
+                4)
+          << sass;
       EXPECT_EQ(test::countInstructions(sass, "UTMALDG"),
-                (layout.a_mn_major ? 2 : 1) + (layout.b_mn_major ? 4 : 1))
+                (layout.a_mn_major ? 2 : 1) + (layout.b_mn_major ? params.tile_n / 64 : 1))
           << sass;
     }
     ExecutorCacheOptions options;
@@ -211,7 +289,7 @@ TEST(MatmulSchedulerTest, EpiloguesBecomeOneKernel) {
       auto fusion = epilogue.build(dtype);
       ASSERT_EQ(matmul_scheduler::canScheduleCompileTime(*fusion), std::nullopt);
       matmul_scheduler::schedule(
-          *fusion, matmul_scheduler::computeHeuristics(*fusion, infoFor(256, 256, 256, dtype)));
+          *fusion, matmul_scheduler::computeHeuristics(*fusion, infoFor(8192, 8192, 8192, dtype)));
       const GeneratedKernel kernel = generateCuda(*fusion);
       const CompiledKernel compiled = CompiledKernel::compile(
           kernel.source, kernel.kernel_name, {.arch = driver::GpuArch{9, 0, true}});

@@ -86,6 +86,17 @@ __device__ __forceinline__ unsigned loadShared(unsigned cluster_address) {
   return value;
 }
 
+// Reads four consecutive floats (16-byte aligned) at a shared::cluster address: how a CTA
+// gathers a peer's partial results in one access per thread.
+__device__ __forceinline__ float4 loadShared4(unsigned cluster_address) {
+  float4 value;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(value.x), "=f"(value.y), "=f"(value.z), "=f"(value.w)
+               : "r"(cluster_address)
+               : "memory");
+  return value;
+}
+
 __device__ __forceinline__ void storeShared(unsigned cluster_address, unsigned value) {
   asm volatile("st.shared::cluster.u32 [%0], %1;\n" ::"r"(cluster_address), "r"(value) : "memory");
 }
