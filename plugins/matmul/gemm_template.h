@@ -57,6 +57,9 @@ struct GemmShape {
   /// CTAs of a cluster that split one tile's K range and add their partial sums through
   /// distributed shared memory; 1: no split. With a split every cluster takes one tile.
   int64_t split_k = 1;
+  /// CTAs of a cluster that compute vertically adjacent tiles and share their B tile: each
+  /// copies half of it to both (TMA multicast), halving B's reads from L2. 1 or 2.
+  int64_t cluster_m = 1;
 };
 
 /// Dynamic shared memory of the kernel: the ring of A and B tiles plus 1024 bytes of slack
@@ -76,12 +79,15 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
   return constant("int", "kBlockM", shape.tile_m) + constant("int", "kBlockN", shape.tile_n) +
          constant("int", "kBlockK", shape.tile_k) + constant("int", "kStages", shape.stages) +
          constant("int", "kGroupM", shape.group_m) + constant("int", "kSplitK", shape.split_k) +
+         constant("int", "kClusterM", shape.cluster_m) +
          constant("bool", "kAMnMajor", layout.a_mn_major) +
          constant("bool", "kBMnMajor", layout.b_mn_major) +
          constant("int", "kARank", layout.a_rank) + constant("int", "kBRank", layout.b_rank) +
          constant("int", "kBNDim", layout.b_n_dim) +
          "using Operand = braze::wgmma::" + (shape.fp16 ? "F16" : "Bf16") + ";\n" + R"(
 constexpr int kConsumerThreads = 256;
+// CTAs per cluster: a split of K or a pair sharing B (never both).
+constexpr int kClusterCtas = kSplitK * kClusterM;
 constexpr unsigned kTileABytes = kBlockM * kBlockK * 2;
 constexpr unsigned kTileBBytes = kBlockN * kBlockK * 2;
 // One MN-major box: 64 rows of 128 bytes by kBlockK.
@@ -96,14 +102,15 @@ struct Problem {
     m = a.size[kARank - 2];
     n = b.size[kBNDim];
     k_tiles = (a.size[kARank - 1] + kBlockK - 1) / kBlockK;
-    tiles_m = (m + kBlockM - 1) / kBlockM;
+    tiles_m = (m + kBlockM * kClusterM - 1) / (kBlockM * kClusterM);
     tiles_n = (n + kBlockN - 1) / kBlockN;
     batches = max(kARank == 3 ? int(a.size[0]) : 1, kBRank == 3 ? int(b.size[0]) : 1);
   }
   __device__ __forceinline__ int tiles() const { return tiles_m * tiles_n * batches; }
   // The batch and the first row and column of tile `tile` of C: tiles are numbered batch by
   // batch, in groups of kGroupM tile rows, down a group's rows first, so consecutive tiles
-  // (the blocks running at once) share their B tiles in L2.
+  // (the blocks running at once) share their B tiles in L2. With kClusterM = 2 a tile is the
+  // pair of tiles one cluster computes, kBlockM * 2 rows.
   __device__ __forceinline__ void origin(int tile, int& batch, int& m0, int& n0) const {
     batch = tile / (tiles_m * tiles_n);
     tile -= batch * tiles_m * tiles_n;
@@ -111,7 +118,7 @@ struct Problem {
     const int first_m = group * kGroupM;
     const int group_rows = min(tiles_m - first_m, kGroupM);
     const int in_group = tile - group * kGroupM * tiles_n;
-    m0 = (first_m + in_group % group_rows) * kBlockM;
+    m0 = (first_m + in_group % group_rows) * kBlockM * kClusterM;
     n0 = (in_group / group_rows) * kBlockN;
   }
 };
@@ -132,6 +139,42 @@ __device__ __forceinline__ void loadTile(unsigned char* tile, const braze::Tenso
       else
         braze::tma::load(tile + c * kMnBoxBytes, map, full, row0 + 64 * c, k);
     }
+  }
+}
+
+// As loadTile for B, but this CTA copies half of the tile, rows [row0 + half kRows / 2, ...),
+// into both CTAs of its pair (the same offsets in each, signalling each one's `full`).
+template <bool kMnMajor, int kRank, int kRows>
+__device__ __forceinline__ void loadHalfTileToPair(unsigned char* tile, const braze::TensorMap* map,
+                                                   unsigned long long* full, int k, int row0,
+                                                   int batch, int half) {
+  constexpr unsigned short kPair = 0b11;
+  if constexpr (!kMnMajor) {
+    unsigned char* rows = tile + half * (kRows / 2) * kBlockK * 2;
+    const int first = row0 + half * (kRows / 2);
+    if constexpr (kRank == 3) braze::tma::loadMulticast(rows, map, full, kPair, k, first, batch);
+    else braze::tma::loadMulticast(rows, map, full, kPair, k, first);
+  } else {
+#pragma unroll
+    for (int box = 0; box < kRows / 128; ++box) {
+      const int c = half * (kRows / 128) + box;
+      if constexpr (kRank == 3)
+        braze::tma::loadMulticast(tile + c * kMnBoxBytes, map, full, kPair, row0 + 64 * c, k,
+                                  batch);
+      else
+        braze::tma::loadMulticast(tile + c * kMnBoxBytes, map, full, kPair, row0 + 64 * c, k);
+    }
+  }
+}
+
+// Hands a stage back to the producer; with a pair, to both producers (each copies half of B
+// into this CTA's stage). One arrival per consumer warp: the warp's wgmma.wait_group has
+// returned in all its lanes together.
+__device__ __forceinline__ void releaseStage(unsigned long long* empty) {
+  if (threadIdx.x % 32 == 0) {
+    braze::mbarrier::arrive(empty);
+    if constexpr (kClusterM > 1)
+      braze::mbarrier::arriveCluster(empty, braze::cluster::ctaRank() ^ 1);
   }
 }
 
@@ -209,11 +252,14 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
     braze::tma::prefetchTensorMap(&b);
     for (int s = 0; s < kStages; ++s) {
       braze::mbarrier::init(&full[s], 1);
-      braze::mbarrier::init(&empty[s], kConsumerThreads);
+      // A pair's stage is free once the consumers of both CTAs have released it.
+      braze::mbarrier::init(&empty[s], kConsumerThreads / 32 * kClusterM);
     }
     braze::mbarrier::fenceInit();
   }
-  __syncthreads();
+  // A peer may copy into this CTA or arrive on its barriers only once they are initialized.
+  if constexpr (kClusterM > 1) braze::cluster::sync();
+  else __syncthreads();
 
   // Each role reads the sizes after changing its register count: values live across
   // setmaxnreg are spilled. Blocks walk tiles gridDim.x apart. The ring's stages and barrier
@@ -227,18 +273,31 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
       const bool a_batch = kARank == 3 && a_sizes.size[0] != 1;
       const bool b_batch = kBRank == 3 && b_sizes.size[0] != 1;
       int it = 0;
-      for (int tile = blockIdx.x / kSplitK; tile < p.tiles(); tile += gridDim.x / kSplitK) {
+      const int pair_rank = kClusterM > 1 ? int(braze::cluster::ctaRank()) : 0;
+      for (int tile = blockIdx.x / kClusterCtas; tile < p.tiles();
+           tile += gridDim.x / kClusterCtas) {
         int batch, m0, n0;
         p.origin(tile, batch, m0, n0);
+        m0 += pair_rank * kBlockM;
         const int kt_end = p.k_tiles * (split + 1) / kSplitK;
         for (int kt = p.k_tiles * split / kSplitK; kt < kt_end; ++kt, ++it) {
           const int s = it % kStages;
-          if (it >= kStages) braze::mbarrier::wait(&empty[s], (it / kStages - 1) & 1);
+          if (it >= kStages) {
+            if constexpr (kClusterM > 1)
+              braze::mbarrier::waitCluster(&empty[s], (it / kStages - 1) & 1);
+            else
+              braze::mbarrier::wait(&empty[s], (it / kStages - 1) & 1);
+          }
           braze::mbarrier::arriveExpectTx(&full[s], kTileABytes + kTileBBytes);
           loadTile<kAMnMajor, kARank, kBlockM>(tiles_a + s * kTileABytes, &a, &full[s],
                                                kt * kBlockK, m0, a_batch ? batch : 0);
-          loadTile<kBMnMajor, kBRank, kBlockN>(tiles_b + s * kTileBBytes, &b, &full[s],
-                                               kt * kBlockK, n0, b_batch ? batch : 0);
+          if constexpr (kClusterM > 1)
+            loadHalfTileToPair<kBMnMajor, kBRank, kBlockN>(tiles_b + s * kTileBBytes, &b,
+                                                          &full[s], kt * kBlockK, n0,
+                                                          b_batch ? batch : 0, pair_rank);
+          else
+            loadTile<kBMnMajor, kBRank, kBlockN>(tiles_b + s * kTileBBytes, &b, &full[s],
+                                                 kt * kBlockK, n0, b_batch ? batch : 0);
         }
       }
     }
@@ -248,12 +307,15 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
       braze::cluster::sync();
       braze::cluster::sync();
     }
+    // Neither CTA of a pair exits while its peer may still copy into it or arrive on it.
+    if constexpr (kClusterM > 1) braze::cluster::sync();
   } else {
     braze::warpgroup::increaseRegisters<232>();
     const Problem p(a_sizes, b_sizes);
     const int consumer = braze::warpgroup::index() - 1;
     int it = 0;
-    for (int tile = blockIdx.x / kSplitK; tile < p.tiles(); tile += gridDim.x / kSplitK) {
+    for (int tile = blockIdx.x / kClusterCtas; tile < p.tiles();
+         tile += gridDim.x / kClusterCtas) {
       float d[kBlockN / 2];
 #pragma unroll
       for (int i = 0; i < kBlockN / 2; ++i) d[i] = 0.0f;
@@ -280,17 +342,18 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
         braze::wgmma::commitGroup();
         // The previous step's group has finished: its stage goes back to the producer.
         braze::wgmma::waitGroup<1>();
-        if (kt > kt_begin) braze::mbarrier::arrive(&empty[(it - 1) % kStages]);
+        if (kt > kt_begin) releaseStage(&empty[(it - 1) % kStages]);
       }
       if (kt_end > kt_begin) {
         braze::wgmma::waitGroup<0>();
-        braze::mbarrier::arrive(&empty[(it - 1) % kStages]);
+        releaseStage(&empty[(it - 1) % kStages]);
       }
       braze::wgmma::fenceAccumulators(d);
       // What only the epilogue needs is computed here, not kept live through the main loop
       // (the accumulators leave no registers to spare).
       int batch, m0, n0;
       p.origin(tile, batch, m0, n0);
+      if constexpr (kClusterM > 1) m0 += int(braze::cluster::ctaRank()) * kBlockM;
       const int t = braze::warpgroup::threadRank();
       // d[4 j + q]: row 16 w + l / 4 + 8 (q / 2), column 8 j + 2 (l % 4) + q % 2.
       const int row = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
@@ -339,6 +402,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
         }
       }
     }
+    if constexpr (kClusterM > 1) braze::cluster::sync();
   }
 }
 )";

@@ -17,7 +17,7 @@ struct MatmulParams {
   /// The byte format (braze/sdk/param_codec.h): "BZMM", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZMM";
-  static constexpr uint8_t kFormatVersion = 3;
+  static constexpr uint8_t kFormatVersion = 4;
   static constexpr const char* kName = "matmul";
 
   /// Output rows and columns of one block's tile, and the depth of one copy along K.
@@ -36,6 +36,9 @@ struct MatmulParams {
   /// sums in distributed shared memory: more CTAs for few tiles with a long K. Above 1, every
   /// cluster takes one tile (ctas is 0).
   int64_t split_k = 1;
+  /// CTAs of a cluster that compute vertically adjacent tiles and share B's tile through
+  /// multicast copies (1 or 2; 2 needs split_k 1 and tile_n 128 or 256).
+  int64_t cluster_m = 1;
 
   bool operator==(const MatmulParams&) const = default;
 
@@ -49,6 +52,7 @@ struct MatmulParams {
     f("group_m", p.group_m);
     f("ctas", p.ctas);
     f("split_k", p.split_k);
+    f("cluster_m", p.cluster_m);
   }
 };
 

@@ -245,6 +245,8 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
   // As many stages as shared memory holds (at most 8), a little left for the barriers.
   const int64_t stage_bytes = (best.tile_m + best.tile_n) * best.tile_k * 2;
   best.stages = std::min<int64_t>(8, (227 * 1024 - 2048) / stage_bytes);
+  // Pairs of CTAs sharing B (cluster_m = 2) are not chosen: on an H200 they ran 1.6x slower
+  // than single CTAs at 8192^3 (benchmarks/RESULTS.md), for a cause not found yet.
   // Persistent blocks, one per SM, so that a block's next tile loads during its epilogue; a
   // split takes one tile per cluster.
   best.ctas = best.split_k > 1 ? 0 : sms;
@@ -267,6 +269,13 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
       (!split || params.ctas == 0))
       << "matmul: split_k = " << params.split_k << " with " << params.ctas
       << " blocks; a split is 1, 2, 4 or 8 CTAs of a cluster, each cluster on one tile (ctas 0)";
+  const bool pair = params.cluster_m == 2;
+  BRAZE_USER_CHECK(
+      (params.cluster_m == 1 || params.cluster_m == 2) &&
+      (!pair || (!split && (params.tile_n == 128 || params.tile_n == 256) && params.ctas % 2 == 0)))
+      << "matmul: cluster_m = " << params.cluster_m << " with split_k = " << params.split_k
+      << ", tile_n = " << params.tile_n << " and " << params.ctas
+      << " blocks; pairs sharing B take no split, tiles 128 or 256 wide and an even block count";
   auto found = operandsOf(fusion);
   BRAZE_USER_CHECK(std::holds_alternative<Operands>(found))
       << "matmul: schedule() of a fusion canScheduleCompileTime refuses";
@@ -276,7 +285,7 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
       << " with b stored N-major; its tile is copied in boxes of 64 columns";
   GemmShape shape{params.tile_m, params.tile_n,  params.tile_k,
                   params.stages, params.group_m, ops.a->dtype() == DataType::Float16,
-                  ops.layout,    params.split_k};
+                  ops.layout,    params.split_k, params.cluster_m};
   BRAZE_USER_CHECK(gemmSharedBytes(shape) <= 227 * 1024)
       << "matmul: a ring of " << params.stages << " stages needs " << gemmSharedBytes(shape)
       << " bytes of shared memory; an sm_90 block has 227 KiB";
@@ -306,26 +315,29 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   using Kind = KernelTemplate::ParameterKind;
   KernelTemplate kernel;
   kernel.source = gemmTemplateSource(shape);
-  kernel.parameters = {
-      {Kind::TensorMap, ops.a,
-       map(ops.a, ops.layout.a_mn_major, a_rank - 1, a_rank - 2, params.tile_m)},
-      {Kind::TensorMap, ops.b,
-       map(ops.b, ops.layout.b_mn_major, ops.b_k_dim, ops.layout.b_n_dim, params.tile_n)},
-      {Kind::Tensor, ops.a, {}},
-      {Kind::Tensor, ops.b, {}}};
+  kernel.parameters = {{Kind::TensorMap, ops.a,
+                        map(ops.a, ops.layout.a_mn_major, a_rank - 1, a_rank - 2, params.tile_m)},
+                       {Kind::TensorMap, ops.b,
+                        map(ops.b, ops.layout.b_mn_major, ops.b_k_dim, ops.layout.b_n_dim,
+                            params.tile_n / params.cluster_m)},
+                       {Kind::Tensor, ops.a, {}},
+                       {Kind::Tensor, ops.b, {}}};
   const Expr* expr = onlyContraction(fusion);
   kernel.epilogue =
       KernelTemplate::Epilogue{.anchor = ops.out, .accumulator_bias = biasOf(*expr), .vector = 2};
   const std::vector<IterDomain*> result = ops.out->logicalNoReductions();
   const size_t rank = result.size();
+  // Tiles of the grid, a pair's two tiles counted as one.
   Val* tiles = mul(ceil_div(result[rank - 1]->extent(), Operand(params.tile_n)),
-                   ceil_div(result[rank - 2]->extent(), Operand(params.tile_m)));
+                   ceil_div(result[rank - 2]->extent(), Operand(params.tile_m * params.cluster_m)));
   if (rank == 3) tiles = mul(tiles, result[0]->extent());
   if (split) {
     kernel.grid[0] = mul(tiles, fusion.constantIndex(params.split_k));
     kernel.cluster = {params.split_k, 1, 1};
   } else {
-    kernel.grid[0] = params.ctas > 0 ? minimum(tiles, fusion.constantIndex(params.ctas)) : tiles;
+    Val* ctas = mul(tiles, fusion.constantIndex(params.cluster_m));
+    kernel.grid[0] = params.ctas > 0 ? minimum(ctas, fusion.constantIndex(params.ctas)) : ctas;
+    kernel.cluster = {params.cluster_m, 1, 1};
   }
   kernel.block[0] = fusion.constantIndex(384);
   kernel.dynamic_shared_memory_bytes = fusion.constantIndex(gemmSharedBytes(shape));

@@ -165,23 +165,32 @@ TEST_F(MatmulExecutionGpuTest, BatchedEpilogueMatchesTheReference) {
   EXPECT_EQ(described.find("braze::pointwise"), std::string::npos) << described;
 }
 
-// Every tile width and K split the heuristics can choose, forced on a few layouts with an
-// uneven split of K (29 steps), launched directly, against the reference.
+// Every tile width, K split and pair sharing B the heuristics can choose, forced on a few
+// layouts with an uneven split of K (29 steps) and an odd number of tile rows (a pair's second
+// tile outside C), launched directly, against the reference.
 TEST_F(MatmulExecutionGpuTest, EveryTileWidthAndSplitMatchesTheReference) {
   const std::vector<test::LayoutCase> layouts = test::layoutCases();
   test::RandomTensors random(59);
   for (const size_t which : {size_t(0), size_t(4), size_t(6)}) {
     const test::LayoutCase& layout = layouts[which];
     const std::vector<HostTensor> inputs =
-        layout.inputs(random, DataType::BFloat16, 2, 200, 328, 1800);
-    for (const auto& [tile_n, split_k] : std::vector<std::pair<int64_t, int64_t>>{
-             {256, 1}, {192, 1}, {128, 2}, {64, 4}, {256, 8}, {192, 2}}) {
+        layout.inputs(random, DataType::BFloat16, 2, 304, 328, 1800);
+    for (const auto& [tile_n, split_k, cluster_m] :
+         std::vector<std::array<int64_t, 3>>{{256, 1, 1},
+                                             {192, 1, 1},
+                                             {128, 2, 1},
+                                             {64, 4, 1},
+                                             {256, 8, 1},
+                                             {192, 2, 1},
+                                             {256, 1, 2},
+                                             {128, 1, 2}}) {
       auto fusion = layout.build(DataType::BFloat16);
       matmul_scheduler::MatmulParams params;
       params.tile_n = tile_n;
       params.split_k = split_k;
+      params.cluster_m = cluster_m;
       params.stages = std::min<int64_t>(8, (227 * 1024 - 2048) / ((128 + tile_n) * 128));
-      params.ctas = split_k > 1 ? 0 : 7;  // persistent blocks walk several tiles each
+      params.ctas = split_k > 1 ? 0 : 6;  // persistent blocks walk several tiles each
       matmul_scheduler::schedule(*fusion, params);
       GeneratedKernel kernel = generateCuda(*fusion);
       CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
