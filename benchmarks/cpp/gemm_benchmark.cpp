@@ -411,11 +411,11 @@ int main(int argc, char** argv) {
   block_per_tile.ctas = 0;
   add("BM_Gemm/braze_block_per_tile", GemmKind::BrazeForced, kShapes[0], block_per_tile);
   add("BM_Gemm/braze_block_per_tile", GemmKind::BrazeForced, kShapes[7], block_per_tile);
-  // Pairs of CTAs sharing B through multicast copies (not chosen by the heuristics).
+  // Pairs of CTAs sharing B through multicast copies (not chosen by the heuristics: no faster).
   matmul_scheduler::MatmulParams pairs;
   pairs.cluster_m = 2;
   pairs.ctas = driver::deviceProperties(0).sm_count / 2 * 2;
-  for (const size_t i : {0, 8})
+  for (const size_t i : {0, 1, 7, 8, 16})
     add("BM_Gemm/braze_pairs_sharing_b", GemmKind::BrazeForced, kShapes[i], pairs);
   // The small shapes with other tile widths and K splits than the heuristics chose.
   for (const auto& shape : kSmallShapes) {

@@ -16,7 +16,7 @@ class MatmulPlugin : public sdk::SchedulerPlugin {
   static constexpr const char* kDescription =
       "linear and matmul in bf16 or fp16 on Hopper, any layout, one batch dim, with the "
       "pointwise ops after them fused: a warp-specialized kernel of TMA copies and wgmma, "
-      "128 x 256 tiles";
+      "tiles 128 x 64-256, K split over a cluster for few tiles";
 
   std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) override {
     return matmul_scheduler::canScheduleCompileTime(fusion);

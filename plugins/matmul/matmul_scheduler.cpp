@@ -245,8 +245,9 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
   // As many stages as shared memory holds (at most 8), a little left for the barriers.
   const int64_t stage_bytes = (best.tile_m + best.tile_n) * best.tile_k * 2;
   best.stages = std::min<int64_t>(8, (227 * 1024 - 2048) / stage_bytes);
-  // Pairs of CTAs sharing B (cluster_m = 2) are not chosen: on an H200 they ran 1.6x slower
-  // than single CTAs at 8192^3 (benchmarks/RESULTS.md), for a cause not found yet.
+  // Pairs of CTAs sharing B (cluster_m = 2) are not chosen: on an H200 they ran as fast as
+  // single CTAs from 1024 x 4096 x 4096 to 8192^3 (benchmarks/RESULTS.md); halving B's reads
+  // from L2 does not shorten a kernel that L2 keeps fed.
   // Persistent blocks, one per SM, so that a block's next tile loads during its epilogue; a
   // split takes one tile per cluster.
   best.ctas = best.split_k > 1 ? 0 : sms;

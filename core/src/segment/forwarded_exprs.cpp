@@ -20,11 +20,15 @@ bool hasTensorOutput(const Expr* expr) {
                      [](const Val* v) { return v->isA<TensorView>(); });
 }
 
-// Whether an output of `expr` is read at data-dependent positions (gather's input): a kernel
-// reads such a tensor from memory written before it, so it cannot be computed again inside.
-bool feedsIndexedRead(const Expr* expr) {
+// Whether an output of `expr` is read at data-dependent positions (gather's input) or is an
+// operand of a contraction (whose kernel copies tiles of it with the copy engine): a kernel
+// reads such a tensor from memory written before it, so it is not computed again inside. A
+// cast before a matmul is then a node of its own, merged with the matmul only where a
+// scheduler accepts the merge.
+bool feedsMemoryRead(const Expr* expr) {
   for (const Val* output : expr->outputs()) {
     for (const Expr* use : output->uses()) {
+      if (use->op() == OpKind::Matmul || use->op() == OpKind::Linear) return true;
       for (size_t i = 0; i < use->inputs().size(); ++i) {
         if (use->input(i) == output && isIndexedOperand(*use, i)) return true;
       }
@@ -66,7 +70,7 @@ std::vector<bool> forwardedExprs(const std::vector<Expr*>& exprs) {
   std::vector<bool> forwardable(exprs.size(), false);
   for (size_t i = 0; i < exprs.size(); ++i) {
     const Expr* expr = exprs[i];
-    if (!hasTensorOutput(expr) || feedsIndexedRead(expr)) continue;
+    if (!hasTensorOutput(expr) || feedsMemoryRead(expr)) continue;
     std::vector<const TensorView*> tensors;
     for (const Val* input : expr->inputs()) {
       const auto* tv = input->dynCast<TensorView>();

@@ -21,7 +21,8 @@ bool isCheapToRecompute(OpKind op);
 /// are factories (full, iota) and cheap ops of one tensor input that is a fusion input or the
 /// output of a forwardable Expr: elementwise ops whose other operands are scalars, broadcast,
 /// expand, squeeze and set, unless an op reads their output at data-dependent positions
-/// (select, index_select, gather: that tensor must be written to memory first). Of those, forwarded
+/// (select, index_select, gather) or contracts it (matmul, linear): that tensor must be written
+/// to memory first. Of those, forwarded
 /// are the ones a non-forwardable Expr needs, directly or through other forwarded ones; the rest
 /// (chains that only end in fusion outputs) stay ordinary Exprs.
 std::vector<bool> forwardedExprs(const std::vector<Expr*>& exprs);

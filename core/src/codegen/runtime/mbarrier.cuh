@@ -51,13 +51,16 @@ __device__ __forceinline__ void arrive(unsigned long long* barrier) {
 }
 
 // One arrival on the barrier at the same offset in the shared memory of CTA `cta_rank` of the
-// cluster: how a consumer frees a slot that a multicast copy from another CTA fills.
+// cluster: how a consumer frees a slot that a multicast copy from another CTA fills. Release at
+// CTA scope (the instruction's default): what it orders are this CTA's reads of the slot, which
+// are complete by then; cluster scope would cost a MEMBAR.ALL.GPU per arrival, which waits for
+// the warp's wgmma in flight.
 __device__ __forceinline__ void arriveCluster(unsigned long long* barrier, unsigned cta_rank) {
   asm volatile(
       "{\n"
       "  .reg .b32 remote;\n"
       "  mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "  mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(sharedAddress(barrier)),
       "r"(cta_rank)
       : "memory");
