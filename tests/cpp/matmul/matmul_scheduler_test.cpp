@@ -32,6 +32,21 @@ std::unique_ptr<Fusion> linearFusion(DataType dtype, bool bias = false) {
   return fusion;
 }
 
+// Runs `fusion` through the executor cache with the shipped schedulers (CPU tier: its kernels
+// compiled, its arguments checked against them), checks its first output (bf16) against the
+// reference and returns how it ran.
+std::string runAndCheck(std::unique_ptr<Fusion> fusion, const std::vector<HostTensor>& inputs) {
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  FusionExecutorCache cache(std::move(fusion), options);
+  const std::vector<FusionArgument> outputs =
+      cache.run(std::vector<FusionArgument>(inputs.begin(), inputs.end()));
+  test::expectClose(std::get<HostTensor>(outputs[0]),
+                    evaluateFusionTensors(cache.fusion(), inputs)[0],
+                    test::toleranceFor(DataType::BFloat16));
+  return cache.lastRuntime()->describe();
+}
+
 SchedulerRuntimeInfo infoFor(int64_t m, int64_t n, int64_t k, DataType dtype = DataType::BFloat16) {
   SchedulerRuntimeInfo info;
   info.device = driver::h100Properties();
@@ -312,14 +327,7 @@ TEST(MatmulSchedulerTest, EveryLayoutAndBatchBecomesOneKernel) {
                 (layout.a_mn_major ? 2 : 1) + (layout.b_mn_major ? params.tile_n / 64 : 1))
           << sass;
     }
-    ExecutorCacheOptions options;
-    options.registry = &test::shippedSchedulers();
-    FusionExecutorCache cache(layout.build(DataType::BFloat16), options);
-    const std::vector<FusionArgument> outputs = cache.run({inputs[0], inputs[1]});
-    test::expectClose(std::get<HostTensor>(outputs[0]),
-                      evaluateFusionTensors(cache.fusion(), inputs)[0],
-                      test::toleranceFor(DataType::BFloat16));
-    const std::string described = cache.lastRuntime()->describe();
+    const std::string described = runAndCheck(layout.build(DataType::BFloat16), inputs);
     EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
   }
 }
@@ -423,33 +431,20 @@ TEST(MatmulSchedulerTest, APrologueCastGetsItsOwnSegment) {
   TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::Float32);
   TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
   fusion->addOutput(linear(cast(x, DataType::BFloat16), w));
-  ExecutorCacheOptions options;
-  options.registry = &test::shippedSchedulers();
-  FusionExecutorCache cache(std::move(fusion), options);
   test::RandomTensors random(17);
-  const std::vector<HostTensor> inputs = {test::exactOperand(random, DataType::Float32, {96, 40}),
-                                          test::exactOperand(random, DataType::BFloat16, {72, 40})};
-  const std::vector<FusionArgument> outputs = cache.run({inputs[0], inputs[1]});
-  test::expectClose(std::get<HostTensor>(outputs[0]),
-                    evaluateFusionTensors(cache.fusion(), inputs)[0],
-                    test::toleranceFor(DataType::BFloat16));
-  const std::string described = cache.lastRuntime()->describe();
+  const std::string described =
+      runAndCheck(std::move(fusion), {test::exactOperand(random, DataType::Float32, {96, 40}),
+                                      test::exactOperand(random, DataType::BFloat16, {72, 40})});
   EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
   EXPECT_NE(described.find("braze::pointwise"), std::string::npos) << described;
 }
 
 TEST(MatmulSchedulerTest, TheExecutorCacheRunsLinearWithTheMatmulKernel) {
-  ExecutorCacheOptions options;
-  options.registry = &test::shippedSchedulers();
-  FusionExecutorCache cache(linearFusion(DataType::BFloat16), options);
   test::RandomTensors random(3);
-  const HostTensor x = random.uniform(DataType::BFloat16, {200, 136}, -1.0, 1.0);
-  const HostTensor w = random.uniform(DataType::BFloat16, {328, 136}, -1.0, 1.0);
-  const std::vector<FusionArgument> outputs = cache.run({x, w});
-  test::expectClose(std::get<HostTensor>(outputs[0]),
-                    evaluateFusionTensors(cache.fusion(), {x, w})[0],
-                    test::toleranceFor(DataType::BFloat16));
-  const std::string described = cache.lastRuntime()->describe();
+  const std::string described =
+      runAndCheck(linearFusion(DataType::BFloat16),
+                  {random.uniform(DataType::BFloat16, {200, 136}, -1.0, 1.0),
+                   random.uniform(DataType::BFloat16, {328, 136}, -1.0, 1.0)});
   EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
 }
 
