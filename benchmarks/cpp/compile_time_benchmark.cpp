@@ -4,6 +4,8 @@
 //   pointwise      add (float32), GELU with bias (bfloat16), x * w + b (bfloat16)
 //   reduction      row sum, column sum (float32)
 //   normalization  softmax, layer norm and RMS norm forward and backward (bfloat16)
+//   matmul         linear at 8192^3, alone and with bias + GELU + residual fused (bfloat16;
+//                  braze::matmul's kernel template, compiled for sm_90a)
 //
 // Each case is scheduled once by name through the scheduler registry for contiguous inputs of
 // its sizes on an H100 (sm_90; scheduling is not timed), then, in every iteration, timed
@@ -51,6 +53,8 @@
 #include <vector>
 
 #include "braze/codegen/codegen.h"
+#include "braze/ops/contraction.h"
+#include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
 #include "braze/plugin/scheduler_runtime_info.h"
 #include "braze/runtime/compiled_kernel.h"
@@ -103,6 +107,23 @@ std::unique_ptr<Fusion> columnSum(DataType dtype) {
   fusion->addOutput(sum(makeSymbolicTensor(*fusion, 2, dtype), {0}));
   return fusion;
 }
+// Inputs are made one statement at a time: their order is the fusion's input order.
+std::unique_ptr<Fusion> linearAlone(DataType dtype) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, dtype);
+  TensorView* w = makeSymbolicTensor(*fusion, 2, dtype);
+  fusion->addOutput(linear(x, w));
+  return fusion;
+}
+std::unique_ptr<Fusion> linearBiasGeluResidual(DataType dtype) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, dtype);
+  TensorView* w = makeSymbolicTensor(*fusion, 2, dtype);
+  TensorView* bias = makeSymbolicTensor(*fusion, 1, dtype);
+  TensorView* residual = makeSymbolicTensor(*fusion, 2, dtype);
+  fusion->addOutput(add(gelu(linear(x, w, bias), GeluApproximation::Tanh), residual));
+  return fusion;
+}
 template <bench::Op kOp>
 std::unique_ptr<Fusion> normalization(DataType dtype) {
   return bench::defineFusion(kOp, dtype);
@@ -127,6 +148,12 @@ std::vector<CompileCase> compileCases() {
        "braze::pointwise"},
       {"row_sum/fp32", rowSum, kF32, {{16384, 4096}}, "braze::reduction"},
       {"column_sum/fp32", columnSum, kF32, {{16384, 4096}}, "braze::reduction"},
+      {"linear/bf16/8192", linearAlone, kBf16, {{8192, 8192}, {8192, 8192}}, "braze::matmul"},
+      {"linear_bias_gelu_residual/bf16/8192",
+       linearBiasGeluResidual,
+       kBf16,
+       {{8192, 8192}, {8192, 8192}, {8192}, {8192, 8192}},
+       "braze::matmul"},
   };
   struct Normalization {
     Op op;
@@ -259,6 +286,9 @@ void runCase(benchmark::State& state, const CompileCase& c) {
       kernel = generateCuda(*scheduled.fusion);
       if (options().all_runtime_headers) kernel.source = sourceWithAllRuntimeHeaders(kernel);
     });
+    // Kernel templates with wgmma or setmaxnreg compile for sm_90a, as the runtime does.
+    cubin_options.arch->arch_specific = kernel.arch_specific;
+    ptx_options.arch->arch_specific = kernel.arch_specific;
     std::optional<CompiledKernel> ptx;
     const StepTime ptx_time = timeStep(
         [&] { ptx = CompiledKernel::compile(kernel.source, kernel.kernel_name, ptx_options); });
