@@ -1,6 +1,7 @@
 // The matmul scheduler as a plugin: the SDK's C++ base class turns it into the C table the
 // host loads, and BRAZE_DEFINE_PLUGIN exports the entry point.
 
+#include "braze/sdk/param_codec.h"
 #include "braze/sdk/scheduler_plugin.h"
 #include "matmul_scheduler.h"
 
@@ -28,6 +29,9 @@ class MatmulPlugin : public sdk::SchedulerPlugin {
   std::vector<uint8_t> computeHeuristics(const Fusion& fusion,
                                          const SchedulerRuntimeInfo& info) override {
     return encodeParams(matmul_scheduler::computeHeuristics(fusion, info));
+  }
+  std::vector<sdk::ParamField> paramFields() override {
+    return sdk::paramFieldsOf<MatmulParams>();
   }
   std::string describeParams(sdk::ParamBytes params) override {
     return toString(decodeParams(params));

@@ -180,3 +180,36 @@ def test_sched_asks_about_the_fusion_execute_schedules(rng):
     params = fd.sched.compute_heuristics("inner_outer", [xs, ws])
     assert str(params) in segment, (str(params), segment)
     assert "TIDx" in fd.sched.schedule("inner_outer", [xs, ws])
+
+
+def test_matmul_params_are_edited_by_name():
+    # matmul(a, b) with a column-major (M innermost) and b row-major, in fp16: numpy has it.
+    rng = np.random.default_rng(5)
+    a = np.asfortranarray((rng.integers(-4, 5, (200, 136)) / 4).astype(np.float16))
+    b = (rng.integers(-4, 5, (136, 328)) / 4).astype(np.float16)
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Half,
+                             stride_order=[0, 1])
+        y = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Half)
+        fd.add_output(fd.ops.matmul(x, y))
+    ok, reason = fd.sched.can_schedule("matmul", [a, b])
+    assert ok, reason
+    params = fd.sched.compute_heuristics("matmul", [a, b])
+    assert {"tile_n", "stages", "split_k", "cluster_m", "ctas"} <= set(params.fields())
+    assert params.tile_m == 128
+    params.tile_n = 128
+    params.split_k = 2
+    params.ctas = 0
+    # The heuristics chose a narrower tile with more stages than a 128-wide tile's ring fits.
+    with pytest.raises(braze.Error, match="stages needs .* bytes of shared memory"):
+        fd.sched.schedule(params)
+    params.stages = 6
+    assert "split_k=2" in str(params), str(params)
+    fd.sched.schedule(params)
+    # A split needs one tile per cluster: persistent blocks are refused by the scheduler.
+    params.ctas = 132
+    with pytest.raises(braze.Error, match="each cluster on one tile"):
+        fd.sched.schedule(params)
+    out = fd.execute([a, b])[0]
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(np.asarray(out, dtype=np.float32), want, rtol=1e-2, atol=1e-2)
