@@ -253,3 +253,40 @@ def test_scatter_into_a_cache_in_place_matches_torch():
         fd.add_output(fd.ops.scatter(t, i, v, 1))
     (out,) = fd.execute([x, index, src])
     torch.testing.assert_close(out, x.scatter(1, index, src), rtol=0, atol=0)
+
+
+@requires_cuda
+@pytest.mark.parametrize("case", ["linear_bias_relu", "linear_weight_n_innermost", "matmul",
+                                  "matmul_batched"])
+def test_matmul_and_linear_against_pytorch(case):
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("braze::matmul's kernel is for sm_90a")
+    m, n, k = 300, 520, 264
+    bf16 = dict(device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(m, k, **bf16)
+    if case == "linear_bias_relu":
+        w, b = torch.randn(n, k, **bf16), torch.randn(n, **bf16)
+        inputs = [x, w, b]
+        expected = torch.relu(torch.nn.functional.linear(x.float(), w.float(), b.float()))
+    elif case == "linear_weight_n_innermost":
+        w = torch.randn(k, n, **bf16).t()  # [N, K] with N innermost
+        inputs = [x, w]
+        expected = torch.nn.functional.linear(x.float(), w.float())
+    elif case == "matmul":
+        inputs = [x, torch.randn(k, n, **bf16)]
+        expected = x.float() @ inputs[1].float()
+    else:
+        inputs = [torch.randn(3, m, k, **bf16), torch.randn(3, k, n, **bf16)]
+        expected = inputs[0].float() @ inputs[1].float()
+    with FusionDefinition() as fd:
+        t = [fd.from_pytorch(i) for i in inputs]
+        if case.startswith("linear"):
+            y = fd.ops.linear(t[0], t[1], t[2] if len(t) > 2 else None)
+            if case == "linear_bias_relu":
+                y = fd.ops.relu(y)
+        else:
+            y = fd.ops.matmul(t[0], t[1])
+        fd.add_output(y)
+    (out,) = fd.execute(inputs)
+    assert isinstance(out, torch.Tensor) and out.is_cuda and out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.float(), expected, rtol=2e-2, atol=2e-1)
