@@ -73,7 +73,9 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
            "-d by " + std::to_string(b_rank) + "-d operands; the kernel takes " +
            (is_linear ? "x [M, K] or [batch, M, K] by weight [N, K]"
                       : "a [M, K] or [batch, M, K] by b [K, N] or [batch, K, N]") +
-           " (matrix-vector products are memory-bound: other schedulers' work)";
+           (a_rank < 2 || b_rank < 2
+                ? " (a matrix-vector product is memory-bound: not this kernel's work)"
+                : " (one batch dim: reshape several into one before the contraction)");
   if (ops.a->dtype() != ops.b->dtype() || ops.out->dtype() != ops.a->dtype() ||
       (ops.a->dtype() != DataType::BFloat16 && ops.a->dtype() != DataType::Float16))
     return std::string(toString(ops.a->dtype())) + " by " + std::string(toString(ops.b->dtype())) +

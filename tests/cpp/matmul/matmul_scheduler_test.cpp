@@ -185,7 +185,7 @@ TEST(MatmulSchedulerTest, RefusalsSayWhy) {
   auto four_d = std::make_unique<Fusion>();
   four_d->addOutput(matmul(makeSymbolicTensor(*four_d, 4, DataType::BFloat16),
                            makeSymbolicTensor(*four_d, 4, DataType::BFloat16)));
-  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*four_d), "the kernel takes"));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*four_d), "one batch dim"));
   auto vector = std::make_unique<Fusion>();
   vector->addOutput(matmul(makeSymbolicTensor(*vector, 2, DataType::BFloat16),
                            makeSymbolicTensor(*vector, 1, DataType::BFloat16)));
