@@ -45,6 +45,7 @@
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/runtime/kernel_executor.h"
+#include "gemm_template.h"
 #include "matmul_scheduler.h"
 #include "random_fill.h"
 
@@ -385,14 +386,17 @@ int main(int argc, char** argv) {
   namespace matmul_scheduler = braze::matmul_scheduler;
   namespace driver = braze::driver;
   benchmark::RegisterBenchmark("BM_GemmCheck", BM_GemmCheck)->Iterations(1);
-  const auto add = [](const std::string& name, GemmKind kind, const int64_t(&shape)[3],
-                      matmul_scheduler::MatmulParams forced = {}) {
-    benchmark::RegisterBenchmark(name.c_str(), BM_Gemm, kind, forced)
-        ->Args({shape[0], shape[1], shape[2]})
+  // Every GEMM row: one shape, 20 samples timed by CUDA events, in milliseconds.
+  const auto timed = [](benchmark::internal::Benchmark* bench, const int64_t(&shape)[3]) {
+    bench->Args({shape[0], shape[1], shape[2]})
         ->ArgNames({"M", "N", "K"})
         ->UseManualTime()
         ->Iterations(20)
         ->Unit(benchmark::kMillisecond);
+  };
+  const auto add = [&](const std::string& name, GemmKind kind, const int64_t(&shape)[3],
+                       matmul_scheduler::MatmulParams forced = {}) {
+    timed(benchmark::RegisterBenchmark(name.c_str(), BM_Gemm, kind, forced), shape);
   };
   for (const auto& shape : kShapes) {
     add("BM_Gemm/braze", GemmKind::Braze, shape);
@@ -424,7 +428,7 @@ int main(int argc, char** argv) {
       matmul_scheduler::MatmulParams params;
       params.tile_n = tile_n;
       params.split_k = split_k;
-      params.stages = std::min<int64_t>(8, (227 * 1024 - 2048) / ((128 + tile_n) * 128));
+      params.stages = matmul_scheduler::maxGemmStages(tile_n);
       params.ctas = split_k > 1 ? 0 : driver::deviceProperties(0).sm_count;
       add("BM_Gemm/braze_tile_n_" + std::to_string(tile_n) + "_split_" + std::to_string(split_k),
           GemmKind::BrazeForced, shape, params);
@@ -438,12 +442,7 @@ int main(int argc, char** argv) {
         const std::string name = std::string("BM_GemmEpilogue/") +
                                  (residual ? "bias_gelu_residual/" : "bias_gelu/") +
                                  (fused ? "braze_fused" : "cublas_then_kernel");
-        benchmark::RegisterBenchmark(name.c_str(), BM_GemmEpilogue, fused, residual)
-            ->Args({shape[0], shape[1], shape[2]})
-            ->ArgNames({"M", "N", "K"})
-            ->UseManualTime()
-            ->Iterations(20)
-            ->Unit(benchmark::kMillisecond);
+        timed(benchmark::RegisterBenchmark(name.c_str(), BM_GemmEpilogue, fused, residual), shape);
       }
     }
   }

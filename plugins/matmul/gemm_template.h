@@ -31,6 +31,7 @@
 // a multiple of 16 bytes (the copy engine's rule). Parameters: the map of A, the map of B, A
 // (for its sizes), B (for its sizes), then the epilogue's.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -62,10 +63,19 @@ struct GemmShape {
   int64_t cluster_m = 1;
 };
 
+/// Shared memory an sm_90 block may opt into.
+constexpr int64_t kSharedBytesPerBlock = 227 * 1024;
+
 /// Dynamic shared memory of the kernel: the ring of A and B tiles plus 1024 bytes of slack
 /// for aligning it to the swizzle pattern's 1024 bytes.
 inline int64_t gemmSharedBytes(const GemmShape& shape) {
   return shape.stages * (shape.tile_m + shape.tile_n) * shape.tile_k * 2 + 1024;
+}
+
+/// The deepest ring (at most 8 stages) of 128 x 64 and tile_n x 64 tiles that fits a block's
+/// shared memory beside the alignment slack and the barriers.
+inline int64_t maxGemmStages(int64_t tile_n) {
+  return std::min<int64_t>(8, (kSharedBytesPerBlock - 2048) / ((128 + tile_n) * 64 * 2));
 }
 
 /// The kernel's CUDA C++ for `shape`, its entry point spelled BRAZE_KERNEL_NAME.
@@ -123,46 +133,39 @@ struct Problem {
   }
 };
 
-// Copies one operand's tile for rows [row0, row0 + kRows) and K [k, k + kBlockK) of batch
-// `batch` (0 for an operand without a batch dim or with a batch size of 1).
-template <bool kMnMajor, int kRank, int kRows>
-__device__ __forceinline__ void loadTile(unsigned char* tile, const braze::TensorMap* map,
-                                         unsigned long long* full, int k, int row0, int batch) {
-  if constexpr (!kMnMajor) {
-    if constexpr (kRank == 3) braze::tma::load(tile, map, full, k, row0, batch);
-    else braze::tma::load(tile, map, full, k, row0);
-  } else {
-#pragma unroll
-    for (int c = 0; c < kRows / 64; ++c) {
-      if constexpr (kRank == 3)
-        braze::tma::load(tile + c * kMnBoxBytes, map, full, row0 + 64 * c, k, batch);
-      else
-        braze::tma::load(tile + c * kMnBoxBytes, map, full, row0 + 64 * c, k);
-    }
-  }
+// Copies the box at (c0, c1) of batch `batch` (rank 3 only) into `box`: into this CTA, or
+// (kToPair) into both CTAs of a pair at the same offsets, signalling each one's `full`.
+template <bool kToPair, int kRank>
+__device__ __forceinline__ void copyBox(unsigned char* box, const braze::TensorMap* map,
+                                        unsigned long long* full, int c0, int c1, int batch) {
+  constexpr unsigned short kPair = 0b11;
+  if constexpr (kToPair && kRank == 3)
+    braze::tma::loadMulticast(box, map, full, kPair, c0, c1, batch);
+  else if constexpr (kToPair)
+    braze::tma::loadMulticast(box, map, full, kPair, c0, c1);
+  else if constexpr (kRank == 3)
+    braze::tma::load(box, map, full, c0, c1, batch);
+  else
+    braze::tma::load(box, map, full, c0, c1);
 }
 
-// As loadTile for B, but this CTA copies half of the tile, rows [row0 + half kRows / 2, ...),
-// into both CTAs of its pair (the same offsets in each, signalling each one's `full`).
-template <bool kMnMajor, int kRank, int kRows>
-__device__ __forceinline__ void loadHalfTileToPair(unsigned char* tile, const braze::TensorMap* map,
-                                                   unsigned long long* full, int k, int row0,
-                                                   int batch, int half) {
-  constexpr unsigned short kPair = 0b11;
+// Copies part `part` of kParts of an operand's tile, rows [row0, row0 + kRows) and K
+// [k, k + kBlockK) of batch `batch` (0 for an operand without a batch dim or with a batch size
+// of 1): kParts = 1 is the whole tile into this CTA; kParts = 2 is this CTA's half of the B
+// tile a pair shares, copied into both.
+template <bool kMnMajor, int kRank, int kRows, int kParts>
+__device__ __forceinline__ void loadTile(unsigned char* tile, const braze::TensorMap* map,
+                                         unsigned long long* full, int k, int row0, int batch,
+                                         int part) {
+  constexpr bool kToPair = kParts > 1;
   if constexpr (!kMnMajor) {
-    unsigned char* rows = tile + half * (kRows / 2) * kBlockK * 2;
-    const int first = row0 + half * (kRows / 2);
-    if constexpr (kRank == 3) braze::tma::loadMulticast(rows, map, full, kPair, k, first, batch);
-    else braze::tma::loadMulticast(rows, map, full, kPair, k, first);
+    const int first = part * (kRows / kParts);
+    copyBox<kToPair, kRank>(tile + first * kBlockK * 2, map, full, k, row0 + first, batch);
   } else {
 #pragma unroll
-    for (int box = 0; box < kRows / 128; ++box) {
-      const int c = half * (kRows / 128) + box;
-      if constexpr (kRank == 3)
-        braze::tma::loadMulticast(tile + c * kMnBoxBytes, map, full, kPair, row0 + 64 * c, k,
-                                  batch);
-      else
-        braze::tma::loadMulticast(tile + c * kMnBoxBytes, map, full, kPair, row0 + 64 * c, k);
+    for (int box = 0; box < kRows / 64 / kParts; ++box) {
+      const int c = part * (kRows / 64 / kParts) + box;
+      copyBox<kToPair, kRank>(tile + c * kMnBoxBytes, map, full, row0 + 64 * c, k, batch);
     }
   }
 }
@@ -289,15 +292,11 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
               braze::mbarrier::wait(&empty[s], (it / kStages - 1) & 1);
           }
           braze::mbarrier::arriveExpectTx(&full[s], kTileABytes + kTileBBytes);
-          loadTile<kAMnMajor, kARank, kBlockM>(tiles_a + s * kTileABytes, &a, &full[s],
-                                               kt * kBlockK, m0, a_batch ? batch : 0);
-          if constexpr (kClusterM > 1)
-            loadHalfTileToPair<kBMnMajor, kBRank, kBlockN>(tiles_b + s * kTileBBytes, &b,
+          loadTile<kAMnMajor, kARank, kBlockM, 1>(tiles_a + s * kTileABytes, &a, &full[s],
+                                                  kt * kBlockK, m0, a_batch ? batch : 0, 0);
+          loadTile<kBMnMajor, kBRank, kBlockN, kClusterM>(tiles_b + s * kTileBBytes, &b,
                                                           &full[s], kt * kBlockK, n0,
                                                           b_batch ? batch : 0, pair_rank);
-          else
-            loadTile<kBMnMajor, kBRank, kBlockN>(tiles_b + s * kTileBBytes, &b, &full[s],
-                                                 kt * kBlockK, n0, b_batch ? batch : 0);
         }
       }
     }

@@ -30,9 +30,7 @@ class MatmulPlugin : public sdk::SchedulerPlugin {
                                          const SchedulerRuntimeInfo& info) override {
     return encodeParams(matmul_scheduler::computeHeuristics(fusion, info));
   }
-  std::vector<sdk::ParamField> paramFields() override {
-    return sdk::paramFieldsOf<MatmulParams>();
-  }
+  std::vector<sdk::ParamField> paramFields() override { return sdk::paramFieldsOf<MatmulParams>(); }
   std::string describeParams(sdk::ParamBytes params) override {
     return toString(decodeParams(params));
   }

@@ -35,6 +35,7 @@ struct Operands {
   TensorView* a = nullptr;
   TensorView* b = nullptr;
   TensorView* out = nullptr;
+  TensorView* bias = nullptr;  ///< linear's, or null
   int64_t b_k_dim = 0;
   GemmLayout layout;
 };
@@ -67,6 +68,10 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
   const bool is_linear = expr->op() == OpKind::Linear;
   if (ops.a == nullptr || ops.b == nullptr || !fusion.isInput(ops.a) || !fusion.isInput(ops.b))
     return std::string("the operands must be inputs of the fusion (prologues are not fused)");
+  ops.bias = biasOf(*expr);
+  if (is_linear && expr->inputs().size() > 2 &&
+      (ops.bias == nullptr || !fusion.isInput(ops.bias) || ops.bias->rank() != 1))
+    return std::string("linear's bias must be a 1-d input of the fusion, [N]");
   const int64_t a_rank = ops.a->rank(), b_rank = ops.b->rank();
   if (a_rank < 2 || a_rank > 3 || b_rank < 2 || b_rank > (is_linear ? 2 : 3))
     return std::string(is_linear ? "linear" : "matmul") + " of " + std::to_string(a_rank) +
@@ -134,13 +139,9 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   auto found = operandsOf(fusion);
   if (auto* problem = std::get_if<std::string>(&found)) return *problem;
   const Operands& ops = std::get<Operands>(found);
-  const Expr* expr = onlyContraction(fusion);
-  const TensorView* bias = biasOf(*expr);
-  if (expr->op() == OpKind::Linear && expr->inputs().size() > 2 &&
-      (bias == nullptr || !fusion.isInput(bias) || bias->rank() != 1))
-    return "linear's bias must be a 1-d input of the fusion, [N]";
   if (!fusion.outputAliases().empty()) return "an output written into an input";
-  if (auto problem = templateEpilogueProblem(fusion, ops.out, bias)) return "epilogue: " + *problem;
+  if (auto problem = templateEpilogueProblem(fusion, ops.out, ops.bias))
+    return "epilogue: " + *problem;
   return std::nullopt;
 }
 
@@ -186,9 +187,8 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
     if (vectorAlignment(info, at) < 16)
       return "input " + std::to_string(at) + " does not start on a 16-byte boundary";
   }
-  const TensorView* bias = biasOf(*onlyContraction(fusion));
-  if (bias != nullptr && !bias->axis(0)->isBroadcast()) {
-    const TensorArgumentInfo* values = argument(bias);
+  if (ops.bias != nullptr && !ops.bias->axis(0)->isBroadcast()) {
+    const TensorArgumentInfo* values = argument(ops.bias);
     if (values == nullptr || values->sizes.size() != 1 || values->sizes[0] != n)
       return "linear's bias has " +
              (values != nullptr && values->sizes.size() == 1 ? std::to_string(values->sizes[0])
@@ -244,9 +244,7 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
       best.split_k = split;
     }
   }
-  // As many stages as shared memory holds (at most 8), a little left for the barriers.
-  const int64_t stage_bytes = (best.tile_m + best.tile_n) * best.tile_k * 2;
-  best.stages = std::min<int64_t>(8, (227 * 1024 - 2048) / stage_bytes);
+  best.stages = maxGemmStages(best.tile_n);
   // Pairs of CTAs sharing B (cluster_m = 2) are not chosen: on an H200 they ran as fast as
   // single CTAs from 1024 x 4096 x 4096 to 8192^3 (benchmarks/RESULTS.md); halving B's reads
   // from L2 does not shorten a kernel that L2 keeps fed.
@@ -289,7 +287,7 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   GemmShape shape{params.tile_m, params.tile_n,  params.tile_k,
                   params.stages, params.group_m, ops.a->dtype() == DataType::Float16,
                   ops.layout,    params.split_k, params.cluster_m};
-  BRAZE_USER_CHECK(gemmSharedBytes(shape) <= 227 * 1024)
+  BRAZE_USER_CHECK(gemmSharedBytes(shape) <= kSharedBytesPerBlock)
       << "matmul: a ring of " << params.stages << " stages needs " << gemmSharedBytes(shape)
       << " bytes of shared memory; an sm_90 block has 227 KiB";
   // A split's partial sums (2 x 128 threads x tile_n / 2 floats) reuse the ring.
@@ -325,9 +323,8 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
                             params.tile_n / params.cluster_m)},
                        {Kind::Tensor, ops.a, {}},
                        {Kind::Tensor, ops.b, {}}};
-  const Expr* expr = onlyContraction(fusion);
   kernel.epilogue =
-      KernelTemplate::Epilogue{.anchor = ops.out, .accumulator_bias = biasOf(*expr), .vector = 2};
+      KernelTemplate::Epilogue{.anchor = ops.out, .accumulator_bias = ops.bias, .vector = 2};
   const std::vector<IterDomain*> result = ops.out->logicalNoReductions();
   const size_t rank = result.size();
   // Tiles of the grid, a pair's two tiles counted as one.

@@ -17,6 +17,7 @@
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/runtime/kernel_executor.h"
 #include "epilogue_cases.h"
+#include "gemm_template.h"
 #include "layout_cases.h"
 #include "matmul_scheduler.h"
 #include "support/random_tensor.h"
@@ -189,7 +190,7 @@ TEST_F(MatmulExecutionGpuTest, EveryTileWidthAndSplitMatchesTheReference) {
       params.tile_n = tile_n;
       params.split_k = split_k;
       params.cluster_m = cluster_m;
-      params.stages = std::min<int64_t>(8, (227 * 1024 - 2048) / ((128 + tile_n) * 128));
+      params.stages = matmul_scheduler::maxGemmStages(tile_n);
       params.ctas = split_k > 1 ? 0 : 6;  // persistent blocks walk several tiles each
       matmul_scheduler::schedule(*fusion, params);
       GeneratedKernel kernel = generateCuda(*fusion);

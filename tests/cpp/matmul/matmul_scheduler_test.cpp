@@ -47,6 +47,18 @@ std::string runAndCheck(std::unique_ptr<Fusion> fusion, const std::vector<HostTe
   return cache.lastRuntime()->describe();
 }
 
+// The consumers' K loop in a GEMM's SASS: from the wait on a full stage before the first HGMMA
+// to the first `release` (the arrive that hands a stage back) after the wait that leaves one
+// wgmma group in flight; empty when the listing has no such loop.
+std::string kLoopOf(const std::string& sass, const std::string& release = "SYNCS.ARRIVE") {
+  const size_t first_mma = sass.find("HGMMA");
+  if (first_mma == std::string::npos) return "";
+  const size_t start = sass.rfind("SYNCS.PHASECHK", first_mma);
+  const size_t end = sass.find(release, sass.find("DEPBAR.LE gsb0, 0x1", first_mma));
+  if (start == std::string::npos || end == std::string::npos) return "";
+  return sass.substr(start, end - start);
+}
+
 SchedulerRuntimeInfo infoFor(int64_t m, int64_t n, int64_t k, DataType dtype = DataType::BFloat16) {
   SchedulerRuntimeInfo info;
   info.device = driver::h100Properties();
@@ -279,14 +291,9 @@ TEST(MatmulSchedulerTest, PairsSharingBMulticastTheirCopies) {
       // The K loop releases each stage to both CTAs without a memory barrier (a cluster-scope
       // release is a MEMBAR.ALL.GPU, which waits for the wgmma in flight: it made pairs 1.6x
       // slower).
-      const size_t first_mma = sass.find("HGMMA");
-      const size_t loop_start = sass.rfind("SYNCS.PHASECHK", first_mma);
-      const size_t loop_end = sass.find("SYNCS.ARRIVE.TRANS64.RED", first_mma);
-      ASSERT_NE(loop_start, std::string::npos);
-      ASSERT_NE(loop_end, std::string::npos);
-      EXPECT_EQ(test::countInstructions(sass.substr(loop_start, loop_end - loop_start), "MEMBAR"),
-                0)
-          << sass;
+      const std::string k_loop = kLoopOf(sass, "SYNCS.ARRIVE.TRANS64.RED");
+      ASSERT_FALSE(k_loop.empty()) << sass;
+      EXPECT_EQ(test::countInstructions(k_loop, "MEMBAR"), 0) << k_loop;
     }
   }
   auto odd = linearFusion(DataType::BFloat16);
@@ -354,13 +361,8 @@ TEST(MatmulSchedulerTest, EpiloguesBecomeOneKernel) {
         const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
         // The consumers' K loop: from the wait on a full stage to the arrive that hands the
         // previous stage back.
-        const size_t first_mma = sass.find("HGMMA");
-        ASSERT_NE(first_mma, std::string::npos);
-        const size_t loop_start = sass.rfind("SYNCS.PHASECHK", first_mma);
-        const size_t loop_end = sass.find("SYNCS.ARRIVE", sass.find("DEPBAR.LE gsb0, 0x1"));
-        ASSERT_NE(loop_start, std::string::npos);
-        ASSERT_NE(loop_end, std::string::npos);
-        const std::string main_loop = sass.substr(loop_start, loop_end - loop_start);
+        const std::string main_loop = kLoopOf(sass);
+        ASSERT_FALSE(main_loop.empty()) << sass;
         EXPECT_EQ(test::countInstructions(main_loop, "HGMMA"), 4) << main_loop;
         EXPECT_EQ(test::countInstructions(main_loop, "LDL"), 0) << main_loop;
         EXPECT_EQ(test::countInstructions(main_loop, "STL"), 0) << main_loop;
