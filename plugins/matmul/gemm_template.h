@@ -357,6 +357,9 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
       // d[4 j + q]: row 16 w + l / 4 + 8 (q / 2), column 8 j + 2 (l % 4) + q % 2.
       const int row = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
       const int col = n0 + 2 * (t % 4);
+      // One copy of the epilogue for whole and edge tiles: pairs outside C are computed at
+      // the nearest pair inside (so every load is in bounds and none waits on a branch) and not
+      // stored. N is even, so the last pair starts at n - 2.
       if constexpr (kSplitK > 1) {
         // This CTA's column groups of the whole tile's sums.
         const int split = int(braze::cluster::ctaRank());
@@ -369,21 +372,9 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
             const int r = row + 8 * half;
             const int cc = col + 8 * (jj * kSplitK + split);
             const float pair[2] = {sums[4 * jj + 2 * half], sums[4 * jj + 2 * half + 1]};
-            if (r < p.m && cc < p.n)
-              braze_epilogue()" +
-         batch_index + R"(r, cc, pair BRAZE_EPILOGUE_ARGUMENTS);
-          }
-        }
-      } else if (m0 + kBlockM <= p.m && n0 + kBlockN <= p.n) {
-        // A tile inside C takes the epilogue without a branch per pair, so the compiler can
-        // issue the epilogue's loads ahead of its stores; edge tiles check every pair.
-#pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const float pair[2] = {d[4 * j + 2 * half], d[4 * j + 2 * half + 1]};
-            braze_epilogue()" +
-         batch_index + R"(row + 8 * half, col + 8 * j, pair BRAZE_EPILOGUE_ARGUMENTS);
+            braze_epilogue_if(r < p.m && cc < p.n, )" +
+         batch_index + R"(min(r, p.m - 1),
+                              min(cc, p.n - 2), pair BRAZE_EPILOGUE_ARGUMENTS);
           }
         }
       } else {
@@ -394,9 +385,9 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
             const int r = row + 8 * half;
             const int cc = col + 8 * j;
             const float pair[2] = {d[4 * j + 2 * half], d[4 * j + 2 * half + 1]};
-            if (r < p.m && cc < p.n)
-              braze_epilogue()" +
-         batch_index + R"(r, cc, pair BRAZE_EPILOGUE_ARGUMENTS);
+            braze_epilogue_if(r < p.m && cc < p.n, )" +
+         batch_index + R"(min(r, p.m - 1),
+                              min(cc, p.n - 2), pair BRAZE_EPILOGUE_ARGUMENTS);
           }
         }
       }

@@ -320,10 +320,15 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
   for (const Val* out : fusion.outputs()) outputs.push_back(out->as<TensorView>());
   for (const TensorView* tv : outputs) addTensor(*tv);
 
+  // braze_epilogue_if stores only where `braze_store` holds and reads its inputs either way: a
+  // template calls it with indices clamped into the anchor for elements outside it, so one
+  // copy serves whole and edge tiles and the loads carry no branch. braze_epilogue stores
+  // always.
   std::ostringstream os;
-  os << "__device__ __forceinline__ void braze_epilogue(";
-  for (int64_t d = 0; d < rank; ++d) os << "long long i" << d << ", ";
-  os << "const float (&values)[" << vector << "]" << code.parameters << ") {\n";
+  std::string indices;
+  for (int64_t d = 0; d < rank; ++d) indices += "long long i" + std::to_string(d) + ", ";
+  os << "__device__ __forceinline__ void braze_epilogue_if(bool braze_store, " << indices
+     << "const float (&values)[" << vector << "]" << code.parameters << ") {\n";
   for (const TensorView* tv : outputs) {
     os << "  braze::Vector<" << storageType(tv->dtype()) << ", " << vector << "> o_" << tv->name()
        << ";\n";
@@ -362,12 +367,17 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
     os << "    o_" << tv->name() << ".values[v] = " << localName(*tv) << ";\n";
   }
   os << "  }\n";
+  os << "  if (!braze_store) return;\n";
   for (const TensorView* tv : outputs) {
     os << "  *reinterpret_cast<braze::Vector<" << storageType(tv->dtype()) << ", " << vector
        << ">*>(" << paramName(*tv) << ".data + " << outputOffset(*tv, rank) << ") = o_"
        << tv->name() << ";\n";
   }
   os << "}\n\n";
+  os << "__device__ __forceinline__ void braze_epilogue(" << indices << "const float (&values)["
+     << vector << "]" << code.parameters << ") {\n  braze_epilogue_if(true, ";
+  for (int64_t d = 0; d < rank; ++d) os << "i" << d << ", ";
+  os << "values" << code.arguments << ");\n}\n\n";
   code.function = os.str();
   return code;
 }

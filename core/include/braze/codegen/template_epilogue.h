@@ -12,6 +12,12 @@
 //     itself may be one).
 // Ops that move elements between positions (permutes, reshapes, slices, reductions) and
 // anything computed before the anchor are not part of an epilogue.
+//
+// Besides braze_epilogue (KernelTemplate::Epilogue), code generation writes
+// braze_epilogue_if(bool store, i0, ..., values ...), which stores only where `store` holds
+// but reads its inputs either way: a template that calls it with indices clamped into the
+// anchor for elements outside it needs one copy of the epilogue for whole and edge tiles, and
+// the epilogue's loads carry no branch.
 
 #include <optional>
 #include <string>
