@@ -7,7 +7,9 @@
 //
 // BM_Gemm/braze_block_per_tile launches the same kernel without persistence (one block per
 // tile, the scheduler's params with ctas = 0), compiled directly: what the persistent blocks
-// gain, in the same run.
+// gain, in the same run. BM_Gemm/braze_registers_store stores C from registers (the
+// epilogue's own stores, MatmulParams::tma_store = 0) instead of through shared memory in bulk
+// copies that overlap the next tile: what that store gains.
 //
 // Samples are 10 back-to-back launches with an idle gap of 20 ms before each (the median of
 // 20 is reported), as benchmarks/python/gemm_torch.py times PyTorch.
@@ -413,11 +415,18 @@ int main(int argc, char** argv) {
   // Persistence on its own: the same kernel with one block per tile.
   matmul_scheduler::MatmulParams block_per_tile;
   block_per_tile.ctas = 0;
+  block_per_tile.tma_store = 1;
   add("BM_Gemm/braze_block_per_tile", GemmKind::BrazeForced, kShapes[0], block_per_tile);
   add("BM_Gemm/braze_block_per_tile", GemmKind::BrazeForced, kShapes[7], block_per_tile);
+  // C stored from registers by the epilogue instead of through shared memory in bulk copies.
+  matmul_scheduler::MatmulParams registers_store;
+  registers_store.ctas = driver::deviceProperties(0).sm_count;
+  for (const size_t i : {0, 1, 7, 8})
+    add("BM_Gemm/braze_registers_store", GemmKind::BrazeForced, kShapes[i], registers_store);
   // Pairs of CTAs sharing B through multicast copies (not chosen by the heuristics: no faster).
   matmul_scheduler::MatmulParams pairs;
   pairs.cluster_m = 2;
+  pairs.tma_store = 1;
   pairs.ctas = driver::deviceProperties(0).sm_count / 2 * 2;
   for (const size_t i : {0, 1, 7, 8, 16})
     add("BM_Gemm/braze_pairs_sharing_b", GemmKind::BrazeForced, kShapes[i], pairs);
@@ -428,7 +437,8 @@ int main(int argc, char** argv) {
       matmul_scheduler::MatmulParams params;
       params.tile_n = tile_n;
       params.split_k = split_k;
-      params.stages = matmul_scheduler::maxGemmStages(tile_n);
+      params.tma_store = split_k == 1 ? 1 : 0;
+      params.stages = matmul_scheduler::maxGemmStages(tile_n, split_k == 1);
       params.ctas = split_k > 1 ? 0 : driver::deviceProperties(0).sm_count;
       add("BM_Gemm/braze_tile_n_" + std::to_string(tile_n) + "_split_" + std::to_string(split_k),
           GemmKind::BrazeForced, shape, params);

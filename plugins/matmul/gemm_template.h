@@ -13,7 +13,10 @@
 //   warp groups 1, 2 (consumers, 232 registers): each multiplies 64 rows with wgmma
 //     m64n<tile_n>k16 from the stage's tiles, keeps one wgmma group in flight and hands the
 //     previous stage back once its group has finished; then hands its accumulators to the
-//     epilogue as pairs of columns
+//     epilogue as pairs of columns. With tma_store the first output goes out through shared
+//     memory: 64-column chunks written with stmatrix, each stored by a bulk tensor copy that
+//     runs on while the consumers start the next tile (the epilogue's other outputs, and the
+//     first without tma_store, are stored by the epilogue from registers)
 //   blocks are persistent (at most one per SM): each walks tiles gridDim.x apart, and the
 //   producer loads the next tile while the consumers run the previous tile's epilogue;
 //   tiles are visited batch by batch, in groups of group_m tile rows, so a wave's B tiles
@@ -28,8 +31,9 @@
 //
 // K tails read zeros (the copy engine fills outside the tensor); M and N tails are predicated
 // epilogue calls. N must be even (outputs are stored in pairs); every stride but the innermost
-// a multiple of 16 bytes (the copy engine's rule). Parameters: the map of A, the map of B, A
-// (for its sizes), B (for its sizes), then the epilogue's.
+// a multiple of 16 bytes (the copy engine's rule). Parameters: the map of A, the map of B, with
+// tma_store the map of the first output (64 x 64 boxes, 128-byte swizzle), A (for its sizes),
+// B (for its sizes), then the epilogue's.
 
 #include <algorithm>
 #include <cstdint>
@@ -61,21 +65,31 @@ struct GemmShape {
   /// CTAs of a cluster that compute vertically adjacent tiles and share their B tile: each
   /// copies half of it to both (TMA multicast), halving B's reads from L2. 1 or 2.
   int64_t cluster_m = 1;
+  /// The fusion's first output (16-bit) leaves through shared memory: each consumer writes
+  /// 64-column chunks with stmatrix and one thread stores each with a bulk tensor copy, which
+  /// runs on while the consumers go on to the next tile. Without a split only.
+  bool tma_store = false;
 };
 
 /// Shared memory an sm_90 block may opt into.
 constexpr int64_t kSharedBytesPerBlock = 227 * 1024;
+/// The output chunks of GemmShape::tma_store: two buffers of 64 x 64 16-bit elements per
+/// consumer warp group.
+constexpr int64_t kTmaStoreBytes = 2 * 2 * 64 * 128;
 
-/// Dynamic shared memory of the kernel: the ring of A and B tiles plus 1024 bytes of slack
-/// for aligning it to the swizzle pattern's 1024 bytes.
+/// Dynamic shared memory of the kernel: the ring of A and B tiles, the output chunks with
+/// tma_store, and 1024 bytes of slack for aligning them to the swizzle pattern's 1024 bytes.
 inline int64_t gemmSharedBytes(const GemmShape& shape) {
-  return shape.stages * (shape.tile_m + shape.tile_n) * shape.tile_k * 2 + 1024;
+  return shape.stages * (shape.tile_m + shape.tile_n) * shape.tile_k * 2 +
+         (shape.tma_store ? kTmaStoreBytes : 0) + 1024;
 }
 
 /// The deepest ring (at most 8 stages) of 128 x 64 and tile_n x 64 tiles that fits a block's
-/// shared memory beside the alignment slack and the barriers.
-inline int64_t maxGemmStages(int64_t tile_n) {
-  return std::min<int64_t>(8, (kSharedBytesPerBlock - 2048) / ((128 + tile_n) * 64 * 2));
+/// shared memory beside the output chunks (with tma_store), the alignment slack and the
+/// barriers.
+inline int64_t maxGemmStages(int64_t tile_n, bool tma_store = false) {
+  return std::min<int64_t>(8, (kSharedBytesPerBlock - 2048 - (tma_store ? kTmaStoreBytes : 0)) /
+                                  ((128 + tile_n) * 64 * 2));
 }
 
 /// The kernel's CUDA C++ for `shape`, its entry point spelled BRAZE_KERNEL_NAME.
@@ -90,6 +104,7 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
          constant("int", "kBlockK", shape.tile_k) + constant("int", "kStages", shape.stages) +
          constant("int", "kGroupM", shape.group_m) + constant("int", "kSplitK", shape.split_k) +
          constant("int", "kClusterM", shape.cluster_m) +
+         constant("bool", "kTmaStore", shape.tma_store) +
          constant("bool", "kAMnMajor", layout.a_mn_major) +
          constant("bool", "kBMnMajor", layout.b_mn_major) +
          constant("int", "kARank", layout.a_rank) + constant("int", "kBRank", layout.b_rank) +
@@ -102,6 +117,9 @@ constexpr unsigned kTileABytes = kBlockM * kBlockK * 2;
 constexpr unsigned kTileBBytes = kBlockN * kBlockK * 2;
 // One MN-major box: 64 rows of 128 bytes by kBlockK.
 constexpr unsigned kMnBoxBytes = 64 * kBlockK * 2;
+constexpr unsigned kRingBytes = kStages * (kTileABytes + kTileBBytes);
+// With kTmaStore: one chunk of C, 64 rows of 64 16-bit columns (128-byte swizzled rows).
+constexpr unsigned kChunkBytes = 64 * 128;
 using ASizes = braze::Tensor<unsigned short, kARank, IndexT>;
 using BSizes = braze::Tensor<unsigned short, kBRank, IndexT>;
 
@@ -240,8 +258,12 @@ constexpr unsigned kStepBytes = kMnMajor ? 16 * 128 : 32;
 
 extern "C" __global__ void __launch_bounds__(384, 1)
 BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
-                  const __grid_constant__ braze::TensorMap b,
+                  const __grid_constant__ braze::TensorMap b, )" +
+         (shape.tma_store ? "const __grid_constant__ braze::TensorMap c, " : "") + R"(
                   ASizes a_sizes, BSizes b_sizes BRAZE_EPILOGUE_PARAMETERS) {
+  // The map of the first output, which kTmaStore stores through shared memory.
+  const braze::TensorMap* c_map = )" +
+         (shape.tma_store ? "&c" : "nullptr") + R"(;
   extern __shared__ unsigned char shared_raw[];
   unsigned char* shared = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<unsigned long long>(shared_raw) + 1023) & ~1023ull);
@@ -313,6 +335,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
     const Problem p(a_sizes, b_sizes);
     const int consumer = braze::warpgroup::index() - 1;
     int it = 0;
+    int chunk = 0;  // kTmaStore: output chunks this consumer has stored
     for (int tile = blockIdx.x / kClusterCtas; tile < p.tiles();
          tile += gridDim.x / kClusterCtas) {
       float d[kBlockN / 2];
@@ -377,6 +400,47 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
                               min(cc, p.n - 2), pair BRAZE_EPILOGUE_ARGUMENTS);
           }
         }
+      } else if constexpr (kTmaStore) {
+        // 64-column chunks of this consumer's 64 rows leave through two buffers: each is
+        // written with stmatrix, then one thread stores it with a bulk tensor copy (clipped to
+        // C by the copy engine) while the next is written. stmatrix takes matrix q (rows + 8
+        // for odd q, the next 8 columns from q = 2) at the rows lanes 8q .. 8q + 7 address.
+        unsigned char* buffers = shared + kRingBytes + consumer * 2 * kChunkBytes;
+        const int lane = t % 32;
+        const int chunk_row = 16 * (t / 32) + 8 * ((lane / 8) % 2) + lane % 8;
+#pragma unroll
+        for (int c = 0; c < kBlockN / 64; ++c, ++chunk) {
+          unsigned char* buffer = buffers + (chunk % 2) * kChunkBytes;
+          // The copy issued from this buffer two chunks ago has read it.
+          if (t == 0) braze::tma::waitGroupRead<1>();
+          braze::namedBarrierSync(1 + consumer, 128);
+#pragma unroll
+          for (int jj = 0; jj < 8; jj += 2) {
+            unsigned fragment[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const int j = 8 * c + jj + q / 2;
+              const int r = row + 8 * (q % 2);
+              const int cc = col + 8 * j;
+              const float pair[2] = {d[4 * j + 2 * (q % 2)], d[4 * j + 2 * (q % 2) + 1]};
+              braze_staged_output staged;
+              braze_epilogue_staged(r < p.m && cc < p.n, )" +
+         batch_index + R"(min(r, p.m - 1),
+                                    min(cc, p.n - 2), pair, staged BRAZE_EPILOGUE_ARGUMENTS);
+              fragment[q] = *reinterpret_cast<const unsigned*>(&staged);
+            }
+            // 128-byte swizzle: the 16-byte unit u of row r sits at unit u ^ (r % 8).
+            const int unit = (jj + lane / 16) ^ (chunk_row % 8);
+            braze::storeMatrix<4>(buffer + chunk_row * 128 + unit * 16, fragment);
+          }
+          braze::fenceProxyAsyncShared();
+          braze::namedBarrierSync(1 + consumer, 128);
+          if (t == 0) {
+            braze::tma::store(c_map, buffer, n0 + 64 * c, m0 + 64 * consumer)" +
+         (layout.batched ? ", batch" : "") + R"();
+            braze::tma::commitGroup();
+          }
+        }
       } else {
 #pragma unroll
         for (int j = 0; j < kBlockN / 8; ++j) {
@@ -391,6 +455,10 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
           }
         }
       }
+    }
+    // The last chunks' copies finish before the block's shared memory goes.
+    if constexpr (kTmaStore) {
+      if (braze::warpgroup::threadRank() == 0) braze::tma::waitGroup<0>();
     }
     if constexpr (kClusterM > 1) braze::cluster::sync();
   }

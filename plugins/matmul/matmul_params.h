@@ -17,7 +17,7 @@ struct MatmulParams {
   /// The byte format (braze/sdk/param_codec.h): "BZMM", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZMM";
-  static constexpr uint8_t kFormatVersion = 4;
+  static constexpr uint8_t kFormatVersion = 5;
   static constexpr const char* kName = "matmul";
 
   /// Output rows and columns of one block's tile, and the depth of one copy along K.
@@ -39,6 +39,10 @@ struct MatmulParams {
   /// CTAs of a cluster that compute vertically adjacent tiles and share B's tile through
   /// multicast copies (1 or 2; 2 needs split_k 1 and tile_n 128 or 256).
   int64_t cluster_m = 1;
+  /// 1: the fusion's first output (16-bit, N a multiple of 8) leaves through shared memory in
+  /// bulk tensor copies that overlap the next tile; 0: every output is stored from registers.
+  /// Needs split_k 1.
+  int64_t tma_store = 0;
 
   bool operator==(const MatmulParams&) const = default;
 
@@ -53,6 +57,7 @@ struct MatmulParams {
     f("ctas", p.ctas);
     f("split_k", p.split_k);
     f("cluster_m", p.cluster_m);
+    f("tma_store", p.tma_store);
   }
 };
 

@@ -133,6 +133,13 @@ int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
+// The output the kernel can store through shared memory (MatmulParams::tma_store): the
+// fusion's first, when its elements are 16-bit (stmatrix moves 16-bit pairs).
+const TensorView* stagedOutput(const Fusion& fusion) {
+  const auto* out = fusion.outputs().front()->dynCast<TensorView>();
+  return out != nullptr && sizeInBytes(out->dtype()) == 2 ? out : nullptr;
+}
+
 }  // namespace
 
 std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
@@ -244,7 +251,11 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
       best.split_k = split;
     }
   }
-  best.stages = maxGemmStages(best.tile_n);
+  // The first output leaves through shared memory in bulk copies that overlap the next tile
+  // (the copy engine needs 16-byte row strides: N a multiple of 8). The split's epilogue
+  // gathers scattered column groups and stores from registers.
+  best.tma_store = best.split_k == 1 && size->n % 8 == 0 && stagedOutput(fusion) != nullptr ? 1 : 0;
+  best.stages = maxGemmStages(best.tile_n, best.tma_store != 0);
   // Pairs of CTAs sharing B (cluster_m = 2) are not chosen: on an H200 they ran as fast as
   // single CTAs from 1024 x 4096 x 4096 to 8192^3 (benchmarks/RESULTS.md); halving B's reads
   // from L2 does not shorten a kernel that L2 keeps fed.
@@ -277,6 +288,12 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
       << "matmul: cluster_m = " << params.cluster_m << " with split_k = " << params.split_k
       << ", tile_n = " << params.tile_n << " and " << params.ctas
       << " blocks; pairs sharing B take no split, tiles 128 or 256 wide and an even block count";
+  BRAZE_USER_CHECK((params.tma_store == 0 || params.tma_store == 1) &&
+                   (params.tma_store == 0 || (!split && stagedOutput(fusion) != nullptr)))
+      << "matmul: tma_store = " << params.tma_store << " with split_k = " << params.split_k
+      << "; 0 or 1, and 1 needs no split and a 16-bit first output ("
+      << fusion.outputs().front()->name() << " is " << toString(fusion.outputs().front()->dtype())
+      << ")";
   auto found = operandsOf(fusion);
   BRAZE_USER_CHECK(std::holds_alternative<Operands>(found))
       << "matmul: schedule() of a fusion canScheduleCompileTime refuses";
@@ -284,9 +301,10 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   BRAZE_USER_CHECK(!ops.layout.b_mn_major || params.tile_n % 64 == 0)
       << "matmul: tile_n = " << params.tile_n
       << " with b stored N-major; its tile is copied in boxes of 64 columns";
-  GemmShape shape{params.tile_m, params.tile_n,  params.tile_k,
-                  params.stages, params.group_m, ops.a->dtype() == DataType::Float16,
-                  ops.layout,    params.split_k, params.cluster_m};
+  GemmShape shape{params.tile_m,        params.tile_n,  params.tile_k,
+                  params.stages,        params.group_m, ops.a->dtype() == DataType::Float16,
+                  ops.layout,           params.split_k, params.cluster_m,
+                  params.tma_store != 0};
   BRAZE_USER_CHECK(gemmSharedBytes(shape) <= kSharedBytesPerBlock)
       << "matmul: a ring of " << params.stages << " stages needs " << gemmSharedBytes(shape)
       << " bytes of shared memory; an sm_90 block has 227 KiB";
@@ -323,6 +341,17 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
                             params.tile_n / params.cluster_m)},
                        {Kind::Tensor, ops.a, {}},
                        {Kind::Tensor, ops.b, {}}};
+  if (shape.tma_store) {
+    // C's map, after B's: boxes of 64 rows by 64 columns (128 bytes), one batch each.
+    auto* c = fusion.outputs().front()->as<TensorView>();
+    TensorMapParameter parameter{
+        .dims = {1, 0}, .box = {64, 64}, .swizzle = TensorMapParameter::Swizzle::Bytes128};
+    if (c->rank() == 3) {
+      parameter.dims = {2, 1, 0};
+      parameter.box.push_back(1);
+    }
+    kernel.parameters.insert(kernel.parameters.begin() + 2, {Kind::TensorMap, c, parameter});
+  }
   kernel.epilogue =
       KernelTemplate::Epilogue{.anchor = ops.out, .accumulator_bias = ops.bias, .vector = 2};
   const std::vector<IterDomain*> result = ops.out->logicalNoReductions();

@@ -12,7 +12,8 @@ namespace braze::codegen {
 
 struct EpilogueCode {
   /// `__device__ void braze_epilogue(long long i0, ..., const float (&values)[V], ...)` and
-  /// `braze_epilogue_if(bool store, long long i0, ...)`, which stores only where `store` holds.
+  /// `braze_epilogue_if(bool store, long long i0, ...)`, which stores only where `store` holds,
+  /// and braze_epilogue_staged, which hands the first output back (braze_staged_output).
   std::string function;
   /// What replaces BRAZE_EPILOGUE_PARAMETERS and BRAZE_EPILOGUE_ARGUMENTS in the template:
   /// ", braze::Tensor<float, 1, IndexT> e_T2, ..." and ", e_T2, ...".

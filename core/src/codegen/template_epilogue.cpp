@@ -323,57 +323,70 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
   // braze_epilogue_if stores only where `braze_store` holds and reads its inputs either way: a
   // template calls it with indices clamped into the anchor for elements outside it, so one
   // copy serves whole and edge tiles and the loads carry no branch. braze_epilogue stores
-  // always.
+  // always. braze_epilogue_staged hands the first output's values back instead of storing
+  // them, for a template that writes them through shared memory with bulk tensor copies.
   std::ostringstream os;
   std::string indices;
   for (int64_t d = 0; d < rank; ++d) indices += "long long i" + std::to_string(d) + ", ";
-  os << "__device__ __forceinline__ void braze_epilogue_if(bool braze_store, " << indices
-     << "const float (&values)[" << vector << "]" << code.parameters << ") {\n";
-  for (const TensorView* tv : outputs) {
-    os << "  braze::Vector<" << storageType(tv->dtype()) << ", " << vector << "> o_" << tv->name()
-       << ";\n";
-  }
-  os << "#pragma unroll\n  for (int v = 0; v < " << vector << "; ++v) {\n";
-  for (int64_t d = 0; d < rank; ++d) {
-    os << "    const long long j" << d << " = i" << d << (d == rank - 1 ? " + v" : "") << ";\n";
-  }
-  // Every tensor is held in its compute type (the anchor: the fp32 accumulator, not rounded to
-  // its dtype), as the reference evaluator holds intermediates; casts and stores round.
-  const auto local = [](const TensorView& tv) {
-    return "    const " + computeType(computeDtype(tv.dtype())) + " " + localName(tv) + " = ";
+  const TensorView& staged = *outputs.front();
+  const std::string staged_type =
+      "braze::Vector<" + storageType(staged.dtype()) + ", " + std::to_string(vector) + ">";
+  os << "using braze_staged_output = " << staged_type << ";\n\n";
+  const auto writeFunction = [&](const char* name, bool stage_first_output) {
+    os << "__device__ __forceinline__ void " << name << "(bool braze_store, " << indices
+       << "const float (&values)[" << vector << "]"
+       << (stage_first_output ? ", braze_staged_output& braze_staged" : "") << code.parameters
+       << ") {\n";
+    for (const TensorView* tv : outputs) {
+      os << "  braze::Vector<" << storageType(tv->dtype()) << ", " << vector << "> o_" << tv->name()
+         << ";\n";
+    }
+    os << "#pragma unroll\n  for (int v = 0; v < " << vector << "; ++v) {\n";
+    for (int64_t d = 0; d < rank; ++d) {
+      os << "    const long long j" << d << " = i" << d << (d == rank - 1 ? " + v" : "") << ";\n";
+    }
+    // Every tensor is held in its compute type (the anchor: the fp32 accumulator, not rounded
+    // to its dtype), as the reference evaluator holds intermediates; casts and stores round.
+    const auto local = [](const TensorView& tv) {
+      return "    const " + computeType(computeDtype(tv.dtype())) + " " + localName(tv) + " = ";
+    };
+    os << local(anchor) << "values[v]";
+    if (bias != nullptr) {
+      const std::string at = bias->axis(0)->isBroadcast() ? "0"
+                                                          : "j" + std::to_string(rank - 1) + " * " +
+                                                                paramName(*bias) + ".stride[0]";
+      Rendered element;
+      element.text = "braze::loadReadOnly(" + paramName(*bias) + ".data + " + at + ")";
+      element.dtype = bias->dtype();
+      os << " + " << convert(element, DataType::Float32);
+    }
+    os << ";\n";
+    for (const TensorView* tv : plan.inputs) {
+      Rendered element;
+      element.text = "braze::loadReadOnly(" + paramName(*tv) + ".data + " +
+                     inputOffset(*tv, plan.anchor_dims.at(tv)) + ")";
+      element.dtype = tv->dtype();
+      os << local(*tv) << convert(element, computeDtype(tv->dtype())) << ";\n";
+    }
+    for (const Expr* expr : plan.exprs) {
+      os << local(*expr->output(0)->as<TensorView>()) << exprValue(fusion, *expr) << ";\n";
+    }
+    for (const TensorView* tv : outputs) {
+      os << "    o_" << tv->name() << ".values[v] = " << localName(*tv) << ";\n";
+    }
+    os << "  }\n";
+    if (stage_first_output) os << "  braze_staged = o_" << staged.name() << ";\n";
+    os << "  if (!braze_store) return;\n";
+    for (const TensorView* tv : outputs) {
+      if (stage_first_output && tv == &staged) continue;
+      os << "  *reinterpret_cast<braze::Vector<" << storageType(tv->dtype()) << ", " << vector
+         << ">*>(" << paramName(*tv) << ".data + " << outputOffset(*tv, rank) << ") = o_"
+         << tv->name() << ";\n";
+    }
+    os << "}\n\n";
   };
-  os << local(anchor) << "values[v]";
-  if (bias != nullptr) {
-    const std::string at = bias->axis(0)->isBroadcast() ? "0"
-                                                        : "j" + std::to_string(rank - 1) + " * " +
-                                                              paramName(*bias) + ".stride[0]";
-    Rendered element;
-    element.text = "braze::loadReadOnly(" + paramName(*bias) + ".data + " + at + ")";
-    element.dtype = bias->dtype();
-    os << " + " << convert(element, DataType::Float32);
-  }
-  os << ";\n";
-  for (const TensorView* tv : plan.inputs) {
-    Rendered element;
-    element.text = "braze::loadReadOnly(" + paramName(*tv) + ".data + " +
-                   inputOffset(*tv, plan.anchor_dims.at(tv)) + ")";
-    element.dtype = tv->dtype();
-    os << local(*tv) << convert(element, computeDtype(tv->dtype())) << ";\n";
-  }
-  for (const Expr* expr : plan.exprs) {
-    os << local(*expr->output(0)->as<TensorView>()) << exprValue(fusion, *expr) << ";\n";
-  }
-  for (const TensorView* tv : outputs) {
-    os << "    o_" << tv->name() << ".values[v] = " << localName(*tv) << ";\n";
-  }
-  os << "  }\n";
-  os << "  if (!braze_store) return;\n";
-  for (const TensorView* tv : outputs) {
-    os << "  *reinterpret_cast<braze::Vector<" << storageType(tv->dtype()) << ", " << vector
-       << ">*>(" << paramName(*tv) << ".data + " << outputOffset(*tv, rank) << ") = o_"
-       << tv->name() << ";\n";
-  }
-  os << "}\n\n";
+  writeFunction("braze_epilogue_if", false);
+  writeFunction("braze_epilogue_staged", true);
   os << "__device__ __forceinline__ void braze_epilogue(" << indices << "const float (&values)["
      << vector << "]" << code.parameters << ") {\n  braze_epilogue_if(true, ";
   for (int64_t d = 0; d < rank; ++d) os << "i" << d << ", ";

@@ -166,9 +166,10 @@ TEST_F(MatmulExecutionGpuTest, BatchedEpilogueMatchesTheReference) {
   EXPECT_EQ(described.find("braze::pointwise"), std::string::npos) << described;
 }
 
-// Every tile width, K split and pair sharing B the heuristics can choose, forced on a few
-// layouts with an uneven split of K (29 steps) and an odd number of tile rows (a pair's second
-// tile outside C), launched directly, against the reference.
+// Every tile width, K split, pair sharing B and way of storing C the heuristics can choose,
+// forced on a few layouts with an uneven split of K (29 steps), an odd number of tile rows (a
+// pair's second tile outside C) and C's tails clipped by the bulk-copy store, launched
+// directly, against the reference.
 TEST_F(MatmulExecutionGpuTest, EveryTileWidthAndSplitMatchesTheReference) {
   const std::vector<test::LayoutCase> layouts = test::layoutCases();
   test::RandomTensors random(59);
@@ -176,21 +177,25 @@ TEST_F(MatmulExecutionGpuTest, EveryTileWidthAndSplitMatchesTheReference) {
     const test::LayoutCase& layout = layouts[which];
     const std::vector<HostTensor> inputs =
         layout.inputs(random, DataType::BFloat16, 2, 304, 328, 1800);
-    for (const auto& [tile_n, split_k, cluster_m] :
-         std::vector<std::array<int64_t, 3>>{{256, 1, 1},
-                                             {192, 1, 1},
-                                             {128, 2, 1},
-                                             {64, 4, 1},
-                                             {256, 8, 1},
-                                             {192, 2, 1},
-                                             {256, 1, 2},
-                                             {128, 1, 2}}) {
+    for (const auto& [tile_n, split_k, cluster_m, tma_store] :
+         std::vector<std::array<int64_t, 4>>{{256, 1, 1, 1},
+                                             {256, 1, 1, 0},
+                                             {192, 1, 1, 1},
+                                             {128, 1, 1, 0},
+                                             {64, 1, 1, 1},
+                                             {128, 2, 1, 0},
+                                             {64, 4, 1, 0},
+                                             {256, 8, 1, 0},
+                                             {192, 2, 1, 0},
+                                             {256, 1, 2, 1},
+                                             {128, 1, 2, 0}}) {
       auto fusion = layout.build(DataType::BFloat16);
       matmul_scheduler::MatmulParams params;
       params.tile_n = tile_n;
       params.split_k = split_k;
       params.cluster_m = cluster_m;
-      params.stages = matmul_scheduler::maxGemmStages(tile_n);
+      params.tma_store = tma_store;
+      params.stages = matmul_scheduler::maxGemmStages(tile_n, tma_store != 0);
       params.ctas = split_k > 1 ? 0 : 6;  // persistent blocks walk several tiles each
       matmul_scheduler::schedule(*fusion, params);
       GeneratedKernel kernel = generateCuda(*fusion);

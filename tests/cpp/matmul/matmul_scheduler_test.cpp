@@ -82,7 +82,7 @@ TEST(MatmulSchedulerTest, ParamsRoundTripAndOlderFormatsAreRefused) {
   const matmul_scheduler::MatmulParams params =
       matmul_scheduler::computeHeuristics(*fusion, infoFor(1024, 1024, 8192));
   EXPECT_EQ(matmul_scheduler::decodeParams(matmul_scheduler::encodeParams(params)), params);
-  for (const uint8_t version : {1, 2, 3}) {  // before `ctas`, `split_k`, `cluster_m`
+  for (const uint8_t version : {1, 2, 3, 4}) {  // before ctas, split_k, cluster_m, tma_store
     std::vector<uint8_t> older = matmul_scheduler::encodeParams(params);
     older[4] = version;
     try {
@@ -97,28 +97,30 @@ TEST(MatmulSchedulerTest, ParamsRoundTripAndOlderFormatsAreRefused) {
 
 // The heuristics' choice for a table of shapes on an H100 (132 SMs): the widest tile on
 // anything that fills the GPU, narrower tiles and K split over a cluster when few tiles leave
-// SMs idle and K is long, as many stages as shared memory holds, no pairs sharing B (they
-// measured no faster).
+// SMs idle and K is long, as many stages as shared memory holds beside the output chunks of
+// the bulk-copy store (without a split, N a multiple of 8), no pairs sharing B (they measured
+// no faster).
 TEST(MatmulSchedulerTest, HeuristicsForATableOfShapes) {
   struct Expected {
     int64_t batches, m, n, k;
-    int64_t tile_n, split_k, stages, ctas;
+    int64_t tile_n, split_k, stages, ctas, tma_store;
   };
   const int64_t sms = driver::h100Properties().sm_count;
   ASSERT_EQ(sms, 132);
   const std::vector<Expected> table = {
-      {1, 8192, 8192, 8192, 256, 1, 4, sms},   // many waves: the widest tile
-      {1, 4096, 11008, 4096, 256, 1, 4, sms},  // 10.4 waves of 256-wide tiles
-      {1, 1024, 4096, 4096, 256, 1, 4, sms},   // 128 tiles: one wave as it is
-      {1, 1024, 8192, 28672, 256, 1, 4, sms},  // 256 tiles, two full waves
-      {32, 512, 512, 512, 256, 1, 4, sms},     // a batch of small products fills the GPU
-      {1, 1024, 1024, 8192, 128, 2, 7, 0},     // 64 tiles, 128 K steps: split 2 ways
-      {1, 1024, 2304, 4096, 192, 1, 5, sms},   // 96 tiles 192 wide beat 72 of 256
-      {1, 1024, 1536, 4096, 192, 2, 5, 0},     // 64 tiles 192 wide, split 2 ways
-      {1, 512, 512, 16384, 128, 4, 7, 0},      // 16 tiles, 256 K steps: split 4 ways
-      {1, 256, 512, 4096, 64, 4, 8, 0},        // 16 narrow tiles split 4 ways
-      {1, 256, 256, 8192, 64, 8, 8, 0},        // 8 tiles, 128 K steps: split 8 ways
-      {1, 256, 64, 256, 64, 1, 8, sms},        // 4 K steps: too short to split
+      {1, 8192, 8192, 8192, 256, 1, 4, sms, 1},   // many waves: the widest tile
+      {1, 4096, 11008, 4096, 256, 1, 4, sms, 1},  // 10.4 waves of 256-wide tiles
+      {1, 4096, 4094, 4096, 256, 1, 4, sms, 0},   // rows of 8188 bytes: no bulk-copy store
+      {1, 1024, 4096, 4096, 256, 1, 4, sms, 1},   // 128 tiles: one wave as it is
+      {1, 1024, 8192, 28672, 256, 1, 4, sms, 1},  // 256 tiles, two full waves
+      {32, 512, 512, 512, 256, 1, 4, sms, 1},     // a batch of small products fills the GPU
+      {1, 1024, 1024, 8192, 128, 2, 7, 0, 0},     // 64 tiles, 128 K steps: split 2 ways
+      {1, 1024, 2304, 4096, 192, 1, 4, sms, 1},   // 96 tiles 192 wide beat 72 of 256
+      {1, 1024, 1536, 4096, 192, 2, 5, 0, 0},     // 64 tiles 192 wide, split 2 ways
+      {1, 512, 512, 16384, 128, 4, 7, 0, 0},      // 16 tiles, 256 K steps: split 4 ways
+      {1, 256, 512, 4096, 64, 4, 8, 0, 0},        // 16 narrow tiles split 4 ways
+      {1, 256, 256, 8192, 64, 8, 8, 0, 0},        // 8 tiles, 128 K steps: split 8 ways
+      {1, 256, 64, 256, 64, 1, 8, sms, 1},        // 4 K steps: too short to split
   };
   for (const Expected& row : table) {
     SCOPED_TRACE(std::to_string(row.batches) + " x " + std::to_string(row.m) + " x " +
@@ -141,6 +143,7 @@ TEST(MatmulSchedulerTest, HeuristicsForATableOfShapes) {
     EXPECT_EQ(params.stages, row.stages);
     EXPECT_EQ(params.ctas, row.ctas);
     EXPECT_EQ(params.cluster_m, 1);
+    EXPECT_EQ(params.tma_store, row.tma_store);
   }
 }
 
@@ -239,11 +242,14 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
     ASSERT_NE(fusion->kernelTemplate(), nullptr);
     const GeneratedKernel kernel = generateCuda(*fusion);
     using Kind = KernelParameter::Kind;
-    ASSERT_EQ(kernel.parameters.size(), 5u);
+    // A's and B's maps, the output's (the bulk-copy store), A and B, the output.
+    ASSERT_EQ(kernel.parameters.size(), 6u);
     EXPECT_EQ(kernel.parameters[0].kind, Kind::InputTensorMap);
     EXPECT_EQ(kernel.parameters[1].kind, Kind::InputTensorMap);
     EXPECT_EQ(kernel.parameters[1].fusion_position, 1);
-    EXPECT_EQ(kernel.parameters[4].kind, Kind::OutputTensor);
+    EXPECT_EQ(kernel.parameters[2].kind, Kind::OutputTensorMap);
+    EXPECT_EQ(kernel.parameters[2].fusion_position, 0);
+    EXPECT_EQ(kernel.parameters[5].kind, Kind::OutputTensor);
     EXPECT_TRUE(kernel.arch_specific);
     EXPECT_EQ(kernel.source.find("BRAZE_KERNEL_NAME"), std::string::npos);
     // A clone keeps the template, on its own tensors.
@@ -262,7 +268,51 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
                 std::string::npos)
           << sass;
       EXPECT_EQ(test::countInstructions(sass, "UTMALDG"), 2) << sass;
+      // The tile leaves in four 64-column chunks per consumer, written with stmatrix (4 x 4
+      // matrices each) and stored by bulk copies, none from registers.
+      EXPECT_EQ(test::countInstructions(sass, "UTMASTG"), 4) << sass;
+      EXPECT_EQ(test::countInstructions(sass, "STSM"), 16) << sass;
+      EXPECT_EQ(test::countInstructions(sass, "STG"), 0) << sass;
     }
+  }
+}
+
+// The bulk-copy store takes the first output when it is 16-bit and the tile is not split;
+// forced otherwise, schedule() says why. With an fp32 first output, the epilogue stores every
+// output from registers.
+TEST(MatmulSchedulerTest, TheBulkCopyStoreNeedsA16BitFirstOutputAndNoSplit) {
+  const auto widened = [] {
+    auto fusion = linearFusion(DataType::BFloat16);
+    fusion->replaceOutput(fusion->outputs()[0],
+                          cast(fusion->outputs()[0]->as<TensorView>(), DataType::Float32));
+    return fusion;
+  };
+  auto fusion = widened();
+  matmul_scheduler::MatmulParams params =
+      matmul_scheduler::computeHeuristics(*fusion, infoFor(8192, 8192, 8192));
+  EXPECT_EQ(params.tma_store, 0);
+  matmul_scheduler::MatmulParams forced = params;
+  forced.tma_store = 1;
+  EXPECT_THROW(matmul_scheduler::schedule(*widened(), forced), Error);
+  auto split = linearFusion(DataType::BFloat16);
+  forced = matmul_scheduler::computeHeuristics(*split, infoFor(512, 512, 16384));
+  ASSERT_EQ(forced.split_k, 4);
+  forced.tma_store = 1;
+  try {
+    matmul_scheduler::schedule(*split, forced);
+    ADD_FAILURE() << "a split with the bulk-copy store was scheduled";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("tma_store = 1 with split_k = 4"), std::string::npos)
+        << error.what();
+  }
+  matmul_scheduler::schedule(*fusion, params);
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                          {.arch = driver::GpuArch{9, 0, true}});
+  if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
+    const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+    EXPECT_EQ(test::countInstructions(sass, "UTMASTG"), 0) << sass;
+    EXPECT_GT(test::countInstructions(sass, "STG"), 0) << sass;
   }
 }
 

@@ -17,7 +17,11 @@
 // braze_epilogue_if(bool store, i0, ..., values ...), which stores only where `store` holds
 // but reads its inputs either way: a template that calls it with indices clamped into the
 // anchor for elements outside it needs one copy of the epilogue for whole and edge tiles, and
-// the epilogue's loads carry no branch.
+// the epilogue's loads carry no branch. braze_epilogue_staged(bool store, i0, ...,
+// values, braze_staged_output& staged ...) is braze_epilogue_if with the fusion's first output
+// handed back in `staged` (a braze::Vector of its storage type, `vector` wide) instead of
+// stored: a template that writes that output through shared memory with bulk tensor copies
+// (tails clipped by the copy engine) calls it and stores the rest as braze_epilogue_if would.
 
 #include <optional>
 #include <string>
