@@ -69,6 +69,8 @@ struct GemmShape {
   /// 64-column chunks with stmatrix and one thread stores each with a bulk tensor copy, which
   /// runs on while the consumers go on to the next tile. Without a split only.
   bool tma_store = false;
+  /// MatmulParams::vector_inputs: fusion inputs the epilogue loads in pairs.
+  uint64_t vector_inputs = 0;
 };
 
 /// Shared memory an sm_90 block may opt into.
@@ -105,6 +107,8 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
          constant("int", "kGroupM", shape.group_m) + constant("int", "kSplitK", shape.split_k) +
          constant("int", "kClusterM", shape.cluster_m) +
          constant("bool", "kTmaStore", shape.tma_store) +
+         constant("unsigned long long", "kVectorInputs",
+                  static_cast<int64_t>(shape.vector_inputs)) +
          constant("bool", "kAMnMajor", layout.a_mn_major) +
          constant("bool", "kBMnMajor", layout.b_mn_major) +
          constant("int", "kARank", layout.a_rank) + constant("int", "kBRank", layout.b_rank) +
@@ -395,7 +399,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
             const int r = row + 8 * half;
             const int cc = col + 8 * (jj * kSplitK + split);
             const float pair[2] = {sums[4 * jj + 2 * half], sums[4 * jj + 2 * half + 1]};
-            braze_epilogue_if(r < p.m && cc < p.n, )" +
+            braze_epilogue_if<kVectorInputs>(r < p.m && cc < p.n, )" +
          batch_index + R"(min(r, p.m - 1),
                               min(cc, p.n - 2), pair BRAZE_EPILOGUE_ARGUMENTS);
           }
@@ -424,7 +428,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
               const int cc = col + 8 * j;
               const float pair[2] = {d[4 * j + 2 * (q % 2)], d[4 * j + 2 * (q % 2) + 1]};
               braze_staged_output staged;
-              braze_epilogue_staged(r < p.m && cc < p.n, )" +
+              braze_epilogue_staged<kVectorInputs>(r < p.m && cc < p.n, )" +
          batch_index + R"(min(r, p.m - 1),
                                     min(cc, p.n - 2), pair, staged BRAZE_EPILOGUE_ARGUMENTS);
               fragment[q] = *reinterpret_cast<const unsigned*>(&staged);
@@ -449,7 +453,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
             const int r = row + 8 * half;
             const int cc = col + 8 * j;
             const float pair[2] = {d[4 * j + 2 * half], d[4 * j + 2 * half + 1]};
-            braze_epilogue_if(r < p.m && cc < p.n, )" +
+            braze_epilogue_if<kVectorInputs>(r < p.m && cc < p.n, )" +
          batch_index + R"(min(r, p.m - 1),
                               min(cc, p.n - 2), pair BRAZE_EPILOGUE_ARGUMENTS);
           }

@@ -43,6 +43,9 @@ struct MatmulParams {
   /// bulk tensor copies that overlap the next tile; 0: every output is stored from registers.
   /// Needs split_k 1.
   int64_t tma_store = 0;
+  /// Bit k set: fusion input k, read by the epilogue, has stride 1 along its innermost dim and
+  /// even strides elsewhere and starts 4-byte aligned, so the epilogue loads pairs of it.
+  int64_t vector_inputs = 0;
 
   bool operator==(const MatmulParams&) const = default;
 
@@ -58,6 +61,7 @@ struct MatmulParams {
     f("split_k", p.split_k);
     f("cluster_m", p.cluster_m);
     f("tma_store", p.tma_store);
+    f("vector_inputs", p.vector_inputs);
   }
 };
 

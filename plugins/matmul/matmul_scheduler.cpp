@@ -256,6 +256,22 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
   // gathers scattered column groups and stores from registers.
   best.tma_store = best.split_k == 1 && size->n % 8 == 0 && stagedOutput(fusion) != nullptr ? 1 : 0;
   best.stages = maxGemmStages(best.tile_n, best.tma_store != 0);
+  // The epilogue loads pairs of inputs with unit innermost stride, even strides elsewhere and
+  // a 4-byte aligned start (the pairs it reads start at even columns): one load instead of two.
+  const Operands& ops = std::get<Operands>(found);
+  for (size_t k = 0; k < info.arguments.size() && k < 64; ++k) {
+    const Val* input = fusion.inputs()[k];
+    if (input == ops.a || input == ops.b || input == ops.bias) continue;
+    const auto* tensor = std::get_if<TensorArgumentInfo>(&info.arguments[k]);
+    if (tensor == nullptr || tensor->sizes.empty() ||
+        tensor->strides.size() != tensor->sizes.size() || tensor->strides.back() != 1 ||
+        vectorAlignment(info, k) < 2 * sizeInBytes(tensor->dtype))
+      continue;
+    bool even = true;
+    for (size_t d = 0; d + 1 < tensor->strides.size(); ++d)
+      even = even && (tensor->sizes[d] == 1 || tensor->strides[d] % 2 == 0);
+    if (even) best.vector_inputs |= int64_t{1} << k;
+  }
   // Pairs of CTAs sharing B (cluster_m = 2) are not chosen: on an H200 they ran as fast as
   // single CTAs from 1024 x 4096 x 4096 to 8192^3 (benchmarks/RESULTS.md); halving B's reads
   // from L2 does not shorten a kernel that L2 keeps fed.
@@ -301,10 +317,17 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   BRAZE_USER_CHECK(!ops.layout.b_mn_major || params.tile_n % 64 == 0)
       << "matmul: tile_n = " << params.tile_n
       << " with b stored N-major; its tile is copied in boxes of 64 columns";
-  GemmShape shape{params.tile_m,        params.tile_n,  params.tile_k,
-                  params.stages,        params.group_m, ops.a->dtype() == DataType::Float16,
-                  ops.layout,           params.split_k, params.cluster_m,
-                  params.tma_store != 0};
+  GemmShape shape{params.tile_m,
+                  params.tile_n,
+                  params.tile_k,
+                  params.stages,
+                  params.group_m,
+                  ops.a->dtype() == DataType::Float16,
+                  ops.layout,
+                  params.split_k,
+                  params.cluster_m,
+                  params.tma_store != 0,
+                  static_cast<uint64_t>(params.vector_inputs)};
   BRAZE_USER_CHECK(gemmSharedBytes(shape) <= kSharedBytesPerBlock)
       << "matmul: a ring of " << params.stages << " stages needs " << gemmSharedBytes(shape)
       << " bytes of shared memory; an sm_90 block has 227 KiB";

@@ -332,7 +332,22 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
   const std::string staged_type =
       "braze::Vector<" + storageType(staged.dtype()) + ", " + std::to_string(vector) + ">";
   os << "using braze_staged_output = " << staged_type << ";\n\n";
+  // Inputs whose innermost dim is the anchor's may be read `vector` elements at a time: where
+  // bit k of the functions' template argument braze_vector_inputs is set, the caller vouches
+  // that fusion input k has stride 1 there and its groups of `vector` are aligned.
+  std::vector<const TensorView*> vectorizable;
+  for (const TensorView* tv : plan.inputs) {
+    const std::vector<int64_t>& dims = plan.anchor_dims.at(tv);
+    const int64_t bytes = vector * sizeInBytes(tv->dtype());
+    if (vector > 1 && (bytes == 2 || bytes == 4 || bytes == 8) && !dims.empty() &&
+        dims.back() == rank - 1 && !tv->axis(tv->rank() - 1)->isBroadcast())
+      vectorizable.push_back(tv);
+  }
+  const auto isVectorInput = [&](const TensorView& tv) {
+    return "((braze_vector_inputs >> " + std::to_string(fusion.inputIndex(&tv)) + ") & 1)";
+  };
   const auto writeFunction = [&](const char* name, bool stage_first_output) {
+    os << "template <unsigned long long braze_vector_inputs = 0>\n";
     os << "__device__ __forceinline__ void " << name << "(bool braze_store, " << indices
        << "const float (&values)[" << vector << "]"
        << (stage_first_output ? ", braze_staged_output& braze_staged" : "") << code.parameters
@@ -340,6 +355,16 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
     for (const TensorView* tv : outputs) {
       os << "  braze::Vector<" << storageType(tv->dtype()) << ", " << vector << "> o_" << tv->name()
          << ";\n";
+    }
+    for (const TensorView* tv : vectorizable) {
+      const std::string type =
+          "braze::Vector<" + storageType(tv->dtype()) + ", " + std::to_string(vector) + ">";
+      os << "  " << type << " g_" << tv->name() << ";\n  if constexpr " << isVectorInput(*tv)
+         << " {\n";
+      for (int64_t d = 0; d < rank; ++d) os << "    const long long j" << d << " = i" << d << ";\n";
+      os << "    g_" << tv->name() << " = braze::loadReadOnly(reinterpret_cast<const " << type
+         << "*>(" << paramName(*tv) << ".data + " << inputOffset(*tv, plan.anchor_dims.at(tv))
+         << "));\n  }\n";
     }
     os << "#pragma unroll\n  for (int v = 0; v < " << vector << "; ++v) {\n";
     for (int64_t d = 0; d < rank; ++d) {
@@ -365,6 +390,9 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
       Rendered element;
       element.text = "braze::loadReadOnly(" + paramName(*tv) + ".data + " +
                      inputOffset(*tv, plan.anchor_dims.at(tv)) + ")";
+      if (std::find(vectorizable.begin(), vectorizable.end(), tv) != vectorizable.end())
+        element.text =
+            "(" + isVectorInput(*tv) + " ? g_" + tv->name() + ".values[v] : " + element.text + ")";
       element.dtype = tv->dtype();
       os << local(*tv) << convert(element, computeDtype(tv->dtype())) << ";\n";
     }

@@ -277,6 +277,35 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
   }
 }
 
+// An epilogue input with unit stride along N, even strides elsewhere and an aligned start is
+// loaded in pairs (one 4-byte load per pair of columns); one stored N-major is loaded element
+// by element.
+TEST(MatmulSchedulerTest, EpilogueInputsWithUnitStrideAreLoadedInPairs) {
+  const test::EpilogueCase residual = test::epilogueCases()[2];
+  ASSERT_EQ(residual.name, "relu_residual");
+  for (const bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed ? "residual stored N-major" : "residual row-major");
+    auto fusion = residual.build(DataType::BFloat16);
+    SchedulerRuntimeInfo info =
+        contiguousRuntimeInfo(*fusion, {{4096, 4096}, {4096, 4096}, {4096, 4096}});
+    if (transposed) std::get<TensorArgumentInfo>(info.arguments[2]).strides = {1, 4096};
+    const matmul_scheduler::MatmulParams params =
+        matmul_scheduler::computeHeuristics(*fusion, info);
+    EXPECT_EQ(params.vector_inputs, transposed ? 0 : 1 << 2);  // input 2: the residual
+    matmul_scheduler::schedule(*fusion, params);
+    const GeneratedKernel kernel = generateCuda(*fusion);
+    const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                            {.arch = driver::GpuArch{9, 0, true}});
+    EXPECT_LE(compiled.resources().spill_store_bytes, 16) << compiled.compileLog();
+    if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
+      const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+      // 128 x 256 tile: 64 pairs per consumer thread.
+      EXPECT_EQ(test::countInstructions(sass, "LDG.E.CONSTANT"), transposed ? 0 : 64) << sass;
+      EXPECT_EQ(test::countInstructions(sass, "LDG.E.U16.CONSTANT"), transposed ? 128 : 0) << sass;
+    }
+  }
+}
+
 // The bulk-copy store takes the first output when it is 16-bit and the tile is not split;
 // forced otherwise, schedule() says why. With an fp32 first output, the epilogue stores every
 // output from registers.

@@ -22,6 +22,10 @@
 // handed back in `staged` (a braze::Vector of its storage type, `vector` wide) instead of
 // stored: a template that writes that output through shared memory with bulk tensor copies
 // (tails clipped by the copy engine) calls it and stores the rest as braze_epilogue_if would.
+// Both take a template argument, braze_vector_inputs (default 0): where its bit k is set, the
+// caller vouches that fusion input k has stride 1 along its innermost dim and that the groups
+// of `vector` elements it reads are aligned to their size, and an input read along the
+// anchor's innermost dim is then loaded a group at a time instead of element by element.
 
 #include <optional>
 #include <string>
