@@ -195,11 +195,16 @@ def test_matmul_params_are_edited_by_name():
     ok, reason = fd.sched.can_schedule("matmul", [a, b])
     assert ok, reason
     params = fd.sched.compute_heuristics("matmul", [a, b])
-    assert {"tile_n", "stages", "split_k", "cluster_m", "ctas"} <= set(params.fields())
+    assert {"tile_n", "stages", "split_k", "cluster_m", "ctas", "tma_store"} <= set(params.fields())
     assert params.tile_m == 128
     params.tile_n = 128
     params.split_k = 2
     params.ctas = 0
+    # A split's CTAs gather scattered column groups: C cannot leave through shared memory.
+    params.tma_store = 1
+    with pytest.raises(braze.Error, match="tma_store = 1 with split_k = 2"):
+        fd.sched.schedule(params)
+    params.tma_store = 0
     # The heuristics chose a narrower tile with more stages than a 128-wide tile's ring fits.
     with pytest.raises(braze.Error, match="stages needs .* bytes of shared memory"):
         fd.sched.schedule(params)
