@@ -30,10 +30,10 @@
 // size is 1 (broadcast).
 //
 // K tails read zeros (the copy engine fills outside the tensor); M and N tails are predicated
-// epilogue calls. N must be even (outputs are stored in pairs); every stride but the innermost
-// a multiple of 16 bytes (the copy engine's rule). Parameters: the map of A, the map of B, with
-// tma_store the map of the first output (64 x 64 boxes, 128-byte swizzle), A (for its sizes),
-// B (for its sizes), then the epilogue's.
+// epilogue calls. An odd N takes epilogue calls of one column (epilogue_vector 1) instead of
+// pairs; every stride but the innermost a multiple of 16 bytes (the copy engine's rule).
+// Parameters: the map of A, the map of B, with tma_store the map of the first output (64 x 64
+// boxes, 128-byte swizzle), A (for its sizes), B (for its sizes), then the epilogue's.
 
 #include <algorithm>
 #include <cstdint>
@@ -71,6 +71,8 @@ struct GemmShape {
   bool tma_store = false;
   /// MatmulParams::vector_inputs: fusion inputs the epilogue loads in pairs.
   uint64_t vector_inputs = 0;
+  /// Columns per epilogue call: 2 (pairs, N even) or 1 (N odd; no tma_store).
+  int64_t epilogue_vector = 2;
 };
 
 /// Shared memory an sm_90 block may opt into.
@@ -107,6 +109,7 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
          constant("int", "kGroupM", shape.group_m) + constant("int", "kSplitK", shape.split_k) +
          constant("int", "kClusterM", shape.cluster_m) +
          constant("bool", "kTmaStore", shape.tma_store) +
+         constant("int", "kEpilogueVector", shape.epilogue_vector) +
          constant("unsigned long long", "kVectorInputs",
                   static_cast<int64_t>(shape.vector_inputs)) +
          constant("bool", "kAMnMajor", layout.a_mn_major) +
@@ -255,6 +258,46 @@ __device__ __forceinline__ void gatherSplits(const float (&d)[kCount],
   braze::cluster::sync();
 }
 
+// Hands columns cc and cc + 1 of row r to the epilogue, which stores them from registers: as a
+// pair (kVector 2, N even), or one at a time (kVector 1, N odd). Elements outside C are computed
+// at the nearest element inside (so every load is in bounds and none waits on a branch) and not
+// stored.
+template <int kVector>
+__device__ __forceinline__ void storePair(const Problem& p, )" +
+         (layout.batched ? "int batch, " : "") + R"(int r, int cc, float x0,
+                                          float x1 BRAZE_EPILOGUE_PARAMETERS) {
+  if constexpr (kVector == 2) {
+    const float pair[kVector] = {x0, x1};  // sized by kVector: checked only where used
+    braze_epilogue_if<kVectorInputs>(r < p.m && cc + 1 < p.n, )" +
+         batch_index + R"(min(r, p.m - 1), min(cc, p.n - 2),
+                                     pair BRAZE_EPILOGUE_ARGUMENTS);
+  } else {
+    const float first[kVector] = {x0};
+    const float second[kVector] = {x1};
+    braze_epilogue_if<kVectorInputs>(r < p.m && cc < p.n, )" +
+         batch_index + R"(min(r, p.m - 1), min(cc, p.n - 1),
+                                     first BRAZE_EPILOGUE_ARGUMENTS);
+    braze_epilogue_if<kVectorInputs>(r < p.m && cc + 1 < p.n, )" +
+         batch_index + R"(min(r, p.m - 1),
+                                     min(cc + 1, p.n - 1), second BRAZE_EPILOGUE_ARGUMENTS);
+  }
+}
+
+// The first output's values at columns cc and cc + 1 of row r, packed for stmatrix (kTmaStore,
+// which takes pairs only); the epilogue stores the other outputs. A template, so that a kernel
+// of single columns never compiles the call.
+template <int kVector>
+__device__ __forceinline__ unsigned stagePair(const Problem& p, )" +
+         (layout.batched ? "int batch, " : "") + R"(int r, int cc, float x0,
+                                              float x1 BRAZE_EPILOGUE_PARAMETERS) {
+  const float pair[kVector] = {x0, x1};
+  braze_staged_output staged;
+  braze_epilogue_staged<kVectorInputs>(r < p.m && cc < p.n, )" +
+         batch_index + R"(min(r, p.m - 1), min(cc, p.n - 2), pair,
+                                       staged BRAZE_EPILOGUE_ARGUMENTS);
+  return *reinterpret_cast<const unsigned*>(&staged);
+}
+
 // How far one k16 step moves a descriptor: 16 elements along a swizzled row (K-major), or 16
 // rows of 128 bytes (MN-major).
 template <bool kMnMajor>
@@ -384,9 +427,8 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
       // d[4 j + q]: row 16 w + l / 4 + 8 (q / 2), column 8 j + 2 (l % 4) + q % 2.
       const int row = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
       const int col = n0 + 2 * (t % 4);
-      // One copy of the epilogue for whole and edge tiles: pairs outside C are computed at
-      // the nearest pair inside (so every load is in bounds and none waits on a branch) and not
-      // stored. N is even, so the last pair starts at n - 2.
+      // One copy of the epilogue for whole and edge tiles (storePair and the chunks below
+      // compute elements outside C at the nearest element inside and do not store them).
       if constexpr (kSplitK > 1) {
         // This CTA's column groups of the whole tile's sums.
         const int split = int(braze::cluster::ctaRank());
@@ -398,10 +440,9 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
           for (int half = 0; half < 2; ++half) {
             const int r = row + 8 * half;
             const int cc = col + 8 * (jj * kSplitK + split);
-            const float pair[2] = {sums[4 * jj + 2 * half], sums[4 * jj + 2 * half + 1]};
-            braze_epilogue_if<kVectorInputs>(r < p.m && cc < p.n, )" +
-         batch_index + R"(min(r, p.m - 1),
-                              min(cc, p.n - 2), pair BRAZE_EPILOGUE_ARGUMENTS);
+            storePair<kEpilogueVector>(p, )" +
+         batch_index + R"(r, cc, sums[4 * jj + 2 * half],
+                                       sums[4 * jj + 2 * half + 1] BRAZE_EPILOGUE_ARGUMENTS);
           }
         }
       } else if constexpr (kTmaStore) {
@@ -426,12 +467,10 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
               const int j = 8 * c + jj + q / 2;
               const int r = row + 8 * (q % 2);
               const int cc = col + 8 * j;
-              const float pair[2] = {d[4 * j + 2 * (q % 2)], d[4 * j + 2 * (q % 2) + 1]};
-              braze_staged_output staged;
-              braze_epilogue_staged<kVectorInputs>(r < p.m && cc < p.n, )" +
-         batch_index + R"(min(r, p.m - 1),
-                                    min(cc, p.n - 2), pair, staged BRAZE_EPILOGUE_ARGUMENTS);
-              fragment[q] = *reinterpret_cast<const unsigned*>(&staged);
+              fragment[q] = stagePair<kEpilogueVector>(p, )" +
+         batch_index + R"(r, cc, d[4 * j + 2 * (q % 2)],
+                                                       d[4 * j + 2 * (q % 2) + 1]
+                                                           BRAZE_EPILOGUE_ARGUMENTS);
             }
             // 128-byte swizzle: the 16-byte unit u of row r sits at unit u ^ (r % 8).
             const int unit = (jj + lane / 16) ^ (chunk_row % 8);
@@ -452,10 +491,9 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
           for (int half = 0; half < 2; ++half) {
             const int r = row + 8 * half;
             const int cc = col + 8 * j;
-            const float pair[2] = {d[4 * j + 2 * half], d[4 * j + 2 * half + 1]};
-            braze_epilogue_if<kVectorInputs>(r < p.m && cc < p.n, )" +
-         batch_index + R"(min(r, p.m - 1),
-                              min(cc, p.n - 2), pair BRAZE_EPILOGUE_ARGUMENTS);
+            storePair<kEpilogueVector>(p, )" +
+         batch_index + R"(r, cc, d[4 * j + 2 * half],
+                                       d[4 * j + 2 * half + 1] BRAZE_EPILOGUE_ARGUMENTS);
           }
         }
       }

@@ -46,6 +46,10 @@ struct MatmulParams {
   /// Bit k set: fusion input k, read by the epilogue, has stride 1 along its innermost dim and
   /// even strides elsewhere and starts 4-byte aligned, so the epilogue loads pairs of it.
   int64_t vector_inputs = 0;
+  /// Columns the epilogue stores per call: 2 (pairs; N even) or 1 (an odd N, e.g. a vocabulary
+  /// projection). The heuristics follow N; 2 forced on an odd N leaves C's last column unstored
+  /// rather than write past it.
+  int64_t epilogue_vector = 2;
 
   bool operator==(const MatmulParams&) const = default;
 
@@ -62,6 +66,7 @@ struct MatmulParams {
     f("cluster_m", p.cluster_m);
     f("tma_store", p.tma_store);
     f("vector_inputs", p.vector_inputs);
+    f("epilogue_vector", p.epilogue_vector);
   }
 };
 

@@ -170,7 +170,6 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   if (!size) return "the operands' ranks differ from the definition's";
   const auto [m, n, k, batches] = *size;
   if (m == 0 || n == 0 || k == 0 || batches == 0) return "an empty operand";
-  if (n % 2 != 0) return "N = " + std::to_string(n) + " is odd; the kernel stores pairs";
   if (batches * m * n > kMaxElements || batches * m * k > kMaxElements ||
       n * k * batches > kMaxElements)
     return "an operand or the result has 2^31 elements or more (32-bit offsets)";
@@ -256,6 +255,7 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
   // gathers scattered column groups and stores from registers.
   best.tma_store = best.split_k == 1 && size->n % 8 == 0 && stagedOutput(fusion) != nullptr ? 1 : 0;
   best.stages = maxGemmStages(best.tile_n, best.tma_store != 0);
+  best.epilogue_vector = size->n % 2 == 0 ? 2 : 1;
   // The epilogue loads pairs of inputs with unit innermost stride, even strides elsewhere and
   // a 4-byte aligned start (the pairs it reads start at even columns): one load instead of two.
   const Operands& ops = std::get<Operands>(found);
@@ -304,6 +304,11 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
       << "matmul: cluster_m = " << params.cluster_m << " with split_k = " << params.split_k
       << ", tile_n = " << params.tile_n << " and " << params.ctas
       << " blocks; pairs sharing B take no split, tiles 128 or 256 wide and an even block count";
+  BRAZE_USER_CHECK((params.epilogue_vector == 1 || params.epilogue_vector == 2) &&
+                   (params.epilogue_vector == 2 || params.tma_store == 0))
+      << "matmul: epilogue_vector = " << params.epilogue_vector
+      << " with tma_store = " << params.tma_store
+      << "; 1 or 2 columns per epilogue call, and 2 with tma_store";
   BRAZE_USER_CHECK((params.tma_store == 0 || params.tma_store == 1) &&
                    (params.tma_store == 0 || (!split && stagedOutput(fusion) != nullptr)))
       << "matmul: tma_store = " << params.tma_store << " with split_k = " << params.split_k
@@ -327,7 +332,8 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
                   params.split_k,
                   params.cluster_m,
                   params.tma_store != 0,
-                  static_cast<uint64_t>(params.vector_inputs)};
+                  static_cast<uint64_t>(params.vector_inputs),
+                  params.epilogue_vector};
   BRAZE_USER_CHECK(gemmSharedBytes(shape) <= kSharedBytesPerBlock)
       << "matmul: a ring of " << params.stages << " stages needs " << gemmSharedBytes(shape)
       << " bytes of shared memory; an sm_90 block has 227 KiB";
@@ -375,8 +381,8 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
     }
     kernel.parameters.insert(kernel.parameters.begin() + 2, {Kind::TensorMap, c, parameter});
   }
-  kernel.epilogue =
-      KernelTemplate::Epilogue{.anchor = ops.out, .accumulator_bias = ops.bias, .vector = 2};
+  kernel.epilogue = KernelTemplate::Epilogue{
+      .anchor = ops.out, .accumulator_bias = ops.bias, .vector = params.epilogue_vector};
   const std::vector<IterDomain*> result = ops.out->logicalNoReductions();
   const size_t rank = result.size();
   // Tiles of the grid, a pair's two tiles counted as one.

@@ -57,7 +57,13 @@ TEST_F(MatmulExecutionGpuTest, LinearMatchesTheReferenceWithTails) {
     FusionExecutorCache cache(linearFusion(dtype), shipped());
     test::RandomTensors random(dtype == DataType::BFloat16 ? 51 : 52);
     for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
-             {128, 256, 64}, {200, 328, 136}, {300, 514, 1000}, {1, 2, 8}, {1024, 1024, 512}}) {
+             {128, 256, 64},
+             {200, 328, 136},
+             {300, 514, 1000},
+             {1, 2, 8},
+             {1024, 1024, 512},
+             {200, 327, 136},  // an odd N: one column per epilogue call
+             {1, 1, 8}}) {
       const HostTensor x = random.uniform(dtype, {m, k}, -1.0, 1.0);
       const HostTensor w = random.uniform(dtype, {n, k}, -1.0, 1.0);
       const std::vector<FusionArgument> outputs =
@@ -79,7 +85,7 @@ TEST_F(MatmulExecutionGpuTest, FusedEpiloguesMatchTheReference) {
       FusionExecutorCache cache(epilogue.build(dtype), shipped());
       test::RandomTensors random(dtype == DataType::BFloat16 ? 54 : 55);
       for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
-               {128, 256, 64}, {200, 328, 136}, {300, 514, 1000}, {1, 2, 8}}) {
+               {128, 256, 64}, {200, 328, 136}, {300, 514, 1000}, {1, 2, 8}, {200, 327, 136}}) {
         std::vector<EvaluatorArgument> inputs = {test::exactOperand(random, dtype, {m, k}),
                                                  test::exactOperand(random, dtype, {n, k})};
         for (EvaluatorArgument& extra : epilogue.extra_inputs(random, dtype, m, n))

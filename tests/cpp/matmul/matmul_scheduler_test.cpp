@@ -225,7 +225,6 @@ TEST(MatmulSchedulerTest, RefusalsSayWhy) {
   const auto fusion = linearFusion(DataType::BFloat16);
   EXPECT_TRUE(
       has(matmul_scheduler::canScheduleRunTime(*fusion, infoFor(64, 64, 36)), "multiple of 8"));
-  EXPECT_TRUE(has(matmul_scheduler::canScheduleRunTime(*fusion, infoFor(64, 63, 64)), "odd"));
   SchedulerRuntimeInfo ampere = infoFor(64, 64, 64);
   ampere.device.arch = driver::GpuArch{8, 0};
   EXPECT_TRUE(has(matmul_scheduler::canScheduleRunTime(*fusion, ampere), "sm_90a"));
@@ -304,6 +303,33 @@ TEST(MatmulSchedulerTest, EpilogueInputsWithUnitStrideAreLoadedInPairs) {
       EXPECT_EQ(test::countInstructions(sass, "LDG.E.U16.CONSTANT"), transposed ? 128 : 0) << sass;
     }
   }
+}
+
+// An odd N (a vocabulary projection) is stored one column per epilogue call, from registers;
+// pairs and the bulk-copy store need an even N and a multiple of 8, and a forced bulk-copy store
+// of single columns is refused.
+TEST(MatmulSchedulerTest, AnOddNIsStoredOneColumnAtATime) {
+  auto fusion = linearFusion(DataType::BFloat16);
+  const SchedulerRuntimeInfo info = infoFor(1024, 50257, 4096);
+  EXPECT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, info), std::nullopt);
+  matmul_scheduler::MatmulParams params = matmul_scheduler::computeHeuristics(*fusion, info);
+  EXPECT_EQ(params.epilogue_vector, 1);
+  EXPECT_EQ(params.tma_store, 0);
+  matmul_scheduler::MatmulParams forced = params;
+  forced.tma_store = 1;
+  EXPECT_THROW(matmul_scheduler::schedule(*linearFusion(DataType::BFloat16), forced), Error);
+  matmul_scheduler::schedule(*fusion, params);
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                          {.arch = driver::GpuArch{9, 0, true}});
+  EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
+  if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
+    const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+    EXPECT_EQ(test::countInstructions(sass, "STG.E.U16"), 128) << sass;  // 2 x 64 pairs
+    EXPECT_EQ(test::countInstructions(sass, "UTMASTG"), 0) << sass;
+  }
+  EXPECT_EQ(
+      matmul_scheduler::computeHeuristics(*fusion, infoFor(1024, 50258, 4096)).epilogue_vector, 2);
 }
 
 // The bulk-copy store takes the first output when it is 16-bit and the tile is not split;
