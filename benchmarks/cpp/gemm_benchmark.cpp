@@ -378,7 +378,12 @@ constexpr int64_t kShapes[][3] = {
 };
 // Few tiles and a long K (the heuristics split K over clusters), and torch.matmul's layout.
 constexpr int64_t kSmallShapes[][3] = {{1024, 1024, 8192}, {512, 512, 16384}, {256, 512, 4096}};
-constexpr int64_t kMatmulShapes[][3] = {{8192, 8192, 8192}, {4096, 11008, 4096}};
+// torch.matmul's layout; the last three are the shapes of the nvFuser comparison (RESULTS.md).
+constexpr int64_t kMatmulShapes[][3] = {{8192, 8192, 8192},
+                                        {4096, 11008, 4096},
+                                        {4096, 4096, 4096},
+                                        {8192, 4096, 14336},
+                                        {16384, 8192, 1024}};
 
 }  // namespace
 }  // namespace braze::bench
