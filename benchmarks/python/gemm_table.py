@@ -38,6 +38,9 @@ def main():
     rows = load(sys.argv[1])
     ms = lambda name, shape: rows[(name, *shape)]["real_time"]
     tflops = lambda name, shape: rows[(name, *shape)]["TFLOPs"]
+    if not any(key[0] == "BM_Gemm/braze" for key in rows):
+        sys.exit(f"{sys.argv[1]} has no BM_Gemm/braze rows: run braze_gemm_benchmark unfiltered "
+                 "or with --benchmark_filter='BM_Gemm/(braze|cublas)/'")
     print("| M x N x K | shape | Braze TFLOP/s | cuBLAS TFLOP/s | Braze / cuBLAS |")
     print("|---|---|---:|---:|---:|")
     ratios = []
