@@ -258,8 +258,9 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
   best.epilogue_vector = size->n % 2 == 0 ? 2 : 1;
   // The epilogue loads pairs of inputs with unit innermost stride, even strides elsewhere and
   // a 4-byte aligned start (the pairs it reads start at even columns): one load instead of two.
+  // Columns taken one at a time (an odd N) load nothing in pairs.
   const Operands& ops = std::get<Operands>(found);
-  for (size_t k = 0; k < info.arguments.size() && k < 64; ++k) {
+  for (size_t k = 0; best.epilogue_vector == 2 && k < info.arguments.size() && k < 64; ++k) {
     const Val* input = fusion.inputs()[k];
     if (input == ops.a || input == ops.b || input == ops.bias) continue;
     const auto* tensor = std::get_if<TensorArgumentInfo>(&info.arguments[k]);

@@ -328,10 +328,12 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
   std::ostringstream os;
   std::string indices;
   for (int64_t d = 0; d < rank; ++d) indices += "long long i" + std::to_string(d) + ", ";
+  // `vector` elements of `tv` in its storage type: what each call loads or stores at once.
+  const auto vectorType = [&](const TensorView& tv) {
+    return "braze::Vector<" + storageType(tv.dtype()) + ", " + std::to_string(vector) + ">";
+  };
   const TensorView& staged = *outputs.front();
-  const std::string staged_type =
-      "braze::Vector<" + storageType(staged.dtype()) + ", " + std::to_string(vector) + ">";
-  os << "using braze_staged_output = " << staged_type << ";\n\n";
+  os << "using braze_staged_output = " << vectorType(staged) << ";\n\n";
   // Inputs whose innermost dim is the anchor's may be read `vector` elements at a time: where
   // bit k of the functions' template argument braze_vector_inputs is set, the caller vouches
   // that fusion input k has stride 1 there and its groups of `vector` are aligned.
@@ -352,13 +354,10 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
        << "const float (&values)[" << vector << "]"
        << (stage_first_output ? ", braze_staged_output& braze_staged" : "") << code.parameters
        << ") {\n";
-    for (const TensorView* tv : outputs) {
-      os << "  braze::Vector<" << storageType(tv->dtype()) << ", " << vector << "> o_" << tv->name()
-         << ";\n";
-    }
+    for (const TensorView* tv : outputs)
+      os << "  " << vectorType(*tv) << " o_" << tv->name() << ";\n";
     for (const TensorView* tv : vectorizable) {
-      const std::string type =
-          "braze::Vector<" + storageType(tv->dtype()) + ", " + std::to_string(vector) + ">";
+      const std::string type = vectorType(*tv);
       os << "  " << type << " g_" << tv->name() << ";\n  if constexpr " << isVectorInput(*tv)
          << " {\n";
       for (int64_t d = 0; d < rank; ++d) os << "    const long long j" << d << " = i" << d << ";\n";
@@ -407,9 +406,8 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
     os << "  if (!braze_store) return;\n";
     for (const TensorView* tv : outputs) {
       if (stage_first_output && tv == &staged) continue;
-      os << "  *reinterpret_cast<braze::Vector<" << storageType(tv->dtype()) << ", " << vector
-         << ">*>(" << paramName(*tv) << ".data + " << outputOffset(*tv, rank) << ") = o_"
-         << tv->name() << ";\n";
+      os << "  *reinterpret_cast<" << vectorType(*tv) << "*>(" << paramName(*tv) << ".data + "
+         << outputOffset(*tv, rank) << ") = o_" << tv->name() << ";\n";
     }
     os << "}\n\n";
   };

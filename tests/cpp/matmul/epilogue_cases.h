@@ -31,6 +31,16 @@ inline HostTensor exactOperand(RandomTensors& random, DataType dtype, std::vecto
   return operand;
 }
 
+/// linear(x [M, K], weight [N, K]) with no epilogue (with `bias`, linear's own [N] bias).
+inline std::unique_ptr<Fusion> linearFusion(DataType dtype, bool bias = false) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, dtype);
+  TensorView* w = makeSymbolicTensor(*fusion, 2, dtype);
+  TensorView* b = bias ? makeSymbolicTensor(*fusion, 1, dtype) : nullptr;
+  fusion->addOutput(linear(x, w, b));
+  return fusion;
+}
+
 struct EpilogueCase {
   std::string name;
   std::function<std::unique_ptr<Fusion>(DataType)> build;

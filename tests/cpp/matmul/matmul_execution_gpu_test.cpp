@@ -38,13 +38,7 @@ class MatmulExecutionGpuTest : public ::testing::Test {
   }
 };
 
-std::unique_ptr<Fusion> linearFusion(DataType dtype) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2, dtype);
-  TensorView* w = makeSymbolicTensor(*fusion, 2, dtype);
-  fusion->addOutput(linear(x, w));
-  return fusion;
-}
+using test::linearFusion;
 
 ExecutorCacheOptions shipped() {
   ExecutorCacheOptions options;

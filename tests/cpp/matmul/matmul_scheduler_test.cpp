@@ -23,14 +23,7 @@
 namespace braze {
 namespace {
 
-std::unique_ptr<Fusion> linearFusion(DataType dtype, bool bias = false) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2, dtype);
-  TensorView* w = makeSymbolicTensor(*fusion, 2, dtype);
-  TensorView* b = bias ? makeSymbolicTensor(*fusion, 1, dtype) : nullptr;
-  fusion->addOutput(linear(x, w, b));
-  return fusion;
-}
+using test::linearFusion;
 
 // Runs `fusion` through the executor cache with the shipped schedulers (CPU tier: its kernels
 // compiled, its arguments checked against them), checks its first output (bf16) against the
@@ -173,13 +166,13 @@ TEST(MatmulSchedulerTest, ASplitKernelLaunchesClusters) {
       matmul_scheduler::computeHeuristics(*fusion, infoFor(512, 512, 16384));
   ASSERT_EQ(params.split_k, 4);
   matmul_scheduler::schedule(*fusion, params);
-  const GeneratedKernel kernel = generateCuda(*fusion);
+  const Sm90aKernel built = compileForSm90a(*fusion);
+  const GeneratedKernel& kernel = built.kernel;
   EXPECT_EQ(kernel.launch.cluster, (std::array<int64_t, 3>{4, 1, 1}));
-  const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
-                                                          {.arch = driver::GpuArch{9, 0, true}});
+  const CompiledKernel& compiled = built.compiled;
   EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
-  if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
-    const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+  if (!built.sass.empty()) {
+    const std::string& sass = built.sass;
     EXPECT_GE(test::countInstructions(sass, "UCGABAR_ARV"), 2) << sass;
     EXPECT_EQ(test::countInstructions(sass, "HGMMA.64x128x16.F32.BF16"), 4) << sass;
   }
@@ -257,7 +250,8 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
     matmul_scheduler::schedule(
         *fusion, matmul_scheduler::computeHeuristics(*fusion, infoFor(8192, 8192, 8192, dtype)));
     ASSERT_NE(fusion->kernelTemplate(), nullptr);
-    const GeneratedKernel kernel = generateCuda(*fusion);
+    const Sm90aKernel built = compileForSm90a(*fusion);
+    const GeneratedKernel& kernel = built.kernel;
     using Kind = KernelParameter::Kind;
     // A's and B's maps, the output's (the bulk-copy store), A and B, the output.
     ASSERT_EQ(kernel.parameters.size(), 6u);
@@ -275,11 +269,10 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
     EXPECT_EQ(copy->kernelTemplate()->parameters[0].tensor, copy->inputs()[0]);
     EXPECT_EQ(generateCuda(*copy).kernel_name, kernel.kernel_name);
 
-    const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
-                                                            {.arch = driver::GpuArch{9, 0, true}});
+    const CompiledKernel& compiled = built.compiled;
     EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
-    if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
-      const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+    if (!built.sass.empty()) {
+      const std::string& sass = built.sass;
       EXPECT_NE(sass.find(dtype == DataType::BFloat16 ? "HGMMA.64x256x16.F32.BF16"
                                                       : "HGMMA.64x256x16.F32 "),
                 std::string::npos)
@@ -394,13 +387,13 @@ TEST(MatmulSchedulerTest, PairsSharingBMulticastTheirCopies) {
     matmul_scheduler::MatmulParams params = matmul_scheduler::computeHeuristics(*fusion, info);
     params.cluster_m = 2;  // forced: the heuristics do not choose pairs
     matmul_scheduler::schedule(*fusion, params);
-    const GeneratedKernel kernel = generateCuda(*fusion);
+    const Sm90aKernel built = compileForSm90a(*fusion);
+    const GeneratedKernel& kernel = built.kernel;
     EXPECT_EQ(kernel.launch.cluster, (std::array<int64_t, 3>{2, 1, 1}));
-    const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
-                                                            {.arch = driver::GpuArch{9, 0, true}});
+    const CompiledKernel& compiled = built.compiled;
     EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
-    if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
-      const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+    if (!built.sass.empty()) {
+      const std::string& sass = built.sass;
       // A's tile and this CTA's half of B's (one box K-major, two of the four N-major).
       EXPECT_EQ(test::countInstructions(sass, "UTMALDG"), n_major ? 3 : 2) << sass;
       EXPECT_EQ(test::countInstructions(sass, "MULTICAST"), n_major ? 2 : 1) << sass;
@@ -436,12 +429,11 @@ TEST(MatmulSchedulerTest, EveryLayoutAndBatchBecomesOneKernel) {
     const matmul_scheduler::MatmulParams params =
         matmul_scheduler::computeHeuristics(*fusion, info);
     matmul_scheduler::schedule(*fusion, params);
-    const GeneratedKernel kernel = generateCuda(*fusion);
-    const CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
-                                                            {.arch = driver::GpuArch{9, 0, true}});
+    const Sm90aKernel built = compileForSm90a(*fusion);
+    const CompiledKernel& compiled = built.compiled;
     EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
-    if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
-      const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+    if (!built.sass.empty()) {
+      const std::string& sass = built.sass;
       EXPECT_EQ(test::countInstructions(
                     sass, "HGMMA.64x" + std::to_string(params.tile_n) + "x16.F32.BF16"),
                 4)
@@ -465,16 +457,15 @@ TEST(MatmulSchedulerTest, EpiloguesBecomeOneKernel) {
       ASSERT_EQ(matmul_scheduler::canScheduleCompileTime(*fusion), std::nullopt);
       matmul_scheduler::schedule(
           *fusion, matmul_scheduler::computeHeuristics(*fusion, infoFor(8192, 8192, 8192, dtype)));
-      const GeneratedKernel kernel = generateCuda(*fusion);
-      const CompiledKernel compiled = CompiledKernel::compile(
-          kernel.source, kernel.kernel_name, {.arch = driver::GpuArch{9, 0, true}});
+      const Sm90aKernel built = compileForSm90a(*fusion);
+      const CompiledKernel& compiled = built.compiled;
       // No local memory in the main loop. For epilogues that read a 2-d input, ptxas keeps a
       // few values the epilogue needs once per tile (the thread's row and column offsets, the
       // pair's rank) in local memory across the tile loop (8-104 bytes, read once per tile); no
       // more than that.
       EXPECT_LE(compiled.resources().spill_store_bytes, 128) << compiled.compileLog();
-      if (const std::optional<std::string> nvdisasm = test::findNvdisasm()) {
-        const std::string sass = test::disassemble(*nvdisasm, compiled.cubin());
+      if (!built.sass.empty()) {
+        const std::string& sass = built.sass;
         // The consumers' K loop: from the wait on a full stage to the arrive that hands the
         // previous stage back.
         const std::string main_loop = kLoopOf(sass);
