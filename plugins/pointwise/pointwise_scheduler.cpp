@@ -49,10 +49,54 @@ std::vector<bool> presentDims(const TensorView* tv, const DimMap& map, int64_t r
   return present;
 }
 
+// Whether `expr` reads input `input` at positions shifted from its output's (and guarded by
+// its bounds): the data of slice and pad, every tensor of cat.
+bool isShiftedOperand(const Expr& expr, size_t input) {
+  switch (expr.op()) {
+    case OpKind::Slice:
+    case OpKind::Pad:
+      return input == 0;
+    case OpKind::Cat:
+      return expr.input(input)->isA<TensorView>();
+    default:
+      return false;
+  }
+}
+
+// The tensors read away from the reference's positions: at data-dependent positions
+// (indexed_inputs.h) or shifted ones. A thread reads elements of them that other threads'
+// loop positions hold, so they are read from global memory and never cached along the loop.
+std::vector<TensorView*> offPositionTensors(const Fusion& fusion) {
+  std::vector<TensorView*> tensors = indexedTensors(fusion);
+  for (const Expr* expr : fusion.exprs()) {
+    for (size_t i = 0; i < expr->inputs().size(); ++i) {
+      auto* tv = expr->input(i)->dynCast<TensorView>();
+      if (tv == nullptr || !isShiftedOperand(*expr, i)) continue;
+      if (std::find(tensors.begin(), tensors.end(), tv) == tensors.end()) tensors.push_back(tv);
+    }
+  }
+  return tensors;
+}
+
+// Why a shifted read cannot be in this kernel, or nullopt: the tensor is computed in the
+// fusion. Its producer's loop would run at the reader's positions, not the tensor's own.
+std::optional<std::string> shiftedIntermediateProblem(const Fusion& fusion) {
+  for (const Expr* expr : fusion.exprs()) {
+    for (size_t i = 0; i < expr->inputs().size(); ++i) {
+      const auto* tv = expr->input(i)->dynCast<TensorView>();
+      if (tv == nullptr || !isShiftedOperand(*expr, i) || fusion.isInput(tv)) continue;
+      return std::string(toString(expr->op())) + " reads " + tv->name() +
+             " at shifted positions, and " + tv->name() +
+             " is computed in this fusion: its producer must be another kernel";
+    }
+  }
+  return std::nullopt;
+}
+
 // Whether an input has none of the row dims [0, break_point): every row reads it again. An
 // indexed input (an embedding table) has none of them either, but each row reads other data.
 bool rowInvariantInput(const Fusion& fusion, const DimMap& map, int64_t break_point, int64_t rank) {
-  const std::vector<TensorView*> indexed = indexedTensors(fusion);
+  const std::vector<TensorView*> indexed = offPositionTensors(fusion);
   for (const Val* input : fusion.inputs()) {
     const auto* tv = input->dynCast<TensorView>();
     if (tv == nullptr || tv->rank() == 0) continue;
@@ -99,7 +143,7 @@ bool followsReference(const TensorView* tv, const DimMap& map, const TensorView*
 std::optional<int64_t> chooseBreakPoint(const Fusion& fusion, const TensorView* reference,
                                         const DimMap& map) {
   const int64_t rank = reference->rank();
-  const std::vector<TensorView*> indexed = indexedTensors(fusion);
+  const std::vector<TensorView*> indexed = offPositionTensors(fusion);
   for (int64_t b = 1; b < rank; ++b) {
     const std::vector<int64_t> outer = [&] {
       std::vector<int64_t> all = vectorSide(reference, 0), result;
@@ -144,6 +188,10 @@ std::optional<std::string> refusedOp(OpKind op) {
     case OpKind::Select:
     case OpKind::IndexSelect:
     case OpKind::Gather:
+    // Shifted and guarded reads of fusion inputs (shiftedIntermediateProblem).
+    case OpKind::Slice:
+    case OpKind::Pad:
+    case OpKind::Cat:
       return std::nullopt;
     case OpKind::Sum:
     case OpKind::Prod:
@@ -161,11 +209,6 @@ std::optional<std::string> refusedOp(OpKind op) {
       return "matmul and linear need a tiled contraction; use a matmul scheduler";
     case OpKind::Reshape:
       return "reshape regroups dims, so the reference's loop cannot be mapped onto its input";
-    case OpKind::Slice:
-    case OpKind::Pad:
-    case OpKind::Cat:
-      return "its indices are shifted or guarded per tensor, which this scheduler does not "
-             "handle yet";
     default:
       return "this op is not pointwise";
   }
@@ -202,7 +245,7 @@ VectorPlan vectorPlan(const Fusion& fusion, const TensorView* reference, const D
   VectorPlan plan;
   // A cached copy of an indexed input would be read by other threads than the ones that load
   // it (and cacheAfter redirects every reader to the copy).
-  const std::vector<TensorView*> indexed = indexedTensors(fusion);
+  const std::vector<TensorView*> indexed = offPositionTensors(fusion);
   for (Val* input : fusion.inputs()) {
     auto* tv = input->dynCast<TensorView>();
     if (tv != nullptr && !consumersOf(tv).empty() &&
@@ -252,15 +295,15 @@ int64_t vectorWidth(const Fusion& fusion, const VectorPlan& plan, const DimMap& 
   return width;
 }
 
-// Why the reference's transforms cannot reach an index_select (take) output whole, or nullopt.
-// Its dims pair with the index's (the picked ones) and the table's (the rest), never all with one
-// neighbour, so transform propagation must reach it from a consumer: it must be the reference or
-// feed it.
+// Why the reference's transforms cannot reach an output of index_select (take), slice, pad or
+// cat whole, or nullopt. Its dims pair with the index's (the picked ones) and the table's (the
+// rest), or not at all along a resized dim, never all with one neighbour, so transform
+// propagation must reach it from a consumer: it must be the reference or feed it.
 //
 //   T2 = take(T1, T0) [i, j, d]; T3 = take(T1, T0) [i, j, d]; outputs T2 (reference), T3
 //   T3 is reached through T0 (i, j) or T1 (d) only: refused, two kernels.
-std::optional<std::string> detachedIndexSelectProblem(const Fusion& fusion,
-                                                      const TensorView* reference) {
+std::optional<std::string> detachedResizeProblem(const Fusion& fusion,
+                                                 const TensorView* reference) {
   std::unordered_set<const TensorView*> feeds_reference = {reference};
   const std::vector<Expr*> exprs = fusion.exprs();
   for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
@@ -275,12 +318,17 @@ std::optional<std::string> detachedIndexSelectProblem(const Fusion& fusion,
     }
   }
   for (const Expr* expr : exprs) {
-    if (expr->op() != OpKind::IndexSelect) continue;
+    const OpKind op = expr->op();
+    if (op != OpKind::IndexSelect && op != OpKind::Slice && op != OpKind::Pad && op != OpKind::Cat)
+      continue;
     const auto* out = expr->output(0)->as<TensorView>();
     if (feeds_reference.count(out) > 0) continue;
-    return "the index_select output " + out->name() + " does not feed the reference output " +
-           reference->name() + ", so the reference's loop reaches it only through its index or " +
-           "its table, each of which pairs only some of its dims";
+    return "the " + std::string(toString(op)) + " output " + out->name() +
+           " does not feed the reference output " + reference->name() +
+           ", so the reference's loop reaches it only through " +
+           (op == OpKind::IndexSelect ? "its index or its table, each of which pairs"
+                                      : "its inputs, which pair") +
+           " only some of its dims";
   }
   return std::nullopt;
 }
@@ -291,11 +339,11 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (std::optional<std::string> problem = outputsProblem(fusion)) return problem;
   if (std::optional<std::string> problem = unsupportedOpProblem(fusion, refusedOp)) return problem;
   if (std::optional<std::string> problem = indexedIntermediateProblem(fusion)) return problem;
+  if (std::optional<std::string> problem = shiftedIntermediateProblem(fusion)) return problem;
   const auto* reference = fusion.outputs()[outputWithFewestBroadcasts(fusion)]->as<TensorView>();
   const DimMap map = mapDimsToReference(fusion, reference);
   if (std::optional<std::string> problem = outputRankProblem(fusion, reference)) return problem;
-  if (std::optional<std::string> problem = detachedIndexSelectProblem(fusion, reference))
-    return problem;
+  if (std::optional<std::string> problem = detachedResizeProblem(fusion, reference)) return problem;
   // Pointwise tensors have no reduced dims: logical and user-visible dims are the same.
   return unmappedOutputDimProblem(fusion, map, reference);
 }

@@ -68,6 +68,13 @@ void IndexMap::propagateBackward(std::map<int64_t, kir::Value>& known) const {
         const IterDomain* inner = idIn(t, 1);
         const kir::Value inner_extent = ctx_.extentOf(inner);
         const kir::Value out_index = *out;
+        // Merged with a dim of one in front (a broadcast), the index is the inner dim's as it
+        // is: no modulo, which would hide from vectorization that lanes walk it consecutively.
+        if (ctx_.extentOf(outer).constantValue() == int64_t{1}) {
+          changed |= known.emplace(graph.exactGroup(outer), kir::constant(0)).second;
+          changed |= known.emplace(graph.exactGroup(inner), out_index).second;
+          continue;
+        }
         if (lookup(outer) == nullptr) {
           known.emplace(graph.exactGroup(outer), kir::div(out_index, inner_extent));
           changed = true;

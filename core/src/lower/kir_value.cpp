@@ -220,7 +220,8 @@ bool removeFactors(std::vector<Value>& whole, const std::vector<Value>& part) {
 
 Value fromPoly(Poly p);
 
-// (x / b) * b * M + (x % b) * M  ->  x * M, repeatedly.
+// (x / b) * b * M + (x % b) * M  ->  x * M, repeatedly. b may be a sum (a padded extent,
+// s + 3), whose expansion (x / b) * s * M + (x / b) * 3 * M must then be there term by term.
 bool foldMerges(Poly& p) {
   for (size_t i = 0; i < p.terms.size(); ++i) {
     const Term& ti = p.terms[i];
@@ -229,27 +230,32 @@ bool foldMerges(Poly& p) {
       if (f.kind() != ValueKind::Mod) continue;
       const Value& x = f.node().operands[0];
       const Value& b = f.node().operands[1];
-      int64_t b_coef = 0;
-      std::vector<Value> b_factors;
-      if (!asMonomial(b, &b_coef, &b_factors)) continue;
       const Value quotient = div(x, b);
       if (quotient.kind() != ValueKind::Div) continue;
       std::vector<Value> rest = ti.factors;
       rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(k));
-      std::vector<Value> target = rest;
-      target.push_back(quotient);
-      target.insert(target.end(), b_factors.begin(), b_factors.end());
-      const Term wanted = makeTerm(ti.coef * b_coef, target);
-      for (size_t j = 0; j < p.terms.size(); ++j) {
-        if (j == i || p.terms[j].mono != wanted.mono || p.terms[j].coef != wanted.coef) continue;
-        const int64_t coef = ti.coef;
-        Poly folded = scalePoly(toPoly(x), coef, rest);
-        p.terms.erase(p.terms.begin() + static_cast<std::ptrdiff_t>(std::max(i, j)));
-        p.terms.erase(p.terms.begin() + static_cast<std::ptrdiff_t>(std::min(i, j)));
-        appendPoly(p, folded);
-        combineLikeTerms(p);
-        return true;
+      std::vector<Value> with_quotient = rest;
+      with_quotient.push_back(quotient);
+      const Poly wanted = scalePoly(toPoly(b), ti.coef, with_quotient);
+      if (wanted.constant != 0 || wanted.terms.empty()) continue;
+      std::vector<size_t> matched = {i};
+      for (const Term& w : wanted.terms) {
+        const auto found = std::find_if(p.terms.begin(), p.terms.end(), [&](const Term& t) {
+          return t.mono == w.mono && t.coef == w.coef;
+        });
+        if (found == p.terms.end()) break;
+        const auto j = static_cast<size_t>(found - p.terms.begin());
+        if (std::find(matched.begin(), matched.end(), j) != matched.end()) break;
+        matched.push_back(j);
       }
+      if (matched.size() != wanted.terms.size() + 1) continue;
+      Poly folded = scalePoly(toPoly(x), ti.coef, rest);
+      std::sort(matched.rbegin(), matched.rend());
+      for (const size_t j : matched)
+        p.terms.erase(p.terms.begin() + static_cast<std::ptrdiff_t>(j));
+      appendPoly(p, folded);
+      combineLikeTerms(p);
+      return true;
     }
   }
   return false;

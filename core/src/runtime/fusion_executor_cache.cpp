@@ -7,12 +7,14 @@
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/runtime/prepare_for_scheduling.h"
+#include "runtime/contraction_staging.h"
 #include "runtime/extent_equalities.h"
 
 namespace braze {
 
 struct FusionExecutorCache::RuntimeEntry {
   RunKey signature;
+  const Fusion* definition = nullptr;  ///< fusion_ or a staged copy of it
   RuntimeOptions options;
   std::shared_ptr<FusionKernelRuntime> runtime;
   uint64_t last_use = 0;
@@ -263,15 +265,34 @@ void FusionExecutorCache::remember(const RunKey& key,
   }
 }
 
-std::shared_ptr<FusionKernelRuntime> FusionExecutorCache::runtimeFor(const RunContext& context,
+const Fusion& FusionExecutorCache::definitionFor(RunContext& context,
+                                                 const RuntimeOptions& options) {
+  // A forced scheduler takes the fusion as defined, or refuses it.
+  if (!options.scheduler.empty() || !options.segment_schedulers.empty()) return *fusion_;
+  std::optional<runtime_detail::StagedContractions> staged =
+      runtime_detail::stageContractionOperands(*fusion_, context, registry_);
+  if (!staged) return *fusion_;
+  auto kept = std::find_if(staged_.begin(), staged_.end(),
+                           [&](const auto& entry) { return entry.first == staged->key; });
+  if (kept == staged_.end()) {
+    staged_.emplace_back(staged->key, std::move(staged->fusion));
+    kept = std::prev(staged_.end());
+  }
+  context = runtime_detail::contextForCopy(context, *kept->second);
+  return *kept->second;
+}
+
+std::shared_ptr<FusionKernelRuntime> FusionExecutorCache::runtimeFor(RunContext& context,
                                                                      const RuntimeOptions& options,
                                                                      const RunKey& signature) {
+  const Fusion& definition = definitionFor(context, options);
   {
     // Most recently used first: the likeliest to serve new sizes of a signature.
     std::vector<RuntimeEntry*> candidates;
     std::shared_lock lock(mutex_);
     for (const auto& entry : runtimes_) {
-      if (entry->signature == signature && entry->options == options)
+      if (entry->signature == signature && entry->definition == &definition &&
+          entry->options == options)
         candidates.push_back(entry.get());
     }
     lock.unlock();
@@ -286,7 +307,7 @@ std::shared_ptr<FusionKernelRuntime> FusionExecutorCache::runtimeFor(const RunCo
       }
     }
   }
-  auto runtime = std::make_shared<FusionKernelRuntime>(*fusion_, registry_, context, options);
+  auto runtime = std::make_shared<FusionKernelRuntime>(definition, registry_, context, options);
   ++misses_;
   kernels_compiled_ += static_cast<int64_t>(runtime->kernels().size());
   if (runtime->restoredDecisions()) ++runtimes_restored_;
@@ -298,6 +319,7 @@ std::shared_ptr<FusionKernelRuntime> FusionExecutorCache::runtimeFor(const RunCo
   std::unique_lock lock(mutex_);
   auto entry = std::make_unique<RuntimeEntry>();
   entry->signature = signature;
+  entry->definition = &definition;
   entry->options = options;
   entry->runtime = runtime;
   entry->last_use = ++clock_;

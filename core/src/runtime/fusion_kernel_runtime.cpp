@@ -438,12 +438,12 @@ void FusionKernelRuntime::compileSegment(size_t s, const RunContext& context,
 
 FusionKernelRuntime::~FusionKernelRuntime() = default;
 
-SchedulerRuntimeInfo FusionKernelRuntime::segmentInfo(const Segment& segment,
-                                                      const RunContext& context) const {
+SchedulerRuntimeInfo segmentRuntimeInfo(const Fusion& fusion, const Segment& segment,
+                                        const RunContext& context) {
   SchedulerRuntimeInfo info;
   info.device = context.properties;
   for (const Val* input : segment.inputs) {
-    const int64_t position = fusion_.inputIndex(input);
+    const int64_t position = fusion.inputIndex(input);
     if (position >= 0) {
       info.arguments.push_back(context.arguments[static_cast<size_t>(position)]);
       info.data_alignments.push_back(context.data_alignments[static_cast<size_t>(position)]);
@@ -462,6 +462,11 @@ SchedulerRuntimeInfo FusionKernelRuntime::segmentInfo(const Segment& segment,
     }
   }
   return info;
+}
+
+SchedulerRuntimeInfo FusionKernelRuntime::segmentInfo(const Segment& segment,
+                                                      const RunContext& context) const {
+  return segmentRuntimeInfo(fusion_, segment, context);
 }
 
 SchedulerChoice FusionKernelRuntime::chooseFor(size_t s, const RunContext& context) const {

@@ -113,6 +113,24 @@ TEST_F(MatmulExecutionGpuTest, FusedEpiloguesMatchTheReference) {
   }
 }
 
+// Runs one product of `layout` through `cache` on fresh exact operands and checks it against
+// the reference and that the matmul kernel ran it.
+void expectLayoutMatches(FusionExecutorCache& cache, const test::LayoutCase& layout, DataType dtype,
+                         test::RandomTensors& random, int64_t batches, int64_t m, int64_t n,
+                         int64_t k) {
+  const std::vector<HostTensor> inputs = layout.inputs(random, dtype, batches, m, n, k);
+  const std::vector<FusionArgument> outputs =
+      cache.run({DeviceTensor::fromHost(inputs[0]), DeviceTensor::fromHost(inputs[1])});
+  BRAZE_CU(ctxSynchronize);
+  EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(),
+                            evaluateFusionTensors(cache.fusion(), inputs)[0],
+                            test::toleranceFor(dtype)))
+      << layout.name << " in " << dtype << ", " << batches << " x " << m << " x " << n << " x "
+      << k;
+  const std::string described = cache.lastRuntime()->describe();
+  EXPECT_NE(described.find("braze::matmul"), std::string::npos) << layout.name << ": " << described;
+}
+
 // Every layout and batch (layout_cases.h), in bf16 and fp16, at sizes with tails in every dim
 // the layout allows, against the reference on exact operands.
 TEST_F(MatmulExecutionGpuTest, EveryLayoutAndBatchMatchesTheReference) {
@@ -123,21 +141,49 @@ TEST_F(MatmulExecutionGpuTest, EveryLayoutAndBatchMatchesTheReference) {
       for (const auto& [batches, m, n, k] : std::vector<std::array<int64_t, 4>>{
                {2, 200, 328, 136}, {3, 72, 520, 1000}, {1, 128, 256, 64}, {2, 300, 514, 264}}) {
         if (!layout.accepts(m, n)) continue;
-        const std::vector<HostTensor> inputs = layout.inputs(random, dtype, batches, m, n, k);
-        const std::vector<FusionArgument> outputs =
-            cache.run({DeviceTensor::fromHost(inputs[0]), DeviceTensor::fromHost(inputs[1])});
-        BRAZE_CU(ctxSynchronize);
-        EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(),
-                                  evaluateFusionTensors(cache.fusion(), inputs)[0],
-                                  test::toleranceFor(dtype)))
-            << layout.name << " in " << dtype << ", " << batches << " x " << m << " x " << n
-            << " x " << k;
-        const std::string described = cache.lastRuntime()->describe();
-        EXPECT_NE(described.find("braze::matmul"), std::string::npos)
-            << layout.name << ": " << described;
+        expectLayoutMatches(cache, layout, dtype, random, batches, m, n, k);
       }
     }
   }
+}
+
+// Operands whose rows the copy engine cannot read (K of 37 or 1001, MN-major operands of 36 or
+// 42 rows, a start 2 bytes past a 16-byte boundary) are copied K-innermost and padded first; the
+// result is the same.
+TEST_F(MatmulExecutionGpuTest, UnalignedOperandsAreCopiedFirstAndMatchTheReference) {
+  for (const test::LayoutCase& layout : test::layoutCases()) {
+    for (const DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+      FusionExecutorCache cache(layout.build(dtype), shipped());
+      test::RandomTensors random(dtype == DataType::BFloat16 ? 58 : 59);
+      for (const auto& [batches, m, n, k] : std::vector<std::array<int64_t, 4>>{
+               {2, 36, 42, 37}, {3, 136, 130, 1001}, {2, 36, 42, 64}, {1, 1, 1, 1}}) {
+        expectLayoutMatches(cache, layout, dtype, random, batches, m, n, k);
+      }
+    }
+  }
+  // A column view of a wider tensor: its data starts 2 bytes past the allocation.
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* columns = makeInputTensor(
+      *fusion, {.dtype = DataType::BFloat16, .sizes = {-1, -1}, .contiguity = {false, true}});
+  fusion->addOutput(linear(columns, makeSymbolicTensor(*fusion, 2, DataType::BFloat16),
+                           makeSymbolicTensor(*fusion, 1, DataType::BFloat16)));
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  test::RandomTensors random(60);
+  const HostTensor wide = random.uniform(DataType::BFloat16, {72, 1002}, -1.0, 1.0);
+  const HostTensor x = wide.strided(1, 1, 1);
+  const HostTensor w = random.uniform(DataType::BFloat16, {40, 1001}, -1.0, 1.0);
+  const HostTensor bias = random.uniform(DataType::BFloat16, {40}, -1.0, 1.0);
+  const DeviceTensor wide_device = DeviceTensor::fromHost(wide);
+  const DeviceTensor x_device = DeviceTensor::borrow(DataType::BFloat16, {72, 1001}, {1002, 1},
+                                                     wide_device.data() + 2, 0, nullptr);
+  const std::vector<FusionArgument> outputs =
+      cache.run({x_device, DeviceTensor::fromHost(w), DeviceTensor::fromHost(bias)});
+  BRAZE_CU(ctxSynchronize);
+  EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(),
+                            evaluateFusionTensors(cache.fusion(), {x, w, bias})[0],
+                            test::toleranceFor(DataType::BFloat16)));
+  const std::string described = cache.lastRuntime()->describe();
+  EXPECT_NE(described.find("braze::pointwise"), std::string::npos) << described;
 }
 
 // A batched linear with its bias, GELU and a residual of the batched result's shape.

@@ -548,6 +548,63 @@ TEST(MatmulSchedulerTest, APrologueCastGetsItsOwnSegment) {
   EXPECT_NE(described.find("braze::pointwise"), std::string::npos) << described;
 }
 
+// Operands the copy engine cannot read in rows (a K of 37 bf16 is 74 bytes per row; an
+// MN-major operand of 36 or 42 rows) are copied K-innermost by a pointwise kernel first, K
+// padded with zeros where needed; aligned operands are read as they are.
+TEST(MatmulSchedulerTest, OperandsWithoutAlignedRowsAreCopiedFirst) {
+  for (const test::LayoutCase& layout : test::layoutCases()) {
+    SCOPED_TRACE(layout.name);
+    test::RandomTensors random(19);
+    const std::string padded = runAndCheck(
+        layout.build(DataType::BFloat16), layout.inputs(random, DataType::BFloat16, 2, 36, 42, 37));
+    EXPECT_NE(padded.find("braze::matmul"), std::string::npos) << padded;
+    EXPECT_NE(padded.find("braze::pointwise"), std::string::npos) << padded;
+    if (!layout.a_mn_major && !layout.b_mn_major) continue;
+    // K of 64: only the MN-major operands of 36 or 42 rows are copied.
+    const std::string copied = runAndCheck(
+        layout.build(DataType::BFloat16), layout.inputs(random, DataType::BFloat16, 2, 36, 42, 64));
+    EXPECT_NE(copied.find("braze::matmul"), std::string::npos) << copied;
+    EXPECT_NE(copied.find("braze::pointwise"), std::string::npos) << copied;
+  }
+  // A fused epilogue (bias, GELU, residual) stays in the contraction's kernel when K (1001)
+  // is padded.
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
+  TensorView* residual = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  fusion->addOutput(add(gelu(linear(x, w, bias)), residual));
+  test::RandomTensors random(23);
+  const std::string described =
+      runAndCheck(std::move(fusion), {test::exactOperand(random, DataType::BFloat16, {72, 1001}),
+                                      test::exactOperand(random, DataType::BFloat16, {40, 1001}),
+                                      random.uniform(DataType::BFloat16, {40}),
+                                      random.uniform(DataType::BFloat16, {72, 40})});
+  EXPECT_NE(described.find("braze::pointwise"), std::string::npos) << described;
+  EXPECT_EQ(described.find("braze::matmul"), described.rfind("braze::matmul")) << described;
+}
+
+// The same cache runs aligned operands directly and staged ones through copies: two runtimes.
+TEST(MatmulSchedulerTest, AlignedAndUnalignedRunsGetTheirOwnRuntimes) {
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  FusionExecutorCache cache(linearFusion(DataType::BFloat16), options);
+  test::RandomTensors random(29);
+  for (const int64_t k : {64, 37, 64, 37}) {
+    const std::vector<HostTensor> inputs = {
+        test::exactOperand(random, DataType::BFloat16, {24, k}),
+        test::exactOperand(random, DataType::BFloat16, {16, k})};
+    const std::vector<FusionArgument> outputs = cache.run({inputs[0], inputs[1]});
+    test::expectClose(std::get<HostTensor>(outputs[0]),
+                      evaluateFusionTensors(cache.fusion(), inputs)[0],
+                      test::toleranceFor(DataType::BFloat16));
+    const std::string described = cache.lastRuntime()->describe();
+    EXPECT_EQ(described.find("braze::pointwise") != std::string::npos, k == 37) << described;
+  }
+  EXPECT_EQ(cache.numRuntimes(), 2u);
+  EXPECT_EQ(cache.counters().misses, 2);
+}
+
 TEST(MatmulSchedulerTest, TheExecutorCacheRunsLinearWithTheMatmulKernel) {
   test::RandomTensors random(3);
   const std::string described =

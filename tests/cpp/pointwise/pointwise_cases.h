@@ -385,6 +385,33 @@ inline const std::vector<PointwiseCase>& pointwiseCases() {
                   }()},
                  0,
                  4});
+    // Resizing ops read their inputs at shifted positions, guarded by the input's bounds: the
+    // loop follows the output, the shifted inputs are read in place, never cached or vectorized.
+    c.push_back({"pad_last_dim_bf16",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2, DT::BFloat16);
+                   f.addOutput(pad(x, {int64_t{1}, int64_t{2}}, 0.5));
+                 }),
+                 {input({45, 37}, DT::BFloat16)},
+                 0,
+                 8});
+    c.push_back({"slice_with_step",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   f.addOutput(exp(slice(x, 1, int64_t{3}, std::nullopt, int64_t{2})));
+                 }),
+                 {input({20, 70})},
+                 0,
+                 4});
+    c.push_back({"cat_rows",
+                 fusionOf([](Fusion& f) {
+                   TensorView* x = symbolic(f, 2);
+                   TensorView* y = symbolic(f, 2);
+                   f.addOutput(mul(cat({x, y}, 0), 2.0));
+                 }),
+                 {input({10, 33}), input({7, 33})},
+                 0,
+                 1});
     return c;
   }();
   return cases;

@@ -172,19 +172,33 @@ TEST(PointwiseRefusalTest, EachRefusedOpHasItsReason) {
                 f.addOutput(reshape(makeInputTensor(f, {.sizes = {4, 6}}), {int64_t{24}}));
               }).value(),
               HasSubstr("reshape regroups dims"));
+  // Slice, pad and cat read fusion inputs at shifted positions; a tensor computed in the
+  // kernel would be computed at the reader's positions instead of its own.
   EXPECT_THAT(
       refusal([](Fusion& f) {
-        f.addOutput(slice(makeSymbolicTensor(f, 1), 0, int64_t{1}, std::nullopt, int64_t{1}));
+        f.addOutput(slice(neg(makeSymbolicTensor(f, 1)), 0, int64_t{1}, std::nullopt, int64_t{1}));
       }).value(),
-      HasSubstr("shifted or guarded"));
+      HasSubstr("slice reads T1 at shifted positions"));
   EXPECT_THAT(refusal([](Fusion& f) {
-                f.addOutput(pad(makeSymbolicTensor(f, 1), {int64_t{1}, int64_t{1}}, 0.0));
+                f.addOutput(pad(neg(makeSymbolicTensor(f, 1)), {int64_t{1}, int64_t{1}}, 0.0));
               }).value(),
-              HasSubstr("shifted or guarded"));
+              HasSubstr("its producer must be another kernel"));
   EXPECT_THAT(refusal([](Fusion& f) {
-                f.addOutput(cat({makeSymbolicTensor(f, 1), makeSymbolicTensor(f, 1)}, 0));
+                TensorView* x = makeSymbolicTensor(f, 1);
+                f.addOutput(cat({x, neg(makeSymbolicTensor(f, 1))}, 0));
               }).value(),
-              HasSubstr("shifted or guarded"));
+              HasSubstr("cat reads"));
+  EXPECT_FALSE(refusal([](Fusion& f) {
+                 f.addOutput(cat({makeSymbolicTensor(f, 1), makeSymbolicTensor(f, 1)}, 0));
+               }).has_value());
+  // Every resized output must feed the reference, which reaches its dims only that way.
+  EXPECT_THAT(refusal([](Fusion& f) {
+                TensorView* x = makeSymbolicTensor(f, 2);
+                f.addOutput(exp(x));
+                f.addOutput(pad(x, {int64_t{0}, int64_t{0}, int64_t{1}, int64_t{0}}, 0.0));
+                f.addOutput(add(exp(x), 1.0));
+              }).value_or("accepted"),
+              HasSubstr("does not feed the reference"));
 }
 
 // The indexed input is read at any position by any thread: it must come from global memory

@@ -9,6 +9,7 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "braze/runtime/fusion_kernel_runtime.h"
@@ -123,7 +124,12 @@ class FusionExecutorCache {
   /// options.device without device tensors, with the properties of options.arch's device when
   /// the GPU is not of that architecture or there is none.
   RunContext contextFor(const std::vector<FusionArgument>& inputs, const RunOptions& options) const;
-  std::shared_ptr<FusionKernelRuntime> runtimeFor(const RunContext& context,
+  /// The definition a run of `context` executes: the fusion, or a copy of it whose contraction
+  /// operands are copied first into rows tensor-core kernels read, when no scheduler takes them
+  /// as the run lays them out (`context` is then rebound to the copy).
+  const Fusion& definitionFor(RunContext& context, const RuntimeOptions& options);
+  /// The runtime for `context` (rebound to the definition it executes, see definitionFor).
+  std::shared_ptr<FusionKernelRuntime> runtimeFor(RunContext& context,
                                                   const RuntimeOptions& options,
                                                   const RunKey& signature);
   void remember(const RunKey& key, const std::shared_ptr<FusionKernelRuntime>& runtime,
@@ -141,6 +147,8 @@ class FusionExecutorCache {
   std::shared_ptr<FusionKernelRuntime> last_;
   std::atomic<const FusionKernelRuntime*> last_raw_{nullptr};  // last_, read without the lock
   std::mutex build_mutex_;  // one runtime or plan is built at a time per cache
+  /// Copies of fusion_ with staged contraction operands, by which operands (build_mutex_).
+  std::vector<std::pair<std::string, std::unique_ptr<Fusion>>> staged_;
   std::atomic<uint64_t> clock_{0};
 
   std::atomic<int64_t> runs_{0};

@@ -64,6 +64,12 @@ struct RunContext {
   static RunContext of(const Fusion& fusion, const std::vector<FusionArgument>& arguments);
 };
 
+/// What a scheduler may know about `segment` of `fusion` in a run of `context`: the run's
+/// arguments for the segment's fusion inputs, dense tensors in their allocation order on
+/// 16-byte boundaries for the tensors earlier segments write, and its scalar inputs' values.
+SchedulerRuntimeInfo segmentRuntimeInfo(const Fusion& fusion, const Segment& segment,
+                                        const RunContext& context);
+
 /// The launch of one segment's kernel with every number fixed for one set of argument sizes:
 /// the function, the launch configuration and the packed parameters, of which only the data
 /// pointers change from run to run.
