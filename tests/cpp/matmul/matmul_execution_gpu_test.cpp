@@ -165,22 +165,23 @@ TEST_F(MatmulExecutionGpuTest, UnalignedOperandsAreCopiedFirstAndMatchTheReferen
   auto fusion = std::make_unique<Fusion>();
   TensorView* columns = makeInputTensor(
       *fusion, {.dtype = DataType::BFloat16, .sizes = {-1, -1}, .contiguity = {false, true}});
-  fusion->addOutput(linear(columns, makeSymbolicTensor(*fusion, 2, DataType::BFloat16),
-                           makeSymbolicTensor(*fusion, 1, DataType::BFloat16)));
+  TensorView* weight = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
+  fusion->addOutput(linear(columns, weight, bias));
   FusionExecutorCache cache(std::move(fusion), shipped());
   test::RandomTensors random(60);
   const HostTensor wide = random.uniform(DataType::BFloat16, {72, 1002}, -1.0, 1.0);
   const HostTensor x = wide.strided(1, 1, 1);
   const HostTensor w = random.uniform(DataType::BFloat16, {40, 1001}, -1.0, 1.0);
-  const HostTensor bias = random.uniform(DataType::BFloat16, {40}, -1.0, 1.0);
+  const HostTensor b = random.uniform(DataType::BFloat16, {40}, -1.0, 1.0);
   const DeviceTensor wide_device = DeviceTensor::fromHost(wide);
   const DeviceTensor x_device = DeviceTensor::borrow(DataType::BFloat16, {72, 1001}, {1002, 1},
                                                      wide_device.data() + 2, 0, nullptr);
   const std::vector<FusionArgument> outputs =
-      cache.run({x_device, DeviceTensor::fromHost(w), DeviceTensor::fromHost(bias)});
+      cache.run({x_device, DeviceTensor::fromHost(w), DeviceTensor::fromHost(b)});
   BRAZE_CU(ctxSynchronize);
   EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(),
-                            evaluateFusionTensors(cache.fusion(), {x, w, bias})[0],
+                            evaluateFusionTensors(cache.fusion(), {x, w, b})[0],
                             test::toleranceFor(DataType::BFloat16)));
   const std::string described = cache.lastRuntime()->describe();
   EXPECT_NE(described.find("braze::pointwise"), std::string::npos) << described;
