@@ -14,6 +14,9 @@
 // Samples are 10 back-to-back launches with an idle gap of 20 ms before each (the median of
 // 20 is reported), as benchmarks/python/gemm_torch.py times PyTorch.
 //
+// BM_GemmUnaligned is linear with K not a multiple of 8 (rows off 16-byte boundaries): Braze
+// runs it as two copy kernels that pad K and the GEMM, cuBLAS as it is.
+//
 // BM_GemmMatmul is matmul(a [M, K], b [K, N]) with both row-major (torch.matmul's layout: B is
 // read N-major and transposed by wgmma) against cuBLAS on the same layout.
 //
@@ -396,6 +399,10 @@ constexpr int64_t kShapes[][3] = {
 };
 // Few tiles and a long K (the heuristics split K over clusters), and torch.matmul's layout.
 constexpr int64_t kSmallShapes[][3] = {{1024, 1024, 8192}, {512, 512, 16384}, {256, 512, 4096}};
+// K not a multiple of 8: rows of A and B are not 16-byte aligned, so Braze copies both
+// K-padded first (core/src/runtime/contraction_staging.h) and cuBLAS reads them as they are.
+constexpr int64_t kUnalignedShapes[][3] = {
+    {4096, 4096, 4095}, {8192, 8192, 8191}, {4096, 11008, 4100}};
 // torch.matmul's layout; the last three are the shapes of the nvFuser comparison (RESULTS.md).
 constexpr int64_t kMatmulShapes[][3] = {{8192, 8192, 8192},
                                         {4096, 11008, 4096},
@@ -430,6 +437,10 @@ int main(int argc, char** argv) {
   for (const auto& shape : kSmallShapes) {
     add("BM_Gemm/braze", GemmKind::Braze, shape);
     add("BM_Gemm/cublas", GemmKind::Cublas, shape);
+  }
+  for (const auto& shape : kUnalignedShapes) {
+    add("BM_GemmUnaligned/braze_staged", GemmKind::Braze, shape);
+    add("BM_GemmUnaligned/cublas", GemmKind::Cublas, shape);
   }
   for (const auto& shape : kMatmulShapes) {
     add("BM_GemmMatmul/braze", GemmKind::BrazeMatmul, shape);
