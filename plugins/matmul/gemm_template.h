@@ -1,7 +1,7 @@
 #pragma once
 
-// The matmul scheduler's kernel template: a warp-specialized GEMM for Hopper, C [(batch,) M, N]
-// = A [(batch,) M, K] · B [(batch,) K, N] with fp32 accumulation, handed to the fusion's
+// The matmul scheduler's kernel template: a warp-specialized GEMM for Hopper, C [(batch...,) M,
+// N] = A [(batch...,) M, K] · B [(batch...,) K, N] with fp32 accumulation, handed to the fusion's
 // epilogue (code generation writes it from the ops after the matmul:
 // braze/codegen/template_epilogue.h), which rounds C to the inputs' dtype, applies bias,
 // activations, residuals and casts, and stores every output.
@@ -26,8 +26,9 @@
 // weight [N, K]) or with its M or N dim innermost ("MN-major": a column-major A, matmul's
 // b [K, N] row-major). A K-major tile is one box of rows x 64 K (one 128-byte swizzled row
 // each); an MN-major tile is boxes of 64 rows (128 bytes) x 64 K, one per 64 rows, which
-// wgmma reads transposed. A batch dim is a third map dim, read at 0 where the operand's batch
-// size is 1 (broadcast).
+// wgmma reads transposed. Batch dims (up to three: the copy engine's maps have five dims) are
+// the maps' outer dims, numpy-broadcast between the operands: an operand with fewer batch dims
+// lines up with the result's last ones, and a batch dim of size 1 is read at 0.
 //
 // K tails read zeros (the copy engine fills outside the tensor); M and N tails are predicated
 // epilogue calls. An odd N takes epilogue calls of one column (epilogue_vector 1) instead of
@@ -45,10 +46,10 @@ namespace braze::matmul_scheduler {
 struct GemmLayout {
   bool a_mn_major = false;  ///< A's M dim is innermost (column-major A)
   bool b_mn_major = false;  ///< B's N dim is innermost (matmul's row-major b)
-  int a_rank = 2;           ///< 2, or 3 with a leading batch dim
+  int a_rank = 2;           ///< 2 plus A's leading batch dims
   int b_rank = 2;
-  int b_n_dim = 0;       ///< B's dim that is N: 0 for linear's weight [N, K]
-  bool batched = false;  ///< the result has a leading batch dim
+  int b_n_dim = 0;     ///< B's dim that is N: 0 for linear's weight [N, K]
+  int batch_dims = 0;  ///< the result's leading batch dims, 0 to kMaxBatchDims
 };
 
 struct GemmShape {
@@ -74,6 +75,9 @@ struct GemmShape {
   /// Columns per epilogue call: 2 (pairs, N even) or 1 (N odd; no tma_store).
   int64_t epilogue_vector = 2;
 };
+
+/// Batch dims a kernel takes: a tensor map has at most five dims, two of them K and M or N.
+constexpr int kMaxBatchDims = 3;
 
 /// Shared memory an sm_90 block may opt into.
 constexpr int64_t kSharedBytesPerBlock = 227 * 1024;
@@ -102,8 +106,17 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
     return std::string("constexpr ") + type + " " + name + " = " + std::to_string(value) + ";\n";
   };
   const GemmLayout& layout = shape.layout;
-  // The epilogue's first index is the batch when the result has one.
-  const std::string batch_index = layout.batched ? "batch, " : "";
+  // The epilogue's first indices are the batch dims': parameters and arguments of the
+  // functions that call it, and the arguments where the kernel calls those.
+  std::string batch_parameters, batch_index, batch_arguments, batch_coordinates;
+  for (int j = 0; j < layout.batch_dims; ++j) {
+    const std::string b = std::to_string(j);
+    batch_parameters += "int b" + b + ", ";
+    batch_index += "b" + b + ", ";
+    batch_arguments += "bi[" + b + "], ";
+    // C's map lists its dims innermost first: the last batch dim right after M.
+    batch_coordinates += ", bi[" + std::to_string(layout.batch_dims - 1 - j) + "]";
+  }
   return constant("int", "kBlockM", shape.tile_m) + constant("int", "kBlockN", shape.tile_n) +
          constant("int", "kBlockK", shape.tile_k) + constant("int", "kStages", shape.stages) +
          constant("int", "kGroupM", shape.group_m) + constant("int", "kSplitK", shape.split_k) +
@@ -116,6 +129,7 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
          constant("bool", "kBMnMajor", layout.b_mn_major) +
          constant("int", "kARank", layout.a_rank) + constant("int", "kBRank", layout.b_rank) +
          constant("int", "kBNDim", layout.b_n_dim) +
+         constant("int", "kBatchDims", layout.batch_dims) +
          "using Operand = braze::wgmma::" + (shape.fp16 ? "F16" : "Bf16") + ";\n" + R"(
 constexpr int kConsumerThreads = 256;
 // CTAs per cluster: a split of K or a pair sharing B (never both).
@@ -129,17 +143,38 @@ constexpr unsigned kRingBytes = kStages * (kTileABytes + kTileBBytes);
 constexpr unsigned kChunkBytes = 64 * 128;
 using ASizes = braze::Tensor<unsigned short, kARank, IndexT>;
 using BSizes = braze::Tensor<unsigned short, kBRank, IndexT>;
+// Arrays of one per batch dim (one unused slot without batch dims).
+constexpr int kBatchSlots = kBatchDims > 0 ? kBatchDims : 1;
 
 // The problem's sizes in tiles, read from the operands.
 struct Problem {
   int m, n, k_tiles, tiles_m, tiles_n, batches;
+  int batch_sizes[kBatchSlots];  // the result's, operands broadcast against each other
   __device__ __forceinline__ Problem(const ASizes& a, const BSizes& b) {
     m = a.size[kARank - 2];
     n = b.size[kBNDim];
     k_tiles = (a.size[kARank - 1] + kBlockK - 1) / kBlockK;
     tiles_m = (m + kBlockM * kClusterM - 1) / (kBlockM * kClusterM);
     tiles_n = (n + kBlockN - 1) / kBlockN;
-    batches = max(kARank == 3 ? int(a.size[0]) : 1, kBRank == 3 ? int(b.size[0]) : 1);
+    batches = 1;
+#pragma unroll
+    for (int j = 0; j < kBatchDims; ++j) {
+      // Operands line up with the result's last batch dims.
+      const int ja = j - (kBatchDims - (kARank - 2));
+      const int jb = j - (kBatchDims - (kBRank - 2));
+      batch_sizes[j] = max(ja >= 0 ? int(a.size[max(ja, 0)]) : 1,
+                           jb >= 0 ? int(b.size[max(jb, 0)]) : 1);
+      batches *= batch_sizes[j];
+    }
+  }
+  // The index along each batch dim of batch `batch` (row-major over the result's batch dims).
+  __device__ __forceinline__ void batchIndices(int batch, int (&bi)[kBatchSlots]) const {
+    bi[0] = 0;
+#pragma unroll
+    for (int j = kBatchDims - 1; j >= 0; --j) {
+      bi[j] = batch % batch_sizes[j];
+      batch /= batch_sizes[j];
+    }
   }
   __device__ __forceinline__ int tiles() const { return tiles_m * tiles_n * batches; }
   // The batch and the first row and column of tile `tile` of C: tiles are numbered batch by
@@ -158,30 +193,47 @@ struct Problem {
   }
 };
 
-// Copies the box at (c0, c1) of batch `batch` (rank 3 only) into `box`: into this CTA, or
-// (kToPair) into both CTAs of a pair at the same offsets, signalling each one's `full`.
+// An operand's coordinates along its batch dims (dim i of kRank - 2) for the result's batch
+// indices `bi`: the result's last batch dims, 0 where the operand's size is 1 (broadcast).
+template <int kRank, typename Sizes>
+__device__ __forceinline__ void operandBatch(const Sizes& sizes, const int (&bi)[kBatchSlots],
+                                             int (&coordinates)[kBatchSlots]) {
+  coordinates[0] = 0;
+#pragma unroll
+  for (int i = 0; i < kRank - 2; ++i)
+    coordinates[i] = sizes.size[i] == 1 ? 0 : bi[kBatchDims - (kRank - 2) + i];
+}
+
+// Copies the box at (c0, c1) of batch coordinates `batch` (operandBatch) into `box`: into this
+// CTA, or (kToPair) into both CTAs of a pair at the same offsets, signalling each one's `full`.
+// A map lists its dims innermost first: the operand's last batch dim comes right after c1.
 template <bool kToPair, int kRank>
 __device__ __forceinline__ void copyBox(unsigned char* box, const braze::TensorMap* map,
-                                        unsigned long long* full, int c0, int c1, int batch) {
+                                        unsigned long long* full, int c0, int c1,
+                                        const int (&batch)[kBatchSlots]) {
   constexpr unsigned short kPair = 0b11;
+  static_assert(!kToPair || kRank <= 3, "pairs sharing B take one batch dim at most");
   if constexpr (kToPair && kRank == 3)
-    braze::tma::loadMulticast(box, map, full, kPair, c0, c1, batch);
+    braze::tma::loadMulticast(box, map, full, kPair, c0, c1, batch[0]);
   else if constexpr (kToPair)
     braze::tma::loadMulticast(box, map, full, kPair, c0, c1);
+  else if constexpr (kRank == 5)
+    braze::tma::load(box, map, full, c0, c1, batch[kBatchSlots - 1], batch[1], batch[0]);
+  else if constexpr (kRank == 4)
+    braze::tma::load(box, map, full, c0, c1, batch[kBatchSlots > 1 ? 1 : 0], batch[0]);
   else if constexpr (kRank == 3)
-    braze::tma::load(box, map, full, c0, c1, batch);
+    braze::tma::load(box, map, full, c0, c1, batch[0]);
   else
     braze::tma::load(box, map, full, c0, c1);
 }
 
 // Copies part `part` of kParts of an operand's tile, rows [row0, row0 + kRows) and K
-// [k, k + kBlockK) of batch `batch` (0 for an operand without a batch dim or with a batch size
-// of 1): kParts = 1 is the whole tile into this CTA; kParts = 2 is this CTA's half of the B
+// [k, k + kBlockK) at batch coordinates `batch` (operandBatch): kParts = 1 is the whole tile into this CTA; kParts = 2 is this CTA's half of the B
 // tile a pair shares, copied into both.
 template <bool kMnMajor, int kRank, int kRows, int kParts>
 __device__ __forceinline__ void loadTile(unsigned char* tile, const braze::TensorMap* map,
-                                         unsigned long long* full, int k, int row0, int batch,
-                                         int part) {
+                                         unsigned long long* full, int k, int row0,
+                                         const int (&batch)[kBatchSlots], int part) {
   constexpr bool kToPair = kParts > 1;
   if constexpr (!kMnMajor) {
     const int first = part * (kRows / kParts);
@@ -264,7 +316,7 @@ __device__ __forceinline__ void gatherSplits(const float (&d)[kCount],
 // stored.
 template <int kVector>
 __device__ __forceinline__ void storePair(const Problem& p, )" +
-         (layout.batched ? "int batch, " : "") + R"(int r, int cc, float x0,
+         batch_parameters + R"(int r, int cc, float x0,
                                           float x1 BRAZE_EPILOGUE_PARAMETERS) {
   if constexpr (kVector == 2) {
     const float pair[kVector] = {x0, x1};  // sized by kVector: checked only where used
@@ -288,7 +340,7 @@ __device__ __forceinline__ void storePair(const Problem& p, )" +
 // of single columns never compiles the call.
 template <int kVector>
 __device__ __forceinline__ unsigned stagePair(const Problem& p, )" +
-         (layout.batched ? "int batch, " : "") + R"(int r, int cc, float x0,
+         batch_parameters + R"(int r, int cc, float x0,
                                               float x1 BRAZE_EPILOGUE_PARAMETERS) {
   const float pair[kVector] = {x0, x1};
   braze_staged_output staged;
@@ -342,8 +394,6 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
     const Problem p(a_sizes, b_sizes);
     const int split = kSplitK > 1 ? int(braze::cluster::ctaRank()) : 0;
     if (threadIdx.x == 0) {
-      const bool a_batch = kARank == 3 && a_sizes.size[0] != 1;
-      const bool b_batch = kBRank == 3 && b_sizes.size[0] != 1;
       int it = 0;
       const int pair_rank = kClusterM > 1 ? int(braze::cluster::ctaRank()) : 0;
       for (int tile = blockIdx.x / kClusterCtas; tile < p.tiles();
@@ -351,6 +401,10 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
         int batch, m0, n0;
         p.origin(tile, batch, m0, n0);
         m0 += pair_rank * kBlockM;
+        int bi[kBatchSlots], a_batch[kBatchSlots], b_batch[kBatchSlots];
+        p.batchIndices(batch, bi);
+        operandBatch<kARank>(a_sizes, bi, a_batch);
+        operandBatch<kBRank>(b_sizes, bi, b_batch);
         const int kt_end = p.k_tiles * (split + 1) / kSplitK;
         for (int kt = p.k_tiles * split / kSplitK; kt < kt_end; ++kt, ++it) {
           const int s = it % kStages;
@@ -362,10 +416,10 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
           }
           braze::mbarrier::arriveExpectTx(&full[s], kTileABytes + kTileBBytes);
           loadTile<kAMnMajor, kARank, kBlockM, 1>(tiles_a + s * kTileABytes, &a, &full[s],
-                                                  kt * kBlockK, m0, a_batch ? batch : 0, 0);
+                                                  kt * kBlockK, m0, a_batch, 0);
           loadTile<kBMnMajor, kBRank, kBlockN, kClusterM>(tiles_b + s * kTileBBytes, &b,
                                                           &full[s], kt * kBlockK, n0,
-                                                          b_batch ? batch : 0, pair_rank);
+                                                          b_batch, pair_rank);
         }
       }
     }
@@ -423,6 +477,8 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
       int batch, m0, n0;
       p.origin(tile, batch, m0, n0);
       if constexpr (kClusterM > 1) m0 += int(braze::cluster::ctaRank()) * kBlockM;
+      int bi[kBatchSlots];
+      p.batchIndices(batch, bi);
       const int t = braze::warpgroup::threadRank();
       // d[4 j + q]: row 16 w + l / 4 + 8 (q / 2), column 8 j + 2 (l % 4) + q % 2.
       const int row = m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;
@@ -441,7 +497,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
             const int r = row + 8 * half;
             const int cc = col + 8 * (jj * kSplitK + split);
             storePair<kEpilogueVector>(p, )" +
-         batch_index + R"(r, cc, sums[4 * jj + 2 * half],
+         batch_arguments + R"(r, cc, sums[4 * jj + 2 * half],
                                        sums[4 * jj + 2 * half + 1] BRAZE_EPILOGUE_ARGUMENTS);
           }
         }
@@ -468,7 +524,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
               const int r = row + 8 * (q % 2);
               const int cc = col + 8 * j;
               fragment[q] = stagePair<kEpilogueVector>(p, )" +
-         batch_index + R"(r, cc, d[4 * j + 2 * (q % 2)],
+         batch_arguments + R"(r, cc, d[4 * j + 2 * (q % 2)],
                                                        d[4 * j + 2 * (q % 2) + 1]
                                                            BRAZE_EPILOGUE_ARGUMENTS);
             }
@@ -480,7 +536,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
           braze::namedBarrierSync(1 + consumer, 128);
           if (t == 0) {
             braze::tma::store(c_map, buffer, n0 + 64 * c, m0 + 64 * consumer)" +
-         (layout.batched ? ", batch" : "") + R"();
+         batch_coordinates + R"();
             braze::tma::commitGroup();
           }
         }
@@ -492,7 +548,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
             const int r = row + 8 * half;
             const int cc = col + 8 * j;
             storePair<kEpilogueVector>(p, )" +
-         batch_index + R"(r, cc, d[4 * j + 2 * half],
+         batch_arguments + R"(r, cc, d[4 * j + 2 * half],
                                        d[4 * j + 2 * half + 1] BRAZE_EPILOGUE_ARGUMENTS);
           }
         }

@@ -73,14 +73,16 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
       (ops.bias == nullptr || !fusion.isInput(ops.bias) || ops.bias->rank() != 1))
     return std::string("linear's bias must be a 1-d input of the fusion, [N]");
   const int64_t a_rank = ops.a->rank(), b_rank = ops.b->rank();
-  if (a_rank < 2 || a_rank > 3 || b_rank < 2 || b_rank > (is_linear ? 2 : 3))
+  constexpr int64_t kMaxRank = 2 + kMaxBatchDims;
+  if (a_rank < 2 || a_rank > kMaxRank || b_rank < 2 || b_rank > (is_linear ? 2 : kMaxRank))
     return std::string(is_linear ? "linear" : "matmul") + " of " + std::to_string(a_rank) +
            "-d by " + std::to_string(b_rank) + "-d operands; the kernel takes " +
-           (is_linear ? "x [M, K] or [batch, M, K] by weight [N, K]"
-                      : "a [M, K] or [batch, M, K] by b [K, N] or [batch, K, N]") +
+           (is_linear ? "x [..., M, K] by weight [N, K]" : "a [..., M, K] by b [..., K, N]") +
            (a_rank < 2 || b_rank < 2
                 ? " (a matrix-vector product is memory-bound: not this kernel's work)"
-                : " (one batch dim: reshape several into one before the contraction)");
+                : " with at most " + std::to_string(kMaxBatchDims) +
+                      " batch dims (the copy engine's maps have five dims): reshape some into "
+                      "one before the contraction");
   if (ops.a->dtype() != ops.b->dtype() || ops.out->dtype() != ops.a->dtype() ||
       (ops.a->dtype() != DataType::BFloat16 && ops.a->dtype() != DataType::Float16))
     return std::string(toString(ops.a->dtype())) + " by " + std::string(toString(ops.b->dtype())) +
@@ -89,7 +91,7 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
   ops.layout.a_rank = static_cast<int>(a_rank);
   ops.layout.b_rank = static_cast<int>(b_rank);
   ops.layout.b_n_dim = static_cast<int>(is_linear ? 0 : b_rank - 1);
-  ops.layout.batched = ops.out->logicalNoReductions().size() == 3;
+  ops.layout.batch_dims = static_cast<int>(ops.out->logicalNoReductions().size()) - 2;
   auto a_major = mnMajor(ops.a, "a", a_rank - 1, a_rank - 2);
   if (auto* problem = std::get_if<std::string>(&a_major)) return *problem;
   auto b_major = mnMajor(ops.b, "b", ops.b_k_dim, ops.layout.b_n_dim);
@@ -124,8 +126,13 @@ std::optional<ProblemSize> problemSize(const Fusion& fusion, const Operands& ops
   ProblemSize size{.m = a->sizes[a->sizes.size() - 2],
                    .n = b->sizes[size_t(ops.layout.b_n_dim)],
                    .k = a->sizes.back()};
-  if (ops.layout.a_rank == 3) size.batches = a->sizes[0];
-  if (ops.layout.b_rank == 3) size.batches = std::max(size.batches, b->sizes[0]);
+  // The result's batch dims: the operands' leading dims, lined up from the right.
+  for (int j = 0; j < ops.layout.batch_dims; ++j) {
+    const int ja = j - (ops.layout.batch_dims - (ops.layout.a_rank - 2));
+    const int jb = j - (ops.layout.batch_dims - (ops.layout.b_rank - 2));
+    size.batches *=
+        std::max(ja >= 0 ? a->sizes[size_t(ja)] : 1, jb >= 0 ? b->sizes[size_t(jb)] : 1);
+  }
   return size;
 }
 
@@ -320,6 +327,9 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   BRAZE_USER_CHECK(std::holds_alternative<Operands>(found))
       << "matmul: schedule() of a fusion canScheduleCompileTime refuses";
   const Operands& ops = std::get<Operands>(found);
+  BRAZE_USER_CHECK(!pair || ops.layout.b_rank <= 3)
+      << "matmul: cluster_m = 2 with b of rank " << ops.layout.b_rank
+      << "; pairs multicast B's copies, which take one batch dim at most";
   BRAZE_USER_CHECK(!ops.layout.b_mn_major || params.tile_n % 64 == 0)
       << "matmul: tile_n = " << params.tile_n
       << " with b stored N-major; its tile is copied in boxes of 64 columns";
@@ -342,8 +352,8 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   BRAZE_USER_CHECK(!split || 512 * params.tile_n <= gemmSharedBytes(shape) - 1024)
       << "matmul: the partial sums of a " << params.tile_n << "-wide tile do not fit a ring of "
       << params.stages << " stages";
-  // K-major: boxes of 64 K by the tile's rows; MN-major: boxes of 64 rows by 64 K. A batch
-  // dim is the map's outermost, one batch per box.
+  // K-major: boxes of 64 K by the tile's rows; MN-major: boxes of 64 rows by 64 K. Batch dims
+  // are the map's outer dims, innermost first, one batch per box.
   const auto map = [&](const TensorView* tv, bool mn_major, int64_t k_dim, int64_t mn_dim,
                        int64_t rows) {
     const auto box_rows = static_cast<uint32_t>(mn_major ? 64 : rows);
@@ -354,8 +364,8 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
       std::swap(parameter.dims[0], parameter.dims[1]);
       std::swap(parameter.box[0], parameter.box[1]);
     }
-    if (tv->rank() == 3) {
-      parameter.dims.push_back(0);
+    for (int64_t d = tv->rank() - 3; d >= 0; --d) {
+      parameter.dims.push_back(d);
       parameter.box.push_back(1);
     }
     return parameter;
@@ -374,11 +384,10 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   if (shape.tma_store) {
     // C's map, after B's: boxes of 64 rows by 64 columns (128 bytes), one batch each.
     auto* c = fusion.outputs().front()->as<TensorView>();
-    TensorMapParameter parameter{
-        .dims = {1, 0}, .box = {64, 64}, .swizzle = TensorMapParameter::Swizzle::Bytes128};
-    if (c->rank() == 3) {
-      parameter.dims = {2, 1, 0};
-      parameter.box.push_back(1);
+    TensorMapParameter parameter{.swizzle = TensorMapParameter::Swizzle::Bytes128};
+    for (int64_t d = c->rank() - 1; d >= 0; --d) {
+      parameter.dims.push_back(d);
+      parameter.box.push_back(d >= c->rank() - 2 ? 64 : 1);
     }
     kernel.parameters.insert(kernel.parameters.begin() + 2, {Kind::TensorMap, c, parameter});
   }
@@ -389,7 +398,7 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   // Tiles of the grid, a pair's two tiles counted as one.
   Val* tiles = mul(ceil_div(result[rank - 1]->extent(), Operand(params.tile_n)),
                    ceil_div(result[rank - 2]->extent(), Operand(params.tile_m * params.cluster_m)));
-  if (rank == 3) tiles = mul(tiles, result[0]->extent());
+  for (size_t d = 0; d + 2 < rank; ++d) tiles = mul(tiles, result[d]->extent());
   if (split) {
     kernel.grid[0] = mul(tiles, fusion.constantIndex(params.split_k));
     kernel.cluster = {params.split_k, 1, 1};

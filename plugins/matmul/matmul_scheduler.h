@@ -9,10 +9,11 @@
 // braze/codegen/template_epilogue.h covers (bias rows or columns, activations, residual adds,
 // scalings, casts, several outputs). Schedules it as its own kernel template (gemm_template.h)
 // instead of a lowered loop nest; code generation writes the epilogue into it. Refused (with
-// the reason): other dtypes, matrix-vector products, more than one batch dim, a batch dim
+// the reason): other dtypes, matrix-vector products, more than three batch dims, a batch dim
 // stored innermost, prologues, epilogues that move elements (reductions, permutes), strides
 // that are not multiples of 16 bytes, other devices.
-// The segmenter gives what is refused to other kernels.
+// The segmenter gives what is refused to other kernels; the executor cache copies operands
+// with unaligned strides into aligned ones first (core/src/runtime/contraction_staging.h).
 
 #include <optional>
 #include <string>

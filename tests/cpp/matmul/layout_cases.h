@@ -22,6 +22,9 @@ struct LayoutCase {
   bool b_mn_major = false;  ///< B stored with N innermost
   int64_t a_batch = 0;      ///< A's leading batch size; 0: no batch dim
   int64_t b_batch = 0;
+  /// Sizes of more batch dims in front of the batch dim (outermost first; 1: a broadcast).
+  std::vector<int64_t> a_outer = {};
+  std::vector<int64_t> b_outer = {};
 
   /// Sizes the kernel takes: an MN-major operand's K stride is M (N), a multiple of 8.
   bool accepts(int64_t m, int64_t n) const {
@@ -34,7 +37,9 @@ struct LayoutCase {
     std::vector<int64_t> sizes;
     std::vector<int64_t> order;
   };
-  Operand operand(bool is_a, int64_t batch_size, int64_t rows, int64_t k) const {
+  /// `symbolic`: sizes as the definition declares them (-1, or 1 for a broadcast).
+  Operand operand(bool is_a, int64_t batch_size, int64_t rows, int64_t k,
+                  bool symbolic = false) const {
     const bool mn_major = is_a ? a_mn_major : b_mn_major;
     // B of matmul is [K, N]; A and linear's weight are [rows, K].
     const bool k_first = !is_a && !linear;
@@ -47,6 +52,12 @@ struct LayoutCase {
       sizes.insert(sizes.begin(), batch_size);
       order = {0, order[0] + 1, order[1] + 1};
     }
+    const std::vector<int64_t>& outer = is_a ? a_outer : b_outer;
+    for (auto it = outer.rbegin(); it != outer.rend(); ++it) {
+      sizes.insert(sizes.begin(), symbolic && *it != 1 ? -1 : *it);
+      for (int64_t& d : order) ++d;
+      order.insert(order.begin(), 0);
+    }
     return {std::move(sizes), std::move(order)};
   }
 
@@ -54,7 +65,7 @@ struct LayoutCase {
     auto fusion = std::make_unique<Fusion>();
     const auto declare = [&](bool is_a) {
       const int64_t batch = is_a ? a_batch : b_batch;
-      Operand shape = operand(is_a, batch == 1 ? 1 : -1, -1, -1);
+      Operand shape = operand(is_a, batch == 1 ? 1 : -1, -1, -1, /*symbolic=*/true);
       return makeInputTensor(
           *fusion, {.dtype = dtype, .sizes = shape.sizes, .allocation_order = shape.order});
     };
@@ -98,6 +109,22 @@ inline std::vector<LayoutCase> layoutCases() {
       {.name = "matmul_batched_a_shared_b", .b_mn_major = true, .a_batch = 3},
       {.name = "matmul_shared_a_batched_b", .a_mn_major = true, .b_batch = 2},
       {.name = "matmul_b_batch_of_one", .b_mn_major = true, .a_batch = 2, .b_batch = 1},
+      // Several batch dims ([B, H, M, K] by [B, H, K, N] as in attention), broadcast too.
+      {.name = "matmul_two_batch_dims",
+       .b_mn_major = true,
+       .a_batch = 3,
+       .b_batch = 3,
+       .a_outer = {2},
+       .b_outer = {2}},
+      {.name = "matmul_b_shared_over_outer_dim", .a_batch = 3, .b_batch = 3, .a_outer = {2}},
+      {.name = "matmul_three_batch_dims_outer_of_one",
+       .a_mn_major = true,
+       .b_mn_major = true,
+       .a_batch = 2,
+       .b_batch = 2,
+       .a_outer = {2, 3},
+       .b_outer = {1, 3}},
+      {.name = "linear_two_batch_dims", .linear = true, .a_batch = 3, .a_outer = {2}},
   };
 }
 

@@ -187,30 +187,39 @@ TEST_F(MatmulExecutionGpuTest, UnalignedOperandsAreCopiedFirstAndMatchTheReferen
   EXPECT_NE(described.find("braze::pointwise"), std::string::npos) << described;
 }
 
-// A batched linear with its bias, GELU and a residual of the batched result's shape.
+// A batched linear with its bias, GELU and a residual of the batched result's shape, with one
+// and with two batch dims.
 TEST_F(MatmulExecutionGpuTest, BatchedEpilogueMatchesTheReference) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 3, DataType::BFloat16);
-  TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
-  TensorView* residual = makeSymbolicTensor(*fusion, 3, DataType::BFloat16);
-  fusion->addOutput(add(gelu(linear(x, w, bias), GeluApproximation::Tanh), residual));
-  FusionExecutorCache cache(std::move(fusion), shipped());
-  test::RandomTensors random(58);
-  const std::vector<HostTensor> inputs = {
-      test::exactOperand(random, DataType::BFloat16, {3, 200, 136}),
-      test::exactOperand(random, DataType::BFloat16, {328, 136}),
-      random.uniform(DataType::BFloat16, {328}), random.uniform(DataType::BFloat16, {3, 200, 328})};
-  std::vector<FusionArgument> arguments;
-  for (const HostTensor& input : inputs) arguments.push_back(DeviceTensor::fromHost(input));
-  const std::vector<FusionArgument> outputs = cache.run(arguments);
-  BRAZE_CU(ctxSynchronize);
-  EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(),
-                            evaluateFusionTensors(cache.fusion(), inputs)[0],
-                            test::toleranceFor(DataType::BFloat16)));
-  const std::string described = cache.lastRuntime()->describe();
-  EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
-  EXPECT_EQ(described.find("braze::pointwise"), std::string::npos) << described;
+  for (const std::vector<int64_t>& batch : std::vector<std::vector<int64_t>>{{3}, {2, 3}}) {
+    const auto rank = static_cast<int64_t>(batch.size()) + 2;
+    auto fusion = std::make_unique<Fusion>();
+    TensorView* x = makeSymbolicTensor(*fusion, rank, DataType::BFloat16);
+    TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* bias = makeSymbolicTensor(*fusion, 1, DataType::BFloat16);
+    TensorView* residual = makeSymbolicTensor(*fusion, rank, DataType::BFloat16);
+    fusion->addOutput(add(gelu(linear(x, w, bias), GeluApproximation::Tanh), residual));
+    FusionExecutorCache cache(std::move(fusion), shipped());
+    test::RandomTensors random(58);
+    std::vector<int64_t> x_sizes = batch, result_sizes = batch;
+    x_sizes.insert(x_sizes.end(), {200, 136});
+    result_sizes.insert(result_sizes.end(), {200, 328});
+    const std::vector<HostTensor> inputs = {
+        test::exactOperand(random, DataType::BFloat16, x_sizes),
+        test::exactOperand(random, DataType::BFloat16, {328, 136}),
+        random.uniform(DataType::BFloat16, {328}),
+        random.uniform(DataType::BFloat16, result_sizes)};
+    std::vector<FusionArgument> arguments;
+    for (const HostTensor& input : inputs) arguments.push_back(DeviceTensor::fromHost(input));
+    const std::vector<FusionArgument> outputs = cache.run(arguments);
+    BRAZE_CU(ctxSynchronize);
+    EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(),
+                              evaluateFusionTensors(cache.fusion(), inputs)[0],
+                              test::toleranceFor(DataType::BFloat16)))
+        << batch.size() << " batch dims";
+    const std::string described = cache.lastRuntime()->describe();
+    EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
+    EXPECT_EQ(described.find("braze::pointwise"), std::string::npos) << described;
+  }
 }
 
 // Every tile width, K split, pair sharing B and way of storing C the heuristics can choose,
