@@ -27,23 +27,21 @@ int64_t kDimOf(const Expr& contraction, size_t operand) {
   return contraction.op() == OpKind::Linear ? tv->rank() - 1 : tv->rank() - 2;
 }
 
-// Whether a tensor-core kernel can copy `tensor` in rows: one dim of unit stride, every other
-// stride a multiple of 16 bytes, the data on a 16-byte boundary.
-bool copyableInRows(const TensorArgumentInfo& tensor, int64_t data_alignment) {
+// Whether a tensor-core kernel can copy `tensor` (operand `tv`) in rows along the dim `tv` is
+// stored innermost: that dim of unit stride, every other stride a multiple of 16 bytes, the
+// data on a 16-byte boundary. Dims of size 1 are never stepped over.
+bool copyableInRows(const TensorView& tv, const TensorArgumentInfo& tensor,
+                    int64_t data_alignment) {
   if (data_alignment < kRowAlignmentBytes) return false;
+  const std::vector<int64_t>& order = tv.allocationOrder();
+  const auto inner = static_cast<size_t>(order.empty() ? tv.rank() - 1 : order.back());
   const int64_t bytes = sizeInBytes(tensor.dtype);
-  bool unit_found = false;
-  bool all_single = true;
   for (size_t d = 0; d < tensor.sizes.size(); ++d) {
     if (tensor.sizes[d] == 1) continue;
-    all_single = false;
-    if (tensor.strides[d] == 1 && !unit_found) {
-      unit_found = true;
-      continue;
-    }
-    if (tensor.strides[d] * bytes % kRowAlignmentBytes != 0) return false;
+    if (d == inner ? tensor.strides[d] != 1 : tensor.strides[d] * bytes % kRowAlignmentBytes != 0)
+      return false;
   }
-  return unit_found || all_single;
+  return true;
 }
 
 // The segment of `contraction` alone and what a scheduler knows of it for `context`.
@@ -160,7 +158,9 @@ std::optional<StagedContractions> stageContractionOperands(const Fusion& fusion,
           operandLayout(fusion, expr->input(operand)->as<TensorView>(), context);
       layouts[operand] = layout;
       known = known && alignment > 0;
-      staging.copied[operand] = alignment > 0 && !copyableInRows(layout, alignment);
+      staging.copied[operand] =
+          alignment > 0 &&
+          !copyableInRows(*expr->input(operand)->as<TensorView>(), layout, alignment);
     }
     if (!known || !(staging.copied[0] || staging.copied[1])) continue;
     // A scheduler that reads such operands as they are is better than a copy.

@@ -560,6 +560,10 @@ TEST(MatmulSchedulerTest, OperandsWithoutAlignedRowsAreCopiedFirst) {
         layout.build(DataType::BFloat16), layout.inputs(random, DataType::BFloat16, 2, 36, 42, 37));
     EXPECT_NE(padded.find("braze::matmul"), std::string::npos) << padded;
     EXPECT_NE(padded.find("braze::pointwise"), std::string::npos) << padded;
+    // One element per matrix: dims of size 1 have any stride, and are never stepped over.
+    const std::string single = runAndCheck(layout.build(DataType::BFloat16),
+                                           layout.inputs(random, DataType::BFloat16, 1, 1, 1, 1));
+    EXPECT_NE(single.find("braze::matmul"), std::string::npos) << single;
     if (!layout.a_mn_major && !layout.b_mn_major) continue;
     // K of 64: only the MN-major operands of 36 or 42 rows are copied.
     const std::string copied = runAndCheck(
