@@ -257,7 +257,8 @@ def test_scatter_into_a_cache_in_place_matches_torch():
 
 @requires_cuda
 @pytest.mark.parametrize("case", ["linear_bias_relu", "linear_weight_n_innermost", "matmul",
-                                  "matmul_batched"])
+                                  "matmul_batched", "attention_scores", "linear_odd_k",
+                                  "matmul_sliced_columns"])
 def test_matmul_and_linear_against_pytorch(case):
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("braze::matmul's kernel is for sm_90a")
@@ -275,9 +276,24 @@ def test_matmul_and_linear_against_pytorch(case):
     elif case == "matmul":
         inputs = [x, torch.randn(k, n, **bf16)]
         expected = x.float() @ inputs[1].float()
-    else:
+    elif case == "matmul_batched":
         inputs = [torch.randn(3, m, k, **bf16), torch.randn(3, k, n, **bf16)]
         expected = inputs[0].float() @ inputs[1].float()
+    elif case == "attention_scores":
+        # [batch, heads, M, K] by keys [heads, N, K] transposed: two batch dims, one broadcast.
+        q = torch.randn(2, 4, 100, 64, **bf16)
+        keys = torch.randn(4, 136, 64, **bf16).transpose(-1, -2)
+        inputs = [q, keys]
+        expected = q.float() @ keys.float()
+    elif case == "linear_odd_k":
+        # K = 263: rows off 16-byte boundaries, copied K-padded before the GEMM.
+        inputs = [torch.randn(m, 263, **bf16), torch.randn(n, 263, **bf16)]
+        expected = torch.nn.functional.linear(inputs[0].float(), inputs[1].float())
+    else:
+        # A view of every column but the first: its data starts 2 bytes into the allocation.
+        a = torch.randn(m, k + 1, **bf16)[:, 1:]
+        inputs = [a, torch.randn(k, n, **bf16)]
+        expected = a.float() @ inputs[1].float()
     with FusionDefinition() as fd:
         t = [fd.from_pytorch(i) for i in inputs]
         if case.startswith("linear"):
