@@ -509,8 +509,19 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
         unsigned char* buffers = shared + kRingBytes + consumer * 2 * kChunkBytes;
         const int lane = t % 32;
         const int chunk_row = 16 * (t / 32) + 8 * ((lane / 8) % 2) + lane % 8;
-#pragma unroll
+        // The loop over chunks is not unrolled, so the epilogue is inlined 16 times, not 64
+        // (ptxas time grows with the copies); each chunk's 32 accumulators are first picked
+        // into `v` by constant indices, which keeps `d` in registers.
+#pragma unroll 1
         for (int c = 0; c < kBlockN / 64; ++c, ++chunk) {
+          float v[32];
+#pragma unroll
+          for (int k = 0; k < kBlockN / 64; ++k) {
+            if (k == c) {
+#pragma unroll
+              for (int i = 0; i < 32; ++i) v[i] = d[32 * k + i];
+            }
+          }
           unsigned char* buffer = buffers + (chunk % 2) * kChunkBytes;
           // The copy issued from this buffer two chunks ago has read it.
           if (t == 0) braze::tma::waitGroupRead<1>();
@@ -520,12 +531,12 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
             unsigned fragment[4];
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
-              const int j = 8 * c + jj + q / 2;
+              const int j = jj + q / 2;  // the column group within the chunk
               const int r = row + 8 * (q % 2);
-              const int cc = col + 8 * j;
+              const int cc = col + 64 * c + 8 * j;
               fragment[q] = stagePair<kEpilogueVector>(p, )" +
-         batch_arguments + R"(r, cc, d[4 * j + 2 * (q % 2)],
-                                                       d[4 * j + 2 * (q % 2) + 1]
+         batch_arguments + R"(r, cc, v[4 * j + 2 * (q % 2)],
+                                                       v[4 * j + 2 * (q % 2) + 1]
                                                            BRAZE_EPILOGUE_ARGUMENTS);
             }
             // 128-byte swizzle: the 16-byte unit u of row r sits at unit u ^ (r % 8).
