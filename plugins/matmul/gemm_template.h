@@ -526,8 +526,17 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
           // The copy issued from this buffer two chunks ago has read it.
           if (t == 0) braze::tma::waitGroupRead<1>();
           braze::namedBarrierSync(1 + consumer, 128);
-#pragma unroll
+          // Nor is the loop over its four 16-column parts: the epilogue is inlined 4 times.
+#pragma unroll 1
           for (int jj = 0; jj < 8; jj += 2) {
+            float w[8];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+              if (2 * k == jj) {
+#pragma unroll
+                for (int i = 0; i < 8; ++i) w[i] = v[8 * k + i];
+              }
+            }
             unsigned fragment[4];
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
@@ -535,8 +544,8 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
               const int r = row + 8 * (q % 2);
               const int cc = col + 64 * c + 8 * j;
               fragment[q] = stagePair<kEpilogueVector>(p, )" +
-         batch_arguments + R"(r, cc, v[4 * j + 2 * (q % 2)],
-                                                       v[4 * j + 2 * (q % 2) + 1]
+         batch_arguments + R"(r, cc, w[4 * (q / 2) + 2 * (q % 2)],
+                                                       w[4 * (q / 2) + 2 * (q % 2) + 1]
                                                            BRAZE_EPILOGUE_ARGUMENTS);
             }
             // 128-byte swizzle: the 16-byte unit u of row r sits at unit u ^ (r % 8).

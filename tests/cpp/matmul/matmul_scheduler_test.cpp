@@ -279,11 +279,11 @@ TEST(MatmulSchedulerTest, TheTemplateBecomesAnSm90aKernelWithTensorMaps) {
                 std::string::npos)
           << sass;
       EXPECT_EQ(test::countInstructions(sass, "UTMALDG"), 2) << sass;
-      // The tile leaves in 64-column chunks per consumer, from a loop over chunks that is not
-      // unrolled: each written with stmatrix (4 x 4 matrices) and stored by a bulk copy, none
-      // from registers.
+      // The tile leaves in 64-column chunks per consumer, from loops over chunks and their
+      // 16-column parts that are not unrolled: each part written with stmatrix (4 matrices),
+      // each chunk stored by a bulk copy, none from registers.
       EXPECT_EQ(test::countInstructions(sass, "UTMASTG"), 1) << sass;
-      EXPECT_EQ(test::countInstructions(sass, "STSM"), 4) << sass;
+      EXPECT_EQ(test::countInstructions(sass, "STSM"), 1) << sass;
       EXPECT_EQ(test::countInstructions(sass, "STG"), 0) << sass;
     }
   }
@@ -308,11 +308,11 @@ TEST(MatmulSchedulerTest, EpilogueInputsWithUnitStrideAreLoadedInPairs) {
     const Sm90aKernel built = compileForSm90a(*fusion);
     EXPECT_LE(built.compiled.resources().spill_store_bytes, 16) << built.compiled.compileLog();
     if (!built.sass.empty()) {
-      // 128 x 256 tile: 64 pairs per consumer thread, 16 per 64-column chunk (the loop over
-      // chunks is not unrolled).
-      EXPECT_EQ(test::countInstructions(built.sass, "LDG.E.CONSTANT"), transposed ? 0 : 16)
+      // 128 x 256 tile: 64 pairs per consumer thread, 4 per 16-column part of a chunk (the
+      // loops over chunks and parts are not unrolled).
+      EXPECT_EQ(test::countInstructions(built.sass, "LDG.E.CONSTANT"), transposed ? 0 : 4)
           << built.sass;
-      EXPECT_EQ(test::countInstructions(built.sass, "LDG.E.U16.CONSTANT"), transposed ? 32 : 0)
+      EXPECT_EQ(test::countInstructions(built.sass, "LDG.E.U16.CONSTANT"), transposed ? 8 : 0)
           << built.sass;
     }
   }
