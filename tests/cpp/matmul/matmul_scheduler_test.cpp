@@ -610,6 +610,18 @@ TEST(MatmulSchedulerTest, AlignedAndUnalignedRunsGetTheirOwnRuntimes) {
   }
   EXPECT_EQ(cache.numRuntimes(), 2u);
   EXPECT_EQ(cache.counters().misses, 2);
+  // A scheduler forced for the whole fusion takes it as defined: no copies, its own refusal.
+  RunOptions forced;
+  forced.scheduler = "braze::matmul";
+  const std::vector<HostTensor> odd = {test::exactOperand(random, DataType::BFloat16, {24, 37}),
+                                       test::exactOperand(random, DataType::BFloat16, {16, 37})};
+  try {
+    cache.run({odd[0], odd[1]}, forced);
+    ADD_FAILURE() << "a forced matmul ran operands with 74-byte rows";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("multiple of 8 elements"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(MatmulSchedulerTest, TheExecutorCacheRunsLinearWithTheMatmulKernel) {
