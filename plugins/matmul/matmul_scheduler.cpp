@@ -407,6 +407,13 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
     kernel.grid[0] = params.ctas > 0 ? minimum(ctas, fusion.constantIndex(params.ctas)) : ctas;
     kernel.cluster = {params.cluster_m, 1, 1};
   }
+  // Pairs of columns would leave an odd N's last column unstored.
+  if (params.epilogue_vector == 2) {
+    kernel.launch_checks.emplace_back(
+        eq(remainder(result[rank - 1]->extent(), int64_t{2}), int64_t{0}),
+        "epilogue_vector = 2 stores columns in pairs, and N is odd; schedule with "
+        "epilogue_vector = 1 (the heuristics choose it for an odd N)");
+  }
   kernel.block[0] = fusion.constantIndex(384);
   kernel.dynamic_shared_memory_bytes = fusion.constantIndex(gemmSharedBytes(shape));
   kernel.arch_specific = true;

@@ -166,6 +166,8 @@ GeneratedKernel generateFromTemplate(const Fusion& fusion, const KernelTemplate&
   }
   generated.launch.dynamic_shared_memory_bytes = kernel.dynamic_shared_memory_bytes;
   generated.launch.cluster = kernel.cluster;
+  for (const auto& [check, message] : kernel.launch_checks)
+    generated.launch_checks.emplace_back(check, message);
   generated.index_type = DataType::Int32;
   generated.launch_bounds = fusion.launchBounds();
   generated.arch_specific = kernel.arch_specific;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "braze/codegen/codegen.h"
+#include "braze/eval/argument_binding.h"
+#include "braze/eval/expression_evaluator.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
@@ -340,6 +342,23 @@ TEST(MatmulSchedulerTest, AnOddNIsStoredOneColumnAtATime) {
   }
   EXPECT_EQ(
       matmul_scheduler::computeHeuristics(*fusion, infoFor(1024, 50258, 4096)).epilogue_vector, 2);
+  EXPECT_TRUE(built.kernel.launch_checks.empty());
+  // Pairs forced on an odd N would leave the last column unstored: the kernel's launch check
+  // refuses such a run, naming the fix.
+  auto paired = linearFusion(DataType::BFloat16);
+  matmul_scheduler::MatmulParams pairs = params;
+  pairs.epilogue_vector = 2;
+  matmul_scheduler::schedule(*paired, pairs);
+  const GeneratedKernel generated = generateCuda(*paired);
+  ASSERT_EQ(generated.launch_checks.size(), 1u);
+  EXPECT_NE(generated.launch_checks[0].second.find("epilogue_vector = 1"), std::string::npos);
+  for (const int64_t n : {50257, 50258}) {
+    ExpressionEvaluator extents;
+    validateAndBindArguments(*paired, infoFor(1024, n, 4096).arguments, "test", extents);
+    EXPECT_EQ(toBool(extents.evaluateOrThrow(generated.launch_checks[0].first, "check")),
+              n % 2 == 0)
+        << n;
+  }
 }
 
 // The bulk-copy store takes the first output when it is 16-bit and the tile is not split;

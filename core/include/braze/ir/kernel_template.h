@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace braze {
@@ -60,6 +61,10 @@ struct KernelTemplate {
   std::array<Val*, 3> block = {nullptr, nullptr, nullptr};
   Val* dynamic_shared_memory_bytes = nullptr;
   std::array<int64_t, 3> cluster = {1, 1, 1};
+  /// Conditions on the fusion's extents (Bool scalars) the kernel needs of every run, each with
+  /// what to tell the user when a run breaks it: checked before each launch, as a lowered
+  /// kernel's are (GeneratedKernel::launch_checks).
+  std::vector<std::pair<Val*, std::string>> launch_checks;
   /// Compile for the architecture-specific target (sm_90a rather than sm_90): wgmma,
   /// setmaxnreg and multicast copies need it.
   bool arch_specific = false;
