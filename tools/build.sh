@@ -12,6 +12,7 @@ build=${BRAZE_BUILD_DIR:-$root/build}
 export CCACHE_NOHASHDIR=1
 
 if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BRAZE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BRAZE_BUILD_TYPE:-RelWithDebInfo}" \
+    -DBRAZE_DEBUG_INFO="${BRAZE_DEBUG_INFO:-ON}" >/dev/null
 fi
 cmake --build "$build" -- "$@"

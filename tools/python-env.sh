@@ -58,6 +58,7 @@ PY
     --no-build-isolation \
     --config-settings=build-dir="$build/python-package" \
     --config-settings=cmake.build-type="${BRAZE_BUILD_TYPE:-RelWithDebInfo}" \
+    --config-settings=cmake.define.BRAZE_DEBUG_INFO="${BRAZE_DEBUG_INFO:-ON}" \
     "$root" || {
     echo "braze: building the Python package failed (pip install $root); its build folder is" \
          "$build/python-package" >&2
