@@ -350,7 +350,7 @@ class FusionDefinition:
 
     def __repr__(self):
         """The definition as a Python function that builds it again."""
-        return _braze.python_definition(self._fusion)
+        return _braze.python_definition(self._fusion, self._aliases)
 
     def repro(self, inputs, path=None):
         """A runnable script: this definition, inputs with the same shapes, dtypes and strides

@@ -94,7 +94,10 @@ std::vector<std::string> strings(const std::vector<T>& values) {
 
 class Writer {
  public:
-  explicit Writer(const Fusion& fusion) : fusion_(fusion) {}
+  /// `copied_aliases`: output position -> input position of the outputs that the Python layer
+  /// copies into a strided input after the run (they are not aliases in the IR).
+  Writer(const Fusion& fusion, std::map<int, int> copied_aliases)
+      : fusion_(fusion), copied_aliases_(std::move(copied_aliases)) {}
 
   std::string write() {
     out_ << "def braze_fusion(fd: FusionDefinition) -> None:\n";
@@ -116,8 +119,16 @@ class Writer {
                       [](const Val* output) { return output->isA<TensorView>(); }))
         writeExpr(*expr);
     }
-    for (const Val* output : fusion_.outputs()) {
+    for (int position = 0; position < static_cast<int>(fusion_.outputs().size()); ++position) {
+      const Val* output = fusion_.outputs()[position];
       const Val* input = fusion_.aliasedInput(output);
+      if (auto copied = copied_aliases_.find(position); copied != copied_aliases_.end()) {
+        BRAZE_USER_CHECK(copied->second >= 0 &&
+                         copied->second < static_cast<int>(fusion_.inputs().size()))
+            << "python_definition: output " << position << " is copied into input "
+            << copied->second << ", but the fusion has " << fusion_.inputs().size() << " inputs";
+        input = fusion_.inputs()[copied->second];
+      }
       line("fd.add_output(" + name(output) +
            (input != nullptr ? ", alias_input=" + name(input) : std::string()) + ")");
     }
@@ -469,6 +480,7 @@ class Writer {
   }
 
   const Fusion& fusion_;
+  std::map<int, int> copied_aliases_;
   std::ostringstream out_;
   std::map<const Val*, std::string> names_;
   /// Exprs written or being written.
@@ -482,10 +494,14 @@ class Writer {
 
 void bindRepro(py::module_& m) {
   m.def(
-      "python_definition", [](const Fusion& fusion) { return Writer(fusion).write(); },
-      py::arg("fusion"),
+      "python_definition",
+      [](const Fusion& fusion, std::map<int, int> copied_aliases) {
+        return Writer(fusion, std::move(copied_aliases)).write();
+      },
+      py::arg("fusion"), py::arg("copied_aliases") = std::map<int, int>{},
       "The fusion as `def braze_fusion(fd: FusionDefinition) -> None:` with one statement per "
-      "op");
+      "op; copied_aliases (output position -> input position) names the outputs written back "
+      "into strided inputs by FusionDefinition.execute");
 }
 
 }  // namespace braze::python

@@ -14,6 +14,77 @@ def repro_scripts_in_the_test_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
+def _saved_contents(inputs):
+    """The contents of the arrays and tensors among ``inputs`` (runs may write into them), to put
+    back with _restore before running the same inputs again."""
+    saved = []
+    for value in inputs if isinstance(inputs, (list, tuple)) else [inputs]:
+        if isinstance(value, (list, tuple)):
+            saved += _saved_contents(value)
+        elif isinstance(value, np.ndarray):
+            saved.append((value, value.copy(order="K")))
+        elif hasattr(value, "clone") and hasattr(value, "copy_"):
+            saved.append((value, value.clone()))
+    return saved
+
+
+def _restore(saved):
+    for target, contents in saved:
+        if isinstance(target, np.ndarray):
+            np.copyto(target, contents)
+        else:
+            target.copy_(contents)
+
+
+def _strides(value):
+    if isinstance(value, np.ndarray):
+        return value.strides
+    return tuple(value.stride()) if hasattr(value, "stride") else None
+
+
+def _host(value):
+    if hasattr(value, "detach"):
+        value = value.detach().cpu()
+        if str(value.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
+            value = value.float()
+        return value.numpy()
+    return np.asarray(value)
+
+
+@pytest.fixture(autouse=True)
+def every_fusion_round_trips_through_repr(monkeypatch):
+    """Every fusion a test executes or evaluates is rebuilt from its repr afterwards and run
+    again on the same inputs, their contents put back as they were before the test's run: the
+    same canonical form, the same values and the same strides."""
+    from braze import FusionDefinition
+
+    runs = []
+
+    def recording(name):
+        original = getattr(FusionDefinition, name)
+
+        def run(self, inputs, *args, **kwargs):
+            before = _saved_contents(inputs)
+            outputs = original(self, inputs, *args, **kwargs)
+            runs.append((self, name, inputs, before, args, kwargs, outputs))
+            return outputs
+
+        return run
+
+    for name in ("execute", "evaluate"):
+        monkeypatch.setattr(FusionDefinition, name, recording(name))
+    yield
+    monkeypatch.undo()
+    for fd, name, inputs, before, args, kwargs, outputs in runs:
+        again = check_repro(fd)
+        _restore(before)
+        again_outputs = getattr(again, name)(inputs, *args, **kwargs)
+        assert len(again_outputs) == len(outputs), repr(fd)
+        for i, (ours, theirs) in enumerate(zip(outputs, again_outputs)):
+            assert _strides(theirs) == _strides(ours), f"output {i} of\n{fd!r}"
+            np.testing.assert_array_equal(_host(theirs), _host(ours), err_msg=f"output {i} of\n{fd!r}")
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
