@@ -25,6 +25,12 @@
 // epilogue (Braze's pointwise kernel reading the GEMM's result, the bias and the residual).
 // Its TFLOP/s count the GEMM's flops only, so they compare directly with BM_Gemm's.
 //
+// BM_GemmPrologue times linear(x.to(bf16), w[.to(bf16)]) with fp32 x (and w): braze_fused is
+// one braze::matmul kernel that converts the fp32 tiles in shared memory; braze_cast_then_gemm
+// and cublas_cast_then_gemm first cast with Braze's pointwise kernel (fp32 read, bf16 written)
+// and then run Braze's or cuBLAS's bf16 GEMM. Floor of the cast at 8192^2 fp32: 402 MB moved,
+// about 0.1 ms at 4 TB/s, 7% of the GEMM's 1.4 ms.
+//
 //   braze_gemm_benchmark [--benchmark_filter=...]
 //
 // Floor at 8192^3: 2 * 8192^3 = 1.1e12 flops; at the H100 SXM's dense bf16 peak (989 TFLOP/s)
@@ -156,6 +162,28 @@ FusionExecutorCache& epilogueFusionCache(bool fused, bool residual) {
   return *cache;
 }
 
+// The cast before the GEMM: linear(x.to(bf16), w [.to(bf16)]) in one fusion (fused), or the
+// casts alone (the separate kernel before a bf16 GEMM). Built once each.
+FusionExecutorCache& prologueFusionCache(bool fused, bool convert_w) {
+  static std::unique_ptr<FusionExecutorCache> caches[2][2];
+  std::unique_ptr<FusionExecutorCache>& cache = caches[fused][convert_w];
+  if (cache == nullptr) {
+    auto fusion = std::make_unique<Fusion>();
+    TensorView* x = cast(makeSymbolicTensor(*fusion, 2, DataType::Float32), DataType::BFloat16);
+    TensorView* w =
+        convert_w ? cast(makeSymbolicTensor(*fusion, 2, DataType::Float32), DataType::BFloat16)
+                  : makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    if (fused) {
+      fusion->addOutput(linear(x, w));
+    } else {
+      fusion->addOutput(x);
+      if (convert_w) fusion->addOutput(w);
+    }
+    cache = std::make_unique<FusionExecutorCache>(std::move(fusion));
+  }
+  return *cache;
+}
+
 // linear scheduled by braze::matmul with given params (not the heuristics'), compiled once per
 // params and launched directly.
 struct ForcedGemm {
@@ -237,6 +265,13 @@ void timeGemm(benchmark::State& state, CUstream stream, Launch&& launch) {
   state.counters["TFLOPs"] = flops / median(samples) / 1e12;
 }
 
+// cuBLAS, or null with the row skipped when it cannot be loaded.
+Cublas* cublasOrSkip(benchmark::State& state) {
+  Cublas* cublas = Cublas::get();
+  if (cublas == nullptr) state.SkipWithError("libcublas.so.13 is not loadable");
+  return cublas;
+}
+
 enum class GemmKind { Braze, BrazeForced, Cublas, BrazeMatmul, CublasMatmul };
 
 void BM_Gemm(benchmark::State& state, GemmKind kind, matmul_scheduler::MatmulParams forced = {}) {
@@ -293,11 +328,8 @@ void BM_GemmEpilogue(benchmark::State& state, bool fused, bool residual) {
   CUstream stream = benchmarkStream(state);
   guarded(state, [&] {
     const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
-    Cublas* cublas = Cublas::get();
-    if (cublas == nullptr) {
-      state.SkipWithError("libcublas.so.13 is not loadable");
-      return;
-    }
+    Cublas* cublas = cublasOrSkip(state);
+    if (cublas == nullptr) return;
     const DeviceTensor x = DeviceTensor::empty(DataType::BFloat16, {m, k});
     const DeviceTensor w = DeviceTensor::empty(DataType::BFloat16, {n, k});
     const DeviceTensor bias = DeviceTensor::empty(DataType::BFloat16, {n});
@@ -336,6 +368,57 @@ void BM_GemmEpilogue(benchmark::State& state, bool fused, bool residual) {
       }
       // Checked against cuBLAS and the separate epilogue on the same inputs before it is timed.
       if (!agreesWithCublas(state, stream, out, separate(), 2e-2)) return;
+    }
+    timeGemm(state, stream, launch);
+  });
+}
+
+enum class PrologueKind { BrazeFused, BrazeCastThenGemm, CastThenCublas };
+
+void BM_GemmPrologue(benchmark::State& state, PrologueKind kind, bool convert_w) {
+  if (!onHopper(state)) return;
+  CUstream stream = benchmarkStream(state);
+  guarded(state, [&] {
+    const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+    Cublas* cublas = cublasOrSkip(state);
+    if (cublas == nullptr) return;
+    const DeviceTensor x = DeviceTensor::empty(DataType::Float32, {m, k});
+    const DeviceTensor w =
+        DeviceTensor::empty(convert_w ? DataType::Float32 : DataType::BFloat16, {n, k});
+    fillUniform(x, -1.0f, 1.0f, 1, stream);
+    fillUniform(w, -1.0f, 1.0f, 2, stream);
+    RunOptions options;
+    options.stream = stream;
+    const std::vector<FusionArgument> inputs = {x, w};
+    DeviceTensor out = DeviceTensor::empty(DataType::BFloat16, {m, n});
+    const auto separate = [&](bool with_cublas) {
+      const std::vector<FusionArgument> cast =
+          prologueFusionCache(false, convert_w)
+              .run(convert_w ? inputs : std::vector{inputs[0]}, options);
+      const DeviceTensor& x16 = std::get<DeviceTensor>(cast[0]);
+      const DeviceTensor& w16 = convert_w ? std::get<DeviceTensor>(cast[1]) : w;
+      if (with_cublas) {
+        cublas->gemm(x16, w16, out, stream);
+        return out;
+      }
+      return std::get<DeviceTensor>(gemmCache().run({x16, w16}, options)[0]);
+    };
+    const auto launch = [&] {
+      if (kind == PrologueKind::BrazeFused)
+        out = std::get<DeviceTensor>(prologueFusionCache(true, convert_w).run(inputs, options)[0]);
+      else
+        out = separate(kind == PrologueKind::CastThenCublas);
+    };
+    launch();
+    if (kind == PrologueKind::BrazeFused) {
+      const std::string described = prologueFusionCache(true, convert_w).lastRuntime()->describe();
+      if (described.find("braze::matmul") == std::string::npos ||
+          described.find("braze::pointwise") != std::string::npos) {
+        state.SkipWithError(("not one braze::matmul kernel: " + described).c_str());
+        return;
+      }
+      const DeviceTensor fused = out;
+      if (!agreesWithCublas(state, stream, fused, separate(true), 1e-2)) return;
     }
     timeGemm(state, stream, launch);
   });
@@ -495,6 +578,20 @@ int main(int argc, char** argv) {
                                  (residual ? "bias_gelu_residual/" : "bias_gelu/") +
                                  (fused ? "braze_fused" : "cublas_then_kernel");
         timed(benchmark::RegisterBenchmark(name.c_str(), BM_GemmEpilogue, fused, residual), shape);
+      }
+    }
+  }
+  constexpr int64_t kPrologueShapes[][3] = {
+      {8192, 8192, 8192}, {4096, 11008, 4096}, {1024, 4096, 4096}};
+  for (const auto& shape : kPrologueShapes) {
+    for (const bool convert_w : {false, true}) {
+      for (const auto& [kind, label] : std::vector<std::pair<PrologueKind, const char*>>{
+               {PrologueKind::BrazeFused, "braze_fused"},
+               {PrologueKind::BrazeCastThenGemm, "braze_cast_then_gemm"},
+               {PrologueKind::CastThenCublas, "cublas_cast_then_gemm"}}) {
+        const std::string name =
+            std::string("BM_GemmPrologue/") + (convert_w ? "x_and_w_fp32/" : "x_fp32/") + label;
+        timed(benchmark::RegisterBenchmark(name.c_str(), BM_GemmPrologue, kind, convert_w), shape);
       }
     }
   }

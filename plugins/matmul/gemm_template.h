@@ -30,6 +30,13 @@
 // the maps' outer dims, numpy-broadcast between the operands: an operand with fewer batch dims
 // lines up with the result's last ones, and a batch dim of size 1 is read at 0.
 //
+// Converted operands (GemmLayout::a_convert, b_convert: fp32 inputs cast to the operand type,
+// K-major): the producer thread copies their fp32 tiles into a staging ring of two stages
+// (boxes of 32 columns, 128-byte swizzled rows), and warps 1-3 of the producer group round
+// each into the operand ring's stage, laid out as a copy of the 16-bit tile would be, fence
+// the writes for wgmma and arrive on the stage's full barrier (which then counts the copy
+// issuer and the three warps). The producer group keeps 56 registers for it, the consumers 224.
+//
 // K tails read zeros (the copy engine fills outside the tensor); M and N tails are predicated
 // epilogue calls. An odd N takes epilogue calls of one column (epilogue_vector 1) instead of
 // pairs; every stride but the innermost a multiple of 16 bytes (the copy engine's rule).
@@ -50,6 +57,10 @@ struct GemmLayout {
   int b_rank = 2;
   int b_n_dim = 0;     ///< B's dim that is N: 0 for linear's weight [N, K]
   int batch_dims = 0;  ///< the result's leading batch dims, 0 to kMaxBatchDims
+  /// A (B) is the fp32 input of a cast to the operand type (K-major): its tiles are copied into
+  /// a staging ring of fp32 and converted into the operand ring by the producer warp group.
+  bool a_convert = false;
+  bool b_convert = false;
 };
 
 struct GemmShape {
@@ -85,19 +96,33 @@ constexpr int64_t kSharedBytesPerBlock = 227 * 1024;
 /// consumer warp group.
 constexpr int64_t kTmaStoreBytes = 2 * 2 * 64 * 128;
 
+/// Stages of the fp32 staging ring of converted operands (GemmLayout::a_convert, b_convert).
+constexpr int64_t kConvertStages = 2;
+
+/// The staging ring of converted operands: two stages of their fp32 tiles, 64 deep.
+inline int64_t gemmStagingBytes(const GemmLayout& layout, int64_t tile_m, int64_t tile_n) {
+  return kConvertStages * 64 * 4 *
+         ((layout.a_convert ? tile_m : 0) + (layout.b_convert ? tile_n : 0));
+}
+
 /// Dynamic shared memory of the kernel: the ring of A and B tiles, the output chunks with
-/// tma_store, and 1024 bytes of slack for aligning them to the swizzle pattern's 1024 bytes.
+/// tma_store, the staging ring of converted operands, and 1024 bytes of slack for aligning
+/// them to the swizzle pattern's 1024 bytes.
 inline int64_t gemmSharedBytes(const GemmShape& shape) {
   return shape.stages * (shape.tile_m + shape.tile_n) * shape.tile_k * 2 +
-         (shape.tma_store ? kTmaStoreBytes : 0) + 1024;
+         (shape.tma_store ? kTmaStoreBytes : 0) +
+         gemmStagingBytes(shape.layout, shape.tile_m, shape.tile_n) + 1024;
 }
 
 /// The deepest ring (at most 8 stages) of 128 x 64 and tile_n x 64 tiles that fits a block's
-/// shared memory beside the output chunks (with tma_store), the alignment slack and the
-/// barriers.
-inline int64_t maxGemmStages(int64_t tile_n, bool tma_store = false) {
-  return std::min<int64_t>(8, (kSharedBytesPerBlock - 2048 - (tma_store ? kTmaStoreBytes : 0)) /
-                                  ((128 + tile_n) * 64 * 2));
+/// shared memory beside the output chunks (with tma_store), the staging ring of converted
+/// operands, the alignment slack and the barriers.
+inline int64_t maxGemmStages(int64_t tile_n, bool tma_store = false,
+                             const GemmLayout& layout = {}) {
+  return std::max<int64_t>(
+      0, std::min<int64_t>(8, (kSharedBytesPerBlock - 2048 - (tma_store ? kTmaStoreBytes : 0) -
+                               gemmStagingBytes(layout, 128, tile_n)) /
+                                  ((128 + tile_n) * 64 * 2)));
 }
 
 /// The kernel's CUDA C++ for `shape`, its entry point spelled BRAZE_KERNEL_NAME.
@@ -130,10 +155,22 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
          constant("int", "kARank", layout.a_rank) + constant("int", "kBRank", layout.b_rank) +
          constant("int", "kBNDim", layout.b_n_dim) +
          constant("int", "kBatchDims", layout.batch_dims) +
+         constant("bool", "kAConvert", layout.a_convert) +
+         constant("bool", "kBConvert", layout.b_convert) +
          "using Operand = braze::wgmma::" + (shape.fp16 ? "F16" : "Bf16") + ";\n" + R"(
 constexpr int kConsumerThreads = 256;
 // CTAs per cluster: a split of K or a pair sharing B (never both).
 constexpr int kClusterCtas = kSplitK * kClusterM;
+// Converted operands: fp32 tiles staged in two 64-deep halves of 32 columns (128-byte rows),
+// converted by the producer warp group's warps 1-3, which need registers for it.
+constexpr bool kConverts = kAConvert || kBConvert;
+constexpr int kConvertStages = 2;
+constexpr int kConverterThreads = 96;
+constexpr unsigned kStagedABytes = kAConvert ? kBlockM * kBlockK * 4 : 0;
+constexpr unsigned kStagedBBytes = kBConvert ? kBlockN * kBlockK * 4 : 0;
+constexpr int kProducerRegisters = kConverts ? 56 : 40;
+constexpr int kConsumerRegisters = kConverts ? 224 : 232;
+static_assert(!kBConvert || kClusterM == 1, "pairs multicast B as it is stored");
 constexpr unsigned kTileABytes = kBlockM * kBlockK * 2;
 constexpr unsigned kTileBBytes = kBlockN * kBlockK * 2;
 // One MN-major box: 64 rows of 128 bytes by kBlockK.
@@ -244,6 +281,39 @@ __device__ __forceinline__ void loadTile(unsigned char* tile, const braze::Tenso
       const int c = part * (kRows / 64 / kParts) + box;
       copyBox<kToPair, kRank>(tile + c * kMnBoxBytes, map, full, row0 + 64 * c, k, batch);
     }
+  }
+}
+
+// Copies a converted operand's fp32 tile, rows [row0, row0 + kRows) and K [k, k + kBlockK), into
+// `staged` as two boxes of 32 columns (128-byte swizzled rows), one after the other.
+template <int kRank, int kRows>
+__device__ __forceinline__ void loadStaged(unsigned char* staged, const braze::TensorMap* map,
+                                           unsigned long long* full, int k, int row0,
+                                           const int (&batch)[kBatchSlots]) {
+#pragma unroll
+  for (int half = 0; half < kBlockK / 32; ++half)
+    copyBox<false, kRank>(staged + half * kRows * 128, map, full, k + 32 * half, row0, batch);
+}
+
+// Converter thread t (of kConverterThreads) rounds its share of a staged fp32 tile (loadStaged)
+// into `tile`, laid out as the copy engine lays out a K-major tile: row r's 16-byte unit u (8
+// elements) at unit u ^ (r % 8), the same swizzle the staged rows of 32 fp32 have.
+template <int kRows>
+__device__ __forceinline__ void convertTile(unsigned char* tile, const unsigned char* staged,
+                                            int t) {
+  for (int i = t; i < kRows * 8; i += kConverterThreads) {
+    const int r = i / 8, u = i % 8, swizzle = r % 8;
+    // Unit u holds columns 8u .. 8u + 7: units 2 (u % 4) and 2 (u % 4) + 1 of half u / 4.
+    const unsigned char* row = staged + (u / 4) * kRows * 128 + r * 128;
+    const int v = 2 * (u % 4);
+    const float4 lo = *reinterpret_cast<const float4*>(row + 16 * (v ^ swizzle));
+    const float4 hi = *reinterpret_cast<const float4*>(row + 16 * ((v + 1) ^ swizzle));
+    uint4 packed;
+    packed.x = braze::wgmma::pack(Operand{}, lo.x, lo.y);
+    packed.y = braze::wgmma::pack(Operand{}, lo.z, lo.w);
+    packed.z = braze::wgmma::pack(Operand{}, hi.x, hi.y);
+    packed.w = braze::wgmma::pack(Operand{}, hi.z, hi.w);
+    *reinterpret_cast<uint4*>(tile + r * 128 + 16 * (u ^ swizzle)) = packed;
   }
 }
 
@@ -368,16 +438,26 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
       (reinterpret_cast<unsigned long long>(shared_raw) + 1023) & ~1023ull);
   unsigned char* tiles_a = shared;
   unsigned char* tiles_b = shared + kStages * kTileABytes;
+  // Converted operands' fp32 tiles, after the ring and the output chunks.
+  unsigned char* staged_a = shared + kRingBytes + (kTmaStore ? 4 * kChunkBytes : 0);
+  unsigned char* staged_b = staged_a + kConvertStages * kStagedABytes;
   __shared__ __align__(8) unsigned long long full[kStages];
   __shared__ __align__(8) unsigned long long empty[kStages];
+  __shared__ __align__(8) unsigned long long staged_full[kConvertStages];
+  __shared__ __align__(8) unsigned long long staged_empty[kConvertStages];
 
   if (threadIdx.x == 0) {
     braze::tma::prefetchTensorMap(&a);
     braze::tma::prefetchTensorMap(&b);
     for (int s = 0; s < kStages; ++s) {
-      braze::mbarrier::init(&full[s], 1);
+      // The copy issuer, and each converter warp when an operand is converted.
+      braze::mbarrier::init(&full[s], 1 + (kConverts ? kConverterThreads / 32 : 0));
       // A pair's stage is free once the consumers of both CTAs have released it.
       braze::mbarrier::init(&empty[s], kConsumerThreads / 32 * kClusterM);
+    }
+    for (int s = 0; s < kConvertStages; ++s) {
+      braze::mbarrier::init(&staged_full[s], 1);
+      braze::mbarrier::init(&staged_empty[s], kConverterThreads / 32);
     }
     braze::mbarrier::fenceInit();
   }
@@ -390,10 +470,35 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
   // phases run on across tiles (`it` counts every K step of the block), so the producer fills
   // the next tile's stages while the consumers are in the previous tile's epilogue.
   if (braze::warpgroup::index() == 0) {
-    braze::warpgroup::decreaseRegisters<40>();
+    braze::warpgroup::decreaseRegisters<kProducerRegisters>();
     const Problem p(a_sizes, b_sizes);
     const int split = kSplitK > 1 ? int(braze::cluster::ctaRank()) : 0;
-    if (threadIdx.x == 0) {
+    if (kConverts && threadIdx.x >= 32) {
+      // Converter warps: for every K step, the staged fp32 tiles into the ring's stage.
+      const int t = threadIdx.x - 32;
+      int it = 0;
+      for (int tile = blockIdx.x / kClusterCtas; tile < p.tiles();
+           tile += gridDim.x / kClusterCtas) {
+        const int kt_count = p.k_tiles * (split + 1) / kSplitK - p.k_tiles * split / kSplitK;
+        for (int kt = 0; kt < kt_count; ++kt, ++it) {
+          const int sc = it % kConvertStages;
+          const int s = it % kStages;
+          braze::mbarrier::wait(&staged_full[sc], (it / kConvertStages) & 1);
+          if (it >= kStages) braze::mbarrier::wait(&empty[s], (it / kStages - 1) & 1);
+          if constexpr (kAConvert)
+            convertTile<kBlockM>(tiles_a + s * kTileABytes, staged_a + sc * kStagedABytes, t);
+          if constexpr (kBConvert)
+            convertTile<kBlockN>(tiles_b + s * kTileBBytes, staged_b + sc * kStagedBBytes, t);
+          // The writes reach wgmma (the async proxy) before the stage is announced full.
+          braze::fenceProxyAsyncShared();
+          __syncwarp();
+          if (threadIdx.x % 32 == 0) {
+            braze::mbarrier::arrive(&full[s]);
+            braze::mbarrier::arrive(&staged_empty[sc]);
+          }
+        }
+      }
+    } else if (threadIdx.x == 0) {
       int it = 0;
       const int pair_rank = kClusterM > 1 ? int(braze::cluster::ctaRank()) : 0;
       for (int tile = blockIdx.x / kClusterCtas; tile < p.tiles();
@@ -407,6 +512,20 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
         operandBatch<kBRank>(b_sizes, bi, b_batch);
         const int kt_end = p.k_tiles * (split + 1) / kSplitK;
         for (int kt = p.k_tiles * split / kSplitK; kt < kt_end; ++kt, ++it) {
+          if constexpr (kConverts) {
+            // Converted operands go to the staging ring, up to kConvertStages steps ahead of
+            // the converters.
+            const int sc = it % kConvertStages;
+            if (it >= kConvertStages)
+              braze::mbarrier::wait(&staged_empty[sc], (it / kConvertStages - 1) & 1);
+            braze::mbarrier::arriveExpectTx(&staged_full[sc], kStagedABytes + kStagedBBytes);
+            if constexpr (kAConvert)
+              loadStaged<kARank, kBlockM>(staged_a + sc * kStagedABytes, &a, &staged_full[sc],
+                                          kt * kBlockK, m0, a_batch);
+            if constexpr (kBConvert)
+              loadStaged<kBRank, kBlockN>(staged_b + sc * kStagedBBytes, &b, &staged_full[sc],
+                                          kt * kBlockK, n0, b_batch);
+          }
           const int s = it % kStages;
           if (it >= kStages) {
             if constexpr (kClusterM > 1)
@@ -414,12 +533,15 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
             else
               braze::mbarrier::wait(&empty[s], (it / kStages - 1) & 1);
           }
-          braze::mbarrier::arriveExpectTx(&full[s], kTileABytes + kTileBBytes);
-          loadTile<kAMnMajor, kARank, kBlockM, 1>(tiles_a + s * kTileABytes, &a, &full[s],
-                                                  kt * kBlockK, m0, a_batch, 0);
-          loadTile<kBMnMajor, kBRank, kBlockN, kClusterM>(tiles_b + s * kTileBBytes, &b,
-                                                          &full[s], kt * kBlockK, n0,
-                                                          b_batch, pair_rank);
+          braze::mbarrier::arriveExpectTx(&full[s], (kAConvert ? 0 : kTileABytes) +
+                                                        (kBConvert ? 0 : kTileBBytes));
+          if constexpr (!kAConvert)
+            loadTile<kAMnMajor, kARank, kBlockM, 1>(tiles_a + s * kTileABytes, &a, &full[s],
+                                                    kt * kBlockK, m0, a_batch, 0);
+          if constexpr (!kBConvert)
+            loadTile<kBMnMajor, kBRank, kBlockN, kClusterM>(tiles_b + s * kTileBBytes, &b,
+                                                            &full[s], kt * kBlockK, n0,
+                                                            b_batch, pair_rank);
         }
       }
     }
@@ -432,7 +554,7 @@ BRAZE_KERNEL_NAME(const __grid_constant__ braze::TensorMap a,
     // Neither CTA of a pair exits while its peer may still copy into it or arrive on it.
     if constexpr (kClusterM > 1) braze::cluster::sync();
   } else {
-    braze::warpgroup::increaseRegisters<232>();
+    braze::warpgroup::increaseRegisters<kConsumerRegisters>();
     const Problem p(a_sizes, b_sizes);
     const int consumer = braze::warpgroup::index() - 1;
     int it = 0;

@@ -16,7 +16,8 @@ class MatmulPlugin : public sdk::SchedulerPlugin {
   static constexpr int kRank = 300;
   static constexpr const char* kDescription =
       "linear and matmul in bf16 or fp16 on Hopper, any layout, up to three batch dims, with "
-      "the pointwise ops after them fused: a warp-specialized kernel of TMA copies and wgmma, "
+      "fp32 operands' casts and the pointwise ops after them fused: a warp-specialized kernel of "
+      "TMA copies and wgmma, "
       "tiles 128 x 64-256, K split over a cluster for few tiles";
 
   std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) override {

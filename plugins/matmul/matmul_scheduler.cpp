@@ -32,8 +32,12 @@ TensorView* biasOf(const Expr& contraction) {
 // The contraction as the kernel sees it: A [(batch,) M, K] and B, with B's K and N dims
 // (linear's weight is [N, K]; matmul's b is [(batch,) K, N]).
 struct Operands {
-  TensorView* a = nullptr;
+  TensorView* a = nullptr;  ///< the contraction's operands (16-bit)
   TensorView* b = nullptr;
+  /// The fusion inputs the kernel copies: a and b, or the fp32 inputs of casts to them, which
+  /// the kernel converts as it copies them in (GemmLayout::a_convert, b_convert).
+  TensorView* a_source = nullptr;
+  TensorView* b_source = nullptr;
   TensorView* out = nullptr;
   TensorView* bias = nullptr;  ///< linear's, or null
   int64_t b_k_dim = 0;
@@ -58,6 +62,33 @@ std::variant<bool, std::string> mnMajor(const TensorView* tv, const char* name, 
          (std::string(name) == "a" ? "M" : "N");
 }
 
+// The fusion input the kernel copies for an operand: the operand itself, or the fp32 input of
+// a cast to it that nothing else reads (the kernel converts it as it copies it in); or why
+// neither.
+std::variant<TensorView*, std::string> sourceOf(const Fusion& fusion, TensorView* operand,
+                                                const char* name) {
+  if (operand == nullptr) return std::string(name) + " is not a tensor";
+  if (fusion.isInput(operand)) return operand;
+  const Expr* def = operand->definition();
+  const std::string prologue = std::string(name) + " (" + operand->name() + ") is computed by " +
+                               std::string(toString(def->op()));
+  if (def->op() != OpKind::Cast)
+    return prologue +
+           "; the kernel fuses a cast of an input before the contraction, no other "
+           "prologue";
+  auto* source = def->input(0)->dynCast<TensorView>();
+  if (source == nullptr || !fusion.isInput(source))
+    return prologue + " of an intermediate; the kernel fuses a cast of a fusion input only";
+  if (source->dtype() != DataType::Float32)
+    return prologue + " from " + std::string(toString(source->dtype())) +
+           "; the kernel converts fp32 operands only";
+  if (operand->uses().size() != 1 || fusion.isOutput(operand))
+    return prologue +
+           ", which other ops read too; the kernel converts it in shared memory, "
+           "for the contraction only";
+  return source;
+}
+
 std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
   const Expr* expr = onlyContraction(fusion);
   if (expr == nullptr) return std::string("the fusion has no linear or matmul, or several");
@@ -66,8 +97,12 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
   ops.b = expr->input(1)->dynCast<TensorView>();
   ops.out = expr->output(0)->as<TensorView>();
   const bool is_linear = expr->op() == OpKind::Linear;
-  if (ops.a == nullptr || ops.b == nullptr || !fusion.isInput(ops.a) || !fusion.isInput(ops.b))
-    return std::string("the operands must be inputs of the fusion (prologues are not fused)");
+  auto a_source = sourceOf(fusion, ops.a, "a");
+  if (auto* problem = std::get_if<std::string>(&a_source)) return *problem;
+  auto b_source = sourceOf(fusion, ops.b, "b");
+  if (auto* problem = std::get_if<std::string>(&b_source)) return *problem;
+  ops.a_source = std::get<TensorView*>(a_source);
+  ops.b_source = std::get<TensorView*>(b_source);
   ops.bias = biasOf(*expr);
   if (is_linear && expr->inputs().size() > 2 &&
       (ops.bias == nullptr || !fusion.isInput(ops.bias) || ops.bias->rank() != 1))
@@ -92,12 +127,19 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
   ops.layout.b_rank = static_cast<int>(b_rank);
   ops.layout.b_n_dim = static_cast<int>(is_linear ? 0 : b_rank - 1);
   ops.layout.batch_dims = static_cast<int>(ops.out->logicalNoReductions().size()) - 2;
-  auto a_major = mnMajor(ops.a, "a", a_rank - 1, a_rank - 2);
+  auto a_major = mnMajor(ops.a_source, "a", a_rank - 1, a_rank - 2);
   if (auto* problem = std::get_if<std::string>(&a_major)) return *problem;
-  auto b_major = mnMajor(ops.b, "b", ops.b_k_dim, ops.layout.b_n_dim);
+  auto b_major = mnMajor(ops.b_source, "b", ops.b_k_dim, ops.layout.b_n_dim);
   if (auto* problem = std::get_if<std::string>(&b_major)) return *problem;
   ops.layout.a_mn_major = std::get<bool>(a_major);
   ops.layout.b_mn_major = std::get<bool>(b_major);
+  ops.layout.a_convert = ops.a_source != ops.a;
+  ops.layout.b_convert = ops.b_source != ops.b;
+  if ((ops.layout.a_convert && ops.layout.a_mn_major) ||
+      (ops.layout.b_convert && ops.layout.b_mn_major))
+    return std::string("a cast of an operand stored M- or N-major (") +
+           (ops.layout.a_convert && ops.layout.a_mn_major ? "a" : "b") +
+           "); the kernel converts K-major operands only";
   return ops;
 }
 
@@ -118,8 +160,8 @@ struct ProblemSize {
 // definition's.
 std::optional<ProblemSize> problemSize(const Fusion& fusion, const Operands& ops,
                                        const SchedulerRuntimeInfo& info) {
-  const TensorArgumentInfo* a = argumentOf(fusion, info, ops.a);
-  const TensorArgumentInfo* b = argumentOf(fusion, info, ops.b);
+  const TensorArgumentInfo* a = argumentOf(fusion, info, ops.a_source);
+  const TensorArgumentInfo* b = argumentOf(fusion, info, ops.b_source);
   if (a == nullptr || b == nullptr || a->sizes.size() != size_t(ops.layout.a_rank) ||
       b->sizes.size() != size_t(ops.layout.b_rank))
     return std::nullopt;
@@ -140,6 +182,14 @@ int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
+// The operands the kernel computes itself (casts it converts as it copies their inputs in).
+std::vector<TensorView*> prologueOf(const Operands& ops) {
+  std::vector<TensorView*> prologue;
+  if (ops.layout.a_convert) prologue.push_back(ops.a);
+  if (ops.layout.b_convert) prologue.push_back(ops.b);
+  return prologue;
+}
+
 // The output the kernel can store through shared memory (MatmulParams::tma_store): the
 // fusion's first, when its elements are 16-bit (stmatrix moves 16-bit pairs).
 const TensorView* stagedOutput(const Fusion& fusion) {
@@ -154,7 +204,7 @@ std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
   if (auto* problem = std::get_if<std::string>(&found)) return *problem;
   const Operands& ops = std::get<Operands>(found);
   if (!fusion.outputAliases().empty()) return "an output written into an input";
-  if (auto problem = templateEpilogueProblem(fusion, ops.out, ops.bias))
+  if (auto problem = templateEpilogueProblem(fusion, ops.out, ops.bias, prologueOf(ops)))
     return "epilogue: " + *problem;
   return std::nullopt;
 }
@@ -182,8 +232,9 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
     return "an operand or the result has 2^31 elements or more (32-bit offsets)";
   // The copy engine reads rows: the innermost dim contiguous, every other stride a multiple
   // of 16 bytes, the start aligned to 16 bytes.
-  for (const TensorView* operand : {ops.a, ops.b}) {
+  for (const TensorView* operand : {ops.a_source, ops.b_source}) {
     const size_t at = static_cast<size_t>(fusion.inputIndex(operand));
+    const int64_t row_elements = 16 / sizeInBytes(operand->dtype());
     const TensorArgumentInfo& values = *argument(operand);
     const auto inner = static_cast<size_t>(innermostDim(operand));
     if (values.sizes[inner] != 1 && values.strides[inner] != 1)
@@ -191,11 +242,11 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
              std::to_string(values.strides[inner]) + " along dim " + std::to_string(inner) +
              ", which the kernel copies as contiguous rows; pass it with that dim contiguous";
     for (size_t d = 0; d < values.sizes.size(); ++d) {
-      if (d == inner || values.sizes[d] == 1 || values.strides[d] % 8 == 0) continue;
+      if (d == inner || values.sizes[d] == 1 || values.strides[d] % row_elements == 0) continue;
       return "input " + std::to_string(at) + " (" + operand->name() + ") has stride " +
              std::to_string(values.strides[d]) + " along dim " + std::to_string(d) +
-             ", not a multiple of 8 elements: the copy engine needs 16-byte row strides (" +
-             values.description + ")";
+             ", not a multiple of " + std::to_string(row_elements) +
+             " elements: the copy engine needs 16-byte row strides (" + values.description + ")";
     }
     if (vectorAlignment(info, at) < 16)
       return "input " + std::to_string(at) + " does not start on a 16-byte boundary";
@@ -240,9 +291,12 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
     return split <= 2 ? sms / split : sms / (split + split / 2);
   };
   const int64_t k_tiles = ceilDiv(size->k, 64);
+  const GemmLayout& layout = std::get<Operands>(found).layout;
   MatmulParams best;
   double best_cost = std::numeric_limits<double>::infinity();
   for (const Width& width : kWidths) {
+    // The staging ring of converted operands leaves wide tiles too few stages.
+    if (maxGemmStages(width.tile_n, false, layout) < 3) continue;
     const int64_t tiles = size->batches * ceilDiv(size->m, 128) * ceilDiv(size->n, width.tile_n);
     for (const int64_t split : {1, 2, 4, 8}) {
       // A split must fit one wave of clusters, and give each CTA a K range that fills the ring.
@@ -260,8 +314,11 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
   // The first output leaves through shared memory in bulk copies that overlap the next tile
   // (the copy engine needs 16-byte row strides: N a multiple of 8). The split's epilogue
   // gathers scattered column groups and stores from registers.
-  best.tma_store = best.split_k == 1 && size->n % 8 == 0 && stagedOutput(fusion) != nullptr ? 1 : 0;
-  best.stages = maxGemmStages(best.tile_n, best.tma_store != 0);
+  best.tma_store = best.split_k == 1 && size->n % 8 == 0 && stagedOutput(fusion) != nullptr &&
+                           maxGemmStages(best.tile_n, true, layout) >= 3
+                       ? 1
+                       : 0;
+  best.stages = maxGemmStages(best.tile_n, best.tma_store != 0, layout);
   best.epilogue_vector = size->n % 2 == 0 ? 2 : 1;
   // The epilogue loads pairs of inputs with unit innermost stride, even strides elsewhere and
   // a 4-byte aligned start (the pairs it reads start at even columns): one load instead of two.
@@ -269,7 +326,7 @@ MatmulParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo&
   const Operands& ops = std::get<Operands>(found);
   for (size_t k = 0; best.epilogue_vector == 2 && k < info.arguments.size() && k < 64; ++k) {
     const Val* input = fusion.inputs()[k];
-    if (input == ops.a || input == ops.b || input == ops.bias) continue;
+    if (input == ops.a_source || input == ops.b_source || input == ops.bias) continue;
     const auto* tensor = std::get_if<TensorArgumentInfo>(&info.arguments[k]);
     if (tensor == nullptr || tensor->sizes.empty() ||
         tensor->strides.size() != tensor->sizes.size() || tensor->strides.back() != 1 ||
@@ -330,6 +387,9 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   BRAZE_USER_CHECK(!pair || ops.layout.b_rank <= 3)
       << "matmul: cluster_m = 2 with b of rank " << ops.layout.b_rank
       << "; pairs multicast B's copies, which take one batch dim at most";
+  BRAZE_USER_CHECK(!pair || !ops.layout.b_convert)
+      << "matmul: cluster_m = 2 with b converted from fp32 (" << ops.b_source->name()
+      << "); pairs multicast B's copies as stored";
   BRAZE_USER_CHECK(!ops.layout.b_mn_major || params.tile_n % 64 == 0)
       << "matmul: tile_n = " << params.tile_n
       << " with b stored N-major; its tile is copied in boxes of 64 columns";
@@ -352,13 +412,15 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   BRAZE_USER_CHECK(!split || 512 * params.tile_n <= gemmSharedBytes(shape) - 1024)
       << "matmul: the partial sums of a " << params.tile_n << "-wide tile do not fit a ring of "
       << params.stages << " stages";
-  // K-major: boxes of 64 K by the tile's rows; MN-major: boxes of 64 rows by 64 K. Batch dims
-  // are the map's outer dims, innermost first, one batch per box.
+  // K-major: boxes of 64 K by the tile's rows (32 K of a converted fp32 operand: 128-byte
+  // rows); MN-major: boxes of 64 rows by 64 K. Batch dims are the map's outer dims, innermost
+  // first, one batch per box.
   const auto map = [&](const TensorView* tv, bool mn_major, int64_t k_dim, int64_t mn_dim,
                        int64_t rows) {
     const auto box_rows = static_cast<uint32_t>(mn_major ? 64 : rows);
+    const auto box_k = static_cast<uint32_t>(128 / sizeInBytes(tv->dtype()));
     TensorMapParameter parameter{.dims = {k_dim, mn_dim},
-                                 .box = {static_cast<uint32_t>(params.tile_k), box_rows},
+                                 .box = {box_k, box_rows},
                                  .swizzle = TensorMapParameter::Swizzle::Bytes128};
     if (mn_major) {
       std::swap(parameter.dims[0], parameter.dims[1]);
@@ -374,13 +436,14 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   using Kind = KernelTemplate::ParameterKind;
   KernelTemplate kernel;
   kernel.source = gemmTemplateSource(shape);
-  kernel.parameters = {{Kind::TensorMap, ops.a,
-                        map(ops.a, ops.layout.a_mn_major, a_rank - 1, a_rank - 2, params.tile_m)},
-                       {Kind::TensorMap, ops.b,
-                        map(ops.b, ops.layout.b_mn_major, ops.b_k_dim, ops.layout.b_n_dim,
-                            params.tile_n / params.cluster_m)},
-                       {Kind::Tensor, ops.a, {}},
-                       {Kind::Tensor, ops.b, {}}};
+  kernel.parameters = {
+      {Kind::TensorMap, ops.a_source,
+       map(ops.a_source, ops.layout.a_mn_major, a_rank - 1, a_rank - 2, params.tile_m)},
+      {Kind::TensorMap, ops.b_source,
+       map(ops.b_source, ops.layout.b_mn_major, ops.b_k_dim, ops.layout.b_n_dim,
+           params.tile_n / params.cluster_m)},
+      {Kind::Tensor, ops.a_source, {}},
+      {Kind::Tensor, ops.b_source, {}}};
   if (shape.tma_store) {
     // C's map, after B's: boxes of 64 rows by 64 columns (128 bytes), one batch each.
     auto* c = fusion.outputs().front()->as<TensorView>();
@@ -391,8 +454,10 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
     }
     kernel.parameters.insert(kernel.parameters.begin() + 2, {Kind::TensorMap, c, parameter});
   }
-  kernel.epilogue = KernelTemplate::Epilogue{
-      .anchor = ops.out, .accumulator_bias = ops.bias, .vector = params.epilogue_vector};
+  kernel.epilogue = KernelTemplate::Epilogue{.anchor = ops.out,
+                                             .accumulator_bias = ops.bias,
+                                             .vector = params.epilogue_vector,
+                                             .prologue = prologueOf(ops)};
   const std::vector<IterDomain*> result = ops.out->logicalNoReductions();
   const size_t rank = result.size();
   // Tiles of the grid, a pair's two tiles counted as one.

@@ -4,16 +4,17 @@
 //
 // Accepts linear(x [M, K] or [batch, M, K], weight [N, K] [, bias [N]]) and matmul(a [M, K] or
 // [batch, M, K], b [K, N] or [batch, K, N]) in bf16 or fp16, the operands inputs of the fusion
-// stored with K or with M (N) innermost (all four layouts; batch sizes of 1 broadcast), on an
-// sm_90 device, with a pointwise epilogue: whatever the fusion does after the contraction that
+// stored with K or with M (N) innermost (all four layouts; batch sizes of 1 broadcast), or casts
+// of fp32 inputs stored K-major (converted in the kernel), on an sm_90 device, with a pointwise
+// epilogue: whatever the fusion does after the contraction that
 // braze/codegen/template_epilogue.h covers (bias rows or columns, activations, residual adds,
 // scalings, casts, several outputs). Schedules it as its own kernel template (gemm_template.h)
 // instead of a lowered loop nest; code generation writes the epilogue into it. Refused (with
 // the reason): other dtypes, matrix-vector products, more than three batch dims, a batch dim
-// stored innermost, prologues, epilogues that move elements (reductions, permutes), strides
-// that are not multiples of 16 bytes, other devices.
-// The segmenter gives what is refused to other kernels; the executor cache copies operands
-// with unaligned strides into aligned ones first (core/src/runtime/contraction_staging.h).
+// stored innermost, prologues other than those casts, epilogues that move elements (reductions,
+// permutes), strides that are not multiples of 16 bytes, other devices. The segmenter gives what is
+// refused to other kernels; the executor cache copies operands with unaligned strides into aligned
+// ones first (core/src/runtime/contraction_staging.h).
 
 #include <optional>
 #include <string>

@@ -84,7 +84,8 @@ std::unordered_set<const Val*> upstreamOf(const TensorView& anchor) {
 }
 
 std::variant<EpiloguePlan, std::string> planEpilogue(const Fusion& fusion, const TensorView& anchor,
-                                                     const TensorView* bias) {
+                                                     const TensorView* bias,
+                                                     const std::vector<TensorView*>& prologue) {
   EpiloguePlan plan;
   const Expr* anchor_def = anchor.definition();
   if (anchor_def == nullptr || &anchor.fusion() != &fusion)
@@ -98,6 +99,8 @@ std::variant<EpiloguePlan, std::string> planEpilogue(const Fusion& fusion, const
   for (const Expr* expr : fusion.exprs()) {
     if (expr == anchor_def || !producesTensor(*expr)) continue;
     const Val* out = expr->output(0);
+    // The template computes its prologue itself.
+    if (std::find(prologue.begin(), prologue.end(), out) != prologue.end()) continue;
     if (upstream.count(out))
       return std::string(toString(expr->op())) + " (" + out->name() + ") comes before the anchor " +
              anchor.name() + ": an epilogue has no prologue";
@@ -255,9 +258,10 @@ std::string exprValue(const Fusion& fusion, const Expr& expr) {
 }  // namespace
 
 std::optional<std::string> templateEpilogueProblem(const Fusion& fusion, const TensorView* anchor,
-                                                   const TensorView* accumulator_bias) {
+                                                   const TensorView* accumulator_bias,
+                                                   const std::vector<TensorView*>& prologue) {
   if (anchor == nullptr) return "no anchor";
-  auto plan = planEpilogue(fusion, *anchor, accumulator_bias);
+  auto plan = planEpilogue(fusion, *anchor, accumulator_bias, prologue);
   if (auto* problem = std::get_if<std::string>(&plan)) return *problem;
   return std::nullopt;
 }
@@ -283,7 +287,7 @@ KernelParameter fusionTensorParameter(const Fusion& fusion, const TensorView& tv
 EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::Epilogue& epilogue) {
   const TensorView& anchor = *epilogue.anchor;
   const TensorView* bias = epilogue.accumulator_bias;
-  auto planned = planEpilogue(fusion, anchor, bias);
+  auto planned = planEpilogue(fusion, anchor, bias, epilogue.prologue);
   if (const auto* problem = std::get_if<std::string>(&planned)) {
     BRAZE_USER_CHECK(false) << "code generation: the kernel template's epilogue: " << *problem;
   }

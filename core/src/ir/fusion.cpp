@@ -270,6 +270,15 @@ void Fusion::setKernelTemplate(KernelTemplate kernel) {
         << "setKernelTemplate: the epilogue's anchor is not a tensor of the fusion";
     BRAZE_USER_CHECK(epilogue.accumulator_bias == nullptr || isInput(epilogue.accumulator_bias))
         << "setKernelTemplate: the epilogue's accumulator bias is not an input of the fusion";
+    for (const TensorView* tv : epilogue.prologue) {
+      BRAZE_USER_CHECK(tv != nullptr && &tv->fusion() == this && tv->definition() != nullptr &&
+                       std::all_of(tv->definition()->inputs().begin(),
+                                   tv->definition()->inputs().end(),
+                                   [&](const Val* in) { return isInput(in); }))
+          << "setKernelTemplate: a prologue tensor of the epilogue ("
+          << (tv != nullptr ? tv->name() : std::string("null"))
+          << ") is not computed by the fusion from its inputs";
+    }
     BRAZE_USER_CHECK(epilogue.vector >= 1 && epilogue.vector <= 8)
         << "setKernelTemplate: the epilogue takes " << epilogue.vector
         << " elements per call; 1 to 8";
@@ -299,6 +308,7 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
     if (kernel.epilogue) {
       kernel.epilogue->anchor = map[kernel.epilogue->anchor];
       kernel.epilogue->accumulator_bias = map[kernel.epilogue->accumulator_bias];
+      for (TensorView*& tv : kernel.epilogue->prologue) tv = map[tv];
     }
     copy->kernel_template_ = std::make_shared<const KernelTemplate>(std::move(kernel));
   }

@@ -41,6 +41,21 @@ inline std::unique_ptr<Fusion> linearFusion(DataType dtype, bool bias = false) {
   return fusion;
 }
 
+/// linear(x [(batch,) M, K], weight [N, K], bias [N]) followed by GELU (tanh), with x, the
+/// weight or both cast from fp32 inputs before it (a prologue the matmul kernel converts as it
+/// copies the tiles in); without `epilogue`, linear(x, weight) alone.
+inline std::unique_ptr<Fusion> castPrologueFusion(bool convert_x, bool convert_w, DataType dtype,
+                                                  int64_t batch_dims = 0, bool epilogue = true) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x =
+      makeSymbolicTensor(*fusion, 2 + batch_dims, convert_x ? DataType::Float32 : dtype);
+  TensorView* w = makeSymbolicTensor(*fusion, 2, convert_w ? DataType::Float32 : dtype);
+  TensorView* bias = epilogue ? makeSymbolicTensor(*fusion, 1, dtype) : nullptr;
+  TensorView* y = linear(convert_x ? cast(x, dtype) : x, convert_w ? cast(w, dtype) : w, bias);
+  fusion->addOutput(epilogue ? gelu(y, GeluApproximation::Tanh) : y);
+  return fusion;
+}
+
 struct EpilogueCase {
   std::string name;
   std::function<std::unique_ptr<Fusion>(DataType)> build;

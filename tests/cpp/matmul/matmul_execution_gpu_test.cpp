@@ -46,6 +46,16 @@ ExecutorCacheOptions shipped() {
   return options;
 }
 
+// A fusion scheduled with forced params, compiled and launched directly on `inputs` (x, w).
+std::vector<DeviceTensor> launchScheduled(const Fusion& fusion,
+                                          const std::vector<HostTensor>& inputs) {
+  GeneratedKernel kernel = generateCuda(fusion);
+  CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                                    {.arch = driver::GpuArch{9, 0, true}});
+  KernelExecutor executor(fusion, std::move(kernel), std::move(compiled));
+  return executor.run({DeviceTensor::fromHost(inputs[0]), DeviceTensor::fromHost(inputs[1])});
+}
+
 TEST_F(MatmulExecutionGpuTest, LinearMatchesTheReferenceWithTails) {
   for (const DataType dtype : {DataType::BFloat16, DataType::Float16}) {
     FusionExecutorCache cache(linearFusion(dtype), shipped());
@@ -254,16 +264,93 @@ TEST_F(MatmulExecutionGpuTest, EveryTileWidthAndSplitMatchesTheReference) {
       params.stages = matmul_scheduler::maxGemmStages(tile_n, tma_store != 0);
       params.ctas = split_k > 1 ? 0 : 6;  // persistent blocks walk several tiles each
       matmul_scheduler::schedule(*fusion, params);
-      GeneratedKernel kernel = generateCuda(*fusion);
-      CompiledKernel compiled = CompiledKernel::compile(kernel.source, kernel.kernel_name,
-                                                        {.arch = driver::GpuArch{9, 0, true}});
-      KernelExecutor executor(*fusion, std::move(kernel), std::move(compiled));
-      const std::vector<DeviceTensor> outputs =
-          executor.run({DeviceTensor::fromHost(inputs[0]), DeviceTensor::fromHost(inputs[1])});
+      const std::vector<DeviceTensor> outputs = launchScheduled(*fusion, inputs);
       BRAZE_CU(ctxSynchronize);
       EXPECT_TRUE(test::isClose(outputs[0].toHost(), evaluateFusionTensors(*fusion, inputs)[0],
                                 test::toleranceFor(DataType::BFloat16)))
           << layout.name << " with " << matmul_scheduler::toString(params);
+    }
+  }
+}
+
+// x, the weight or both cast from fp32 inside the kernel: through the executor cache with tails,
+// a batch dim and fp16, plain (arbitrary fp32 values: the conversion's rounding) and with bias
+// and GELU (exact operands); then forced tile widths, a K split and block counts, launched
+// directly.
+TEST_F(MatmulExecutionGpuTest, PrologueCastsMatchTheReference) {
+  test::RandomTensors random(61);
+  const auto operand = [&](bool fp32, bool exact, DataType dtype, std::vector<int64_t> sizes) {
+    const DataType type = fp32 ? DataType::Float32 : dtype;
+    return exact ? test::exactOperand(random, type, std::move(sizes))
+                 : random.uniform(type, std::move(sizes), -1.0, 1.0);
+  };
+  const auto check = [&](const Fusion& fusion, const std::vector<HostTensor>& inputs,
+                         const std::vector<FusionArgument>& outputs, const std::string& what) {
+    BRAZE_CU(ctxSynchronize);
+    const HostTensor expected = evaluateFusionTensors(fusion, inputs)[0];
+    EXPECT_TRUE(test::isClose(std::get<DeviceTensor>(outputs[0]).toHost(), expected,
+                              test::toleranceFor(expected.dtype())))
+        << what;
+  };
+  for (const auto& [convert_x, convert_w] :
+       std::vector<std::pair<bool, bool>>{{true, false}, {false, true}, {true, true}}) {
+    for (const DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+      for (const bool epilogue : {false, true}) {
+        for (const int64_t batch_dims : {0, 1}) {
+          if (batch_dims == 1 && (dtype == DataType::Float16 || !epilogue)) continue;
+          FusionExecutorCache cache(
+              test::castPrologueFusion(convert_x, convert_w, dtype, batch_dims, epilogue),
+              shipped());
+          for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
+                   {200, 328, 136}, {300, 514, 1000}, {1, 2, 4}, {1024, 1024, 512}}) {
+            std::vector<int64_t> x_sizes = {m, k};
+            if (batch_dims == 1) x_sizes.insert(x_sizes.begin(), 3);
+            std::vector<HostTensor> inputs = {operand(convert_x, epilogue, dtype, x_sizes),
+                                              operand(convert_w, epilogue, dtype, {n, k})};
+            if (epilogue) inputs.push_back(random.uniform(dtype, {n}, -1.0, 1.0));
+            std::vector<FusionArgument> arguments;
+            for (const HostTensor& input : inputs)
+              arguments.push_back(DeviceTensor::fromHost(input));
+            const std::string what =
+                std::string("x ") + (convert_x ? "fp32" : "16-bit") + ", w " +
+                (convert_w ? "fp32" : "16-bit") + ", " + std::string(toString(dtype)) +
+                (epilogue ? ", bias+gelu" : "") + ", " + std::to_string(batch_dims) +
+                " batch dims, " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                std::to_string(k);
+            check(cache.fusion(), inputs, cache.run(arguments), what);
+            const std::string described = cache.lastRuntime()->describe();
+            EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
+            EXPECT_EQ(described.find("braze::pointwise"), std::string::npos) << described;
+          }
+        }
+      }
+    }
+  }
+  // Forced params: the widths the staging ring leaves room for, a split of K (29 steps, uneven)
+  // and persistent blocks that walk several tiles.
+  for (const auto& [convert_x, convert_w] :
+       std::vector<std::pair<bool, bool>>{{true, false}, {false, true}, {true, true}}) {
+    const std::vector<HostTensor> inputs = {
+        operand(convert_x, false, DataType::BFloat16, {304, 1800}),
+        operand(convert_w, false, DataType::BFloat16, {328, 1800})};
+    for (const auto& [tile_n, split_k] : std::vector<std::pair<int64_t, int64_t>>{
+             {256, 1}, {192, 1}, {128, 1}, {64, 1}, {128, 2}}) {
+      auto fusion = test::castPrologueFusion(convert_x, convert_w, DataType::BFloat16, 0, false);
+      matmul_scheduler::GemmLayout layout;
+      layout.a_convert = convert_x;
+      layout.b_convert = convert_w;
+      matmul_scheduler::MatmulParams params;
+      params.tile_n = tile_n;
+      params.split_k = split_k;
+      params.tma_store = 0;
+      params.stages = std::min<int64_t>(4, matmul_scheduler::maxGemmStages(tile_n, false, layout));
+      if (params.stages < 2) continue;
+      params.ctas = split_k > 1 ? 0 : 6;
+      matmul_scheduler::schedule(*fusion, params);
+      const std::vector<DeviceTensor> outputs = launchScheduled(*fusion, inputs);
+      check(*fusion, inputs, {outputs[0]},
+            std::string("forced ") + matmul_scheduler::toString(params) + ", x " +
+                (convert_x ? "fp32" : "bf16") + ", w " + (convert_w ? "fp32" : "bf16"));
     }
   }
 }

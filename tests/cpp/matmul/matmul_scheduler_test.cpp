@@ -25,6 +25,7 @@
 namespace braze {
 namespace {
 
+using test::castPrologueFusion;
 using test::linearFusion;
 
 // Runs `fusion` through the executor cache with the shipped schedulers (CPU tier: its kernels
@@ -198,11 +199,29 @@ TEST(MatmulSchedulerTest, RefusalsSayWhy) {
   permuted->replaceOutput(permuted->outputs()[0],
                           permute(permuted->outputs()[0]->as<TensorView>(), {1, 0}));
   EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*permuted), "not pointwise"));
+  // Prologues other than a cast of an fp32 input that only the contraction reads, stored
+  // K-major.
   auto prologue = std::make_unique<Fusion>();
-  TensorView* x32 = makeSymbolicTensor(*prologue, 2, DataType::Float32);
-  prologue->addOutput(
-      linear(cast(x32, DataType::BFloat16), makeSymbolicTensor(*prologue, 2, DataType::BFloat16)));
-  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*prologue), "prologues"));
+  prologue->addOutput(linear(relu(makeSymbolicTensor(*prologue, 2, DataType::BFloat16)),
+                             makeSymbolicTensor(*prologue, 2, DataType::BFloat16)));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*prologue), "no other prologue"));
+  auto from_fp16 = std::make_unique<Fusion>();
+  from_fp16->addOutput(
+      linear(cast(makeSymbolicTensor(*from_fp16, 2, DataType::Float16), DataType::BFloat16),
+             makeSymbolicTensor(*from_fp16, 2, DataType::BFloat16)));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*from_fp16), "fp32 operands only"));
+  auto read_twice = std::make_unique<Fusion>();
+  TensorView* cast_x =
+      cast(makeSymbolicTensor(*read_twice, 2, DataType::Float32), DataType::BFloat16);
+  read_twice->addOutput(linear(cast_x, makeSymbolicTensor(*read_twice, 2, DataType::BFloat16)));
+  read_twice->addOutput(cast_x);
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*read_twice), "other ops read"));
+  auto column_cast = std::make_unique<Fusion>();
+  TensorView* column32 = makeInputTensor(
+      *column_cast, {.dtype = DataType::Float32, .sizes = {-1, -1}, .allocation_order = {1, 0}});
+  column_cast->addOutput(linear(cast(column32, DataType::BFloat16),
+                                makeSymbolicTensor(*column_cast, 2, DataType::BFloat16)));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*column_cast), "K-major operands only"));
   auto unrelated = linearFusion(DataType::BFloat16);
   unrelated->addOutput(relu(unrelated->inputs()[0]->as<TensorView>()));
   EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*unrelated), "does not depend"));
@@ -555,19 +574,73 @@ TEST(MatmulSchedulerTest, AReductionAfterTheEpilogueGetsItsOwnSegment) {
   EXPECT_NE(described.find("braze::reduction"), std::string::npos) << described;
 }
 
-// A prologue (x cast from fp32 before the linear) is not fused: the segmenter gives the cast a
-// pointwise kernel whose bf16 result the matmul kernel reads.
-TEST(MatmulSchedulerTest, APrologueCastGetsItsOwnSegment) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::Float32);
-  TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  fusion->addOutput(linear(cast(x, DataType::BFloat16), w));
+// linear(x, w) with x, w or both cast from fp32 (K-major), with a bias and GELU: one kernel
+// that copies the fp32 tiles into a staging ring and converts them into the operand ring; the
+// heuristics leave the staging ring room for at least three stages.
+TEST(MatmulSchedulerTest, PrologueCastsAreConvertedInTheKernel) {
+  for (const auto& [convert_x, convert_w] :
+       std::vector<std::pair<bool, bool>>{{true, false}, {false, true}, {true, true}}) {
+    SCOPED_TRACE(std::string("x ") + (convert_x ? "fp32" : "bf16") + ", w " +
+                 (convert_w ? "fp32" : "bf16"));
+    auto fusion = castPrologueFusion(convert_x, convert_w, DataType::BFloat16);
+    ASSERT_EQ(matmul_scheduler::canScheduleCompileTime(*fusion), std::nullopt);
+    SchedulerRuntimeInfo info = infoFor(8192, 8192, 8192);
+    info.arguments[0] = TensorArgumentInfo{
+        convert_x ? DataType::Float32 : DataType::BFloat16, {8192, 8192}, {8192, 1}, true, ""};
+    info.arguments[1] = TensorArgumentInfo{
+        convert_w ? DataType::Float32 : DataType::BFloat16, {8192, 8192}, {8192, 1}, true, ""};
+    info.arguments.push_back(TensorArgumentInfo{DataType::BFloat16, {8192}, {1}, true, ""});
+    info.data_alignments.push_back(256);
+    ASSERT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, info), std::nullopt);
+    // fp32 rows of 36 elements are 144 bytes: a 16-byte stride, read as is.
+    SchedulerRuntimeInfo narrow = info;
+    for (size_t i = 0; i < 3; ++i) {
+      auto& tensor = std::get<TensorArgumentInfo>(narrow.arguments[i]);
+      tensor.sizes = i < 2 ? std::vector<int64_t>{64, 36} : std::vector<int64_t>{64};
+      tensor.strides = i < 2 ? std::vector<int64_t>{36, 1} : std::vector<int64_t>{1};
+    }
+    EXPECT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, narrow).has_value(),
+              !(convert_x && convert_w));
+    const matmul_scheduler::MatmulParams params =
+        matmul_scheduler::computeHeuristics(*fusion, info);
+    EXPECT_GE(params.stages, 3);
+    // The widest tile whose ring keeps three stages beside the staging ring (2 x 64 KiB for
+    // x; 2 x 64 KiB per 128 columns of w).
+    EXPECT_EQ(params.tile_n, convert_w ? (convert_x ? 128 : 192) : 256)
+        << matmul_scheduler::toString(params);
+    matmul_scheduler::schedule(*fusion, params);
+    const Sm90aKernel built = compileForSm90a(*fusion);
+    // The maps and sizes are the fp32 inputs'; the epilogue reads the bias and stores the result.
+    EXPECT_EQ(built.kernel.parameters[0].dtype, convert_x ? DataType::Float32 : DataType::BFloat16);
+    EXPECT_EQ(built.kernel.parameters[1].dtype, convert_w ? DataType::Float32 : DataType::BFloat16);
+    const CompiledKernel& compiled = built.compiled;
+    EXPECT_EQ(compiled.resources().spill_store_bytes, 0) << compiled.compileLog();
+    if (!built.sass.empty()) {
+      const std::string& sass = built.sass;
+      // Converted tiles: two boxes of 32 fp32 columns per K step, rounded in pairs
+      // (F2FP ... PACK_AB) and stored with 16-byte shared stores.
+      EXPECT_EQ(test::countInstructions(sass, "UTMALDG"), (convert_x ? 2 : 1) + (convert_w ? 2 : 1))
+          << sass;
+      EXPECT_GE(test::countInstructions(sass, "F2FP.BF16.F32.PACK_AB"), 4) << sass;
+      const std::string main_loop = kLoopOf(sass);
+      ASSERT_FALSE(main_loop.empty()) << sass;
+      EXPECT_EQ(test::countInstructions(main_loop, "HGMMA"), 4) << main_loop;
+    }
+  }
+  // A batched x and an fp16 result take the same path.
+  auto batched = castPrologueFusion(true, false, DataType::Float16, 1);
+  EXPECT_EQ(matmul_scheduler::canScheduleCompileTime(*batched), std::nullopt);
+}
+
+// Through the executor cache: one kernel, no pointwise cast first.
+TEST(MatmulSchedulerTest, APrologueCastRunsInTheMatmulKernel) {
   test::RandomTensors random(17);
-  const std::string described =
-      runAndCheck(std::move(fusion), {test::exactOperand(random, DataType::Float32, {96, 40}),
-                                      test::exactOperand(random, DataType::BFloat16, {72, 40})});
+  const std::string described = runAndCheck(castPrologueFusion(true, true, DataType::BFloat16),
+                                            {random.uniform(DataType::Float32, {96, 40}, -1.0, 1.0),
+                                             random.uniform(DataType::Float32, {72, 40}, -1.0, 1.0),
+                                             random.uniform(DataType::BFloat16, {72}, -1.0, 1.0)});
   EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
-  EXPECT_NE(described.find("braze::pointwise"), std::string::npos) << described;
+  EXPECT_EQ(described.find("braze::pointwise"), std::string::npos) << described;
 }
 
 // Operands the copy engine cannot read in rows (a K of 37 bf16 is 74 bytes per row; an

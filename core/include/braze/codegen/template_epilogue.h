@@ -29,15 +29,18 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "braze/ir/fusion.h"
 
 namespace braze {
 
 /// Why code generation cannot write the rest of `fusion` as the epilogue of a template that
-/// computes `anchor` (adding `accumulator_bias`, a 1-d input, before rounding), or nullopt.
-/// The message names the op or tensor at fault. Schedulers call it from canSchedule.
+/// computes `anchor` (adding `accumulator_bias`, a 1-d input, before rounding) and the
+/// `prologue` tensors (KernelTemplate::Epilogue::prologue), or nullopt. The message names the
+/// op or tensor at fault. Schedulers call it from canSchedule.
 std::optional<std::string> templateEpilogueProblem(const Fusion& fusion, const TensorView* anchor,
-                                                   const TensorView* accumulator_bias = nullptr);
+                                                   const TensorView* accumulator_bias = nullptr,
+                                                   const std::vector<TensorView*>& prologue = {});
 
 }  // namespace braze

@@ -87,6 +87,10 @@ struct KernelTemplate {
     /// it is rounded (linear's bias: part of the anchor's own definition); null: none.
     TensorView* accumulator_bias = nullptr;
     int64_t vector = 1;
+    /// Tensors before the anchor that the template computes itself from fusion inputs, as it
+    /// copies them in (the matmul kernel's operand casts): code generation writes nothing for
+    /// their definitions, which may read fusion inputs only.
+    std::vector<TensorView*> prologue;
   };
   std::optional<Epilogue> epilogue;
 };

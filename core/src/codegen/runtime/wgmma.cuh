@@ -65,6 +65,19 @@ __device__ __forceinline__ void fenceAccumulators(float (&d)[kCount]) {
 struct Bf16 {};
 struct F16 {};
 
+// Two fp32 values rounded to nearest even into one register of the operand type, x0 in the low
+// half (the lower address): how a kernel converts fp32 data into operand tiles.
+__device__ __forceinline__ unsigned pack(Bf16, float x0, float x1) {
+  unsigned packed;
+  asm("cvt.rn.bf16x2.f32 %0, %2, %1;" : "=r"(packed) : "f"(x0), "f"(x1));
+  return packed;
+}
+__device__ __forceinline__ unsigned pack(F16, float x0, float x1) {
+  unsigned packed;
+  asm("cvt.rn.f16x2.f32 %0, %2, %1;" : "=r"(packed) : "f"(x0), "f"(x1));
+  return packed;
+}
+
 // The accumulator layout of one m64nN instruction, for thread t of the warp group (warp
 // w = t / 32, lane l): d[4j + q] holds row 16w + l/4 + 8(q/2), column 8j + 2(l%4) + q%2.
 
