@@ -301,19 +301,38 @@ __device__ __forceinline__ void loadStaged(unsigned char* staged, const braze::T
 template <int kRows>
 __device__ __forceinline__ void convertTile(unsigned char* tile, const unsigned char* staged,
                                             int t) {
-  for (int i = t; i < kRows * 8; i += kConverterThreads) {
-    const int r = i / 8, u = i % 8, swizzle = r % 8;
-    // Unit u holds columns 8u .. 8u + 7: units 2 (u % 4) and 2 (u % 4) + 1 of half u / 4.
-    const unsigned char* row = staged + (u / 4) * kRows * 128 + r * 128;
-    const int v = 2 * (u % 4);
-    const float4 lo = *reinterpret_cast<const float4*>(row + 16 * (v ^ swizzle));
-    const float4 hi = *reinterpret_cast<const float4*>(row + 16 * ((v + 1) ^ swizzle));
-    uint4 packed;
-    packed.x = braze::wgmma::pack(Operand{}, lo.x, lo.y);
-    packed.y = braze::wgmma::pack(Operand{}, lo.z, lo.w);
-    packed.z = braze::wgmma::pack(Operand{}, hi.x, hi.y);
-    packed.w = braze::wgmma::pack(Operand{}, hi.z, hi.w);
-    *reinterpret_cast<uint4*>(tile + r * 128 + 16 * (u ^ swizzle)) = packed;
+  // Units go in batches of kBatch per thread, every load of a batch issued before its first
+  // conversion: three warps have too few threads to hide shared-memory latency one unit at a
+  // time.
+  constexpr int kUnits = kRows * 8;
+  constexpr int kBatch = 2;
+  constexpr int kPerThread = (kUnits + kConverterThreads - 1) / kConverterThreads;
+#pragma unroll 1
+  for (int first = 0; first < kPerThread; first += kBatch) {
+    float4 lo[kBatch], hi[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = t + (first + j) * kConverterThreads;
+      if (i >= kUnits) continue;
+      const int r = i / 8, u = i % 8, swizzle = r % 8;
+      // Unit u holds columns 8u .. 8u + 7: units 2 (u % 4) and 2 (u % 4) + 1 of half u / 4.
+      const unsigned char* row = staged + (u / 4) * kRows * 128 + r * 128;
+      const int v = 2 * (u % 4);
+      lo[j] = *reinterpret_cast<const float4*>(row + 16 * (v ^ swizzle));
+      hi[j] = *reinterpret_cast<const float4*>(row + 16 * ((v + 1) ^ swizzle));
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = t + (first + j) * kConverterThreads;
+      if (i >= kUnits) continue;
+      const int r = i / 8, u = i % 8;
+      uint4 packed;
+      packed.x = braze::wgmma::pack(Operand{}, lo[j].x, lo[j].y);
+      packed.y = braze::wgmma::pack(Operand{}, lo[j].z, lo[j].w);
+      packed.z = braze::wgmma::pack(Operand{}, hi[j].x, hi[j].y);
+      packed.w = braze::wgmma::pack(Operand{}, hi[j].z, hi[j].w);
+      *reinterpret_cast<uint4*>(tile + r * 128 + 16 * (u ^ (r % 8))) = packed;
+    }
   }
 }
 

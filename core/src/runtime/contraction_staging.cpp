@@ -94,6 +94,12 @@ void stageOperand(Expr& contraction, size_t operand, bool pad_k) {
   const int64_t rank = tv->rank();
   const int64_t k_dim = kDimOf(contraction, operand);
   TensorView* staged = tv;
+  // A cast of a fusion input is staged from that input and cast after: the pointwise kernel
+  // pads fusion inputs only.
+  const Expr* def = tv->definition();
+  const bool cast_of_input =
+      def != nullptr && def->op() == OpKind::Cast && tv->fusion().isInput(def->input(0));
+  if (cast_of_input) staged = def->input(0)->as<TensorView>();
   if (pad_k) {
     Val* k = tv->logicalNoReductions()[static_cast<size_t>(k_dim)]->logicalExtent();
     const int64_t per_row = kRowAlignmentBytes / sizeInBytes(tv->dtype());
@@ -103,6 +109,7 @@ void stageOperand(Expr& contraction, size_t operand, bool pad_k) {
     widths.back() = width;
     staged = pad(staged, widths);
   }
+  if (cast_of_input) staged = cast(staged, tv->dtype());
   // K's stride is the smallest; the other dims keep their row-major order.
   std::vector<int64_t> order(static_cast<size_t>(rank));
   order[static_cast<size_t>(k_dim)] = 0;

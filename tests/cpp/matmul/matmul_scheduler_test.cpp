@@ -591,7 +591,22 @@ TEST(MatmulSchedulerTest, PrologueCastsAreConvertedInTheKernel) {
         convert_w ? DataType::Float32 : DataType::BFloat16, {8192, 8192}, {8192, 1}, true, ""};
     info.arguments.push_back(TensorArgumentInfo{DataType::BFloat16, {8192}, {1}, true, ""});
     info.data_alignments.push_back(256);
-    ASSERT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, info), std::nullopt);
+    // At 8192^3 the kernel would read a converted operand's fp32 tiles 32 (x) or 64 (w) times:
+    // refused, so the cast runs first. At 256 x 512 it reads each twice and converts. (The
+    // heuristics' widths below are those at 8192^3, where the staging ring leaves least room.)
+    const std::optional<std::string> big = matmul_scheduler::canScheduleRunTime(*fusion, info);
+    ASSERT_TRUE(big.has_value());
+    EXPECT_NE(big->find(convert_w ? "read its fp32 tiles 64 times" : "read its fp32 tiles 32 times"),
+              std::string::npos)
+        << *big;
+    SchedulerRuntimeInfo within = info;
+    for (size_t i = 0; i < 3; ++i) {
+      auto& tensor = std::get<TensorArgumentInfo>(within.arguments[i]);
+      tensor.sizes = i == 0 ? std::vector<int64_t>{256, 8192}
+                     : i == 1 ? std::vector<int64_t>{512, 8192}
+                              : std::vector<int64_t>{512};
+    }
+    ASSERT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, within), std::nullopt);
     // fp32 rows of 36 elements are 144 bytes: a 16-byte stride, read as is.
     SchedulerRuntimeInfo narrow = info;
     for (size_t i = 0; i < 3; ++i) {
