@@ -608,10 +608,9 @@ int main(int argc, char** argv) {
              {PrologueKind::BrazeFused, "braze_fused"},
              {PrologueKind::BrazeCastThenGemm, "braze_cast_then_gemm"},
              {PrologueKind::CastThenCublas, "cublas_cast_then_gemm"}}) {
-      const std::string name = std::string("BM_GemmPrologue/") +
-                               (c.convert_x ? (c.convert_w ? "x_and_w_fp32/" : "x_fp32/")
-                                            : "w_fp32/") +
-                               label;
+      const std::string name =
+          std::string("BM_GemmPrologue/") +
+          (c.convert_x ? (c.convert_w ? "x_and_w_fp32/" : "x_fp32/") : "w_fp32/") + label;
       timed(benchmark::RegisterBenchmark(name.c_str(), BM_GemmPrologue, kind, c.convert_x,
                                          c.convert_w),
             c.shape);

@@ -252,14 +252,15 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
       return "input " + std::to_string(at) + " does not start on a 16-byte boundary";
   }
   // Converting in the kernel reads an fp32 operand from L2 once per tile that uses it: b once
-  // per 128-row tile of C in every batch, a once per tile column (256 wide at most). Beyond two such reads its
-  // doubled bytes cost more than a cast kernel that reads them once: on an H200 the converting
-  // kernel ran at 0.35-0.52x of the cast and bf16 GEMM from 1024 x 4096 x 4096 up
+  // per 128-row tile of C in every batch, a once per tile column (256 wide at most). Beyond two
+  // such reads its doubled bytes cost more than a cast kernel that reads them once: on an H200 the
+  // converting kernel ran at 0.35-0.52x of the cast and bf16 GEMM from 1024 x 4096 x 4096 up
   // (benchmarks/RESULTS.md). Refused then, so the cast runs as its own kernel first.
   const auto rereads = [&](bool convert, int64_t tiles, const char* name, const char* dim) {
     return !convert || tiles <= 2
                ? std::string()
-               : std::string(name) + " is cast from fp32, and the kernel would read its fp32 tiles " +
+               : std::string(name) +
+                     " is cast from fp32, and the kernel would read its fp32 tiles " +
                      std::to_string(tiles) + " times (once per tile along " + dim +
                      "); a cast kernel first reads them once";
   };

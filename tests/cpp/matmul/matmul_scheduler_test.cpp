@@ -596,13 +596,14 @@ TEST(MatmulSchedulerTest, PrologueCastsAreConvertedInTheKernel) {
     // heuristics' widths below are those at 8192^3, where the staging ring leaves least room.)
     const std::optional<std::string> big = matmul_scheduler::canScheduleRunTime(*fusion, info);
     ASSERT_TRUE(big.has_value());
-    EXPECT_NE(big->find(convert_w ? "read its fp32 tiles 64 times" : "read its fp32 tiles 32 times"),
-              std::string::npos)
+    EXPECT_NE(
+        big->find(convert_w ? "read its fp32 tiles 64 times" : "read its fp32 tiles 32 times"),
+        std::string::npos)
         << *big;
     SchedulerRuntimeInfo within = info;
     for (size_t i = 0; i < 3; ++i) {
       auto& tensor = std::get<TensorArgumentInfo>(within.arguments[i]);
-      tensor.sizes = i == 0 ? std::vector<int64_t>{256, 8192}
+      tensor.sizes = i == 0   ? std::vector<int64_t>{256, 8192}
                      : i == 1 ? std::vector<int64_t>{512, 8192}
                               : std::vector<int64_t>{512};
     }
