@@ -252,22 +252,17 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
       return "input " + std::to_string(at) + " does not start on a 16-byte boundary";
   }
   // Converting in the kernel reads an fp32 operand from L2 once per tile that uses it: b once
-  // per 128-row tile of C in every batch, a once per tile column (256 wide at most). Beyond two
-  // such reads its doubled bytes cost more than a cast kernel that reads them once: on an H200 the
-  // converting kernel ran at 0.35-0.52x of the cast and bf16 GEMM from 1024 x 4096 x 4096 up
-  // (benchmarks/RESULTS.md). Refused then, so the cast runs as its own kernel first.
-  const auto rereads = [&](bool convert, int64_t tiles, const char* name, const char* dim) {
-    return !convert || tiles <= 2
-               ? std::string()
-               : std::string(name) +
-                     " is cast from fp32, and the kernel would read its fp32 tiles " +
-                     std::to_string(tiles) + " times (once per tile along " + dim +
-                     "); a cast kernel first reads them once";
-  };
-  for (const std::string& why :
-       {rereads(ops.layout.b_convert, batches * ceilDiv(m, 128), "b", "M and the batch"),
-        rereads(ops.layout.a_convert, ceilDiv(n, 256), "a", "N")}) {
-    if (!why.empty()) return why;
+  // per 128-row tile of C in every batch, a once per tile column (256 wide at most). On an H200
+  // it paid only where that is once (1.05-1.09x of a cast kernel and a bf16 GEMM); read twice
+  // it ran at 0.31-0.75x, more often at 0.17-0.52x (benchmarks/RESULTS.md). Refused beyond one
+  // read, so the cast runs as its own kernel first.
+  const int64_t b_reads = batches * ceilDiv(m, 128), a_reads = ceilDiv(n, 256);
+  if ((ops.layout.b_convert && b_reads > 1) || (ops.layout.a_convert && a_reads > 1)) {
+    const bool b_fault = ops.layout.b_convert && b_reads > 1;
+    return std::string(b_fault ? "b" : "a") +
+           " is cast from fp32, and the kernel would read its fp32 tiles " +
+           std::to_string(b_fault ? b_reads : a_reads) + " times (once per tile along " +
+           (b_fault ? "M and the batch" : "N") + "); a cast kernel first reads them once";
   }
   if (ops.bias != nullptr && !ops.bias->axis(0)->isBroadcast()) {
     const TensorArgumentInfo* values = argument(ops.bias);

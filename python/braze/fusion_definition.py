@@ -122,10 +122,11 @@ def _device_index(device):
 
 
 def _host_array(value):
-    """A result or reference value as a NumPy array (torch tensors widened from bfloat16)."""
+    """A result or reference value as a NumPy array (torch tensors widened from bfloat16 and
+    the float8 types, which NumPy lacks)."""
     if _is_torch(value):
         value = value.detach().cpu()
-        if str(value.dtype) == "torch.bfloat16":
+        if str(value.dtype) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2"):
             value = value.float()
         return value.numpy()
     return np.asarray(value)

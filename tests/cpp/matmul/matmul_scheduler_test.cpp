@@ -592,7 +592,7 @@ TEST(MatmulSchedulerTest, PrologueCastsAreConvertedInTheKernel) {
     info.arguments.push_back(TensorArgumentInfo{DataType::BFloat16, {8192}, {1}, true, ""});
     info.data_alignments.push_back(256);
     // At 8192^3 the kernel would read a converted operand's fp32 tiles 32 (x) or 64 (w) times:
-    // refused, so the cast runs first. At 256 x 512 it reads each twice and converts. (The
+    // refused, so the cast runs first. At 128 x 256 it reads each once and converts. (The
     // heuristics' widths below are those at 8192^3, where the staging ring leaves least room.)
     const std::optional<std::string> big = matmul_scheduler::canScheduleRunTime(*fusion, info);
     ASSERT_TRUE(big.has_value());
@@ -603,9 +603,9 @@ TEST(MatmulSchedulerTest, PrologueCastsAreConvertedInTheKernel) {
     SchedulerRuntimeInfo within = info;
     for (size_t i = 0; i < 3; ++i) {
       auto& tensor = std::get<TensorArgumentInfo>(within.arguments[i]);
-      tensor.sizes = i == 0   ? std::vector<int64_t>{256, 8192}
-                     : i == 1 ? std::vector<int64_t>{512, 8192}
-                              : std::vector<int64_t>{512};
+      tensor.sizes = i == 0   ? std::vector<int64_t>{128, 8192}
+                     : i == 1 ? std::vector<int64_t>{256, 8192}
+                              : std::vector<int64_t>{256};
     }
     ASSERT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, within), std::nullopt);
     // fp32 rows of 36 elements are 144 bytes: a 16-byte stride, read as is.
