@@ -596,9 +596,11 @@ TEST(MatmulSchedulerTest, PrologueCastsAreConvertedInTheKernel) {
     // heuristics' widths below are those at 8192^3, where the staging ring leaves least room.)
     const std::optional<std::string> big = matmul_scheduler::canScheduleRunTime(*fusion, info);
     ASSERT_TRUE(big.has_value());
-    EXPECT_NE(
-        big->find(convert_w ? "read its fp32 tiles 64 times" : "read its fp32 tiles 32 times"),
-        std::string::npos)
+    const bool both = convert_x && convert_w;
+    EXPECT_NE(big->find(both        ? "both cast from fp32"
+                        : convert_w ? "read its fp32 tiles 64 times"
+                                    : "read its fp32 tiles 32 times"),
+              std::string::npos)
         << *big;
     SchedulerRuntimeInfo within = info;
     for (size_t i = 0; i < 3; ++i) {
@@ -607,7 +609,9 @@ TEST(MatmulSchedulerTest, PrologueCastsAreConvertedInTheKernel) {
                      : i == 1 ? std::vector<int64_t>{256, 8192}
                               : std::vector<int64_t>{256};
     }
-    ASSERT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, within), std::nullopt);
+    // Both converted are refused at any size: the segmenter casts one first.
+    const std::optional<std::string> small = matmul_scheduler::canScheduleRunTime(*fusion, within);
+    EXPECT_EQ(small.has_value(), both) << small.value_or("");
     // fp32 rows of 36 elements are 144 bytes: a 16-byte stride, read as is.
     SchedulerRuntimeInfo narrow = info;
     for (size_t i = 0; i < 3; ++i) {
@@ -615,8 +619,13 @@ TEST(MatmulSchedulerTest, PrologueCastsAreConvertedInTheKernel) {
       tensor.sizes = i < 2 ? std::vector<int64_t>{64, 36} : std::vector<int64_t>{64};
       tensor.strides = i < 2 ? std::vector<int64_t>{36, 1} : std::vector<int64_t>{1};
     }
-    EXPECT_EQ(matmul_scheduler::canScheduleRunTime(*fusion, narrow).has_value(),
-              !(convert_x && convert_w));
+    // Refused for the 16-bit operand's 72-byte rows, not for the fp32 one's.
+    const std::optional<std::string> narrow_why =
+        matmul_scheduler::canScheduleRunTime(*fusion, narrow);
+    ASSERT_TRUE(narrow_why.has_value());
+    EXPECT_NE(narrow_why->find(both ? "both cast from fp32" : "not a multiple of 8 elements"),
+              std::string::npos)
+        << *narrow_why;
     const matmul_scheduler::MatmulParams params =
         matmul_scheduler::computeHeuristics(*fusion, info);
     EXPECT_GE(params.stages, 3);
@@ -648,15 +657,24 @@ TEST(MatmulSchedulerTest, PrologueCastsAreConvertedInTheKernel) {
   EXPECT_EQ(matmul_scheduler::canScheduleCompileTime(*batched), std::nullopt);
 }
 
-// Through the executor cache: one kernel, no pointwise cast first.
+// Through the executor cache: one cast runs in the matmul kernel; with both operands cast,
+// one cast runs first as a pointwise kernel and the kernel converts the other.
 TEST(MatmulSchedulerTest, APrologueCastRunsInTheMatmulKernel) {
   test::RandomTensors random(17);
-  const std::string described = runAndCheck(castPrologueFusion(true, true, DataType::BFloat16),
-                                            {random.uniform(DataType::Float32, {96, 40}, -1.0, 1.0),
-                                             random.uniform(DataType::Float32, {72, 40}, -1.0, 1.0),
-                                             random.uniform(DataType::BFloat16, {72}, -1.0, 1.0)});
-  EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
-  EXPECT_EQ(described.find("braze::pointwise"), std::string::npos) << described;
+  for (const auto& [convert_x, convert_w] :
+       std::vector<std::pair<bool, bool>>{{true, false}, {false, true}, {true, true}}) {
+    const auto operand = [&](bool fp32, std::vector<int64_t> sizes) {
+      return random.uniform(fp32 ? DataType::Float32 : DataType::BFloat16, std::move(sizes), -1.0,
+                            1.0);
+    };
+    const std::string described =
+        runAndCheck(castPrologueFusion(convert_x, convert_w, DataType::BFloat16),
+                    {operand(convert_x, {96, 40}), operand(convert_w, {72, 40}),
+                     random.uniform(DataType::BFloat16, {72}, -1.0, 1.0)});
+    EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
+    EXPECT_EQ(described.find("braze::pointwise") != std::string::npos, convert_x && convert_w)
+        << described;
+  }
 }
 
 // Operands the copy engine cannot read in rows (a K of 37 bf16 is 74 bytes per row; an
