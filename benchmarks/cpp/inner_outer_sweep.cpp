@@ -5,15 +5,18 @@
 // iteration), each checked against the reference evaluator and timed. It is how the heuristics'
 // constants were chosen, and how to check them on another GPU:
 //
-//   braze_inner_outer_sweep [--filter=REGEX] [--input_mib=MIB] [--jobs=N] [--compile_only]
+//   braze_inner_outer_sweep [--filter=REGEX] [--variants=REGEX] [--input_mib=MIB] [--jobs=N]
+//                           [--compile_only] [--print_source]
 //
 // --compile_only needs no GPU: it compiles every variant for sm_90 (an H100's properties) and
 // prints the registers and spills ptxas reports, which the timed run shows too when NVRTC
 // reports them.
-// REGEX matches "<op>/<dtype>/<N>" (default: the forward ops, rows up to 16384). Variants are
-// compiled in parallel (--jobs, default: the hardware threads), then timed one after another
-// as bandwidth_timing.h times (median of 7 samples of 10 launches); a table per case, fastest
-// first, with the bandwidth as a fraction of the device-to-device copy.
+// --variants keeps the variants whose params (as printed) match, besides the heuristics' own;
+// --print_source prints each variant's CUDA source before its table.
+// The --filter REGEX matches "<op>/<dtype>/<N>" (default: the forward ops, rows up to 16384).
+// Variants are compiled in parallel (--jobs, default: the hardware threads), then timed one after
+// another as bandwidth_timing.h times (median of 7 samples of 10 launches); a table per case,
+// fastest first, with the bandwidth as a fraction of the device-to-device copy.
 //
 // The scheduler is linked directly (not loaded through the registry), so that params other
 // than the heuristics' can be applied.
@@ -36,6 +39,7 @@
 #include "braze/driver/primary_context.h"
 #include "braze/runtime/compiled_kernel.h"
 #include "braze/runtime/kernel_executor.h"
+#include "braze/sched/schedule_printer.h"
 #include "inner_outer_scheduler.h"
 #include "normalization_cases.h"
 
@@ -47,7 +51,9 @@ struct SweepOptions {
       "(softmax_fwd|layer_norm_fwd|rms_norm_fwd)/(bf16|fp32)/(256|1000|1024|4096|8192|16384)$";
   int64_t input_mib = 256;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  bool compile_only = false;  ///< no GPU needed: compile for sm_90 and print resources only
+  bool compile_only = false;    ///< no GPU needed: compile for sm_90 and print resources only
+  std::string variants = ".*";  ///< the variants to keep (the heuristics' choice always)
+  bool print_source = false;
 };
 
 struct Variant {
@@ -119,7 +125,32 @@ std::vector<Variant> variantsOf(const inner_outer::InnerOuterParams& chosen) {
         if (p != chosen) variants.push_back({p, false, false});
       }
     }
-    return withUnbounded(withBlocksPerSm(std::move(variants), {0, 1, 2}));
+    variants = withUnbounded(withBlocksPerSm(std::move(variants), {0, 1, 2}));
+    // Several rows per thread (their loads issued together, the column partials shared), with
+    // 512 or 1024 threads per SM in one, two or four blocks held to their share of the
+    // registers, for one, two or four vectors of a row per thread.
+    const int64_t vectors = (chosen.row_length + chosen.vector_width - 1) / chosen.vector_width;
+    for (int64_t batch : {1, 2, 4}) {
+      const int64_t tx = (vectors + batch - 1) / batch;
+      if (tx < 32 && batch > 1) continue;
+      for (int64_t sm_threads : {512, 1024}) {
+        for (int64_t per_sm : {1, 2, 4}) {
+          const int64_t rows = sm_threads / per_sm / tx;
+          if (rows < 1 || tx * rows > 1024) continue;
+          for (int64_t per_thread : {1, 2, 4}) {
+            inner_outer::InnerOuterParams p = chosen;
+            p.persistent_batch = batch;
+            p.threads_x = tx;
+            p.rows_per_thread = per_thread;
+            p.rows_per_block = rows;
+            p.row_blocks = 132 * per_sm;
+            p.min_blocks_per_sm = per_sm;
+            if (p != chosen) variants.push_back({p, false, false});
+          }
+        }
+      }
+    }
+    return variants;
   }
   if (chosen.persistence == inner_outer::Persistence::MultiWave) {
     // Multi-wave: threads along a row and vectors each loads per wave iteration. A block of
@@ -214,7 +245,13 @@ void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CU
     std::cout << "  declined: " << *reason << "\n";
     return;
   }
-  const std::vector<Variant> variants = variantsOf(inner_outer::computeHeuristics(*fusion, info));
+  std::vector<Variant> variants = variantsOf(inner_outer::computeHeuristics(*fusion, info));
+  const std::regex keep(options.variants);
+  std::erase_if(variants, [&](const Variant& v) {
+    const std::string label = inner_outer::toString(v.params) + (v.fast_math ? " fast_math" : "") +
+                              (v.unbounded ? " no_launch_bounds" : "");
+    return !v.heuristic && !std::regex_search(label, keep);
+  });
 
   // Compile in parallel: each variant schedules its own copy of the fusion.
   std::vector<CompiledVariant> compiled(variants.size());
@@ -233,6 +270,11 @@ void sweepCase(Op op, DataType dtype, int64_t n, const SweepOptions& options, CU
     t.label = (c.variant.heuristic ? "* " : "  ") + inner_outer::toString(c.variant.params) +
               (c.variant.fast_math ? " fast_math" : "") +
               (c.variant.unbounded ? " no_launch_bounds" : "");
+    if (options.print_source) {
+      std::cout << "// " << t.label << "\n" << c.kernel.source << "\n";
+      if (!c.error.empty() && c.scheduled)
+        std::cout << c.error << "\n" << printSchedule(*c.scheduled) << "\n";
+    }
     if (c.compiled && c.compiled->resources().reported) {
       const KernelResources& r = c.compiled->resources();
       t.label +=
@@ -296,11 +338,16 @@ std::optional<SweepOptions> parseOptions(int argc, char** argv) {
       options.input_mib = std::atoll(argv[i] + 12);
     } else if (arg == "--compile_only") {
       options.compile_only = true;
+    } else if (arg.starts_with("--variants=")) {
+      options.variants = std::string(arg.substr(11));
+    } else if (arg == "--print_source") {
+      options.print_source = true;
     } else if (arg.starts_with("--jobs=")) {
       options.jobs = static_cast<unsigned>(std::max(1, std::atoi(argv[i] + 7)));
     } else {
       std::cerr << "braze_inner_outer_sweep: unknown argument '" << arg
-                << "'; usage: [--filter=REGEX] [--input_mib=MIB] [--jobs=N] [--compile_only]\n";
+                << "'; usage: [--filter=REGEX] [--variants=REGEX] [--input_mib=MIB] [--jobs=N] "
+                   "[--compile_only] [--print_source]\n";
       return std::nullopt;
     }
   }

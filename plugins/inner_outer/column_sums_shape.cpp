@@ -8,30 +8,37 @@
 
 namespace braze::inner_outer {
 
-// Inner-outer: [rows, row] -> [BIDx G, ceil(rows/(G r)), TIDy r, Unroll batch, TIDx, v]
-// (without the TIDy dim when r is 1). Each iteration of the row loop works on r rows at once,
-// one per threadIdx.y, so that r rows' loads are in flight per block between the barriers of
-// the row reductions. Each column sum is split (rFactor) into a per-thread serial sum over the
-// thread's rows, kept in registers next to the row's buffers, then a block reduction over
-// threadIdx.y and a grid reduction across the G blocks.
+// Inner-outer: [rows, row] -> [BIDx G, ceil(rows/(G u r)), Unroll u, TIDy r, Unroll batch, TIDx,
+// v] (without the u dim when u is 1, without the TIDy dim when r is 1). Each iteration of the
+// row loop works on u r rows at once: u per thread (their loads all issued before the first
+// row's reductions: loadRowsFirst), one per threadIdx.y, so that u r rows' loads are in flight
+// per block between the barriers of the row reductions. Each column sum is split (rFactor) into
+// a per-thread serial sum over the thread's rows, kept in registers next to the rows' buffers
+// and shared by the u rows, then a block reduction over threadIdx.y and a grid reduction across
+// the G blocks.
 void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterParams& params,
                         const std::vector<TensorView*>& column_sums) {
   const bool stacked = params.rows_per_block > 1;
+  const bool unrolled = params.rows_per_thread > 1;
   reference->split(1, params.vector_width);
   reference->split(1, params.persistent_batch, /*inner_split=*/false);
   if (stacked) reference->split(0, params.rows_per_block);
+  if (unrolled) reference->split(0, params.rows_per_thread);
   reference->split(0, params.row_blocks, /*inner_split=*/false);
   propagateTransforms(reference);
-  const int64_t row = stacked ? 3 : 2;  // the first dim along the row
+  int64_t next = 2;  // the first dim inside the row loop
   reference->parallelize(0, ParallelType::BIDx);
-  if (stacked) reference->parallelize(2, ParallelType::TIDy);
-  reference->parallelize(row, ParallelType::Unroll);
-  reference->parallelize(row + 1, ParallelType::TIDx);
-  if (params.vector_width > 1) reference->parallelize(row + 2, ParallelType::Unroll);
+  if (unrolled) reference->parallelize(next++, ParallelType::Unroll);
+  if (stacked) reference->parallelize(next++, ParallelType::TIDy);
+  reference->parallelize(next, ParallelType::Unroll);
+  reference->parallelize(next + 1, ParallelType::TIDx);
+  if (params.vector_width > 1) reference->parallelize(next + 2, ParallelType::Unroll);
   propagateParallelTypes(reference);
   keepIntermediatesInRegisters(fusion);
   for (TensorView* column_sum : column_sums) {
-    column_sum->rFactor({1})->setMemoryType(MemoryType::Local);
+    std::vector<int64_t> per_thread = {1};
+    if (unrolled) per_thread.push_back(2);
+    column_sum->rFactor(per_thread)->setMemoryType(MemoryType::Local);
     // [r BIDx, (r TIDy,) batch, TIDx, v] -> [batch, TIDx, v, (r TIDy,) r BIDx]: a grid
     // reduction per register element (the lowering groups them into one round of the blocks),
     // and the column sum's reader (the output) in the same iteration, where the finishing
@@ -48,13 +55,22 @@ void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterP
 // inlineMost keeps a tensor read both by the row's ops and by a column sum's partial outside
 // the row loop (its consumers do not share that loop yet); computing it inside the row loop
 // [BIDx, row(, TIDy)] puts both consumers, and the partial's accumulation, in that one loop
-// (the stacked rows' TIDy dim belongs to it: the rows of one iteration).
+// (the stacked rows' TIDy dim and a thread's unrolled rows belong to it: the rows of one
+// iteration).
 void inlineIntoRowLoop(Fusion& fusion, const InnerOuterParams& params) {
-  const int64_t row_loop = params.rows_per_block > 1 ? 3 : 2;
+  const int64_t row_loop =
+      2 + (params.rows_per_thread > 1 ? 1 : 0) + (params.rows_per_block > 1 ? 1 : 0);
   for (TensorView* tv : fusion.allTensors()) {
     if (fusion.isInput(tv) || tv->memoryType() == MemoryType::Global) continue;
     if (tv->inlinePosition() < row_loop && maxInlinePosition(tv) >= row_loop && !tv->hasReduction())
       inlineAt(tv, row_loop);
+  }
+}
+
+void loadRowsFirst(const std::vector<TensorView*>& caches, const InnerOuterParams& params) {
+  if (params.rows_per_thread <= 1) return;
+  for (TensorView* cache : caches) {
+    if (cache->inlinePosition() > 2) inlineAt(cache, 2);
   }
 }
 

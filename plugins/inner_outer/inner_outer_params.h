@@ -33,7 +33,7 @@ struct InnerOuterParams {
   /// The byte format (braze/sdk/param_codec.h): "BZIO", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZIO";
-  static constexpr uint8_t kFormatVersion = 3;
+  static constexpr uint8_t kFormatVersion = 4;
   static constexpr const char* kName = "inner_outer";
 
   Persistence persistence = Persistence::Registers;
@@ -61,6 +61,11 @@ struct InnerOuterParams {
   /// register file (65536 / (threads * blocks) registers per thread). 0: no launch bounds,
   /// except the block size for blocks of more than 512 threads.
   int64_t min_blocks_per_sm = 0;
+  /// Inner-outer: rows each thread works on in one iteration of the row loop (an unrolled split
+  /// of the rows, outside threadIdx.y). Their loads are all issued before the first row's
+  /// reductions, and the column partials and weights, which do not depend on the row, are
+  /// shared by them; 1 in the other shapes.
+  int64_t rows_per_thread = 1;
 
   bool operator==(const InnerOuterParams&) const = default;
 
@@ -77,6 +82,7 @@ struct InnerOuterParams {
     f("row_length", p.row_length);
     f("wave_unroll", p.wave_unroll);
     f("min_blocks_per_sm", p.min_blocks_per_sm);
+    f("rows_per_thread", p.rows_per_thread);
   }
 };
 

@@ -56,10 +56,6 @@ constexpr int64_t kMaxInnerOuterThreads = 512;
 constexpr int64_t kVectorsPerThread = 4;
 constexpr int64_t kMaxRowThreads = 512;
 constexpr int64_t kShortRowBlockThreads = 64;
-// Buffer bytes per thread up to which an inner-outer kernel fits 64 registers per thread.
-constexpr int64_t kSmallInnerOuterThreadBytes = 160;
-constexpr int64_t kSmallInnerOuterBlockThreads = 512;
-constexpr int64_t kMinStackedRowThreads = 128;
 // Rows without column sums: blocks of this many threads or more, whose threads keep at most
 // kBoundedRowInputBytes of a 2-byte row input, ask, through their launch bounds, for this many
 // threads resident per SM (computeHeuristics says what it buys).
@@ -68,6 +64,13 @@ constexpr int64_t kRowThreadsPerSm = 1024;
 constexpr int64_t kBoundedRowInputBytes = 64;
 // Blocks of more threads than this always state their size as launch bounds (schedule()).
 constexpr int64_t kMaxUnboundedBlockThreads = 512;
+// Inner-outer blocks (chooseInnerOuterBlock): threads per SM, unrolled rows per thread at most,
+// and registers of a thread beside its columns' buffers (indices, the rows' sums).
+// kMaxThreadRegisters is what one thread can address.
+constexpr int64_t kInnerOuterSmThreads = 1024;
+constexpr int64_t kMaxRowsPerThread = 4;
+constexpr int64_t kInnerOuterOtherRegisters = 32;
+constexpr int64_t kMaxThreadRegisters = 255;
 // Registers of a long-row inner-outer thread beside its buffers (indices, the row's sums,
 // bfloat16 conversions): 32 to 51 measured for sm_90.
 constexpr int64_t kLongRowOtherRegisters = 48;
@@ -311,6 +314,11 @@ std::optional<RegisterChoice> longRowSplit(int64_t vectors, int64_t bytes_per_ve
   return RegisterChoice{batch, threads_x};
 }
 
+struct InnerOuterBlock {
+  int64_t rows_per_block = 1;   // stacked along threadIdx.y
+  int64_t rows_per_thread = 1;  // unrolled in each thread
+};
+
 struct MultiWaveChoice {
   int64_t threads_x = 0;
   int64_t unroll = 0;
@@ -351,6 +359,66 @@ MultiWaveChoice chooseMultiWave(const VectorPlan& plan, int64_t rank, int64_t ve
          choice.unroll * vector_width * std::max<int64_t>(row_inputs, 1) > budget)
     choice.unroll /= 2;
   return choice;
+}
+
+// Inner-outer blocks: how many rows an SM works on at once. Each row's loads wait for the
+// row's two block reductions before the next can start, so an SM with one row in flight reached
+// a third of copy bandwidth (layer norm backward, H200). Rows stack two ways: along threadIdx.y
+// (more threads, each with its own column partials and weights) and along a thread's unrolled
+// rows (the loads of all of them issued first; partials and weights shared). One block per SM
+// of kInnerOuterSmThreads threads or of half that, whichever keeps more rows in flight with the
+// registers each thread needs for them (innerOuterRegisters), the larger block on a tie.
+// Measured on an H200 (braze_inner_outer_sweep, layer norm and RMS norm backward, bf16 and
+// fp32, rows of 256 to 4096; benchmarks/RESULTS.md): within 3% of the best of 40 variants in
+// most cases, and 1.2-1.6x the stacked rows without unrolled ones that this replaced.
+InnerOuterBlock chooseInnerOuterBlock(const Fusion& fusion, const TensorView* reference,
+                                      const InnerOuterParams& params, int64_t rows,
+                                      int64_t column_sums, const driver::DeviceProperties& device) {
+  // Bytes per element of a thread's columns: each row input's register copy (per row), and the
+  // float copies of weights and the column partials (shared by the thread's rows).
+  int64_t row_bytes = 0;
+  int64_t shared_bytes = kRegisterBytes * column_sums;
+  for (const TensorView* input : vectorPlan(fusion, reference).inputs) {
+    if (input->rank() == reference->rank()) {
+      row_bytes += sizeInBytes(input->dtype());
+    } else {
+      shared_bytes += kRegisterBytes;
+    }
+  }
+  const int64_t elements = params.persistent_batch * params.vector_width;
+  // Calibrated against ptxas for sm_90 (registers of the sweep's kernels): the buffers, the
+  // other registers, and half a register per element of each unrolled row for the values
+  // computed from it that are live at once.
+  const auto registers = [&](int64_t rows_per_thread) {
+    return ceilDiv(elements * (rows_per_thread * row_bytes + shared_bytes), kRegisterBytes) +
+           kInnerOuterOtherRegisters + ceilDiv(rows_per_thread * elements, 2);
+  };
+  const auto stackedFor = [&](int64_t sm_threads) {
+    const int64_t threads = std::min<int64_t>(sm_threads, device.max_threads_per_block);
+    return std::max<int64_t>(threads / params.threads_x, 1);
+  };
+  // Where no block fits its registers (long rows), one block of half the threads, one row per
+  // thread: ptxas spills what does not fit.
+  InnerOuterBlock best{stackedFor(kInnerOuterSmThreads / 2), 1};
+  int64_t best_rows = 0;
+  for (const int64_t sm_threads : {kInnerOuterSmThreads / 2, kInnerOuterSmThreads}) {
+    const int64_t stacked = stackedFor(sm_threads);
+    const int64_t budget =
+        std::min(device.registers_per_sm / (stacked * params.threads_x), kMaxThreadRegisters);
+    for (int64_t u = kMaxRowsPerThread; u >= 1; u /= 2) {
+      if (registers(u) > budget) continue;
+      if (stacked * u >= best_rows) {
+        best = {stacked, u};
+        best_rows = stacked * u;
+      }
+      break;
+    }
+  }
+  // Few rows: no more stacked or unrolled rows than there are.
+  best.rows_per_block = std::clamp<int64_t>(best.rows_per_block, 1, rows);
+  best.rows_per_thread =
+      std::clamp<int64_t>(best.rows_per_thread, 1, ceilDiv(rows, best.rows_per_block));
+  return best;
 }
 
 // A broadcast axis (extent 1) bound to a thread dim would be computed by thread 0 alone, while
@@ -502,48 +570,19 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
   if (!split && column_sums > 0)
     split = longRowSplit(vectors, bytes_per_element * params.vector_width, info.device);
   if (split && column_sums > 0) {
-    // Inner-outer: each block loops over its share of the rows, rows_per_block rows at a time
-    // (one per threadIdx.y), so that each block adds one partial per column to the final sums.
-    // Stacked rows keep more loads in flight per SM between the row reductions' barriers.
     params.persistence = Persistence::Registers;
     params.persistent_batch = split->batch;
     params.threads_x = split->threads_x;
-    // Threads per SM: 1024 where a thread holds one vector of each of several stacked rows with
-    // at most kSmallInnerOuterThreadBytes of buffers (48 to 63 registers for sm_90), as two
-    // blocks of stacked rows, measured faster than one block of twice the threads (half the
-    // warps wait at each barrier). Rows of 128 to 512 threads whose threads hold at most
-    // kSmallInnerOuterThreadBytes of buffers otherwise: one block of 1024 threads per SM (rows
-    // stacked), which the launch bound (1024, 1) holds to 64 registers. Measured on an H200
-    // (braze_inner_outer_sweep) against one row of 512 threads per SM, chosen before because
-    // without a bound such kernels compiled to up to 71 registers and could not launch 1024
-    // threads: RMS norm backward bf16 rows of 4096 43 -> 55% of copy, fp32 53 -> 68%. Layer
-    // norm backward was faster stacked too (bf16 1024 33 -> 43%, 4096 33 -> 37%, fp32 4096
-    // 38 -> 50%) but spills 40 to 60 bytes at 64 registers, so it keeps 256-thread blocks two
-    // per SM for rows of up to 256 threads, and longer rows (8192: twice the buffers) one row
-    // per block, one block per SM.
-    const bool small = split->batch == 1 && split->threads_x <= 256 &&
-                       bytes_per_element * params.vector_width <= kSmallInnerOuterThreadBytes;
-    int64_t blocks_per_sm = 1;
-    params.rows_per_block = 1;
-    if (small) {
-      params.rows_per_block = kSmallInnerOuterBlockThreads / split->threads_x;
-      blocks_per_sm = 2;
-    } else if (split->threads_x >= kMinStackedRowThreads &&
-               split->batch * bytes_per_element * params.vector_width <=
-                   kSmallInnerOuterThreadBytes &&
-               2 * split->threads_x <= info.device.max_threads_per_block) {
-      params.rows_per_block = info.device.max_threads_per_block / split->threads_x;
-      params.min_blocks_per_sm = 1;
-    } else if (split->threads_x <= kSmallInnerOuterBlockThreads / 2) {
-      params.rows_per_block = kSmallInnerOuterBlockThreads / 2 / split->threads_x;
-      blocks_per_sm = 2;
-    }
-    params.rows_per_block = std::min(params.rows_per_block, shape.rows);
-    // Enough blocks to fill the device once, no more: the block that finishes the grid
-    // reduction reads every block's partials, row_blocks * row elements per column sum.
+    const InnerOuterBlock block =
+        chooseInnerOuterBlock(fusion, reference, params, shape.rows, column_sums, info.device);
+    params.rows_per_block = block.rows_per_block;
+    params.rows_per_thread = block.rows_per_thread;
+    params.min_blocks_per_sm = 1;
+    // One block per SM: the block that finishes the grid reduction reads every block's
+    // partials, row_blocks * row elements per column sum.
     params.row_blocks =
-        std::clamp<int64_t>(static_cast<int64_t>(std::max(info.device.sm_count, 1)) * blocks_per_sm,
-                            1, ceilDiv(shape.rows, params.rows_per_block));
+        std::clamp<int64_t>(std::max(info.device.sm_count, 1), 1,
+                            ceilDiv(shape.rows, params.rows_per_block * params.rows_per_thread));
   } else if (split) {
     params.persistence = Persistence::Registers;
     params.persistent_batch = split->batch;
@@ -595,7 +634,8 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
       << " is not an output position (the fusion has " << fusion.outputs().size()
       << " outputs); compute the params for this fusion";
   BRAZE_USER_CHECK(params.vector_width >= 1 && params.persistent_batch >= 1 &&
-                   params.threads_x >= 1 && params.rows_per_block >= 1 && params.wave_unroll >= 1)
+                   params.threads_x >= 1 && params.rows_per_block >= 1 && params.wave_unroll >= 1 &&
+                   params.rows_per_thread >= 1)
       << "inner_outer schedule: " << toString(params)
       << " has a split factor below 1; compute the params with computeHeuristics";
   BRAZE_USER_CHECK(params.threads_x * params.rows_per_block <= 1024 &&
@@ -620,12 +660,13 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   for (TensorView* input : plan.inputs) input->cacheAfter();
   // Per-row inputs (a saved mean or rstd: no row dim) go to a register once per row; read
   // through their broadcast, every element of the row loaded them again.
+  std::vector<TensorView*> per_row_caches;
   for (Val* v : fusion.inputs()) {
     auto* tv = v->dynCast<TensorView>();
     if (tv == nullptr || tv->rank() == 0 || consumersOf(tv).empty() ||
         std::find(plan.inputs.begin(), plan.inputs.end(), tv) != plan.inputs.end())
       continue;
-    tv->cacheAfter();
+    per_row_caches.push_back(tv->cacheAfter());
   }
   // Outputs the fusion also reads (mean, rstd) are read from registers, not back from global
   // memory: the output becomes a copy.
@@ -648,6 +689,13 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
     keepOnlyInputCaches(fusion, input_caches);
   if (params.vector_width > 1)
     vectorized.insert(vectorized.end(), input_caches.begin(), input_caches.end());
+  // Several rows per thread: the caches are computed outside the unrolled rows (loadRowsFirst),
+  // and everything that reads them inside, one row at a time, reads a copy (free once compiled)
+  // that shares the rows' loop: a column partial that read the cache itself would walk the rows
+  // in a loop of its own.
+  if (params.row_blocks > 0 && params.rows_per_thread > 1) {
+    for (TensorView* cache : input_caches) cache->cacheAfter();
+  }
 
   // Column sums accumulate in registers; an output that is one gets a register copy to
   // reduce into.
@@ -682,7 +730,12 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
     loadWavesFirst(input_caches);
     moveRowSizedRegistersToGlobal(fusion);
   }
-  if (params.row_blocks > 0) inlineIntoRowLoop(fusion, params);
+  if (params.row_blocks > 0) {
+    inlineIntoRowLoop(fusion, params);
+    std::vector<TensorView*> loaded_first = input_caches;
+    loaded_first.insert(loaded_first.end(), per_row_caches.begin(), per_row_caches.end());
+    loadRowsFirst(loaded_first, params);
+  }
   // blockDim follows the row length in the kernel, so ptxas knows the block only from launch
   // bounds. They are stated where the params ask for blocks per SM, and for every block of
   // more than 512 threads (which would not launch at more than 64 registers). The block size

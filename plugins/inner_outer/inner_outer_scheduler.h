@@ -31,26 +31,27 @@
 //                block reduction (warp shuffles, then one round through shared memory). The batch
 //                loop is outermost so that weights (no rows dim) share it with their readers
 //                and are loaded one vector at a time after the reductions, not kept whole.
-//   inner-outer  [BIDx G, serial ceil(rows/(G r)), TIDy r, Unroll batch, TIDx ceil(V/batch), v]
-//                Each of G blocks (two per SM for rows of up to 256 threads; one of 1024
-//                threads, launch bound (1024, 1), where rows of 128 to 512 threads fit 64
-//                registers stacked; else one) walks
-//                its share of the rows r at a time, one row per threadIdx.y (r stacks rows into
-//                blocks of 256 or 512 threads, so that more loads are in flight between the row
-//                reductions' barriers), computing dx from the row's registers. Each column sum
-//                is split (rFactor) into a per-thread serial partial over the thread's rows,
-//                kept in batch * v registers beside the row, then a block reduction over
-//                threadIdx.y and a grid reduction of the G block partials, in the same kernel,
-//                after the row loop: the batch * v register elements reduce across the grid in
-//                one round (each through its own workspace region), and the last block to
-//                arrive adds the G partials (its r copies of each column share those loads) and
-//                writes the columns. That final step reads G * row values per column sum, small
-//                next to the rows themselves when G is about the SM count; a grid reduction
-//                rather than a second kernel because one scheduled fusion is one kernel, and the
-//                lowering's grid reduction needs no co-resident grid (no grid-wide barrier).
-//                Rows longer than the registers shape's per-thread cap take 512 threads with up
-//                to 320 bytes of buffers each (RMS norm backward rows of 8192); longer rows with
-//                column sums are refused.
+//   inner-outer  [BIDx G, serial ceil(rows/(G u r)), Unroll u, TIDy r, Unroll batch,
+//                 TIDx ceil(V/batch), v]
+//                Each of G blocks (one per SM, of 512 or 1024 threads, launch bound (threads, 1))
+//                walks its share of the rows u r at a time: r stacked along threadIdx.y and u
+//                unrolled in each thread, whose loads (and per-row inputs such as mean and rstd)
+//                are all issued before the first row's reductions. The heuristics take the block
+//                size and u that keep the most rows in flight whose registers fit the launch
+//                bound (chooseInnerOuterBlock). Each thread computes dx from its rows' registers.
+//                Each column sum is split (rFactor) into a per-thread serial partial over the
+//                thread's rows, kept in batch * v registers beside the rows and shared by the u
+//                rows, then a block reduction over threadIdx.y and a grid reduction of the G
+//                block partials, in the same kernel, after the row loop: the batch * v register
+//                elements reduce across the grid in one round (each through its own workspace
+//                region), and the last block to arrive adds the G partials (its r copies of
+//                each column share those loads) and writes the columns. That final step reads
+//                G * row values per column sum, small next to the rows themselves when G is the
+//                SM count; a grid reduction rather than a second kernel because one scheduled
+//                fusion is one kernel, and the lowering's grid reduction needs no co-resident
+//                grid (no grid-wide barrier). Rows longer than the registers shape's per-thread
+//                cap take 512 threads with up to 320 bytes of buffers each (RMS norm backward
+//                rows of 8192); longer rows with column sums are refused.
 //   multi_wave   [ceil(V/(u t)) waves, BIDx rows, Unroll u, TIDx t, Vectorize v]
 //                A row too long for registers: one block per row walks it in waves, once per
 //                row reduction and once for the results. What a loop reads again after a

@@ -24,13 +24,17 @@ void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches)
 /// Registers: [Unroll batch, BIDx rows/r, TIDy r, TIDx ceil(V/batch), v].
 void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params);
 
-/// Inner-outer (row reductions with column sums): [BIDx G, serial ceil(rows/(G r)), TIDy r,
-/// Unroll batch, TIDx, v] (no TIDy dim when r is 1), each column sum an rFactored per-thread
-/// partial, then a block reduction over TIDy and a grid reduction over BIDx. Call
-/// inlineIntoRowLoop after inlineMost.
+/// Inner-outer (row reductions with column sums): [BIDx G, serial ceil(rows/(G u r)), Unroll u,
+/// TIDy r, Unroll batch, TIDx, v] (no u dim when u is 1, no TIDy dim when r is 1), each column sum
+/// an rFactored per-thread partial, then a block reduction over TIDy and a grid reduction over
+/// BIDx. Call inlineIntoRowLoop after inlineMost.
 void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterParams& params,
                         const std::vector<TensorView*>& column_sums);
 void inlineIntoRowLoop(Fusion& fusion, const InnerOuterParams& params);
+/// Inner-outer with several rows per thread: the row inputs' register copies are computed at the
+/// row loop, outside the unrolled rows, so every row's loads issue before the first reduction.
+/// Call after inlineIntoRowLoop.
+void loadRowsFirst(const std::vector<TensorView*>& caches, const InnerOuterParams& params);
 
 /// Multi-wave: [ceil(V/(u t)) waves, BIDx rows, Unroll u, TIDx t, v] (no u axis when
 /// wave_unroll is 1). Call recomputePersistentBuffers before it (after caching), and

@@ -117,24 +117,66 @@ TEST(InnerOuterBackwardExecutionTest, StackedRowsMatchTheReferenceEvaluatorOnThe
                          [](Params& p) {
                            p.rows_per_block = 4;
                            p.row_blocks = 132;
+                           p.rows_per_thread = 1;
                          });
   // 1000 rows, a multiple of 8: 125 groups over 20 blocks of 7 (the last ones short or empty).
   expectMatchesReference({Normalization::RmsNormBackward, DataType::Float32, 1000, 256},
                          [](Params& p) {
                            p.rows_per_block = 8;
                            p.row_blocks = 20;
+                           p.rows_per_thread = 1;
                          });
   // 3 rows per block, 50 rows over 132 blocks: most blocks have no rows.
   expectMatchesReference({Normalization::LayerNormBackward, DataType::Float32, 50, 1000},
                          [](Params& p) {
                            p.rows_per_block = 3;
                            p.row_blocks = 132;
+                           p.rows_per_thread = 1;
                          });
   // 1024 threads: 4 rows of 256.
   expectMatchesReference({Normalization::RmsNormBackward, DataType::Float32, 301, 1024},
                          [](Params& p) {
                            p.rows_per_block = 4;
                            p.row_blocks = 64;
+                           p.rows_per_thread = 1;
+                         });
+}
+
+// Backward kernels with several rows per thread (their loads issued before the first row's
+// reductions) in other arrangements than the heuristics': a count that is not a power of two
+// with rows left over in the last iteration, unrolled and stacked rows together with fewer
+// rows than the blocks hold, one row (every unrolled row but the first predicated off), and
+// float16.
+TEST(InnerOuterBackwardExecutionTest, RowsPerThreadMatchTheReferenceEvaluatorOnTheGpu) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  using Params = inner_outer::InnerOuterParams;
+  // 3 rows per thread, 1 per block: 1001 rows over 132 blocks, 3 at a time.
+  expectMatchesReference({Normalization::LayerNormBackward, DataType::BFloat16, 1001, 1024},
+                         [](Params& p) {
+                           p.rows_per_block = 1;
+                           p.rows_per_thread = 3;
+                           p.row_blocks = 132;
+                         });
+  // 4 rows per thread and 2 per block: 45 rows over 10 blocks of 8.
+  expectMatchesReference({Normalization::RmsNormBackward, DataType::Float32, 45, 4096},
+                         [](Params& p) {
+                           p.rows_per_block = 2;
+                           p.rows_per_thread = 4;
+                           p.row_blocks = 10;
+                         });
+  // One row: three of the four unrolled rows are past the end.
+  expectMatchesReference({Normalization::LayerNormBackward, DataType::Float32, 1, 1000},
+                         [](Params& p) {
+                           p.rows_per_thread = 4;
+                           p.row_blocks = 1;
+                         });
+  // float16, two rows per thread, rows of 256 stacked 8 per block.
+  expectMatchesReference({Normalization::RmsNormBackward, DataType::Float16, 333, 256},
+                         [](Params& p) {
+                           p.rows_per_block = 8;
+                           p.rows_per_thread = 2;
+                           p.row_blocks = 16;
                          });
 }
 
