@@ -13,6 +13,7 @@ export CCACHE_NOHASHDIR=1
 
 if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BRAZE_BUILD_TYPE:-RelWithDebInfo}" \
-    -DBRAZE_DEBUG_INFO="${BRAZE_DEBUG_INFO:-ON}" >/dev/null
+    -DBRAZE_DEBUG_INFO="${BRAZE_DEBUG_INFO:-ON}" -DBRAZE_OPTIMIZE_TESTS="${BRAZE_OPTIMIZE_TESTS:-ON}" \
+    >/dev/null
 fi
 cmake --build "$build" -- "$@"

@@ -27,16 +27,23 @@ fi
 "$root/tools/build.sh" braze_serde braze_serde_cache_worker
 fuzz=$build/fuzz
 mkdir -p "$fuzz/corpus"
-clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$root/core/include" -I"$root/serde/include" -I"$root/serde/src" -I"$build/serde/generated" \
-  -I"$root/tests/cpp" -I/usr/local/cuda/include -DBRAZE_VERSION_STRING='"fuzz"' \
-  "$root"/serde/src/*.cpp "$root/tests/fuzz/kernel_entry_fuzzer.cpp" \
-  "$root"/tests/cpp/support/{normalization_fusions,random_tensor,multi_index,tensor_values}.cpp \
-  -L"$build/core" -lbraze_core -Wl,-rpath,"$build/core" -lgtest -lpthread \
-  -o "$fuzz/kernel_entry_fuzzer"
-
-# Seeds: the entries a worker process writes (normalization kernels and its runtimes'
-# decisions with their kernel recipes), the definitions of its fusions, plus an empty input.
+# Each source compiles on its own core (-g1: line tables, all the sanitizers' reports print).
+flags=(-std=c++20 -O1 -g1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+  -I"$root/core/include" -I"$root/serde/include" -I"$root/serde/src" -I"$build/serde/generated"
+  -I"$root/tests/cpp" -I/usr/local/cuda/include -DBRAZE_VERSION_STRING='"fuzz"')
+sources=("$root"/serde/src/*.cpp "$root/tests/fuzz/kernel_entry_fuzzer.cpp"
+  "$root"/tests/cpp/support/{normalization_fusions,random_tensor,multi_index,tensor_values}.cpp)
+rm -rf "$fuzz/objects"
+mkdir -p "$fuzz/objects"
+pids=()
+for source in "${sources[@]}"; do
+  while (($(jobs -rp | wc -l) >= $(nproc))); do wait -n; done
+  clang++ "${flags[@]}" -c "$source" -o "$fuzz/objects/$(basename "$source" .cpp).o" &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+clang++ "${flags[@]}" "$fuzz"/objects/*.o -L"$build/core" -lbraze_core -Wl,-rpath,"$build/core" \
+  -lgtest -lpthread -o "$fuzz/kernel_entry_fuzzer"
 if [[ -z $(ls -A "$fuzz/corpus") ]]; then
   seeds=$(mktemp -d)
   BRAZE_PLUGIN_PATH=${BRAZE_PLUGIN_PATH:-} "$build/tests/cpp/braze_serde_cache_worker" "$seeds" \
