@@ -8,6 +8,18 @@
 
 namespace braze::inner_outer {
 
+namespace {
+constexpr int64_t kWarpSize = 32;
+}  // namespace
+
+int64_t paddedRowThreads(int64_t threads_x) {
+  return threads_x > kWarpSize ? (threads_x + kWarpSize - 1) / kWarpSize * kWarpSize : threads_x;
+}
+
+int64_t launchedThreadsX(const InnerOuterParams& params) {
+  return params.row_blocks > 0 ? paddedRowThreads(params.threads_x) : params.threads_x;
+}
+
 // Inner-outer: [rows, row] -> [BIDx G, ceil(rows/(G u r)), Unroll u, TIDy r, Unroll batch, TIDx,
 // v] (without the u dim when u is 1, without the TIDy dim when r is 1). Each iteration of the
 // row loop works on u r rows at once: u per thread (their loads all issued before the first
@@ -22,6 +34,13 @@ void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterP
   const bool unrolled = params.rows_per_thread > 1;
   reference->split(1, params.vector_width);
   reference->split(1, params.persistent_batch, /*inner_split=*/false);
+  // A row of threads that is not whole warps (rows of 1000: 125 or 250 threads) is padded to
+  // them, the extra threads predicated off: the block reductions over threadIdx.x then take
+  // warp shuffles and one round through shared memory instead of a tree of barriers.
+  if (paddedRowThreads(params.threads_x) != params.threads_x) {
+    reference->split(2, kWarpSize);
+    reference->merge(2, 3);
+  }
   if (stacked) reference->split(0, params.rows_per_block);
   if (unrolled) reference->split(0, params.rows_per_thread);
   reference->split(0, params.row_blocks, /*inner_split=*/false);

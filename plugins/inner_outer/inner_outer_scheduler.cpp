@@ -395,7 +395,7 @@ InnerOuterBlock chooseInnerOuterBlock(const Fusion& fusion, const TensorView* re
   };
   const auto stackedFor = [&](int64_t sm_threads) {
     const int64_t threads = std::min<int64_t>(sm_threads, device.max_threads_per_block);
-    return std::max<int64_t>(threads / params.threads_x, 1);
+    return std::max<int64_t>(threads / paddedRowThreads(params.threads_x), 1);
   };
   // Where no block fits its registers (long rows), one block of half the threads, one row per
   // thread: ptxas spills what does not fit.
@@ -404,7 +404,8 @@ InnerOuterBlock chooseInnerOuterBlock(const Fusion& fusion, const TensorView* re
   for (const int64_t sm_threads : {kInnerOuterSmThreads / 2, kInnerOuterSmThreads}) {
     const int64_t stacked = stackedFor(sm_threads);
     const int64_t budget =
-        std::min(device.registers_per_sm / (stacked * params.threads_x), kMaxThreadRegisters);
+        std::min(device.registers_per_sm / (stacked * paddedRowThreads(params.threads_x)),
+                 kMaxThreadRegisters);
     for (int64_t u = kMaxRowsPerThread; u >= 1; u /= 2) {
       if (registers(u) > budget) continue;
       if (stacked * u >= best_rows) {
@@ -638,11 +639,12 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
                    params.rows_per_thread >= 1)
       << "inner_outer schedule: " << toString(params)
       << " has a split factor below 1; compute the params with computeHeuristics";
-  BRAZE_USER_CHECK(params.threads_x * params.rows_per_block <= 1024 &&
+  BRAZE_USER_CHECK(launchedThreadsX(params) * params.rows_per_block <= 1024 &&
                    params.min_blocks_per_sm >= 0)
       << "inner_outer schedule: " << toString(params) << " asks for blocks of "
-      << params.threads_x * params.rows_per_block
-      << " threads (threads_x * rows_per_block; at most 1024) or a negative min_blocks_per_sm; "
+      << launchedThreadsX(params) * params.rows_per_block
+      << " threads (threads_x, in whole warps for inner-outer, * rows_per_block; at most 1024) or "
+         "a negative min_blocks_per_sm; "
          "compute the params with computeHeuristics";
   auto* reference = fusion.outputs()[params.reference_output]->as<TensorView>();
   BRAZE_USER_CHECK(!reference->hasReduction() && reference->rank() >= 2)
@@ -743,7 +745,7 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   // rows of 8192 91 -> 74% of copy, softmax fp32 8192 98 -> 90%, RMS norm backward bf16 1024
   // 66 -> 64%): ptxas then takes more registers (up to 128 at 512 threads) and fewer blocks
   // fit an SM.
-  const int64_t block_threads = params.threads_x * params.rows_per_block;
+  const int64_t block_threads = launchedThreadsX(params) * params.rows_per_block;
   if (params.min_blocks_per_sm > 0 || block_threads > kMaxUnboundedBlockThreads)
     fusion.setLaunchBounds(block_threads, params.min_blocks_per_sm);
 }

@@ -24,6 +24,12 @@ void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches)
 /// Registers: [Unroll batch, BIDx rows/r, TIDy r, TIDx ceil(V/batch), v].
 void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params);
 
+/// Inner-outer: the threads along a row as launched: more than a warp's worth that are not whole
+/// warps are padded to them (scheduleInnerOuter), so the row reductions take warp shuffles.
+int64_t paddedRowThreads(int64_t threads_x);
+/// blockDim.x of the kernel `params` schedule: padded for inner-outer, threads_x otherwise.
+int64_t launchedThreadsX(const InnerOuterParams& params);
+
 /// Inner-outer (row reductions with column sums): [BIDx G, serial ceil(rows/(G u r)), Unroll u,
 /// TIDy r, Unroll batch, TIDx, v] (no u dim when u is 1, no TIDy dim when r is 1), each column sum
 /// an rFactored per-thread partial, then a block reduction over TIDy and a grid reduction over

@@ -315,6 +315,12 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
           failures.push_back({kernel.choice.scheduler->id + "@" + kernel.choice.scheduler->version,
                               kernel.choice.scheduler->path, "schedule, lower and compile", true,
                               error.what()});
+          // Kept decisions that do not build (params a rebuilt plugin kept but can no longer
+          // read) are dropped below and the fusion planned again, forced or not.
+          if (restored_) {
+            uncompiled[s] = "segment " + std::to_string(s) + ": " + error.what();
+            return;
+          }
           if (forced || next == order.end()) throw;
         }
         SchedulerChoice retry;
@@ -336,6 +342,15 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
     const auto failed = std::find_if(uncompiled.begin(), uncompiled.end(),
                                      [](const std::string& why) { return !why.empty(); });
     if (failed == uncompiled.end()) break;
+    if (restored_) {
+      std::cerr << "braze: the decisions kept for this fusion do not build (" << *failed
+                << "); segmenting and scheduling again\n";
+      restored_ = false;
+      segmented_ = SegmentedFusion{};
+      program_ = host::HostProgram{};
+      kernels_.clear();
+      continue;
+    }
     // A segment some scheduler accepted but none could lower or compile. Segmenting again
     // without it splits its Exprs otherwise: a scheduler's mistake costs speed, not the run.
     const Segment& segment = segmented_.segments[static_cast<size_t>(failed - uncompiled.begin())];

@@ -51,10 +51,14 @@ std::vector<NormalizationCase> sweep() {
 class InnerOuterSweepTest : public ::testing::TestWithParam<NormalizationCase> {};
 
 // The fusion states its block as launch bounds where the params ask for blocks per SM or the
-// block has more than 512 threads, and none otherwise.
+// block has more than 512 threads, and none otherwise. Inner-outer rows of more than a warp of
+// threads are launched in whole warps.
 void expectLaunchBounds(const Fusion& scheduled, const GeneratedKernel& kernel,
                         const InnerOuterParams& params) {
-  const int64_t block_threads = params.threads_x * params.rows_per_block;
+  const int64_t row_threads = params.row_blocks > 0 && params.threads_x > 32
+                                  ? (params.threads_x + 31) / 32 * 32
+                                  : params.threads_x;
+  const int64_t block_threads = row_threads * params.rows_per_block;
   if (params.min_blocks_per_sm > 0 || block_threads > 512) {
     EXPECT_EQ(scheduled.launchBounds(), (LaunchBounds{block_threads, params.min_blocks_per_sm}));
     const std::string bounds =
@@ -159,7 +163,7 @@ std::vector<NormalizationCase> backwardSweep() {
 // The rows an SM works on at once for backwardSweep's cases: {stacked per block, per thread}.
 std::pair<int64_t, int64_t> expectedInnerOuterBlock(const NormalizationCase& c, int64_t threads_x) {
   const bool two_byte = c.dtype != DataType::Float32;
-  const int64_t stacked = std::max<int64_t>(512 / threads_x, 1);
+  const int64_t stacked = std::max<int64_t>(512 / ((threads_x + 31) / 32 * 32), 1);
   std::pair<int64_t, int64_t> block;
   if (c.n == 8192) {
     block = {1, two_byte ? 2 : 1};
@@ -192,7 +196,7 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
   EXPECT_EQ(params.rows_per_block, rows_per_block) << params;
   EXPECT_EQ(params.rows_per_thread, rows_per_thread) << params;
   EXPECT_EQ(params.min_blocks_per_sm, 1) << params;
-  const int64_t block_threads = params.threads_x * params.rows_per_block;
+  const int64_t block_threads = (params.threads_x + 31) / 32 * 32 * params.rows_per_block;
   const int64_t rows_per_iteration = params.rows_per_block * params.rows_per_thread;
   EXPECT_EQ(params.row_blocks,
             std::min<int64_t>((c.rows + rows_per_iteration - 1) / rows_per_iteration, 132))

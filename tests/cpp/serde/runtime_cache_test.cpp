@@ -206,6 +206,26 @@ TEST_F(RestoredDecisionsTest, ARebuiltPluginRulesOnItsOldParams) {
   EXPECT_EQ(store_->find(store_->onlyKey())->segments[0].params, kept.segments[0].params);
 }
 
+// A rebuilt plugin of the same major.minor version keeps its old params, but they no longer
+// decode (a params format changed without a version bump): the kept decisions are dropped and
+// the fusion planned again, and the decisions are rewritten.
+TEST_F(RestoredDecisionsTest, KeptParamsThatNoLongerBuildArePlannedAgain) {
+  runLayerNormBackward();
+  const RuntimeDecisions kept = *store_->find(store_->onlyKey());
+  store_->tamper = [](RuntimeDecisions& d) {
+    d.segments[0].plugin_sha256 = std::string(64, '0');
+    d.segments[0].params.at(4) ^= 0x7f;  // the byte after the params' magic: their version
+  };
+  testing::internal::CaptureStderr();
+  const bool restored = runLayerNormBackward();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(restored) << log;
+  EXPECT_NE(log.find("keeps its params"), std::string::npos) << log;
+  EXPECT_NE(log.find("do not build"), std::string::npos) << log;
+  store_->tamper = nullptr;
+  EXPECT_EQ(store_->find(store_->onlyKey())->segments[0].params, kept.segments[0].params);
+}
+
 TEST_F(RestoredDecisionsTest, DecisionsThatNoLongerFitTheFusionAreNotUsed) {
   runLayerNormBackward();
   store_->tamper = [](RuntimeDecisions& d) { d.segments[1].exprs.push_back(100000); };
