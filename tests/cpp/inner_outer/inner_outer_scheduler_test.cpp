@@ -165,15 +165,17 @@ std::pair<int64_t, int64_t> expectedInnerOuterBlock(const NormalizationCase& c, 
   const bool two_byte = c.dtype != DataType::Float32;
   const int64_t stacked = std::max<int64_t>(512 / ((threads_x + 31) / 32 * 32), 1);
   std::pair<int64_t, int64_t> block;
-  if (c.n == 8192) {
-    block = {1, two_byte ? 2 : 1};
+  if (two_byte) {
+    // Two vectors per thread from rows of 512 vectors up (a warp of threads per row), 512
+    // threads per SM with two rows each; rows of 256 keep one vector and take four rows.
+    block = {stacked, c.n <= 256 ? 4 : 2};
+  } else if (c.n == 8192) {
+    block = {1, 1};
   } else if (c.n == 4096) {
-    block = {1, !two_byte && c.kind == Normalization::LayerNormBackward ? 2 : 4};
+    block = {1, c.kind == Normalization::LayerNormBackward ? 2 : 4};
   } else {
-    // Rows of 1024 or fewer: 512 threads with four rows each (2-byte elements), or 1024
-    // threads with two (float32).
-    block = two_byte ? std::pair<int64_t, int64_t>{stacked, 4}
-                     : std::pair<int64_t, int64_t>{2 * stacked, 2};
+    // Float rows of 1024 or fewer: 1024 threads with two rows each.
+    block = {2 * stacked, 2};
   }
   block.first = std::min(block.first, c.rows);
   block.second = std::min(block.second, (c.rows + block.first - 1) / block.first);
@@ -220,8 +222,12 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
                                                           {.arch = driver::GpuArch{9, 0, false}});
   const KernelResources& resources = compiled.resources();
   if (resources.reported) {
-    EXPECT_EQ(resources.spill_store_bytes, 0) << params;
-    EXPECT_EQ(resources.stack_frame_bytes, 0) << params;
+    // Layer norm's 2-byte rows at two vectors per thread spill up to 92 bytes at the launch
+    // bound's 128 registers; measured 1.18-1.21x faster than one vector per thread without
+    // spills (H200, benchmarks/RESULTS.md). Nothing else spills.
+    const int64_t allowed_spill =
+        c.kind == Normalization::LayerNormBackward && c.dtype != DataType::Float32 ? 128 : 0;
+    EXPECT_LE(resources.spill_store_bytes, allowed_spill) << params;
     EXPECT_LE(resources.registers * block_threads, 65536) << params;
   }
 }
