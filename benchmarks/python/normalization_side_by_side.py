@@ -425,8 +425,8 @@ def run_braze(args, binary: pathlib.Path, out_dir: str, timeout: float) -> dict:
     bundle = binary.parent.parent
     if (bundle / "lib").is_dir() and (bundle / "plugins").is_dir():
         env["LD_LIBRARY_PATH"] = f"{bundle / 'lib'}:{env.get('LD_LIBRARY_PATH', '')}"
-        if str(bundle / "plugins") not in env.get("BRAZE_PLUGIN_PATH", ""):
-            env["BRAZE_PLUGIN_PATH"] = f"{bundle / 'plugins'}:{env.get('BRAZE_PLUGIN_PATH', '')}"
+        # A plugin path the caller set wins (another build of a plugin, compared with this one).
+        env.setdefault("BRAZE_PLUGIN_PATH", str(bundle / "plugins"))
         scanner = bundle / "bin" / "braze-plugin-scanner"
         if scanner.is_file():
             env.setdefault("BRAZE_PLUGIN_SCANNER", str(scanner))
