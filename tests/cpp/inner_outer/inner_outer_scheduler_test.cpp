@@ -235,6 +235,39 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
 INSTANTIATE_TEST_SUITE_P(Sweep, InnerOuterBackwardTest, ::testing::ValuesIn(backwardSweep()),
                          [](const auto& info) { return info.param.name(); });
 
+// The backward block follows the device: one block per SM on each (an H200 has the H100's 132
+// SMs and register file; a smaller GPU fewer SMs), and a register file half as large holds
+// fewer rows per thread in the same block.
+TEST(InnerOuterDecisionTest, BackwardBlocksFollowTheDevice) {
+  const NormalizationCase c{Normalization::RmsNormBackward, DataType::Float32, 100000, 4096};
+  const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+  SchedulerRuntimeInfo info = test::runtimeInfoOf(c);
+  const InnerOuterParams h100 = inner_outer::computeHeuristics(*fusion, info);
+  EXPECT_EQ(h100.row_blocks, 132) << h100;
+  EXPECT_EQ(h100.rows_per_thread, 4) << h100;
+
+  driver::DeviceProperties h200 = driver::h100Properties();
+  h200.name = "NVIDIA H200";
+  h200.global_memory_bytes = int64_t{141} << 30;
+  h200.l2_cache_bytes = 50 << 20;
+  info.device = h200;
+  EXPECT_EQ(inner_outer::computeHeuristics(*fusion, info), h100);
+
+  driver::DeviceProperties small = driver::h100Properties();
+  small.name = "a smaller GPU";
+  small.sm_count = 46;
+  info.device = small;
+  InnerOuterParams expected = h100;
+  expected.row_blocks = 46;
+  EXPECT_EQ(inner_outer::computeHeuristics(*fusion, info), expected);
+
+  small.registers_per_sm = 32768;
+  info.device = small;
+  const InnerOuterParams fewer = inner_outer::computeHeuristics(*fusion, info);
+  EXPECT_EQ(fewer.rows_per_block * fewer.threads_x, 512) << fewer;
+  EXPECT_LT(fewer.rows_per_thread, h100.rows_per_thread) << fewer;
+}
+
 TEST(InnerOuterDecisionTest, RowsGetFourVectorsPerThread) {
   // 1000 floats: 250 float4 vectors, four per thread: 63 threads (two vectors of padding), one
   // row per block.
