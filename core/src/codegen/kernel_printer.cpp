@@ -175,7 +175,64 @@ class KernelPrinter {
   }
 
   void printScope(const kir::Scope& scope, int depth) {
-    for (const kir::StmtPtr& stmt : scope) printStmt(*stmt, depth);
+    for (size_t i = 0; i < scope.size(); ++i) {
+      const size_t run = groupedRun(scope, i);
+      if (run > 1) {
+        printBlockReductionGroup(scope, i, run, depth);
+        i += run - 1;
+      } else {
+        printStmt(*scope[i], depth);
+      }
+    }
+  }
+
+  // The block reductions group-block-reductions joined, starting at scope[i]: how many (0 when
+  // scope[i] starts no run).
+  static size_t groupedRun(const kir::Scope& scope, size_t i) {
+    size_t n = 0;
+    while (i + n < scope.size()) {
+      const auto* op = scope[i + n]->dynCast<kir::ReductionOp>();
+      if (op == nullptr) return 0;
+      ++n;
+      if (!op->grouped_with_next) break;
+    }
+    return n > 1 && i + n <= scope.size() ? n : 0;
+  }
+
+  // Block reductions that run together: each thread's contributions, one blockReduceGroup, then
+  // each result stored as printReduction stores it.
+  void printBlockReductionGroup(const kir::Scope& scope, size_t first, size_t n, int depth) {
+    const auto& lead = *scope[first]->as<kir::ReductionOp>();
+    const ReductionText text = reductionText(lead);
+    indent(depth);
+    os_ << "{\n";
+    indent(depth + 1);
+    os_ << text.type << " braze_group[" << n << "];\n";
+    for (size_t k = 0; k < n; ++k) {
+      const auto& op = *scope[first + k]->as<kir::ReductionOp>();
+      indent(depth + 1);
+      os_ << "{\n";
+      printReductionValue(op, reductionText(op), depth + 2, /*reduce_block=*/false);
+      indent(depth + 2);
+      os_ << "braze_group[" << k << "] = braze_value;\n";
+      indent(depth + 1);
+      os_ << "}\n";
+    }
+    indent(depth + 1);
+    os_ << "braze::blockReduceGroup<" << maskArgs(lead.block) << ", " << n << ">(braze_group, "
+        << reductionFunctor(*lead.expr) << ", " << text.identity << ", braze_smem);\n";
+    for (size_t k = 0; k < n; ++k) {
+      const auto& op = *scope[first + k]->as<kir::ReductionOp>();
+      indent(depth + 1);
+      os_ << "{\n";
+      indent(depth + 2);
+      os_ << text.type << " braze_value = braze_group[" << k << "];\n";
+      printReductionStore(op, depth + 2);
+      indent(depth + 1);
+      os_ << "}\n";
+    }
+    indent(depth);
+    os_ << "}\n";
   }
 
   void printStmt(const kir::Stmt& stmt, int depth) {
@@ -519,7 +576,8 @@ class KernelPrinter {
 
   // `braze_value` declared with this thread's contribution (the identity where out of
   // bounds), reduced across the block's reduced thread dims.
-  void printReductionValue(const kir::ReductionOp& op, const ReductionText& text, int depth) {
+  void printReductionValue(const kir::ReductionOp& op, const ReductionText& text, int depth,
+                           bool reduce_block = true) {
     indent(depth);
     os_ << text.type << " braze_value = ";
     if (op.input_predicate.defined() && !op.input_predicate.isTrue()) {
@@ -529,7 +587,7 @@ class KernelPrinter {
       os_ << text.contribution;
     }
     os_ << ";\n";
-    if (op.block.any()) {
+    if (op.block.any() && reduce_block) {
       indent(depth);
       os_ << "braze_value = braze::blockReduce<" << maskArgs(op.block) << ">(braze_value, "
           << reductionFunctor(*op.expr) << ", " << text.identity << ", braze_smem);\n";
@@ -581,17 +639,26 @@ class KernelPrinter {
       os_ << ">(braze_value, " << reductionFunctor(expr) << ", " << text.identity << ", "
           << workspace << (op.block.any() ? ", braze_smem" : "") << ");\n";
     }
-    indent(depth + 1);
+    printReductionStore(op, depth + 1);
+    indent(depth);
+    os_ << "}\n";
+  }
+
+  // Stores `braze_value`, the reduced value, into the reduction's outputs (only their owners
+  // where a write predicate says so).
+  void printReductionStore(const kir::ReductionOp& op, int depth) {
+    const bool welford = op.expr->op() == OpKind::Welford;
+    indent(depth);
     const bool guarded = op.write_predicate.defined() && !op.write_predicate.isTrue();
     if (guarded) os_ << "if (" << op.write_predicate.toString() << ") ";
     if (welford && op.finish) {
       os_ << "{\n";
       const char* fields[] = {"avg", "m2", "n"};
       for (size_t k = 0; k < 3; ++k) {
-        indent(depth + 2);
+        indent(depth + 1);
         os_ << accessText(op.outputs[k]) << " = braze_value." << fields[k] << ";\n";
       }
-      indent(depth + 1);
+      indent(depth);
       os_ << "}\n";
     } else if (welford) {
       os_ << "braze::welfordMerge(" << accessText(op.outputs[0]) << ", "
@@ -600,11 +667,9 @@ class KernelPrinter {
       const std::string out = accessText(op.outputs[0]);
       os_ << out << " = "
           << (op.finish ? std::string("braze_value")
-                        : combine(expr.op(), accumulator(op), "braze_value"))
+                        : combine(op.expr->op(), accumulator(op), "braze_value"))
           << ";\n";
     }
-    indent(depth);
-    os_ << "}\n";
   }
 
   // The accumulator read in its compute type.

@@ -57,7 +57,9 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
        {"WelfordTriplet", "welfordUpdate", "welfordCombine", "welfordMerge", "WelfordOp",
         "shuffleXor"},
        {}},
-      {"block_reduction.cuh", {"blockReduce", "warpAllReduce", "reductionCoordinates"}, {}},
+      {"block_reduction.cuh",
+       {"blockReduce", "blockReduceGroup", "warpAllReduce", "reductionCoordinates"},
+       {}},
       // The finishing block reduces with blockReduce; Welford triplets load through their own
       // loadCoherent.
       {"grid_reduction.cuh",

@@ -16,6 +16,7 @@ kir::Kernel hoistParallelReductions(kir::Kernel kernel, const LowerContext& ctx)
 kir::Kernel vectorizeAccesses(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel unswitch(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel issueLoadsEarly(kir::Kernel kernel, const LowerContext& ctx);
+kir::Kernel groupBlockReductions(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel insertSyncs(kir::Kernel kernel, const LowerContext& ctx);
 kir::Kernel recordLaunchChecks(kir::Kernel kernel, const LowerContext& ctx);
 

@@ -34,6 +34,8 @@ constexpr PassEntry kPipeline[] = {
     {"unswitch", lower::unswitch, "after predicates and vectorization: hoists what is left"},
     {"issue-loads-early", lower::issueLoadsEarly,
      "after unswitch: moves final statements; before syncs, which see their order"},
+    {"group-block-reductions", lower::groupBlockReductions,
+     "after the statements have moved; before syncs: it moves reductions next to each other"},
     {"insert-syncs", lower::insertSyncs, "late: sees the final statements and their order"},
     {"record-launch-checks", lower::recordLaunchChecks, "last: the parameters are final"},
 };

@@ -215,6 +215,11 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
                                        std::to_string(elements) + ">"))
       << kernel.source;
   EXPECT_THAT(kernel.source, HasSubstr("braze::gridReduceRegionBytes(8)"));
+  // Layer norm's two row sums (of w dy and w dy xhat) meet in one block reduction.
+  if (c.kind == Normalization::LayerNormBackward) {
+    EXPECT_THAT(kernel.source, HasSubstr("braze::blockReduceGroup<true, false, false, 2>"))
+        << kernel.source;
+  }
   if (params.rows_per_block > 1) {
     EXPECT_THAT(kernel.source, HasSubstr("braze::blockReduce<false, true, false>"));
   }

@@ -35,6 +35,7 @@ TEST(PipelineTest, PassesRunInTheDocumentedOrder) {
                                                   "vectorize-accesses",
                                                   "unswitch",
                                                   "issue-loads-early",
+                                                  "group-block-reductions",
                                                   "insert-syncs",
                                                   "record-launch-checks"};
   EXPECT_EQ(pipelinePassNames(), expected);

@@ -495,6 +495,24 @@ FusionPtr innerReductionRFactor() {
   return fusion;
 }
 
+// Two row reductions that do not depend on each other, sum(x) + sum(x * x), scheduled as
+// innerReductionBlock: their block reductions run as one group (one pair of barriers).
+FusionPtr twoRowSums() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* total = sum(x, {1});
+  TensorView* squares = sum(mul(x, x), {1});
+  fusion->addOutput(add(total, squares));
+  total->split(1, 128);
+  propagateTransforms(total);
+  total->parallelize(0, ParallelType::BIDx);
+  total->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(total);
+  keepIntermediatesInRegisters(*fusion);
+  inlineMost(*fusion);
+  return fusion;
+}
+
 // The reduction scheduler's inner shape: rows on blocks; each row read as float4 vectors by
 // 128 threads, [r/512 serial, 128 TIDx, 4 unrolled]; the serial and unrolled parts are summed
 // per thread (rFactor), then one block reduction.
@@ -906,6 +924,12 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({67, 300})},
                    std::nullopt,
                    {"braze::blockReduce<true, false, false>", "__shfl_xor_sync"}});
+  suite.push_back({"two_row_sums_grouped",
+                   "sum(x) + sum(x * x) per row: two block reductions in one group",
+                   twoRowSums,
+                   {tensorInput({67, 300})},
+                   Tolerance{1e-5, 1e-5},
+                   {"braze::blockReduceGroup<true, false, false, 2>"}});
   suite.push_back({"inner_reduction_rfactor",
                    "row sums: per-thread serial partial sums (rFactor), then one block reduction",
                    innerReductionRFactor,

@@ -238,6 +238,10 @@ class ReductionOp : public StmtBase<ReductionOp, StmtKind::ReductionOp> {
   /// partial result is already in `outputs`; they are reduced across the masks and the result
   /// stored back (`input` is unused).
   bool finish = false;
+  /// A block reduction whose all-reduce runs together with the next statement's, a block
+  /// reduction of the same op, value type and thread dims (group-block-reductions): one
+  /// blockReduceGroup call for the run, so the block meets once for all of them.
+  bool grouped_with_next = false;
   std::vector<NestPosition> nest;
 };
 
