@@ -227,12 +227,16 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
                                                           {.arch = driver::GpuArch{9, 0, false}});
   const KernelResources& resources = compiled.resources();
   if (resources.reported) {
-    // Layer norm's 2-byte rows at two vectors per thread spill up to 92 bytes at the launch
-    // bound's 128 registers; measured 1.18-1.21x faster than one vector per thread without
-    // spills (H200, benchmarks/RESULTS.md). Nothing else spills.
-    const int64_t allowed_spill =
-        c.kind == Normalization::LayerNormBackward && c.dtype != DataType::Float32 ? 128 : 0;
-    EXPECT_LE(resources.spill_store_bytes, allowed_spill) << params;
+    // Layer norm's 2-byte rows at two vectors per thread sit at the launch bound's 128
+    // registers: they spilled 56-92 bytes with a block reduction per row sum, and at most a few
+    // (4 for sm_90) once the two share one (group-block-reductions); measured faster than one
+    // vector per thread without spills (H200, benchmarks/RESULTS.md). Nothing else spills.
+    const bool layer_norm_2_byte =
+        c.kind == Normalization::LayerNormBackward && c.dtype != DataType::Float32;
+    EXPECT_LE(resources.spill_store_bytes, layer_norm_2_byte ? 16 : 0) << params;
+    if (!layer_norm_2_byte) {
+      EXPECT_EQ(resources.stack_frame_bytes, 0) << params;
+    }
     EXPECT_LE(resources.registers * block_threads, 65536) << params;
   }
 }
