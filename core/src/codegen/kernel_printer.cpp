@@ -196,7 +196,7 @@ class KernelPrinter {
       ++n;
       if (!op->grouped_with_next) break;
     }
-    return n > 1 && i + n <= scope.size() ? n : 0;
+    return n > 1 ? n : 0;
   }
 
   // Block reductions that run together: each thread's contributions, one blockReduceGroup, then
