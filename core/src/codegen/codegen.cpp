@@ -50,23 +50,25 @@ KernelParameter::Kind parameterKind(kir::Parameter::Kind kind) {
 }
 
 // Block reductions need one accumulator per thread of shared memory; when the block size is
-// only known at launch, it is dynamic shared memory sized by the launch.
+// only known at launch, or shared tensors live in dynamic shared memory (the allocate pass
+// decides), it is dynamic shared memory sized by the launch, after those tensors.
 const Val* dynamicSharedMemory(const kir::Kernel& kernel) {
-  if (kernel.reduction_smem_bytes_per_thread == 0) return nullptr;
-  Val* bytes = nullptr;
+  const Val* tensors = kernel.dynamic_shared_tensor_bytes;
+  if (kernel.reduction_smem_bytes_per_thread == 0) return tensors;
   bool constant = true;
   for (size_t slot = 3; slot < 6; ++slot) {
     const kir::LaunchDim& dim = kernel.launch[slot];
     if (!dim.used) continue;
     if (!dim.size_in_kernel.isConstant()) constant = false;
   }
-  if (constant) return nullptr;
+  if (constant && tensors == nullptr) return nullptr;
   Fusion& fusion = const_cast<Fusion&>(*kernel.fusion);
-  bytes = fusion.constantIndex(kernel.reduction_smem_bytes_per_thread);
+  Val* bytes = fusion.constantIndex(kernel.reduction_smem_bytes_per_thread);
   for (size_t slot = 3; slot < 6; ++slot) {
     const kir::LaunchDim& dim = kernel.launch[slot];
     if (dim.used) bytes = mul(Operand(bytes), Operand(const_cast<Val*>(dim.size)));
   }
+  if (tensors != nullptr) bytes = add(Operand(const_cast<Val*>(tensors)), Operand(bytes));
   return bytes;
 }
 

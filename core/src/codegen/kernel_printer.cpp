@@ -97,7 +97,14 @@ class KernelPrinter {
       if (!kernel_.launch[slot].used) continue;
       os_ << "  const IndexT " << kIndexNames[slot] << " = " << kBuiltins[slot] << ";\n";
     }
-    if (kernel_.reduction_smem_bytes_per_thread > 0) {
+    if (kernel_.dynamic_shared_tensor_bytes != nullptr) {
+      // Shared tensors in dynamic shared memory (the allocate pass placed them); the block
+      // reductions' scratch follows them.
+      os_ << "  extern __shared__ __align__(16) char braze_dynamic_smem[];\n";
+      if (kernel_.reduction_smem_bytes_per_thread > 0)
+        os_ << "  char* braze_smem = braze_dynamic_smem + "
+            << kernel_.dynamic_shared_tensor_bytes_in_kernel.toString() << ";\n";
+    } else if (kernel_.reduction_smem_bytes_per_thread > 0) {
       const int64_t threads = constantThreads();
       if (threads > 0) {
         os_ << "  __shared__ __align__(16) char braze_smem["
@@ -257,6 +264,12 @@ class KernelPrinter {
       case kir::StmtKind::Allocate: {
         const auto& alloc = *stmt.as<kir::Allocate>();
         indent(depth);
+        if (alloc.dynamic_offset.defined()) {
+          const std::string type = storageType(alloc.dtype);
+          os_ << type << "* " << alloc.tv->name() << " = reinterpret_cast<" << type
+              << "*>(braze_dynamic_smem + " << alloc.dynamic_offset.toString() << ");\n";
+          return;
+        }
         if (alloc.memory == MemoryType::Shared) os_ << "__shared__ ";
         os_ << "__align__(16) " << storageType(alloc.dtype) << " " << alloc.tv->name() << "["
             << alloc.size.toString() << "];\n";

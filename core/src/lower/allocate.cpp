@@ -6,12 +6,22 @@
 //     float T1[4];
 //     for i3 in 0..4: T1[i3] = ...
 //
-// Shared tensors are declared once at the top of the kernel. Global intermediates are kernel
-// parameters the executor allocates (see LowerContext::parameters).
+// Shared tensors are declared once at the top of the kernel: static arrays while every size is
+// a constant and all of them, with the block reductions' scratch, fit the 48 KiB a kernel may
+// declare statically; otherwise all of them live in dynamic shared memory, each at a 16-byte
+// aligned offset, the reductions' scratch after them, and the launch sizes it:
+//
+//   extern __shared__ __align__(16) char braze_dynamic_smem[];
+//   __nv_bfloat16* T5 = reinterpret_cast<__nv_bfloat16*>(braze_dynamic_smem + 0);
+//   char* braze_smem = braze_dynamic_smem + ((ceilDiv(blockDim.x * 16, 8) * 8) ...);
+//
+// Global intermediates are kernel parameters the executor allocates (see
+// LowerContext::parameters).
 
 #include <algorithm>
 #include <map>
 
+#include "braze/ops/elementwise.h"
 #include "lower/passes.h"
 
 namespace braze::lower {
@@ -54,6 +64,59 @@ void walk(kir::Scope& scope, LoopChain& chain,
       walk(branch->else_body, chain, visit);
     }
   }
+}
+
+// What a kernel may declare as static shared memory.
+constexpr int64_t kStaticSharedLimitBytes = 48 * 1024;
+constexpr int64_t kSharedAlignmentBytes = 16;
+
+int64_t roundUp(int64_t bytes) {
+  return (bytes + kSharedAlignmentBytes - 1) / kSharedAlignmentBytes * kSharedAlignmentBytes;
+}
+
+// Bytes of static shared memory the block reductions' scratch takes: the per-thread bytes
+// times a constant block; 0 when the block is known only at launch (the scratch is then
+// dynamic anyway).
+int64_t staticReductionBytes(const kir::Kernel& kernel) {
+  if (kernel.reduction_smem_bytes_per_thread == 0) return 0;
+  int64_t threads = 1;
+  for (size_t slot = 3; slot < 6; ++slot) {
+    const kir::LaunchDim& dim = kernel.launch[slot];
+    if (!dim.used) continue;
+    const std::optional<int64_t> size = dim.size_in_kernel.constantValue();
+    if (!size) return 0;
+    threads *= *size;
+  }
+  return threads * kernel.reduction_smem_bytes_per_thread;
+}
+
+// Places the shared tensors in dynamic shared memory when one has a size known only at launch
+// or, all static, they would not fit the static limit.
+void placeSharedTensors(kir::Kernel& kernel, const std::vector<kir::Allocate*>& shared,
+                        const LowerContext& ctx) {
+  bool dynamic = false;
+  int64_t static_bytes = staticReductionBytes(kernel);
+  for (const kir::Allocate* alloc : shared) {
+    const std::optional<int64_t> size = alloc->size.constantValue();
+    if (!size) {
+      dynamic = true;
+      break;
+    }
+    static_bytes += roundUp(*size * sizeInBytes(alloc->dtype));
+  }
+  if (!dynamic && static_bytes <= kStaticSharedLimitBytes) return;
+  Fusion& fusion = ctx.mutableFusion();
+  Val* offset = fusion.constantIndex(0);
+  for (kir::Allocate* alloc : shared) {
+    alloc->dynamic_offset = ctx.scalarValue(offset);
+    const Val* elements = ctx.layoutOf(alloc->tv).size_at_launch;
+    Val* bytes = mul(Operand(const_cast<Val*>(elements)), sizeInBytes(alloc->dtype));
+    Val* aligned =
+        mul(Operand(ceil_div(Operand(bytes), kSharedAlignmentBytes)), kSharedAlignmentBytes);
+    offset = add(Operand(offset), Operand(aligned));
+  }
+  kernel.dynamic_shared_tensor_bytes = offset;
+  kernel.dynamic_shared_tensor_bytes_in_kernel = ctx.scalarValue(offset);
 }
 
 }  // namespace
@@ -105,6 +168,7 @@ kir::Kernel allocate(kir::Kernel kernel, const LowerContext& ctx) {
        });
 
   std::map<kir::Scope*, std::vector<kir::StmtPtr>> inserts;
+  std::vector<kir::Allocate*> shared;
   for (const TensorView* tv : order) {
     const AllocationLayout& layout = ctx.layoutOf(tv);
     auto alloc = std::make_unique<kir::Allocate>();
@@ -112,8 +176,10 @@ kir::Kernel allocate(kir::Kernel kernel, const LowerContext& ctx) {
     alloc->memory = ctx.memoryOf(tv);
     alloc->dtype = tv->dtype();
     alloc->size = layout.size;
+    if (alloc->memory == MemoryType::Shared) shared.push_back(alloc.get());
     inserts[scope_of[tv]].push_back(std::move(alloc));
   }
+  placeSharedTensors(kernel, shared, ctx);
   for (auto& [scope, allocs] : inserts) {
     scope->insert(scope->begin(), std::make_move_iterator(allocs.begin()),
                   std::make_move_iterator(allocs.end()));

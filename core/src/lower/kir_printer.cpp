@@ -116,7 +116,10 @@ class KirPrinter {
       case kir::StmtKind::Allocate: {
         const auto& alloc = *stmt.as<kir::Allocate>();
         os_ << "alloc " << alloc.tv->name() << ": " << alloc.dtype << "[" << alloc.size.toString()
-            << "] " << toString(alloc.memory) << "\n";
+            << "] " << toString(alloc.memory);
+        if (alloc.dynamic_offset.defined())
+          os_ << " dynamic at byte " << alloc.dynamic_offset.toString();
+        os_ << "\n";
         break;
       }
       case kir::StmtKind::TensorOp: {

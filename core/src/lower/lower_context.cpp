@@ -271,11 +271,15 @@ void LowerContext::chooseExtents() {
 }
 
 kir::Value LowerContext::extentOf(const IterDomain* id) const {
+  return scalarValue(extentValOf(id));
+}
+
+const Val* LowerContext::extentValOf(const IterDomain* id) const {
   if (!id->isBroadcast()) {
     auto it = group_extent_.find(graph_->exactGroup(id));
-    if (it != group_extent_.end()) return scalarValue(it->second);
+    if (it != group_extent_.end()) return it->second;
   }
-  return scalarValue(id->logicalExtent());
+  return id->logicalExtent();
 }
 
 void LowerContext::computeLaunch() {
@@ -397,14 +401,18 @@ const AllocationLayout& LowerContext::layoutOf(const TensorView* tv) const {
         << "; registers need a constant size: inline " << tv->name()
         << " past this axis, split it by a constant, or keep the tensor in shared or global "
            "memory";
-    BRAZE_USER_CHECK(memory != MemoryType::Shared || extent.isConstant())
-        << "lowering: " << tv->name() << " is in shared memory but " << describeAxis(tv, j)
-        << " has the symbolic extent " << extent.toString()
-        << "; shared memory tensors need a constant size: inline " << tv->name()
-        << " past this axis or split it by a constant";
     layout.positions.push_back(j);
     layout.extents.push_back(extent);
+    if (memory == MemoryType::Shared) {
+      Val* extent_val = const_cast<Val*>(extentValOf(id));
+      layout.size_at_launch =
+          layout.size_at_launch == nullptr
+              ? extent_val
+              : mul(Operand(const_cast<Val*>(layout.size_at_launch)), Operand(extent_val));
+    }
   }
+  if (memory == MemoryType::Shared && layout.size_at_launch == nullptr)
+    layout.size_at_launch = mutable_fusion_.constantIndex(1);
   layout.strides.assign(layout.extents.size(), kir::constant(1));
   kir::Value running = kir::constant(1);
   for (size_t i = layout.extents.size(); i-- > 0;) {

@@ -24,6 +24,9 @@ struct AllocationLayout {
   std::vector<kir::Value> extents;
   std::vector<kir::Value> strides;
   kir::Value size;
+  /// Shared tensors: `size` as a fusion scalar, which the launch evaluates when the size is
+  /// symbolic (the tensor then lives in dynamic shared memory; see allocate.cpp).
+  const Val* size_at_launch = nullptr;
 };
 
 class LowerContext {
@@ -55,6 +58,8 @@ class LowerContext {
   kir::Value scalarValue(const Val* scalar) const;
   /// The extent a loop over `id` runs (the expanded extent of an expanded broadcast).
   kir::Value extentOf(const IterDomain* id) const;
+  /// The same extent as a fusion scalar (the launch evaluates it).
+  const Val* extentValOf(const IterDomain* id) const;
   /// threadIdx/blockIdx of `type` as an index; 0 when the kernel does not use that dim.
   kir::Value parallelIndex(ParallelType type) const;
   const kir::LaunchDim& launchDim(ParallelType type) const;

@@ -217,6 +217,30 @@ FusionPtr transposeShared() {
   return fusion;
 }
 
+// A row kept in shared memory across its reduction: x * sum(x) per row, each row on a block of
+// ceil(n / per_thread) threads (n known only at launch unless given). The row's cache is
+// sized by the launch, so it lives in dynamic shared memory, before the block reduction's
+// scratch; each thread reads back only what it wrote, so no barrier guards it.
+FusionPtr rowInSharedMemory(std::optional<int64_t> row_length, int64_t per_thread) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeInputTensor(*fusion, {.sizes = {-1, row_length.value_or(-1)}});
+  TensorView* total = sum(x, {1});
+  TensorView* out = mul(x, broadcast(total, {false, true}));
+  fusion->addOutput(out);
+  TensorView* row = x->cacheAfter();
+  out->split(1, per_thread, /*inner_split=*/false);
+  propagateTransforms(out);
+  out->parallelize(0, ParallelType::BIDx);
+  out->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(out);
+  total->rFactor({1});
+  keepIntermediatesInRegisters(*fusion);
+  row->setMemoryType(MemoryType::Shared);
+  inlineMost(*fusion);
+  inlineAt(row, 1);
+  return fusion;
+}
+
 // A naive transpose: each thread reads one strided element.
 FusionPtr transposePointwise() {
   auto fusion = std::make_unique<Fusion>();
@@ -924,6 +948,20 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({67, 300})},
                    std::nullopt,
                    {"braze::blockReduce<true, false, false>", "__shfl_xor_sync"}});
+  suite.push_back({"row_in_shared_memory",
+                   "x * sum(x) per row, the row cached in shared memory sized at launch",
+                   [] { return rowInSharedMemory(std::nullopt, 4); },
+                   {tensorInput({37, 4003})},
+                   Tolerance{1e-4, 1e-4},
+                   {"extern __shared__ __align__(16) char braze_dynamic_smem[];",
+                    "char* braze_smem = braze_dynamic_smem + "}});
+  // A row of 12800 floats (50 KiB): past what a kernel may declare statically.
+  suite.push_back({"row_in_shared_memory_past_static_limit",
+                   "the same with a constant row of 12800 floats: dynamic for its size",
+                   [] { return rowInSharedMemory(12800, 16); },
+                   {tensorInput({9, 12800})},
+                   Tolerance{1e-4, 1e-4},
+                   {"float* T4 = reinterpret_cast<float*>(braze_dynamic_smem + 0);"}});
   suite.push_back({"two_row_sums_grouped",
                    "sum(x) + sum(x * x) per row: two block reductions in one group",
                    twoRowSums,

@@ -170,6 +170,9 @@ class Allocate : public StmtBase<Allocate, StmtKind::Allocate> {
   MemoryType memory = MemoryType::Local;
   DataType dtype = DataType::Float32;
   Value size;  ///< elements (a constant for Local)
+  /// Shared tensors in dynamic shared memory: the byte offset of this tensor in it (undefined
+  /// for a static __shared__ array; Kernel::dynamic_shared_tensor_bytes says which).
+  Value dynamic_offset;
 };
 
 /// `output = op(inputs)` at one point of the iteration space, for every op that is not a
@@ -306,6 +309,11 @@ struct Kernel {
   std::unordered_map<const Val*, std::string> scalar_names;
   /// Bytes of shared memory the block reductions need per thread (0: none).
   int64_t reduction_smem_bytes_per_thread = 0;
+  /// Bytes of dynamic shared memory the shared tensors take, before the block reductions'
+  /// scratch, as a fusion scalar the launch evaluates, and as the kernel reads it; nullptr when
+  /// shared tensors (if any) are static arrays. Set by the allocate pass.
+  const Val* dynamic_shared_tensor_bytes = nullptr;
+  Value dynamic_shared_tensor_bytes_in_kernel;
   /// The fusion's launch bounds (Fusion::setLaunchBounds), printed as __launch_bounds__.
   std::optional<LaunchBounds> launch_bounds;
   /// Counter for fresh symbol names.
