@@ -15,8 +15,8 @@ enum class Persistence : int64_t {
   /// The row is split by a constant persistent batch, so every buffer is a register array of
   /// persistent_batch * vector_width elements per thread; the input is read once.
   Registers = 0,
-  /// Reserved for rows kept in shared memory (not produced yet: shared tensors are static
-  /// arrays, 48 KiB at most, which registers already cover).
+  /// Reserved for rows kept in shared memory (not produced yet: measured slower than two
+  /// kernels until the next rows' loads overlap the current row; inner_outer_scheduler.h).
   Shared = 1,
   /// The row does not fit on chip: one block per row loops over it in waves of
   /// wave_unroll * threads_x * vector_width elements; every persistent buffer is recomputed

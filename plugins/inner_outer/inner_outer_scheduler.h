@@ -50,8 +50,8 @@
 //                SM count; a grid reduction rather than a second kernel because one scheduled
 //                fusion is one kernel, and the lowering's grid reduction needs no co-resident
 //                grid (no grid-wide barrier). Rows longer than the registers shape's per-thread
-//                cap take 512 threads with up to 320 bytes of buffers each (RMS norm backward
-//                rows of 8192); longer rows with column sums are refused.
+//                cap take 512 threads with up to 336 bytes of buffers each (layer norm and RMS
+//                norm backward rows of 8192); longer rows with column sums are refused.
 //   multi_wave   [ceil(V/(u t)) waves, BIDx rows, Unroll u, TIDx t, Vectorize v]
 //                A row too long for registers: one block per row walks it in waves, once per
 //                row reduction and once for the results. What a loop reads again after a
@@ -65,9 +65,12 @@
 //                u = 4 for one block per SM). The wave loop is outermost so that a weight's
 //                float copy, which has no rows dim, is computed u vectors at a time inside it.
 //
-// Why no shared-memory persistence: shared tensors are static arrays today, so a buffer could
-// hold 48 KiB, which the register file already covers (64K registers per SM); rows beyond
-// what registers hold go to the multi-wave shape.
+// Why no shared-memory persistence: rows of 16384 with column sums, their row inputs and
+// weights in (dynamic) shared memory and only the column partials in registers, one block of
+// 1024 threads per SM, ran at 20-46% of copy on an H200: one row per SM in flight, the loads of
+// the next row waiting for the current row's reductions. That is slower than the two kernels
+// such rows take today (benchmarks/RESULTS.md); it needs the next rows' loads overlapped
+// (asynchronous copies into a ring of stages) first.
 
 #include <cstdint>
 #include <optional>

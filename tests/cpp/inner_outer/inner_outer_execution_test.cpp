@@ -49,6 +49,8 @@ std::vector<NormalizationCase> cases() {
   // Long rows: two vectors per thread (bfloat16), four (float32).
   result.push_back({Normalization::RmsNormBackward, DataType::BFloat16, 37, 8192});
   result.push_back({Normalization::RmsNormBackward, DataType::Float32, 37, 8192});
+  result.push_back({Normalization::LayerNormBackward, DataType::BFloat16, 37, 8192});
+  result.push_back({Normalization::LayerNormBackward, DataType::Float32, 37, 8192});
   result.push_back({Normalization::RmsNormBackward, DataType::Float16, 7, 1024});
   result.push_back({Normalization::LayerNorm, DataType::Float16, 33, 1000});
   result.push_back({Normalization::Softmax, DataType::Float16, 5, 32768});

@@ -150,9 +150,11 @@ std::vector<NormalizationCase> backwardSweep() {
       for (int64_t n : {256, 1000, 1024, 4096}) cases.push_back({kind, dtype, 100000, n});
     }
   }
-  // Long rows: RMS norm's buffers fit 512 threads at 8192.
-  cases.push_back({Normalization::RmsNormBackward, DataType::Float32, 100000, 8192});
-  cases.push_back({Normalization::RmsNormBackward, DataType::BFloat16, 100000, 8192});
+  // Long rows: both norms' buffers fit 512 threads at 8192.
+  for (Normalization kind : {Normalization::LayerNormBackward, Normalization::RmsNormBackward}) {
+    for (DataType dtype : {DataType::Float32, DataType::BFloat16})
+      cases.push_back({kind, dtype, 100000, 8192});
+  }
   // Fewer rows than blocks, and than a block stacks.
   cases.push_back({Normalization::RmsNormBackward, DataType::Float16, 7, 4096});
   cases.push_back({Normalization::LayerNormBackward, DataType::BFloat16, 7, 256});
@@ -230,10 +232,13 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
     // Layer norm's 2-byte rows at two vectors per thread sit at the launch bound's 128
     // registers: they spilled 56-92 bytes with a block reduction per row sum, and at most a few
     // (4 for sm_90) once the two share one (group-block-reductions); measured faster than one
-    // vector per thread without spills (H200, benchmarks/RESULTS.md). Nothing else spills.
+    // vector per thread without spills (H200, benchmarks/RESULTS.md). Rows of 8192 at two rows
+    // per thread spill 32-40 bytes and ran 1.21x faster than one row per thread without spills
+    // (H200 sweep: 413.7 against 502.2 us). Nothing else spills.
     const bool layer_norm_2_byte =
         c.kind == Normalization::LayerNormBackward && c.dtype != DataType::Float32;
-    EXPECT_LE(resources.spill_store_bytes, layer_norm_2_byte ? 16 : 0) << params;
+    EXPECT_LE(resources.spill_store_bytes, layer_norm_2_byte ? (c.n == 8192 ? 48 : 16) : 0)
+        << params;
     if (!layer_norm_2_byte) {
       EXPECT_EQ(resources.stack_frame_bytes, 0) << params;
     }
@@ -430,10 +435,10 @@ TEST(InnerOuterRefusalTest, EachRefusedShapeHasItsReason) {
 }
 
 TEST(InnerOuterRefusalTest, ColumnSumsWithRowsTooLongForRegisters) {
-  // Layer norm rows of 8192 (dy, w dy and xhat in float registers plus two column partials:
-  // 384 bytes per thread at 512 threads, more registers than 128) and any row of 16384; one
-  // block per row cannot sum columns.
-  for (const auto& [kind, n] : {std::pair{Normalization::LayerNormBackward, int64_t{8192}},
+  // Rows of 16384 (layer norm: dy, w dy and xhat in float registers plus two column partials,
+  // 672 bytes per thread at 512 threads, more than 128 registers hold); one block per row
+  // cannot sum columns.
+  for (const auto& [kind, n] : {std::pair{Normalization::LayerNormBackward, int64_t{16384}},
                                 std::pair{Normalization::RmsNormBackward, int64_t{16384}}}) {
     const NormalizationCase c{kind, DataType::BFloat16, 512, n};
     const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
