@@ -22,10 +22,30 @@ Expr* broadcastDefinition(const TensorView* divisor) {
 
 }  // namespace
 
+// a / n by a scalar becomes a * (1 / n), the reciprocal in the quotient's dtype.
+bool multiplyByScalarReciprocal(Fusion& fusion, Expr* division) {
+  auto* dividend = division->input(0)->dynCast<TensorView>();
+  auto* divisor = division->input(1)->dynCast<Scalar>();
+  auto* quotient = division->output(0)->dynCast<TensorView>();
+  if (dividend == nullptr || divisor == nullptr || quotient == nullptr) return false;
+  const DataType dtype = quotient->dtype();
+  if (!isFloatingPoint(dtype) || dividend->dtype() != dtype) return false;
+  Val* widened = divisor->dtype() == dtype ? divisor : cast(Operand(divisor), dtype);
+  Val* inverse = reciprocal(Operand(widened));
+  division->detach();
+  fusion.create<Expr>(OpKind::Mul, std::vector<Val*>{dividend, inverse},
+                      std::vector<Val*>{quotient});
+  return true;
+}
+
 int multiplyByBroadcastReciprocals(Fusion& fusion) {
   int rewritten = 0;
   for (Expr* division : fusion.exprs()) {
     if (division->op() != OpKind::Div) continue;
+    if (multiplyByScalarReciprocal(fusion, division)) {
+      ++rewritten;
+      continue;
+    }
     auto* dividend = division->input(0)->dynCast<TensorView>();
     auto* divisor = division->input(1)->dynCast<TensorView>();
     auto* quotient = division->output(0)->dynCast<TensorView>();

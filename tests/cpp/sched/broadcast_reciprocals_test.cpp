@@ -1,5 +1,6 @@
-// multiplyByBroadcastReciprocals: a / broadcast(s) becomes a * broadcast(1 / s) for floats,
-// the tensor keeps its identity (outputs and readers unchanged), and values stay within an ulp.
+// multiplyByBroadcastReciprocals: a / broadcast(s) becomes a * broadcast(1 / s) for floats, and
+// a / n by a scalar a * (1 / n); the tensor keeps its identity (outputs and readers unchanged),
+// and values stay within an ulp.
 
 #include "braze/sched/broadcast_reciprocals.h"
 
@@ -68,6 +69,36 @@ TEST(MultiplyByBroadcastReciprocals, KeepsABroadcastOtherOpsStillRead) {
   EXPECT_EQ(s_b->uses().size(), 1u);
 }
 
+// A mean's division by the row length (a size of the input, an integer scalar) becomes a
+// product with the float reciprocal of the length, which the kernel computes once.
+TEST(MultiplyByBroadcastReciprocals, DivisionsByAScalarMultiplyByItsReciprocal) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::Float32);
+  Scalar* n = x->axis(1)->extent();
+  TensorView* mean = div(sum(x, {1}), n);
+  fusion->addOutput(mean);
+  const std::unique_ptr<Fusion> original = fusion->clone();
+  EXPECT_EQ(multiplyByBroadcastReciprocals(*fusion), 1);
+  const Expr* product = mean->definition();
+  ASSERT_EQ(product->op(), OpKind::Mul);
+  const Expr* inverse = product->input(1)->definition();
+  ASSERT_NE(inverse, nullptr);
+  EXPECT_EQ(inverse->op(), OpKind::Reciprocal);
+  EXPECT_EQ(inverse->input(0)->definition()->op(), OpKind::Cast);
+  EXPECT_EQ(inverse->input(0)->definition()->input(0), n);
+
+  test::RandomTensors random(8);
+  const HostTensor input = random.uniform(DataType::Float32, {5, 333});
+  const std::vector<double> want =
+      test::valuesOf(std::get<HostTensor>(evaluateFusion(*original, {input})[0]));
+  const std::vector<double> got =
+      test::valuesOf(std::get<HostTensor>(evaluateFusion(*fusion, {input})[0]));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 2.5e-7 * std::abs(want[i])) << "element " << i;
+  }
+}
+
 TEST(MultiplyByBroadcastReciprocals, LeavesOtherDivisionsAlone) {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::Float32);
@@ -79,6 +110,8 @@ TEST(MultiplyByBroadcastReciprocals, LeavesOtherDivisionsAlone) {
   fusion->addOutput(div(x, y));
   fusion->addOutput(div(i, broadcast(sum(i, {1}), {false, true})));
   fusion->addOutput(div(h, broadcast(sum(x, {1}), {false, true})));
+  // An integer tensor by a scalar truncates.
+  fusion->addOutput(div(i, i->axis(1)->extent()));
   EXPECT_EQ(multiplyByBroadcastReciprocals(*fusion), 0);
   for (Val* output : fusion->outputs()) EXPECT_EQ(output->definition()->op(), OpKind::Div);
 }
