@@ -175,8 +175,12 @@ std::pair<int64_t, int64_t> expectedInnerOuterBlock(const NormalizationCase& c, 
     block = {1, 1};
   } else if (c.n == 4096) {
     block = {1, c.kind == Normalization::LayerNormBackward ? 2 : 4};
+  } else if (c.n >= 1000) {
+    // Float rows of 1000 and 1024: two vectors per thread, 512 threads per SM, two rows each
+    // (layer norm) or four (RMS norm).
+    block = {stacked, c.kind == Normalization::LayerNormBackward ? 2 : 4};
   } else {
-    // Float rows of 1024 or fewer: 1024 threads with two rows each.
+    // Float rows of 256: one vector per thread, 1024 threads with two rows each.
     block = {2 * stacked, 2};
   }
   block.first = std::min(block.first, c.rows);
