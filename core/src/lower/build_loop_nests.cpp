@@ -163,12 +163,15 @@ class NestBuilder {
       if (ctx_.graph().inlinePositionOf(outputOf(consumer)) > ctx_.graph().inlinePositionOf(tv)) {
         for (const Val* out : consumer->outputs()) {
           for (const Expr* use : out->uses()) {
-            if (!placed.count(use) && live_.count(use)) emitWithProducers(use, placed, order);
+            if (!placed.count(use) && live_.count(use) &&
+                !waitsForALaterReader(use, outputOf(consumer), placed))
+              emitWithProducers(use, placed, order);
           }
         }
       }
       for (const Expr* use : tv->uses()) {
-        if (placed.count(use) || !live_.count(use)) continue;
+        if (placed.count(use) || !live_.count(use) || waitsForALaterReader(use, tv, placed))
+          continue;
         const std::vector<const Expr*> producers = producerExprs(use);
         const bool ready = std::all_of(producers.begin(), producers.end(),
                                        [&](const Expr* p) { return placed.count(p) > 0; });
@@ -178,6 +181,30 @@ class NestBuilder {
   }
 
   static const TensorView* outputOf(const Expr* expr) { return expr->output(0)->as<TensorView>(); }
+
+  // Whether `use`, a reader of `tv` inlined deeper than `tv`, feeds (through readers inlined
+  // deeper than `tv` too) a reader that other unplaced statements feed: placed early, `use`'s
+  // loops would close before that reader runs (nvFuser's layer norm backward subtracts the mean
+  // again for dx, after the row sums); placed with that reader instead, it still runs inside
+  // `tv`'s loops, which enclose the whole chain.
+  bool waitsForALaterReader(const Expr* use, const TensorView* tv,
+                            const std::set<const Expr*>& placed) const {
+    const int64_t position = ctx_.graph().inlinePositionOf(tv);
+    if (ctx_.graph().inlinePositionOf(outputOf(use)) <= position) return false;
+    std::vector<const Expr*> chain = {use};
+    while (!chain.empty()) {
+      const Expr* link = chain.back();
+      chain.pop_back();
+      for (const Expr* reader : outputOf(link)->uses()) {
+        if (!live_.count(reader)) continue;
+        for (const Expr* producer : producerExprs(reader)) {
+          if (producer != link && !placed.count(producer)) return true;
+        }
+        if (ctx_.graph().inlinePositionOf(outputOf(reader)) > position) chain.push_back(reader);
+      }
+    }
+    return false;
+  }
 
   std::vector<Planned> plan(const TensorView* out) const {
     std::vector<Planned> planned;

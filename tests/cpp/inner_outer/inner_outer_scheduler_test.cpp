@@ -14,6 +14,7 @@
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 #include "braze/runtime/compiled_kernel.h"
+#include "braze/runtime/prepare_for_scheduling.h"
 #include "inner_outer/inner_outer_cases.h"
 
 namespace braze {
@@ -436,6 +437,41 @@ TEST(InnerOuterRefusalTest, EachRefusedShapeHasItsReason) {
                 f.addOutput(div(centered, sum(centered, {1}, true)));
               }).value(),
               HasSubstr("is broadcast back over the rows"));
+}
+
+// nvFuser's own layer norm and RMS norm backward definitions (prepared as the executor prepares
+// them) are one inner-outer kernel each. Their dx reads values computed from the row caches
+// (layer norm's second x - mean, [rows, 1] per-row terms) after the row sums; the loop-nest
+// builder had placed those early, apart from dx's loops, so lowering failed and both ran as
+// two kernels.
+TEST(InnerOuterBackwardTest, NvfuserStyleBackwardNormsAreOneKernel) {
+  for (const bool layer_norm : {true, false}) {
+    for (const DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+      for (const int64_t n : {int64_t{1024}, int64_t{4096}}) {
+        SCOPED_TRACE(std::string(layer_norm ? "layer norm " : "RMS norm ") +
+                     std::string(toString(dtype)) + " " + std::to_string(n));
+        const std::unique_ptr<Fusion> fusion =
+            prepareCopyForScheduling(layer_norm ? *test::makeNvfuserStyleLayerNormBackward(dtype)
+                                                : *test::makeNvfuserStyleRmsNormBackward(dtype));
+        const SchedulerRuntimeInfo info =
+            layer_norm
+                ? contiguousRuntimeInfo(*fusion, {{16384, n}, {16384, n}, {16384}, {16384, 1}, {n}})
+                : contiguousRuntimeInfo(*fusion, {{16384, n}, {16384, 1}, {16384, n}, {n}});
+        ASSERT_EQ(inner_outer::canScheduleCompileTime(*fusion), std::nullopt);
+        ASSERT_EQ(inner_outer::canScheduleRunTime(*fusion, info), std::nullopt);
+        const InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
+        EXPECT_EQ(params.persistence, Persistence::Registers) << params;
+        EXPECT_GT(params.row_blocks, 0) << params;
+        inner_outer::schedule(*fusion, params);
+        const GeneratedKernel kernel = generateCuda(*fusion);
+        const CompiledKernel compiled = CompiledKernel::compile(
+            kernel.source, kernel.kernel_name, {.arch = driver::GpuArch{9, 0, false}});
+        if (compiled.resources().reported) {
+          EXPECT_LE(compiled.resources().spill_store_bytes, 64) << params;
+        }
+      }
+    }
+  }
 }
 
 TEST(InnerOuterRefusalTest, ColumnSumsWithRowsTooLongForRegisters) {

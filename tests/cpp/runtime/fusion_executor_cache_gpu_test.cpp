@@ -179,6 +179,30 @@ TEST_F(FusionExecutorCacheGpuTest, LongRowBackwardNormsRunAsSegments) {
   }
 }
 
+// nvFuser's own backward norm definitions run as one inner-outer kernel and match the reference.
+TEST_F(FusionExecutorCacheGpuTest, NvfuserStyleBackwardNormsAreOneKernel) {
+  for (const bool layer_norm : {true, false}) {
+    for (const DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+      FusionExecutorCache cache(layer_norm ? test::makeNvfuserStyleLayerNormBackward(dtype)
+                                           : test::makeNvfuserStyleRmsNormBackward(dtype),
+                                shipped());
+      for (const int64_t n : {int64_t{1000}, int64_t{4096}}) {
+        SCOPED_TRACE(std::string(layer_norm ? "layer norm " : "RMS norm ") +
+                     std::string(toString(dtype)) + " " + std::to_string(n));
+        expectMatchesReference(cache,
+                               layer_norm
+                                   ? test::nvfuserStyleLayerNormBackwardArguments(dtype, 300, n, 41)
+                                   : test::nvfuserStyleRmsNormBackwardArguments(dtype, 300, n, 43),
+                               nullptr, backwardTolerance);
+        const auto& segments = cache.lastRuntime()->segmentation().segments;
+        ASSERT_EQ(segments.size(), 1u) << cache.lastRuntime()->describe();
+        EXPECT_NE(segments[0].scheduler.find("braze::inner_outer@"), std::string::npos)
+            << cache.lastRuntime()->describe();
+      }
+    }
+  }
+}
+
 TEST_F(FusionExecutorCacheGpuTest, RunsOnAStreamOfTheCaller) {
   test::RandomTensors random(14);
   driver::makePrimaryContextCurrent(0);

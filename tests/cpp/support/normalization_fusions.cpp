@@ -188,6 +188,107 @@ std::vector<DataType> normalizationInputDtypes(Normalization kind, DataType dtyp
   return {};
 }
 
+namespace {
+
+// nvFuser's definitions compute reduced-precision inputs in float32.
+TensorView* promoted(TensorView* t) {
+  return t->dtype() == DataType::Float32 ? t : cast(t, DataType::Float32);
+}
+
+// The outputs in their definition's dtype: reduced-precision results are cast back.
+void addOutputsAs(Fusion& fusion, DataType dtype, const std::vector<TensorView*>& outputs) {
+  for (TensorView* out : outputs)
+    fusion.addOutput(dtype == DataType::Float32 ? out : cast(out, dtype));
+}
+
+}  // namespace
+
+std::unique_ptr<Fusion> makeNvfuserStyleLayerNormBackward(DataType dtype) {
+  auto fusion = std::make_unique<Fusion>();
+  Fusion& f = *fusion;
+  TensorView* x_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1, -1}});
+  TensorView* dy_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1, -1}});
+  TensorView* mean = makeInputTensor(f, {.dtype = DataType::Float32, .sizes = {-1}});
+  TensorView* rstd = makeInputTensor(f, {.dtype = DataType::Float32, .sizes = {-1, 1}});
+  TensorView* w_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1}});
+  TensorView* x = promoted(x_in);
+  TensorView* dy = promoted(dy_in);
+  TensorView* w = promoted(w_in);
+  const Operand rows(x_in->axis(0)->extent());
+  const Operand n(x_in->axis(1)->extent());
+  const std::vector<Operand> shape = {rows, n};
+  const auto perRow = [&](TensorView* t) { return broadcast_in_dim(t, {rows, 1}, {0}); };
+  const auto full = [&](TensorView* t) { return broadcast_in_dim(t, shape, {0, 1}); };
+
+  TensorView* centered = sub(x, full(perRow(mean)));
+  TensorView* rstd_full = full(rstd);
+  TensorView* xhat = mul(centered, rstd_full);
+  TensorView* db = sum(dy, {0});
+  TensorView* w_dy = mul(dy, broadcast_in_dim(w, shape, {1}));
+  TensorView* dw = sum(mul(dy, xhat), {0});
+  TensorView* w_dy_rstd = mul(w_dy, rstd_full);
+  TensorView* sum_w_dy_centered = sum(mul(w_dy, centered), {1});
+  TensorView* sum_neg_w_dy_rstd = sum(neg(w_dy_rstd), {1});
+  // d(rstd) per row: -0.5 * sum(w dy (x - mean)) * rstd^3, on [rows, 1] tensors.
+  TensorView* d_var = mul(mul(-0.5, perRow(sum_w_dy_centered)), pow(rstd, 3.0));
+  TensorView* d_var_rows = sum(d_var, {1});
+  Val* inverse_n = reciprocal(n);
+  TensorView* from_var =
+      mul(mul(mul(2.0, full(perRow(d_var_rows))), sub(x, full(perRow(mean)))), Operand(inverse_n));
+  TensorView* from_mean =
+      mul(Operand(inverse_n), full(perRow(sum(perRow(sum_neg_w_dy_rstd), {1}))));
+  TensorView* dx = add(w_dy_rstd, add(from_var, from_mean));
+  addOutputsAs(f, dtype, {dx, dw, db});
+  return fusion;
+}
+
+std::unique_ptr<Fusion> makeNvfuserStyleRmsNormBackward(DataType dtype) {
+  auto fusion = std::make_unique<Fusion>();
+  Fusion& f = *fusion;
+  TensorView* x_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1, -1}});
+  TensorView* rms = makeInputTensor(f, {.dtype = DataType::Float32, .sizes = {-1, 1}});
+  TensorView* dy_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1, -1}});
+  TensorView* w_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1}});
+  TensorView* x = promoted(x_in);
+  TensorView* dy = promoted(dy_in);
+  TensorView* w = promoted(w_in);
+  const Operand rows(x_in->axis(0)->extent());
+  const Operand n(x_in->axis(1)->extent());
+  const std::vector<Operand> shape = {rows, n};
+  TensorView* rms_full = broadcast_in_dim(rms, shape, {0, 1});
+  TensorView* inverse_rms = reciprocal(rms_full);
+  TensorView* xhat = mul(x, inverse_rms);
+  TensorView* dw = sum(mul(dy, xhat), {0});
+  TensorView* w_dy = mul(dy, broadcast_in_dim(w, shape, {1}));
+  TensorView* from_xhat = mul(w_dy, inverse_rms);
+  TensorView* terms = mul(mul(neg(w_dy), x), reciprocal(pow(rms_full, 2.0)));
+  TensorView* per_row =
+      mul(broadcast_in_dim(sum(terms, {1}), {rows, 1}, {0}), reciprocal(mul(2.0, rms)));
+  TensorView* scaled = mul(per_row, Operand(reciprocal(n)));
+  TensorView* spread =
+      broadcast_in_dim(broadcast_in_dim(sum(scaled, {1}), {rows, 1}, {0}), shape, {0, 1});
+  TensorView* dx = add(from_xhat, mul(mul(spread, 2.0), x));
+  addOutputsAs(f, dtype, {dx, dw});
+  return fusion;
+}
+
+std::vector<HostTensor> nvfuserStyleLayerNormBackwardArguments(DataType dtype, int64_t rows,
+                                                               int64_t n, uint64_t seed) {
+  RandomTensors random(seed);
+  return {random.uniform(dtype, {rows, n}, -2.0, 2.0), random.uniform(dtype, {rows, n}, -2.0, 2.0),
+          random.uniform(DataType::Float32, {rows}, -2.0, 2.0),
+          random.uniform(DataType::Float32, {rows, 1}, 0.5, 2.0),
+          random.uniform(dtype, {n}, -2.0, 2.0)};
+}
+
+std::vector<HostTensor> nvfuserStyleRmsNormBackwardArguments(DataType dtype, int64_t rows,
+                                                             int64_t n, uint64_t seed) {
+  RandomTensors random(seed);
+  return {random.uniform(dtype, {rows, n}, -2.0, 2.0),
+          random.uniform(DataType::Float32, {rows, 1}, 0.5, 2.0),
+          random.uniform(dtype, {rows, n}, -2.0, 2.0), random.uniform(dtype, {n}, -2.0, 2.0)};
+}
+
 std::vector<HostTensor> normalizationArguments(Normalization kind, DataType dtype, int64_t rows,
                                                int64_t n, uint64_t seed) {
   RandomTensors random(seed);

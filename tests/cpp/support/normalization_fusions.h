@@ -64,4 +64,24 @@ std::vector<DataType> normalizationInputDtypes(Normalization kind, DataType dtyp
 std::vector<HostTensor> normalizationArguments(Normalization kind, DataType dtype, int64_t rows,
                                                int64_t n, uint64_t seed);
 
+/// Layer norm backward as nvFuser's benchmark suite defines it (test_layernorm_bwd.py), written
+/// with Braze's ops: inputs x, dy ([rows, n], `dtype`), mean ([rows], float32), rstd ([rows, 1],
+/// float32), w ([n], `dtype`); outputs dx, dw, db. Per-row terms are computed on [rows, 1]
+/// tensors (-0.5 * sum * rstd^3), x - mean is computed twice, and the weights and statistics
+/// are expanded with broadcast_in_dim, as its Python definition does.
+std::unique_ptr<Fusion> makeNvfuserStyleLayerNormBackward(DataType dtype);
+
+/// RMS norm backward as nvFuser's benchmark suite defines it (test_rmsnorm_bwd.py): inputs x
+/// ([rows, n], `dtype`), rms ([rows, 1], float32: the root mean square, not its reciprocal),
+/// dy ([rows, n], `dtype`), w ([n], `dtype`); outputs dx, dw.
+std::unique_ptr<Fusion> makeNvfuserStyleRmsNormBackward(DataType dtype);
+
+/// Fresh random inputs for makeNvfuserStyleLayerNormBackward (rstd positive).
+std::vector<HostTensor> nvfuserStyleLayerNormBackwardArguments(DataType dtype, int64_t rows,
+                                                               int64_t n, uint64_t seed);
+
+/// Fresh random inputs for makeNvfuserStyleRmsNormBackward (rms positive).
+std::vector<HostTensor> nvfuserStyleRmsNormBackwardArguments(DataType dtype, int64_t rows,
+                                                             int64_t n, uint64_t seed);
+
 }  // namespace braze::test
