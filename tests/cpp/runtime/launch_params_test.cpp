@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
+#include "braze/codegen/codegen.h"
+#include "braze/ir/tensor_view.h"
 #include "braze/ops/elementwise.h"
 #include "braze/runtime/launch_params.h"
 #include "support/error_matchers.h"
+#include "support/scheduled_suite.h"
 
 namespace braze {
 namespace {
@@ -81,6 +84,36 @@ TEST(LaunchParamsTest, LimitsOfTheDevice) {
   EXPECT_TRUE(test::throwsError(
       [&] { checkLaunchLimits(shared, h100, 16, "k"); },
       {"232448 bytes of dynamic and 16 bytes of static shared memory exceed the 232448 bytes"}));
+}
+
+// A shared tensor sized at launch (a row kept in shared memory) is checked against the device
+// when the launch is computed: a row that fits launches with its bytes as dynamic shared
+// memory, one that does not is refused with the bytes named instead of failing in the driver.
+TEST(LaunchParamsTest, SharedTensorsSizedAtLaunchAreCheckedAgainstTheDevice) {
+  const std::unique_ptr<Fusion> fusion = test::findScheduledCase("row_in_shared_memory").build();
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  const auto* x = fusion->inputs()[0]->as<TensorView>();
+  const driver::DeviceProperties h100 = driver::h100Properties();
+  const auto paramsFor = [&](int64_t n) {
+    ExpressionEvaluator scalars;
+    scalars.bind(x->axis(0)->extent(), int64_t{8});
+    scalars.bind(x->axis(1)->extent(), n);
+    return evaluateLaunchParams(kernel.launch, scalars, kernel.kernel_name);
+  };
+  // Rows of 4000 floats: 16000 bytes of row, then 8 bytes per thread (1000) of the reduction.
+  const LaunchParams fits = paramsFor(4000);
+  EXPECT_EQ(fits.dynamic_shared_memory_bytes, 16000 + 8000);
+  checkLaunchLimits(fits, h100, 0, kernel.kernel_name);
+  // The row's bytes grow with it: past the 227 KiB an H100 block may use, they are refused by
+  // name (the block is set to a size the device allows, so that this check is the one that
+  // speaks; rows this long take more threads than a block has, which is refused too).
+  const LaunchParams too_long = paramsFor(4096 * 15);
+  EXPECT_GT(too_long.dynamic_shared_memory_bytes, h100.max_shared_memory_per_block_optin);
+  LaunchParams within_block = too_long;
+  within_block.block = {1024, 1, 1};
+  EXPECT_TRUE(test::throwsError(
+      [&] { checkLaunchLimits(within_block, h100, 0, kernel.kernel_name); },
+      {"bytes of dynamic and 0 bytes of static shared memory exceed the 232448 bytes"}));
 }
 
 TEST(LaunchParamsTest, ClustersDivideTheGridAndStayPortable) {
