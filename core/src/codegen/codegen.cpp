@@ -55,13 +55,7 @@ KernelParameter::Kind parameterKind(kir::Parameter::Kind kind) {
 const Val* dynamicSharedMemory(const kir::Kernel& kernel) {
   const Val* tensors = kernel.dynamic_shared_tensor_bytes;
   if (kernel.reduction_smem_bytes_per_thread == 0) return tensors;
-  bool constant = true;
-  for (size_t slot = 3; slot < 6; ++slot) {
-    const kir::LaunchDim& dim = kernel.launch[slot];
-    if (!dim.used) continue;
-    if (!dim.size_in_kernel.isConstant()) constant = false;
-  }
-  if (constant && tensors == nullptr) return nullptr;
+  if (kir::constantBlockThreads(kernel) && tensors == nullptr) return nullptr;
   Fusion& fusion = const_cast<Fusion&>(*kernel.fusion);
   Val* bytes = fusion.constantIndex(kernel.reduction_smem_bytes_per_thread);
   for (size_t slot = 3; slot < 6; ++slot) {

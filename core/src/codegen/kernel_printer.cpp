@@ -45,17 +45,7 @@ class KernelPrinter {
  private:
   // ---- signature and prologue ----
 
-  int64_t constantThreads() const {
-    int64_t threads = 1;
-    for (int slot = 3; slot < 6; ++slot) {
-      const kir::LaunchDim& dim = kernel_.launch[static_cast<size_t>(slot)];
-      if (!dim.used) continue;
-      auto c = dim.size_in_kernel.constantValue();
-      if (!c) return -1;
-      threads *= *c;
-    }
-    return threads;
-  }
+  int64_t constantThreads() const { return kir::constantBlockThreads(kernel_).value_or(-1); }
 
   void printSignature(const std::string& name) {
     os_ << "extern \"C\" __global__ void ";

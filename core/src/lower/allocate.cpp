@@ -78,16 +78,7 @@ int64_t roundUp(int64_t bytes) {
 // times a constant block; 0 when the block is known only at launch (the scratch is then
 // dynamic anyway).
 int64_t staticReductionBytes(const kir::Kernel& kernel) {
-  if (kernel.reduction_smem_bytes_per_thread == 0) return 0;
-  int64_t threads = 1;
-  for (size_t slot = 3; slot < 6; ++slot) {
-    const kir::LaunchDim& dim = kernel.launch[slot];
-    if (!dim.used) continue;
-    const std::optional<int64_t> size = dim.size_in_kernel.constantValue();
-    if (!size) return 0;
-    threads *= *size;
-  }
-  return threads * kernel.reduction_smem_bytes_per_thread;
+  return kir::constantBlockThreads(kernel).value_or(0) * kernel.reduction_smem_bytes_per_thread;
 }
 
 // Places the shared tensors in dynamic shared memory when one has a size known only at launch

@@ -45,6 +45,18 @@ int launchSlot(ParallelType type) {
   }
 }
 
+std::optional<int64_t> constantBlockThreads(const Kernel& kernel) {
+  int64_t threads = 1;
+  for (ParallelType type : {ParallelType::TIDx, ParallelType::TIDy, ParallelType::TIDz}) {
+    const LaunchDim& dim = kernel.launch[static_cast<size_t>(launchSlot(type))];
+    if (!dim.used) continue;
+    const std::optional<int64_t> size = dim.size_in_kernel.constantValue();
+    if (!size) return std::nullopt;
+    threads *= *size;
+  }
+  return threads;
+}
+
 void forEachStmt(const Scope& scope, const std::function<void(const Stmt&)>& visit) {
   for (const StmtPtr& stmt : scope) {
     visit(*stmt);

@@ -49,14 +49,9 @@ bool listed(const std::vector<std::string>& names, std::string_view name) {
 // would be compiled for fewer threads than every launch has.
 void checkLaunchBounds(const kir::Kernel& kernel) {
   if (!kernel.launch_bounds) return;
-  int64_t threads = 1;
-  for (size_t slot = 3; slot < 6; ++slot) {
-    const kir::LaunchDim& dim = kernel.launch[slot];
-    if (!dim.used) continue;
-    const std::optional<int64_t> size = dim.size_in_kernel.constantValue();
-    if (!size) return;  // known at launch only: the executor checks it then
-    threads *= *size;
-  }
+  const std::optional<int64_t> constant = kir::constantBlockThreads(kernel);
+  if (!constant) return;  // known at launch only: the executor checks it then
+  const int64_t threads = *constant;
   const LaunchBounds& bounds = *kernel.launch_bounds;
   BRAZE_USER_CHECK(threads <= bounds.max_threads_per_block)
       << "lowering: the schedule gives every block " << threads

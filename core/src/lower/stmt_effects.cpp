@@ -4,48 +4,43 @@
 
 namespace braze::lower {
 
-void touchedTensors(const kir::Stmt& stmt, std::set<const TensorView*>& touched) {
+namespace {
+
+// The tensors `stmt` (and what it contains) writes or allocates, and with `reads` those it
+// reads too.
+void collectTensors(const kir::Stmt& stmt, bool reads, std::set<const TensorView*>& out) {
   const auto operand = [&](const kir::Operand& o) {
-    if (o.kind == kir::Operand::Kind::Tensor) touched.insert(o.access.tv);
+    if (reads && o.kind == kir::Operand::Kind::Tensor) out.insert(o.access.tv);
   };
   if (const auto* loop = stmt.dynCast<kir::ForLoop>()) {
-    for (const kir::StmtPtr& s : loop->body) touchedTensors(*s, touched);
+    for (const kir::StmtPtr& s : loop->body) collectTensors(*s, reads, out);
   } else if (const auto* branch = stmt.dynCast<kir::IfThenElse>()) {
-    for (const kir::StmtPtr& s : branch->then_body) touchedTensors(*s, touched);
-    for (const kir::StmtPtr& s : branch->else_body) touchedTensors(*s, touched);
+    for (const kir::StmtPtr& s : branch->then_body) collectTensors(*s, reads, out);
+    for (const kir::StmtPtr& s : branch->else_body) collectTensors(*s, reads, out);
   } else if (const auto* alloc = stmt.dynCast<kir::Allocate>()) {
-    touched.insert(alloc->tv);
+    out.insert(alloc->tv);
   } else if (const auto* op = stmt.dynCast<kir::TensorOp>()) {
-    touched.insert(op->output.tv);
+    out.insert(op->output.tv);
     for (const kir::Operand& o : op->inputs) operand(o);
   } else if (const auto* init = stmt.dynCast<kir::InitOp>()) {
-    touched.insert(init->output.tv);
+    out.insert(init->output.tv);
   } else if (const auto* red = stmt.dynCast<kir::ReductionOp>()) {
-    for (const kir::TensorAccess& a : red->outputs) touched.insert(a.tv);
+    for (const kir::TensorAccess& a : red->outputs) out.insert(a.tv);
     operand(red->input);
   } else if (const auto* copy = stmt.dynCast<kir::VectorCopy>()) {
-    touched.insert(copy->dst.tv);
-    touched.insert(copy->src.tv);
+    out.insert(copy->dst.tv);
+    if (reads) out.insert(copy->src.tv);
   }
 }
 
+}  // namespace
+
+void touchedTensors(const kir::Stmt& stmt, std::set<const TensorView*>& touched) {
+  collectTensors(stmt, /*reads=*/true, touched);
+}
+
 void writtenTensors(const kir::Stmt& stmt, std::set<const TensorView*>& written) {
-  if (const auto* loop = stmt.dynCast<kir::ForLoop>()) {
-    for (const kir::StmtPtr& s : loop->body) writtenTensors(*s, written);
-  } else if (const auto* branch = stmt.dynCast<kir::IfThenElse>()) {
-    for (const kir::StmtPtr& s : branch->then_body) writtenTensors(*s, written);
-    for (const kir::StmtPtr& s : branch->else_body) writtenTensors(*s, written);
-  } else if (const auto* alloc = stmt.dynCast<kir::Allocate>()) {
-    written.insert(alloc->tv);
-  } else if (const auto* op = stmt.dynCast<kir::TensorOp>()) {
-    written.insert(op->output.tv);
-  } else if (const auto* init = stmt.dynCast<kir::InitOp>()) {
-    written.insert(init->output.tv);
-  } else if (const auto* red = stmt.dynCast<kir::ReductionOp>()) {
-    for (const kir::TensorAccess& a : red->outputs) written.insert(a.tv);
-  } else if (const auto* copy = stmt.dynCast<kir::VectorCopy>()) {
-    written.insert(copy->dst.tv);
-  }
+  collectTensors(stmt, /*reads=*/false, written);
 }
 
 bool synchronizes(const kir::Stmt& stmt) {

@@ -20,8 +20,6 @@ Expr* broadcastDefinition(const TensorView* divisor) {
   return nullptr;
 }
 
-}  // namespace
-
 // a / n by a scalar becomes a * (1 / n), the reciprocal in the quotient's dtype.
 bool multiplyByScalarReciprocal(Fusion& fusion, Expr* division) {
   auto* dividend = division->input(0)->dynCast<TensorView>();
@@ -37,6 +35,8 @@ bool multiplyByScalarReciprocal(Fusion& fusion, Expr* division) {
                       std::vector<Val*>{quotient});
   return true;
 }
+
+}  // namespace
 
 int multiplyByBroadcastReciprocals(Fusion& fusion) {
   int rewritten = 0;

@@ -195,6 +195,25 @@ TensorView* promoted(TensorView* t) {
   return t->dtype() == DataType::Float32 ? t : cast(t, DataType::Float32);
 }
 
+// x and dy in float32, the [rows, n] shape, and the weights in float32 expanded to it.
+struct RowOperands {
+  TensorView* x;
+  TensorView* dy;
+  Operand rows;
+  Operand n;
+  std::vector<Operand> shape;
+  TensorView* w_full;
+};
+
+RowOperands rowOperands(TensorView* x_in, TensorView* dy_in, TensorView* w_in) {
+  const Operand rows(x_in->axis(0)->extent());
+  const Operand n(x_in->axis(1)->extent());
+  const std::vector<Operand> shape = {rows, n};
+  return {promoted(x_in), promoted(dy_in),
+          rows,           n,
+          shape,          broadcast_in_dim(promoted(w_in), shape, {1})};
+}
+
 // The outputs in their definition's dtype: reduced-precision results are cast back.
 void addOutputsAs(Fusion& fusion, DataType dtype, const std::vector<TensorView*>& outputs) {
   for (TensorView* out : outputs)
@@ -211,12 +230,7 @@ std::unique_ptr<Fusion> makeNvfuserStyleLayerNormBackward(DataType dtype) {
   TensorView* mean = makeInputTensor(f, {.dtype = DataType::Float32, .sizes = {-1}});
   TensorView* rstd = makeInputTensor(f, {.dtype = DataType::Float32, .sizes = {-1, 1}});
   TensorView* w_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1}});
-  TensorView* x = promoted(x_in);
-  TensorView* dy = promoted(dy_in);
-  TensorView* w = promoted(w_in);
-  const Operand rows(x_in->axis(0)->extent());
-  const Operand n(x_in->axis(1)->extent());
-  const std::vector<Operand> shape = {rows, n};
+  const auto [x, dy, rows, n, shape, w_full] = rowOperands(x_in, dy_in, w_in);
   const auto perRow = [&](TensorView* t) { return broadcast_in_dim(t, {rows, 1}, {0}); };
   const auto full = [&](TensorView* t) { return broadcast_in_dim(t, shape, {0, 1}); };
 
@@ -224,7 +238,7 @@ std::unique_ptr<Fusion> makeNvfuserStyleLayerNormBackward(DataType dtype) {
   TensorView* rstd_full = full(rstd);
   TensorView* xhat = mul(centered, rstd_full);
   TensorView* db = sum(dy, {0});
-  TensorView* w_dy = mul(dy, broadcast_in_dim(w, shape, {1}));
+  TensorView* w_dy = mul(dy, w_full);
   TensorView* dw = sum(mul(dy, xhat), {0});
   TensorView* w_dy_rstd = mul(w_dy, rstd_full);
   TensorView* sum_w_dy_centered = sum(mul(w_dy, centered), {1});
@@ -249,17 +263,12 @@ std::unique_ptr<Fusion> makeNvfuserStyleRmsNormBackward(DataType dtype) {
   TensorView* rms = makeInputTensor(f, {.dtype = DataType::Float32, .sizes = {-1, 1}});
   TensorView* dy_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1, -1}});
   TensorView* w_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1}});
-  TensorView* x = promoted(x_in);
-  TensorView* dy = promoted(dy_in);
-  TensorView* w = promoted(w_in);
-  const Operand rows(x_in->axis(0)->extent());
-  const Operand n(x_in->axis(1)->extent());
-  const std::vector<Operand> shape = {rows, n};
+  const auto [x, dy, rows, n, shape, w_full] = rowOperands(x_in, dy_in, w_in);
   TensorView* rms_full = broadcast_in_dim(rms, shape, {0, 1});
   TensorView* inverse_rms = reciprocal(rms_full);
   TensorView* xhat = mul(x, inverse_rms);
   TensorView* dw = sum(mul(dy, xhat), {0});
-  TensorView* w_dy = mul(dy, broadcast_in_dim(w, shape, {1}));
+  TensorView* w_dy = mul(dy, w_full);
   TensorView* from_xhat = mul(w_dy, inverse_rms);
   TensorView* terms = mul(mul(neg(w_dy), x), reciprocal(pow(rms_full, 2.0)));
   TensorView* per_row =

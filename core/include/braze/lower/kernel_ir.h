@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -326,6 +327,10 @@ struct Kernel {
 
 /// Index of a thread/block parallel type in Kernel::launch (BIDx..TIDz), or -1.
 int launchSlot(ParallelType type);
+
+/// Threads per block when the schedule fixes every thread dim (their product), nullopt when one
+/// is known only at launch.
+std::optional<int64_t> constantBlockThreads(const Kernel& kernel);
 
 /// Calls `visit` on every statement of `scope`, depth first, parents before children.
 void forEachStmt(const Scope& scope, const std::function<void(const Stmt&)>& visit);
