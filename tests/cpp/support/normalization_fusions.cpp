@@ -230,9 +230,14 @@ std::unique_ptr<Fusion> makeNvfuserStyleLayerNormBackward(DataType dtype) {
   TensorView* mean = makeInputTensor(f, {.dtype = DataType::Float32, .sizes = {-1}});
   TensorView* rstd = makeInputTensor(f, {.dtype = DataType::Float32, .sizes = {-1, 1}});
   TensorView* w_in = makeInputTensor(f, {.dtype = dtype, .sizes = {-1}});
-  const auto [x, dy, rows, n, shape, w_full] = rowOperands(x_in, dy_in, w_in);
-  const auto perRow = [&](TensorView* t) { return broadcast_in_dim(t, {rows, 1}, {0}); };
-  const auto full = [&](TensorView* t) { return broadcast_in_dim(t, shape, {0, 1}); };
+  // Named, not structured bindings: the lambdas below capture them, which clang 14 refuses.
+  const RowOperands operands = rowOperands(x_in, dy_in, w_in);
+  TensorView* x = operands.x;
+  TensorView* dy = operands.dy;
+  TensorView* w_full = operands.w_full;
+  const Operand& n = operands.n;
+  const auto perRow = [&](TensorView* t) { return broadcast_in_dim(t, {operands.rows, 1}, {0}); };
+  const auto full = [&](TensorView* t) { return broadcast_in_dim(t, operands.shape, {0, 1}); };
 
   TensorView* centered = sub(x, full(perRow(mean)));
   TensorView* rstd_full = full(rstd);
