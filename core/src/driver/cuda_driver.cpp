@@ -101,6 +101,7 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuEventRecord", api.eventRecord, failure) &&
       resolve(get_proc, "cuEventSynchronize", api.eventSynchronize, failure) &&
       resolve(get_proc, "cuEventElapsedTime", api.eventElapsedTime, failure) &&
+      resolve(get_proc, "cuStreamWaitEvent", api.streamWaitEvent, failure) &&
       resolve(get_proc, "cuGraphCreate", api.graphCreate, failure) &&
       resolve(get_proc, "cuGraphAddKernelNode", api.graphAddKernelNode, failure) &&
       resolve(get_proc, "cuGraphInstantiateWithFlags", api.graphInstantiate, failure) &&

@@ -215,6 +215,15 @@ HostTensor HostTensor::strided(int64_t dim, int64_t start, int64_t step) const {
   return view;
 }
 
+HostTensor HostTensor::narrowed(int64_t dim, int64_t start, int64_t length) const {
+  HostTensor view = strided(dim, start, 1);
+  BRAZE_USER_CHECK(length >= 0 && length <= view.sizes_[static_cast<size_t>(dim)])
+      << "HostTensor::narrowed: elements [" << start << ", " << start + length << ") of dim " << dim
+      << " are out of range for " << describe();
+  view.sizes_[static_cast<size_t>(dim)] = length;
+  return view;
+}
+
 HostTensor HostTensor::expanded(const std::vector<int64_t>& sizes) const {
   BRAZE_USER_CHECK(static_cast<int64_t>(sizes.size()) >= rank())
       << "HostTensor::expanded: " << formatSizes(sizes) << " has fewer dims than " << describe();

@@ -1,38 +1,24 @@
-// Building the host program of a segmented fusion, and printing it.
+// Building the host program of a segmented fusion: launches in data-flow order, stream loops
+// for the segments of loop stages, and the buffers between them.
 
 #include "braze/host/host_program.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "braze/error.h"
+#include "braze/host/stream_stages.h"
 
 namespace braze::host {
 namespace {
 
-std::string refText(const HostProgram& program, const Fusion& original, const ValueRef& ref) {
-  switch (ref.kind) {
-    case SlotKind::Input:
-      return original.inputs().at(static_cast<size_t>(ref.index))->name();
-    case SlotKind::Buffer:
-      return "%" + std::to_string(ref.index);
-    case SlotKind::Extent:
-      return program.extents.at(static_cast<size_t>(ref.index))->name();
-  }
-  return "?";
-}
-
-template <typename... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-
 // The order to launch `segmented`'s segments in: each after the segments whose outputs it
-// reads, and a segment that writes an aliased output after every other segment that reads the
-// input it writes into; otherwise in segment order.
-std::vector<size_t> launchOrder(const SegmentedFusion& segmented) {
+// reads and after every segment of an earlier stage, and a segment that writes an aliased
+// output after every other segment that reads the input it writes into; otherwise in segment
+// order.
+std::vector<size_t> launchOrder(const SegmentedFusion& segmented,
+                                const std::vector<int32_t>& stage) {
   const Fusion& original = *segmented.original;
   const size_t count = segmented.segments.size();
   std::map<const Val*, size_t> writer;
@@ -44,6 +30,9 @@ std::vector<size_t> launchOrder(const SegmentedFusion& segmented) {
     for (const Val* input : segmented.segments[s].inputs) {
       auto found = writer.find(input);
       if (found != writer.end()) after[s].insert(found->second);
+    }
+    for (size_t r = 0; r < count; ++r) {
+      if (stage[r] < stage[s]) after[s].insert(r);
     }
   }
   for (const auto& [output, input] : original.outputAliases()) {
@@ -64,131 +53,278 @@ std::vector<size_t> launchOrder(const SegmentedFusion& segmented) {
       if (std::all_of(after[s].begin(), after[s].end(), [&](size_t p) { return placed[p]; }))
         next = s;
     }
-    BRAZE_INTERNAL_CHECK(next < count)
-        << "buildHostProgram: no order runs every reader of an input before the segment that "
-           "writes an output into it";
+    BRAZE_USER_CHECK(next < count)
+        << "no order of the fusion's kernels runs every reader of an input before the kernel "
+           "that writes an output into it"
+        << (*std::max_element(stage.begin(), stage.end()) > 0
+                ? " and every stream loop after what it reads; write the output into the input "
+                  "in the last stage that reads the input"
+                : "");
     placed[next] = true;
     order.push_back(next);
   }
   return order;
 }
 
-}  // namespace
-
-HostProgram buildHostProgram(const SegmentedFusion& segmented) {
-  BRAZE_INTERNAL_CHECK(segmented.original != nullptr) << "buildHostProgram: no original fusion";
-  const Fusion& original = *segmented.original;
-  HostProgram program;
-  program.original = &original;
-  std::map<const Val*, ValueRef> where;
-  for (size_t i = 0; i < original.inputs().size(); ++i)
-    where[original.inputs()[i]] = {SlotKind::Input, static_cast<int32_t>(i)};
-  std::map<const Val*, int32_t> extent_slot;
-  auto extentRef = [&](const Val* extent) {
-    auto [it, inserted] = extent_slot.emplace(extent, static_cast<int32_t>(program.extents.size()));
-    if (inserted) program.extents.push_back(extent);
-    return ValueRef{SlotKind::Extent, it->second};
-  };
-
-  const std::vector<size_t> order = launchOrder(segmented);
-  // The last launch that reads each original tensor: its buffer is freed after that launch.
-  std::map<const Val*, size_t> last_reader;
-  for (size_t step = 0; step < order.size(); ++step) {
-    for (const Val* input : segmented.segments[order[step]].inputs) last_reader[input] = step;
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const SegmentedFusion& segmented, const StreamStages* stages,
+                 const HostProgramOptions& options)
+      : segmented_(segmented), original_(*segmented.original), stages_(stages), options_(options) {
+    program_.original = &original_;
+    stage_ = stages ? segmentStages(segmented, *stages)
+                    : std::vector<int32_t>(segmented.segments.size(), 0);
+    order_ = launchOrder(segmented, stage_);
+    for (size_t step = 0; step < order_.size(); ++step) {
+      for (const Val* input : segmented_.segments[order_[step]].inputs) {
+        last_reader_[input] = step;
+        readers_[input].push_back(step);
+      }
+    }
+    for (size_t i = 0; i < original_.inputs().size(); ++i)
+      where_[original_.inputs()[i]] = {SlotKind::Input, static_cast<int32_t>(i)};
   }
-  std::map<int32_t, const Val*> live;  // buffers that hold intermediates, by buffer
-  for (size_t step = 0; step < order.size(); ++step) {
-    const size_t s = order[step];
-    const Segment& segment = segmented.segments[s];
+
+  HostProgram build() {
+    for (size_t begin = 0; begin < order_.size();) {
+      const int32_t stage = stage_[order_[begin]];
+      size_t end = begin;
+      while (end < order_.size() && stage_[order_[end]] == stage) ++end;
+      if (stages_ != nullptr && stages_->stages()[static_cast<size_t>(stage)].loop) {
+        emitLoop(begin, end, stage);
+      } else {
+        for (size_t step = begin; step < end; ++step) {
+          emitLaunch(step, program_.instructions);
+          freeAfter(step);
+        }
+      }
+      begin = end;
+    }
+    for (const Val* output : original_.outputs()) {
+      auto found = where_.find(output);
+      BRAZE_INTERNAL_CHECK(found != where_.end())
+          << "buildHostProgram: no segment writes fusion output " << output->name();
+      program_.outputs.push_back(found->second);
+    }
+    return std::move(program_);
+  }
+
+ private:
+  ValueRef extentRef(const Val* extent) {
+    auto [it, inserted] =
+        extent_slot_.emplace(extent, static_cast<int32_t>(program_.extents.size()));
+    if (inserted) program_.extents.push_back(extent);
+    return ValueRef{SlotKind::Extent, it->second};
+  }
+
+  // Allocates `output`'s buffer (or its ring in loop `ring_loop`) at the end of `into`.
+  int32_t allocate(const Val* output, std::vector<Instruction>& into, int32_t ring_loop = -1,
+                   int64_t ring_axis = 0) {
+    const auto* tv = output->as<TensorView>();
+    Allocate allocate;
+    allocate.buffer = program_.num_buffers++;
+    allocate.dtype = tv->dtype();
+    allocate.tensor = tv;
+    for (const IterDomain* id : tv->logicalNoReductions()) {
+      allocate.extents.push_back(id->logicalExtent());
+      if (!id->logicalExtent()->isConstant()) extentRef(id->logicalExtent());
+    }
+    if (ring_loop >= 0) {
+      allocate.ring_slots = program_.loops[static_cast<size_t>(ring_loop)].streams;
+      allocate.ring_loop = ring_loop;
+      allocate.ring_axis = ring_axis;
+    }
+    ValueRef ref{SlotKind::Buffer, allocate.buffer};
+    if (const Val* input = original_.aliasedInput(output)) {
+      // Later segments read it where it is written: in the input.
+      allocate.alias_input = static_cast<int32_t>(original_.inputIndex(input));
+      ref = ValueRef{SlotKind::Input, allocate.alias_input};
+    }
+    BRAZE_INTERNAL_CHECK(where_.emplace(output, ref).second)
+        << "buildHostProgram: " << output->name() << " is written by two segments";
+    if (!original_.isOutput(output) && ring_loop < 0) live_[allocate.buffer] = output;
+    const int32_t buffer = allocate.buffer;
+    into.emplace_back(std::move(allocate));
+    return buffer;
+  }
+
+  // The launch of the segment at `step`, its outputs allocated first.
+  void emitLaunch(size_t step, std::vector<Instruction>& into) {
+    const Segment& segment = segmented_.segments[order_[step]];
     LaunchKernel launch;
-    launch.segment = static_cast<int32_t>(s);
-    for (const Val* input : segment.inputs) {
-      auto found = where.find(input);
-      if (found != where.end()) {
-        launch.inputs.push_back(found->second);
-        continue;
-      }
-      BRAZE_INTERNAL_CHECK(input->isA<Scalar>())
-          << "buildHostProgram: segment " << s << " reads " << input->name()
-          << ", which no earlier segment writes";
-      launch.inputs.push_back(extentRef(input));
-    }
-    for (const Val* output : segment.outputs) {
-      const auto* tv = output->as<TensorView>();
-      Allocate allocate;
-      allocate.buffer = program.num_buffers++;
-      allocate.dtype = tv->dtype();
-      allocate.tensor = tv;
-      for (const IterDomain* id : tv->logicalNoReductions()) {
-        allocate.extents.push_back(id->logicalExtent());
-        if (!id->logicalExtent()->isConstant()) extentRef(id->logicalExtent());
-      }
-      ValueRef ref{SlotKind::Buffer, allocate.buffer};
-      if (const Val* input = original.aliasedInput(output)) {
-        // Later segments read it where it is written: in the input.
-        allocate.alias_input = static_cast<int32_t>(original.inputIndex(input));
-        ref = ValueRef{SlotKind::Input, allocate.alias_input};
-      }
-      BRAZE_INTERNAL_CHECK(where.emplace(output, ref).second)
-          << "buildHostProgram: " << output->name() << " is written by two segments";
-      launch.outputs.push_back(allocate.buffer);
-      if (!original.isOutput(output)) live[allocate.buffer] = output;
-      program.instructions.emplace_back(std::move(allocate));
-    }
-    program.instructions.emplace_back(std::move(launch));
-    for (auto it = live.begin(); it != live.end();) {
-      auto reader = last_reader.find(it->second);
-      if (reader == last_reader.end() || reader->second <= step) {
-        program.instructions.emplace_back(Deallocate{it->first});
-        it = live.erase(it);
+    launch.segment = static_cast<int32_t>(order_[step]);
+    for (const Val* input : segment.inputs) launch.inputs.push_back(valueOf(input));
+    for (const Val* output : segment.outputs) launch.outputs.push_back(allocate(output, into));
+    into.emplace_back(std::move(launch));
+  }
+
+  ValueRef valueOf(const Val* input) {
+    auto found = where_.find(input);
+    if (found != where_.end()) return found->second;
+    BRAZE_INTERNAL_CHECK(input->isA<Scalar>())
+        << "buildHostProgram: a segment reads " << input->name() << ", which no earlier segment "
+        << "writes";
+    return extentRef(input);
+  }
+
+  // Frees the intermediates whose last reader is at `step` or earlier.
+  void freeAfter(size_t step) {
+    for (auto it = live_.begin(); it != live_.end();) {
+      auto reader = last_reader_.find(it->second);
+      if (reader == last_reader_.end() || reader->second <= step) {
+        program_.instructions.emplace_back(Deallocate{it->first});
+        it = live_.erase(it);
       } else {
         ++it;
       }
     }
   }
-  for (const Val* output : original.outputs()) {
-    auto found = where.find(output);
-    BRAZE_INTERNAL_CHECK(found != where.end())
-        << "buildHostProgram: no segment writes fusion output " << output->name();
-    program.outputs.push_back(found->second);
+
+  // The segments at steps [begin, end), all of loop stage `stage`, as one ForLoop.
+  void emitLoop(size_t begin, size_t end, int32_t stage) {
+    const StreamStage& info = stages_->stages()[static_cast<size_t>(stage)];
+    const auto loop_id = static_cast<int32_t>(program_.loops.size());
+    program_.loops.push_back(
+        {extentRef(stages_->extentOf(stage)), info.slicing, info.reference, options_.streams});
+    if (program_.num_streams == 0) {
+      program_.instructions.emplace_back(GetCurrentStream{0});
+      program_.num_streams = 1;
+    }
+    // Tensors the loop writes: whole when something outside reads them (or they are outputs),
+    // else a ring of one slice per pool stream.
+    std::vector<int32_t> rings;
+    std::map<int32_t, bool> is_ring;  // by buffer
+    for (size_t step = begin; step < end; ++step) {
+      for (const Val* output : segmented_.segments[order_[step]].outputs) {
+        const std::optional<int64_t> axis = stages_->slicedAxis(*output->as<TensorView>(), stage);
+        BRAZE_INTERNAL_CHECK(axis.has_value())
+            << "buildHostProgram: " << output->name() << " is written in a stream loop but has "
+            << "no dim mapped to its axis";
+        const std::vector<size_t>& readers = readers_[output];
+        const bool inside = !original_.isOutput(output) && !original_.aliasedInput(output) &&
+                            std::all_of(readers.begin(), readers.end(),
+                                        [&](size_t r) { return r >= begin && r < end; });
+        const int32_t buffer =
+            allocate(output, program_.instructions, inside ? loop_id : -1, inside ? *axis : 0);
+        if (inside) rings.push_back(buffer);
+        is_ring[buffer] = inside;
+      }
+    }
+    ForLoop loop;
+    loop.loop = loop_id;
+    loop.body.emplace_back(SetCurrentStream{StreamRef{-1, loop_id, false}});
+    loop.body.emplace_back(Synchronize{StreamRef{0, -1, false}});
+    std::map<std::pair<int32_t, int32_t>, int32_t> views;  // by (kind, index) of the source
+    auto viewOf = [&](const ValueRef& source, int64_t axis) {
+      const auto key = std::make_pair(static_cast<int32_t>(source.kind), source.index);
+      auto found = views.find(key);
+      if (found != views.end()) return found->second;
+      Select select;
+      select.view = program_.num_buffers++;
+      select.source = source;
+      select.axis = axis;
+      select.loop = loop_id;
+      if (source.kind == SlotKind::Buffer && is_ring[source.index])
+        select.ring_slots = options_.streams;
+      views.emplace(key, select.view);
+      loop.body.emplace_back(select);
+      return select.view;
+    };
+    for (size_t step = begin; step < end; ++step) {
+      const Segment& segment = segmented_.segments[order_[step]];
+      const LoopSegmentInputs reads = loopSegmentInputs(segment, *stages_, stage);
+      LaunchKernel launch;
+      launch.segment = static_cast<int32_t>(order_[step]);
+      for (size_t i = 0; i < segment.inputs.size(); ++i) {
+        const ValueRef whole = valueOf(segment.inputs[i]);
+        if (reads.slice_length[i]) {
+          launch.inputs.push_back({SlotKind::SliceLength, loop_id});
+        } else if (reads.sliced_axis[i]) {
+          launch.inputs.push_back({SlotKind::Buffer, viewOf(whole, *reads.sliced_axis[i])});
+        } else {
+          launch.inputs.push_back(whole);
+        }
+      }
+      for (const Val* output : segment.outputs) {
+        const std::optional<int64_t> axis = stages_->slicedAxis(*output->as<TensorView>(), stage);
+        launch.outputs.push_back(viewOf(where_.at(output), *axis));
+      }
+      loop.body.emplace_back(std::move(launch));
+    }
+    program_.instructions.emplace_back(std::move(loop));
+    program_.instructions.emplace_back(SetCurrentStream{StreamRef{0, -1, false}});
+    program_.instructions.emplace_back(Synchronize{StreamRef{-1, loop_id, true}});
+    for (int32_t ring : rings) program_.instructions.emplace_back(Deallocate{ring});
+    freeAfter(end - 1);
   }
+
+  const SegmentedFusion& segmented_;
+  const Fusion& original_;
+  const StreamStages* stages_;
+  const HostProgramOptions& options_;
+  HostProgram program_;
+  std::vector<int32_t> stage_;
+  std::vector<size_t> order_;
+  std::map<const Val*, ValueRef> where_;
+  std::map<const Val*, int32_t> extent_slot_;
+  std::map<const Val*, size_t> last_reader_;
+  std::map<const Val*, std::vector<size_t>> readers_;
+  std::map<int32_t, const Val*> live_;  // buffers that hold intermediates, by buffer
+};
+
+}  // namespace
+
+HostProgram buildHostProgram(const SegmentedFusion& segmented, const StreamStages* stages,
+                             const HostProgramOptions& options) {
+  BRAZE_INTERNAL_CHECK(segmented.original != nullptr) << "buildHostProgram: no original fusion";
+  BRAZE_USER_CHECK(options.streams >= 1)
+      << "a stream loop runs on a pool of at least one stream, not " << options.streams;
+  HostProgram program = ProgramBuilder(segmented, stages, options).build();
+  const std::optional<std::string> problem = verifyHostProgram(program);
+  BRAZE_INTERNAL_CHECK(!problem.has_value())
+      << "buildHostProgram made an invalid program (" << *problem << "):\n"
+      << program.toString();
   return program;
 }
 
-std::string HostProgram::toString() const {
-  std::ostringstream os;
-  for (const Instruction& instruction : instructions) {
-    std::visit(Overloaded{
-                   [&](const Allocate& a) {
-                     if (a.alias_input >= 0) {
-                       os << "%" << a.buffer << " = "
-                          << refText(*this, *original, {SlotKind::Input, a.alias_input}) << "  ("
-                          << a.tensor->name() << ", written in place)\n";
-                       return;
-                     }
-                     os << "%" << a.buffer << " = allocate " << a.dtype << "[";
-                     for (size_t i = 0; i < a.extents.size(); ++i)
-                       os << (i ? ", " : "") << a.extents[i]->name();
-                     os << "]  (" << a.tensor->name() << ")\n";
-                   },
-                   [&](const Deallocate& d) { os << "deallocate %" << d.buffer << "\n"; },
-                   [&](const LaunchKernel& l) {
-                     os << "launch segment " << l.segment << " (";
-                     for (size_t i = 0; i < l.inputs.size(); ++i)
-                       os << (i ? ", " : "") << refText(*this, *original, l.inputs[i]);
-                     os << ") -> (";
-                     for (size_t i = 0; i < l.outputs.size(); ++i)
-                       os << (i ? ", " : "") << "%" << l.outputs[i];
-                     os << ")\n";
-                   },
-               },
-               instruction);
+std::vector<int32_t> segmentStages(const SegmentedFusion& segmented, const StreamStages& stages) {
+  std::vector<int32_t> result;
+  for (const Segment& segment : segmented.segments) {
+    int32_t stage = -1;
+    for (const Val* output : segment.outputs) {
+      const int32_t of = stages.stageOf(*output->definition());
+      BRAZE_INTERNAL_CHECK(stage < 0 || of == stage)
+          << "segment " << segment.id << " writes tensors of stream stages " << stage << " and "
+          << of;
+      stage = of;
+    }
+    result.push_back(std::max(stage, 0));
   }
-  os << "return (";
-  for (size_t i = 0; i < outputs.size(); ++i)
-    os << (i ? ", " : "") << (original ? refText(*this, *original, outputs[i]) : "?");
-  os << ")\n";
-  return os.str();
+  return result;
+}
+
+LoopSegmentInputs loopSegmentInputs(const Segment& segment, const StreamStages& stages,
+                                    int32_t stage) {
+  LoopSegmentInputs reads;
+  std::set<const Val*> sliced_extents = {stages.extentOf(stage)};
+  auto noteSliced = [&](const TensorView& tv, int64_t axis) {
+    sliced_extents.insert(tv.logicalNoReductions()[static_cast<size_t>(axis)]->logicalExtent());
+  };
+  for (const Val* input : segment.inputs) {
+    std::optional<int64_t> axis;
+    if (const auto* tv = input->dynCast<TensorView>()) {
+      axis = stages.slicedAxis(*tv, stage);
+      if (axis) noteSliced(*tv, *axis);
+    }
+    reads.sliced_axis.push_back(axis);
+  }
+  for (const Val* output : segment.outputs) {
+    const auto* tv = output->as<TensorView>();
+    if (std::optional<int64_t> axis = stages.slicedAxis(*tv, stage)) noteSliced(*tv, *axis);
+  }
+  for (const Val* input : segment.inputs)
+    reads.slice_length.push_back(input->isA<Scalar>() && sliced_extents.count(input) != 0);
+  return reads;
 }
 
 }  // namespace braze::host

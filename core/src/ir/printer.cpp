@@ -94,6 +94,7 @@ std::string describe(const Val* val) {
       os << tv->logical()[i]->name();
     }
     os << "]";
+    if (tv->streamAxis()) os << " stream(" << tv->streamAxis()->toString() << ")";
   }
   return os.str();
 }

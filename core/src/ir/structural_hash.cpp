@@ -60,6 +60,8 @@ class CanonicalWriter {
       for (const std::optional<bool>& contiguous : tv->contiguity()) {
         text << (!contiguous ? 'n' : (*contiguous ? 't' : 'f'));
       }
+      // Only stream-parallel tensors say so, so that other definitions keep their hashes.
+      if (tv->streamAxis()) text << " stream=" << tv->streamAxis()->toString();
     } else if (const auto* id = val->dynCast<IterDomain>()) {
       text << "id:" << id->iterType() << '{' << ref(id->extent());
       if (id->hasExpandedExtent()) text << " ex " << ref(id->expandedExtent());

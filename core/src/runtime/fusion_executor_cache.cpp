@@ -34,6 +34,7 @@ RuntimeOptions runtimeOptionsOf(const RunOptions& options) {
   runtime.segment_schedulers = options.segment_schedulers;
   runtime.arch = options.arch;
   runtime.compile_threads = options.compile_threads;
+  runtime.stream_pool = options.stream_pool;
   runtime.dump = options.dump;
   return runtime;
 }
@@ -41,12 +42,14 @@ RuntimeOptions runtimeOptionsOf(const RunOptions& options) {
 /// The part of the run options that selects a runtime, as text for the run keys.
 std::string optionsText(const RunOptions& options) {
   if (options.scheduler.empty() && options.segment_schedulers.empty() && !options.arch &&
-      options.device == 0) {
+      options.device == 0 && options.stream_pool == RunOptions{}.stream_pool) {
     return {};
   }
   std::string text = options.scheduler + ";" + std::to_string(options.device) + ";";
   for (const std::string& name : options.segment_schedulers) text += name + ",";
   if (options.arch) text += options.arch->toString();
+  if (options.stream_pool != RunOptions{}.stream_pool)
+    text += ";streams=" + std::to_string(options.stream_pool);
   return text;
 }
 

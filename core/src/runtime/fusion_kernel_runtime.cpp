@@ -28,6 +28,7 @@
 #include "braze/ir/structural_hash.h"
 #include "braze/sched/schedule_printer.h"
 #include "braze/segment/segmented_fusion_dot.h"
+#include "runtime/evaluated_sizes.h"
 #include "runtime/thread_pool.h"
 
 namespace braze {
@@ -38,17 +39,7 @@ using host::SlotKind;
 using host::ValueRef;
 
 constexpr int64_t kInt32Limit = int64_t{1} << 31;
-// Where planning pretends buffers live: aligned like every pool allocation.
-constexpr CUdeviceptr kPlanningPointer = 256;
-
-std::vector<int64_t> evaluatedSizes(const TensorView& tv, ExpressionEvaluator& extents) {
-  std::vector<int64_t> sizes;
-  for (const IterDomain* id : tv.logicalNoReductions()) {
-    sizes.push_back(toInt64(extents.evaluateOrThrow(
-        id->logicalExtent(), "extent of " + tv.name() + " (an intermediate between segments)")));
-  }
-  return sizes;
-}
+using runtime_detail::evaluatedSizes;
 
 /// An output written into an input must have the input's sizes for this run.
 void checkAliasedSizes(const std::string& output, const std::vector<int64_t>& output_sizes,
@@ -120,15 +111,24 @@ class RegistryChecker final : public SegmentChecker {
   const std::set<size_t>& unbuildable_;
 };
 
-size_t alignUp(size_t value, size_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
+}  // namespace
+
+namespace runtime_detail {
+
+std::vector<int64_t> evaluatedSizes(const TensorView& tv, ExpressionEvaluator& extents) {
+  std::vector<int64_t> sizes;
+  for (const IterDomain* id : tv.logicalNoReductions()) {
+    sizes.push_back(toInt64(extents.evaluateOrThrow(
+        id->logicalExtent(), "extent of " + tv.name() + " (an intermediate between segments)")));
+  }
+  return sizes;
 }
 
-}  // namespace
+}  // namespace runtime_detail
 
 bool RuntimeOptions::operator==(const RuntimeOptions& other) const {
   return scheduler == other.scheduler && segment_schedulers == other.segment_schedulers &&
-         arch == other.arch;
+         arch == other.arch && stream_pool == other.stream_pool;
 }
 
 RunContext RunContext::of(const Fusion& fusion, const std::vector<FusionArgument>& arguments) {
@@ -187,40 +187,13 @@ RunContext RunContext::of(const Fusion& fusion, const std::vector<FusionArgument
   return context;
 }
 
-std::vector<DeviceTensor> ExecutionPlan::outputTensors(
-    const std::vector<FusionArgument>& arguments,
-    std::span<const std::shared_ptr<driver::DeviceMemory>> memory) const {
-  std::vector<DeviceTensor> tensors;
-  tensors.reserve(outputs.size());
-  for (const host::ValueRef& ref : outputs) {
-    if (ref.kind == host::SlotKind::Input) {
-      tensors.push_back(std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]));
-      continue;
-    }
-    const Buffer& buffer = buffers[static_cast<size_t>(ref.index)];
-    const std::shared_ptr<driver::DeviceMemory>& block = memory[static_cast<size_t>(ref.index)];
-    tensors.push_back(DeviceTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides,
-                                           block ? block->pointer() : 0, device, block));
-  }
-  return tensors;
-}
-
-CUdeviceptr ExecutionPlan::workspaceFor(CUstream stream) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [owner, memory] : workspaces_) {
-    if (owner == stream) return memory->pointer();
-  }
-  // Not stream-ordered: the stream may be gone when the plan is evicted.
-  std::shared_ptr<driver::DeviceMemory> memory =
-      driver::DeviceMemory::allocate(device, workspace_bytes);
-  BRAZE_CU(memsetD8Async, memory->pointer(), 0, workspace_bytes, stream);
-  workspaces_.emplace_back(stream, memory);
-  return memory->pointer();
-}
-
 FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRegistry& registry,
                                          const RunContext& context, RuntimeOptions options)
     : fusion_(fusion), registry_(registry), options_(std::move(options)) {
+  const std::vector<TensorView*> tensors = fusion.allTensors();
+  if (std::any_of(tensors.begin(), tensors.end(),
+                  [](const TensorView* tv) { return tv->streamAxis().has_value(); }))
+    stages_ = std::make_unique<host::StreamStages>(fusion);
   auto info = [&](const Segment& segment) { return segmentInfo(segment, context); };
   // A warm process takes the segmentation and choices an earlier one made for these arguments.
   const std::shared_ptr<DecisionStore> store = defaultDecisionStore();
@@ -243,6 +216,11 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
   while (true) {
     if (!restored_ && !options_.scheduler.empty()) {
       // The user's word for the whole fusion: one segment, or an error saying why not.
+      BRAZE_USER_CHECK(!stages_ || stages_->stages().size() == 1)
+          << "FusionExecutorCache: scheduler " << options_.scheduler << " is forced for the "
+          << "whole fusion, but its stream axes split it into " << stages_->stages().size()
+          << " stages that run apart:\n"
+          << stages_->toString() << "Force schedulers per segment instead";
       const std::vector<Expr*> all = fusion.exprs();
       const std::vector<const Expr*> exprs(all.begin(), all.end());
       segmented_.original = &fusion;
@@ -254,6 +232,9 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
       segmenter_options.tensor_bytes = [&](const TensorView& tv) {
         return bytesOf(tv, *context.extents);
       };
+      if (stages_) {
+        segmenter_options.stage_of = [this](const Expr& expr) { return stages_->stageOf(expr); };
+      }
       segmented_ = segmentFusion(fusion, checker, segmenter_options);
     }
     BRAZE_USER_CHECK(options_.segment_schedulers.size() <= segmented_.segments.size())
@@ -261,7 +242,8 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
         << " schedulers forced per segment, but the fusion has " << segmented_.segments.size()
         << " segments:\n"
         << segmented_.toString();
-    program_ = host::buildHostProgram(segmented_);
+    program_ = host::buildHostProgram(segmented_, stages_.get(),
+                                      host::HostProgramOptions{options_.stream_pool});
 
     const DataType index_type = indexTypeFor(fusion, context);
     kernels_.resize(segmented_.segments.size());
@@ -481,7 +463,26 @@ SchedulerRuntimeInfo segmentRuntimeInfo(const Fusion& fusion, const Segment& seg
 
 SchedulerRuntimeInfo FusionKernelRuntime::segmentInfo(const Segment& segment,
                                                       const RunContext& context) const {
-  return segmentRuntimeInfo(fusion_, segment, context);
+  SchedulerRuntimeInfo info = segmentRuntimeInfo(fusion_, segment, context);
+  const int32_t stage = stages_ && !segment.outputs.empty()
+                            ? stages_->stageOf(*segment.outputs.front()->definition())
+                            : -1;
+  if (stage < 0 || !stages_->stages()[static_cast<size_t>(stage)].loop) return info;
+  // A stream loop's kernel is built for one iteration's slices: the first (longest) one.
+  const int64_t extent = toInt64(
+      context.extents->evaluateOrThrow(stages_->extentOf(stage), "the extent of a stream loop"));
+  const int64_t length =
+      std::min(stages_->stages()[static_cast<size_t>(stage)].slicing.sliceLength(extent), extent);
+  const host::LoopSegmentInputs reads = host::loopSegmentInputs(segment, *stages_, stage);
+  for (size_t i = 0; i < segment.inputs.size(); ++i) {
+    if (reads.slice_length[i]) {
+      info.arguments[i] = ScalarValue(length);
+    } else if (reads.sliced_axis[i]) {
+      auto& tensor = std::get<TensorArgumentInfo>(info.arguments[i]);
+      tensor.sizes[static_cast<size_t>(*reads.sliced_axis[i])] = length;
+    }
+  }
+  return info;
 }
 
 SchedulerChoice FusionKernelRuntime::chooseFor(size_t s, const RunContext& context) const {
@@ -504,274 +505,6 @@ bool FusionKernelRuntime::servesWithoutRecompiling(const RunContext& context) co
     }
   }
   return true;
-}
-
-void FrozenLaunch::Pointer::patch(std::vector<std::byte>& parameters, CUdeviceptr address) const {
-  if (!tensor_map) {
-    std::memcpy(parameters.data() + offset, &address, sizeof(address));
-    return;
-  }
-  CUtensorMap map;  // the driver wants it 64-byte aligned, which the packed bytes need not be
-  std::memcpy(&map, parameters.data() + offset, sizeof(map));
-  if (std::all_of(std::begin(map.opaque), std::end(map.opaque),
-                  [](auto word) { return word == 0; }))
-    return;
-  driver::checkDriver(
-      driver::driverApi().tensorMapReplaceAddress(&map, reinterpret_cast<void*>(address)),
-      "cuTensorMapReplaceAddress", "while re-addressing a tensor map parameter");
-  std::memcpy(parameters.data() + offset, &map, sizeof(map));
-}
-
-std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
-    const std::vector<FusionArgument>& arguments, const RunContext& context) const {
-  auto plan = std::make_shared<ExecutionPlan>();
-  plan->device = context.device;
-  plan->buffers.resize(static_cast<size_t>(program_.num_buffers));
-  std::vector<int64_t> extent_values;
-  for (const Val* extent : program_.extents)
-    extent_values.push_back(toInt64(context.extents->evaluateOrThrow(extent, "extent")));
-
-  auto planningArgument = [&](const ValueRef& ref) -> ExecutorArgument {
-    switch (ref.kind) {
-      case SlotKind::Input: {
-        const FusionArgument& argument = arguments[static_cast<size_t>(ref.index)];
-        if (const auto* scalar = std::get_if<ScalarValue>(&argument)) return *scalar;
-        return std::get<DeviceTensor>(argument);
-      }
-      case SlotKind::Buffer: {
-        const ExecutionPlan::Buffer& buffer = plan->buffers[static_cast<size_t>(ref.index)];
-        return DeviceTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides, kPlanningPointer,
-                                    context.device, nullptr);
-      }
-      case SlotKind::Extent:
-        return ScalarValue(extent_values[static_cast<size_t>(ref.index)]);
-    }
-    return ScalarValue(int64_t{0});
-  };
-
-  for (const host::Instruction& instruction : program_.instructions) {
-    if (const auto* allocate = std::get_if<host::Allocate>(&instruction)) {
-      ExecutionPlan::Buffer& buffer = plan->buffers[static_cast<size_t>(allocate->buffer)];
-      buffer.dtype = allocate->dtype;
-      buffer.sizes = evaluatedSizes(*allocate->tensor, *context.extents);
-      // Dense in the tensor's allocation order (row-major unless stride_order gave another):
-      // the order the kernel that writes it computes its offsets in.
-      buffer.strides = denseStrides(buffer.sizes, allocate->tensor->allocationOrder());
-      buffer.bytes = static_cast<size_t>(numelOf(buffer.sizes) * sizeInBytes(buffer.dtype));
-      buffer.alias_input = allocate->alias_input;
-      if (buffer.alias_input >= 0) {
-        continue;  // the input's memory (sizes checked in RunContext::of): nothing to allocate
-      }
-      plan->steps.push_back({ExecutionPlan::Step::Kind::Allocate, allocate->buffer, 0});
-    } else if (const auto* deallocate = std::get_if<host::Deallocate>(&instruction)) {
-      plan->steps.push_back({ExecutionPlan::Step::Kind::Deallocate, deallocate->buffer, 0});
-    } else {
-      const auto& launch = std::get<host::LaunchKernel>(instruction);
-      KernelExecutor& executor = *kernels_[static_cast<size_t>(launch.segment)].executor;
-      const GeneratedKernel& generated = executor.generatedKernel();
-      std::vector<ExecutorArgument> inputs;
-      for (const ValueRef& ref : launch.inputs) inputs.push_back(planningArgument(ref));
-      const LaunchPlan launch_plan = executor.plan(inputs);
-      std::vector<DeviceTensor> outputs;
-      for (int32_t buffer : launch.outputs) {
-        outputs.push_back(std::get<DeviceTensor>(planningArgument({SlotKind::Buffer, buffer})));
-      }
-      std::vector<CUdeviceptr> allocations(generated.parameters.size(), kPlanningPointer);
-      KernelArguments packed = executor.packArguments(launch_plan, inputs, outputs, allocations);
-
-      FrozenLaunch frozen;
-      frozen.launch = launch_plan.launch;
-      frozen.parameters.assign(packed.storage().begin(), packed.storage().end());
-      for (size_t i = 0; i < generated.parameters.size(); ++i) {
-        const KernelParameter& p = generated.parameters[i];
-        const size_t offset = packed.offset(i);
-        frozen.parameter_offsets.push_back(offset);
-        const auto position = static_cast<size_t>(p.fusion_position);
-        switch (p.kind) {
-          case Kind::InputTensor:
-          case Kind::InputTensorMap:
-            frozen.pointers.push_back(
-                {offset, launch.inputs[position], p.kind == Kind::InputTensorMap});
-            break;
-          case Kind::OutputTensor:
-          case Kind::OutputTensorMap: {
-            const ValueRef buffer{SlotKind::Buffer, launch.outputs[position]};
-            BRAZE_INTERNAL_CHECK(p.kind == Kind::OutputTensorMap ||
-                                 launch_plan.parameters[i].sizes ==
-                                     plan->buffers[static_cast<size_t>(buffer.index)].sizes)
-                << "segment " << launch.segment << " output " << position
-                << ": the kernel computes other sizes than the original fusion";
-            const int32_t alias = plan->buffers[static_cast<size_t>(buffer.index)].alias_input;
-            frozen.pointers.push_back({offset,
-                                       alias >= 0 ? ValueRef{SlotKind::Input, alias} : buffer,
-                                       p.kind == Kind::OutputTensorMap});
-            break;
-          }
-          case Kind::GlobalBuffer:
-            frozen.temporaries.push_back(
-                {offset, static_cast<size_t>(numelOf(launch_plan.parameters[i].sizes) *
-                                             sizeInBytes(p.dtype))});
-            break;
-          case Kind::Workspace:
-            frozen.workspaces.push_back({offset, plan->workspace_bytes});
-            plan->workspace_bytes =
-                alignUp(plan->workspace_bytes +
-                            static_cast<size_t>(launch_plan.parameters[i].workspace_bytes),
-                        256);
-            break;
-          case Kind::InputScalar:
-            break;
-        }
-      }
-      if (launch_plan.launch.isEmpty()) {
-        for (size_t j = 0; j < outputs.size(); ++j) {
-          BRAZE_USER_CHECK(outputs[j].numel() == 0)
-              << "segment " << launch.segment << " launches no threads for these inputs ("
-              << launch_plan.launch.toString() << ") but its output " << j
-              << " has elements it would leave unwritten; inputs with zero-size dims need "
-                 "another schedule for this fusion";
-        }
-      } else {
-        frozen.function = executor.prepareLaunch(launch_plan);
-      }
-      plan->steps.push_back(
-          {ExecutionPlan::Step::Kind::Launch, 0, static_cast<int32_t>(plan->launches.size())});
-      plan->launches.push_back(std::move(frozen));
-    }
-  }
-  plan->outputs = program_.outputs;
-  return plan;
-}
-
-std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
-                                                   const std::vector<FusionArgument>& arguments,
-                                                   CUstream stream) const {
-  driver::makePrimaryContextCurrent(plan.device);
-  const driver::DriverApi& api = driver::driverApi();
-  // Scratch reused by every run on this thread: the hit path allocates no bookkeeping.
-  thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> buffers;
-  thread_local std::vector<std::byte> parameters;
-  thread_local std::vector<void*> parameter_pointers;
-  thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
-  buffers.assign(plan.buffers.size(), nullptr);
-  auto pointerOf = [&](const ValueRef& ref) -> CUdeviceptr {
-    if (ref.kind == SlotKind::Buffer) {
-      const auto& memory = buffers[static_cast<size_t>(ref.index)];
-      return memory ? memory->pointer() : 0;
-    }
-    return std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]).data();
-  };
-  CUdeviceptr workspace = plan.workspace_bytes > 0 ? plan.workspaceFor(stream) : 0;
-  for (const ExecutionPlan::Step& step : plan.steps) {
-    switch (step.kind) {
-      case ExecutionPlan::Step::Kind::Allocate:
-        buffers[static_cast<size_t>(step.buffer)] = driver::DeviceMemory::allocateOnStream(
-            plan.device, plan.buffers[static_cast<size_t>(step.buffer)].bytes, stream);
-        break;
-      case ExecutionPlan::Step::Kind::Deallocate:
-        buffers[static_cast<size_t>(step.buffer)].reset();
-        break;
-      case ExecutionPlan::Step::Kind::Launch: {
-        const FrozenLaunch& launch = plan.launches[static_cast<size_t>(step.launch)];
-        if (launch.function == nullptr) break;  // no threads, nothing to write
-        parameters.assign(launch.parameters.begin(), launch.parameters.end());
-        auto patch = [&](size_t offset, CUdeviceptr pointer) {
-          std::memcpy(parameters.data() + offset, &pointer, sizeof(pointer));
-        };
-        for (const FrozenLaunch::Pointer& pointer : launch.pointers)
-          pointer.patch(parameters, pointerOf(pointer.source));
-        for (const FrozenLaunch::Temporary& temporary : launch.temporaries) {
-          temporaries.push_back(
-              driver::DeviceMemory::allocateOnStream(plan.device, temporary.bytes, stream));
-          patch(temporary.offset, temporaries.back()->pointer());
-        }
-        for (const FrozenLaunch::Workspace& region : launch.workspaces)
-          patch(region.parameter_offset, workspace + region.block_offset);
-        parameter_pointers.resize(launch.parameter_offsets.size());
-        for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
-          parameter_pointers[i] = parameters.data() + launch.parameter_offsets[i];
-        DriverLaunchConfig launch_config(launch.launch, stream);
-        const CUresult result = api.launchKernelEx(&launch_config.config, launch.function,
-                                                   parameter_pointers.data(), nullptr);
-        if (result != CUDA_SUCCESS) {
-          driver::checkDriver(result, "cuLaunchKernelEx",
-                              "while launching the kernel of segment " +
-                                  std::to_string(step.launch) + " with " +
-                                  launch.launch.toString());
-        }
-        temporaries.clear();  // freed in stream order, after the launch
-        break;
-      }
-    }
-  }
-  std::vector<DeviceTensor> outputs = plan.outputTensors(arguments, buffers);
-  buffers.clear();  // the outputs keep theirs; intermediates were freed by Deallocate
-  return outputs;
-}
-
-std::vector<HostTensor> FusionKernelRuntime::runOnHost(const std::vector<FusionArgument>& arguments,
-                                                       const RunContext& context) const {
-  std::vector<std::optional<HostTensor>> buffers(static_cast<size_t>(program_.num_buffers));
-  std::vector<int32_t> alias_input(buffers.size(), -1);
-  for (const host::Instruction& instruction : program_.instructions) {
-    if (const auto* allocate = std::get_if<host::Allocate>(&instruction))
-      alias_input[static_cast<size_t>(allocate->buffer)] = allocate->alias_input;
-  }
-  auto valueOf = [&](const ValueRef& ref) -> EvaluatorArgument {
-    switch (ref.kind) {
-      case SlotKind::Input: {
-        const FusionArgument& argument = arguments[static_cast<size_t>(ref.index)];
-        if (const auto* scalar = std::get_if<ScalarValue>(&argument)) return *scalar;
-        return std::get<HostTensor>(argument);
-      }
-      case SlotKind::Buffer:
-        return *buffers[static_cast<size_t>(ref.index)];
-      case SlotKind::Extent:
-        return context.extents->evaluateOrThrow(program_.extents[static_cast<size_t>(ref.index)],
-                                                "extent");
-    }
-    return ScalarValue(int64_t{0});
-  };
-  for (const host::Instruction& instruction : program_.instructions) {
-    if (const auto* deallocate = std::get_if<host::Deallocate>(&instruction)) {
-      buffers[static_cast<size_t>(deallocate->buffer)].reset();
-      continue;
-    }
-    const auto* launch = std::get_if<host::LaunchKernel>(&instruction);
-    if (launch == nullptr) continue;  // the evaluator allocates its own outputs
-    std::vector<EvaluatorArgument> inputs;
-    for (const ValueRef& ref : launch->inputs) inputs.push_back(valueOf(ref));
-    // The kernel a GPU would launch must take these sizes: refused here as it would be there.
-    if (const KernelExecutor* executor =
-            kernels_[static_cast<size_t>(launch->segment)].executor.get()) {
-      std::vector<ArgumentInfo> infos;
-      for (const EvaluatorArgument& input : inputs) {
-        if (const auto* tensor = std::get_if<HostTensor>(&input)) {
-          infos.emplace_back(argumentInfoOf(*tensor));
-        } else {
-          infos.emplace_back(std::get<ScalarValue>(input));
-        }
-      }
-      ExpressionEvaluator scalars;
-      executor->checkArguments(infos, scalars);
-    }
-    std::vector<EvaluatorArgument> results =
-        evaluateFusion(*segmented_.segments[static_cast<size_t>(launch->segment)].fusion, inputs);
-    for (size_t j = 0; j < launch->outputs.size(); ++j) {
-      const auto buffer = static_cast<size_t>(launch->outputs[j]);
-      buffers[buffer] = std::get<HostTensor>(results[j]);
-      if (alias_input[buffer] >= 0) {
-        // Written in place: into the input the caller passed, as a device run writes it.
-        const auto position = static_cast<size_t>(alias_input[buffer]);
-        HostTensor into = std::get<HostTensor>(arguments[position]);  // shares the memory
-        for (int64_t i = 0; i < into.numel(); ++i) into.setFlat(i, buffers[buffer]->atFlat(i));
-      }
-    }
-  }
-  std::vector<HostTensor> outputs;
-  for (const ValueRef& ref : program_.outputs)
-    outputs.push_back(std::get<HostTensor>(valueOf(ref)));
-  return outputs;
 }
 
 void FusionKernelRuntime::writeSegmentsDot(const RunContext& context) const {

@@ -2,6 +2,7 @@
 // launches with every buffer in memory the graph owns, so a replay is one cuGraphLaunch plus an
 // update of the kernels whose inputs moved.
 
+#include <algorithm>
 #include <cstring>
 
 #include "braze/driver/cuda_driver.h"
@@ -87,8 +88,37 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
     for (size_t i = 0; i < arguments.size(); ++i)
       instance.inputs[i] = inputPointer(arguments, static_cast<int32_t>(i));
     driver::checkDriver(api.graphCreate(&instance.graph, 0), "cuGraphCreate");
-    CUgraphNode previous = nullptr;
-    for (size_t k = 0; k < plan.launches.size(); ++k) {
+    // Launches on one stream run in order; a loop's pool streams start after the caller's work
+    // before the loop (Fork) and the caller's work after it waits for them all (Join): the
+    // graph's edges are those orders, so slices on different pool streams may run at once.
+    // Each pool stream has its own grid-reduction workspace, as in FusionKernelRuntime::run.
+    // after[lane]: the nodes (by position) the next launch on a lane waits for; lane 0 is the
+    // caller's stream, lane k + 1 pool stream k.
+    std::vector<std::vector<size_t>> after(static_cast<size_t>(plan.pool_streams) + 1);
+    std::vector<CUdeviceptr> workspaces = {workspace};
+    for (int32_t k = 0; k < plan.pool_streams && plan.workspace_bytes > 0; ++k) {
+      instance.temporaries.push_back(
+          driver::DeviceMemory::allocate(plan.device, plan.workspace_bytes));
+      BRAZE_CU(memsetD8Async, instance.temporaries.back()->pointer(), 0, plan.workspace_bytes,
+               stream);
+      workspaces.push_back(instance.temporaries.back()->pointer());
+    }
+    std::vector<std::vector<size_t>> dependencies;  // per node
+    for (const ExecutionPlan::Step& step : plan.steps) {
+      const auto lane = static_cast<size_t>(step.stream + 1);
+      if (step.kind == ExecutionPlan::Step::Kind::Fork) {
+        after[lane] = after[0];
+        continue;
+      }
+      if (step.kind == ExecutionPlan::Step::Kind::Join) {
+        for (int32_t k = 0; k < step.stream; ++k) {
+          const std::vector<size_t>& done = after[static_cast<size_t>(k) + 1];
+          after[0].insert(after[0].end(), done.begin(), done.end());
+        }
+        continue;
+      }
+      if (step.kind != ExecutionPlan::Step::Kind::Launch) continue;
+      const auto k = static_cast<size_t>(step.launch);
       const FrozenLaunch& launch = plan.launches[k];
       if (launch.function == nullptr) continue;  // no threads
       ExecutionPlan::GraphInstance::Node node;
@@ -106,12 +136,15 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
         patch(node.parameters, temporary.offset, instance.temporaries.back()->pointer());
       }
       for (const FrozenLaunch::Workspace& region : launch.workspaces)
-        patch(node.parameters, region.parameter_offset, workspace + region.block_offset);
+        patch(node.parameters, region.parameter_offset, workspaces[lane] + region.block_offset);
       node.pointers.resize(launch.parameter_offsets.size());
+      dependencies.push_back(after[lane]);
       instance.nodes.push_back(std::move(node));
+      after[lane] = {instance.nodes.size() - 1};
     }
     // The parameter arrays point into each node's bytes: fixed once every node exists.
-    for (ExecutionPlan::GraphInstance::Node& node : instance.nodes) {
+    for (size_t n = 0; n < instance.nodes.size(); ++n) {
+      ExecutionPlan::GraphInstance::Node& node = instance.nodes[n];
       const FrozenLaunch& launch = plan.launches[node.launch];
       for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
         node.pointers[i] = node.parameters.data() + launch.parameter_offsets[i];
@@ -125,10 +158,16 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
       params.blockDimZ = static_cast<unsigned>(launch.launch.block[2]);
       params.sharedMemBytes = static_cast<unsigned>(launch.launch.dynamic_shared_memory_bytes);
       params.kernelParams = node.pointers.data();
-      driver::checkDriver(
-          api.graphAddKernelNode(&node.node, instance.graph, previous ? &previous : nullptr,
-                                 previous ? 1 : 0, &params),
-          "cuGraphAddKernelNode");
+      std::vector<CUgraphNode> depends;
+      for (size_t position : dependencies[n]) {
+        const CUgraphNode before = instance.nodes[position].node;
+        if (std::find(depends.begin(), depends.end(), before) == depends.end())
+          depends.push_back(before);
+      }
+      driver::checkDriver(api.graphAddKernelNode(&node.node, instance.graph,
+                                                 depends.empty() ? nullptr : depends.data(),
+                                                 depends.size(), &params),
+                          "cuGraphAddKernelNode");
       if (launch.launch.ctasPerCluster() != 1) {
         // A kernel node takes its cluster shape as a node attribute, as a launch does.
         CUlaunchAttributeValue cluster{};
@@ -139,7 +178,6 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
                                 node.node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &cluster),
                             "cuGraphKernelNodeSetAttribute", launch.launch.toString());
       }
-      previous = node.node;
     }
     driver::checkDriver(api.graphInstantiate(&instance.exec, instance.graph, 0),
                         "cuGraphInstantiateWithFlags");

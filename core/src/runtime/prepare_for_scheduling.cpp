@@ -6,6 +6,7 @@
 #include "braze/ir/output_aliases.h"
 #include "braze/ir/redundant_expands.h"
 #include "braze/ir/scatter_as_matches.h"
+#include "braze/ir/stream_axes.h"
 #include "braze/ir/welford_as_sums.h"
 #include "runtime/extent_equalities.h"
 
@@ -13,6 +14,7 @@ namespace braze {
 
 int64_t prepareForScheduling(Fusion& fusion,
                              std::span<const std::pair<const Val*, const Val*>> equal_extents) {
+  takeStreamAxes(fusion);
   int64_t rewrites = bypassRedundantExpands(fusion, equal_extents);
   // Before the squeezes: a scatter of one position per row reduces over a dim of one.
   rewrites += scattersAsMatches(fusion);

@@ -355,7 +355,7 @@ class Segmenter : public segment_detail::RecomputeGraph {
   // cached by the nodes and the outputs' ids.
   const std::optional<std::string>& checkWriting(const std::vector<int32_t>& nodes,
                                                  std::vector<const Val*> outputs) {
-    if (holdsSegmentSetAndReader(nodes)) return kRefused;
+    if (holdsSegmentSetAndReader(nodes) || spansStages(nodes)) return kRefused;
     sortOutputs(outputs);
     if (outputs == outputsOf(nodes, {})) return check(nodes, {});
     std::vector<int32_t> key = nodes;
@@ -372,7 +372,7 @@ class Segmenter : public segment_detail::RecomputeGraph {
   // once.
   const std::optional<std::string>& check(const std::vector<int32_t>& members,
                                           const std::vector<const Val*>& extras) {
-    if (holdsSegmentSetAndReader(members)) return kRefused;
+    if (holdsSegmentSetAndReader(members) || spansStages(members)) return kRefused;
     std::vector<int32_t> key = members;
     if (!extras.empty()) {
       key.push_back(-1);
@@ -398,6 +398,15 @@ class Segmenter : public segment_detail::RecomputeGraph {
       }
     }
     return false;
+  }
+
+  // Whether `nodes` hold Exprs of two stages (SegmenterOptions::stage_of).
+  bool spansStages(const std::vector<int32_t>& nodes) const {
+    if (!options_.stage_of || nodes.empty()) return false;
+    const int32_t first = options_.stage_of(*nodes_[static_cast<size_t>(nodes.front())]);
+    return std::any_of(nodes.begin() + 1, nodes.end(), [&](int32_t node) {
+      return options_.stage_of(*nodes_[static_cast<size_t>(node)]) != first;
+    });
   }
 
   bool mergeRound(const std::vector<Candidate>& candidates) {
@@ -456,6 +465,10 @@ class Segmenter : public segment_detail::RecomputeGraph {
       bool written = false;
       for (size_t i = 0; i < groups.size() && !written; ++i) {
         if (!std::binary_search(computed[i].begin(), computed[i].end(), output->definition()))
+          continue;
+        if (options_.stage_of && !groups[i].nodes.empty() &&
+            options_.stage_of(*nodes_[static_cast<size_t>(groups[i].nodes.front())]) !=
+                options_.stage_of(*output->definition()))
           continue;
         std::vector<const Val*> with = extras[i];
         with.push_back(output);

@@ -53,6 +53,7 @@ struct DriverApi {
   decltype(&::cuEventRecord) eventRecord;
   decltype(&::cuEventSynchronize) eventSynchronize;
   decltype(&::cuEventElapsedTime) eventElapsedTime;
+  decltype(&::cuStreamWaitEvent) streamWaitEvent;
   decltype(&::cuGraphCreate) graphCreate;
   decltype(&::cuGraphAddKernelNode) graphAddKernelNode;
   decltype(&::cuGraphInstantiate) graphInstantiate;

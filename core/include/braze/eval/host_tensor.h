@@ -54,6 +54,8 @@ class HostTensor {
   HostTensor permuted(const std::vector<int64_t>& dims) const;
   /// A view of every `step`-th element along `dim`, starting at `start`.
   HostTensor strided(int64_t dim, int64_t start, int64_t step) const;
+  /// A view of elements [start, start + length) along `dim`.
+  HostTensor narrowed(int64_t dim, int64_t start, int64_t length) const;
   /// A view with the given size-1 dims expanded to `sizes` by stride 0.
   HostTensor expanded(const std::vector<int64_t>& sizes) const;
   /// A contiguous copy.

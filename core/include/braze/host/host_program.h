@@ -1,28 +1,43 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "braze/ir/data_type.h"
 #include "braze/ir/fusion.h"
+#include "braze/ir/stream_axes.h"
 #include "braze/segment/segmented_fusion.h"
 
 namespace braze::host {
 
-/// Where a value of a host program lives while it runs: a fusion input, a buffer the program
-/// allocates, or an extent it evaluates from the inputs' sizes.
-enum class SlotKind : uint8_t { Input, Buffer, Extent };
+class StreamStages;
+
+/// Where a value of a host program lives while it runs: a fusion input, a tensor slot (a buffer
+/// the program allocates, or a view that Select makes of one slice of a tensor), an extent it
+/// evaluates from the inputs' sizes, or the length of the current slice of a stream loop.
+enum class SlotKind : uint8_t { Input, Buffer, Extent, SliceLength };
 
 struct ValueRef {
   SlotKind kind = SlotKind::Input;
-  int32_t index = 0;
+  int32_t index = 0;  ///< SliceLength: the loop (HostProgram::loops)
   bool operator==(const ValueRef&) const = default;
 };
 
-/// Allocates `buffer` from the stream-ordered pool: a contiguous tensor of `dtype` whose sizes
-/// are the original fusion's `extents` (Index scalars, evaluated from the inputs' sizes).
+/// A stream loop: `slices(extent)` iterations, iteration i over elements
+/// [i * sliceLength(extent), ...) of the sliced axes, on pool stream i % streams.
+struct Loop {
+  ValueRef extent;  ///< an Extent slot
+  StreamAxis slicing;
+  const TensorView* reference = nullptr;  ///< the tensor whose stream axis it runs over
+  int32_t streams = 4;
+};
+
+/// Allocates tensor slot `buffer` from the stream-ordered pool: a dense tensor of `dtype` in
+/// `tensor`'s allocation order whose sizes are the original fusion's `extents` (Index scalars,
+/// evaluated from the inputs' sizes).
 struct Allocate {
   int32_t buffer = 0;
   DataType dtype = DataType::Float32;
@@ -31,39 +46,103 @@ struct Allocate {
   /// >= 0: the buffer is this fusion input's memory (an output written in place,
   /// Fusion::aliasOutputToInput): nothing is allocated, and the input is what the run returns.
   int32_t alias_input = -1;
+  /// A ring for a tensor written and read inside one stream loop: `ring_slots` slices of loop
+  /// `ring_loop` along dim `ring_axis`, not the whole tensor. 0: the whole tensor.
+  int32_t ring_slots = 0;
+  int32_t ring_loop = -1;
+  int64_t ring_axis = 0;
 };
 
-/// Returns `buffer` to the pool in stream order: every launch enqueued before still sees it.
+/// Returns tensor slot `buffer` to the pool in stream order: every launch enqueued before
+/// still sees it.
 struct Deallocate {
   int32_t buffer = 0;
 };
 
 /// Launches the kernel of segment `segment`: `inputs` in the order of the segment fusion's
-/// inputs, `outputs` (buffers) in the order of its outputs.
+/// inputs, `outputs` (tensor slots) in the order of its outputs.
 struct LaunchKernel {
   int32_t segment = 0;
   std::vector<ValueRef> inputs;
   std::vector<int32_t> outputs;
 };
 
-using Instruction = std::variant<Allocate, Deallocate, LaunchKernel>;
+/// Makes tensor slot `view` an alias of the current iteration's slice of `source` along dim
+/// `axis`: elements [i * length, ...) of iteration i of loop `loop`, or for a ring (`ring_slots`
+/// > 0) slice i % ring_slots of it. No copy; valid until the iteration ends.
+struct Select {
+  int32_t view = 0;
+  ValueRef source;
+  int64_t axis = 0;
+  int32_t loop = 0;
+  int32_t ring_slots = 0;
+};
+
+/// A stream: one the program saved (`saved`, a stream slot), the pool stream of the current
+/// iteration of loop `loop` (iteration % streams), or with `every` each pool stream loop `loop`
+/// used.
+struct StreamRef {
+  int32_t saved = -1;
+  int32_t loop = -1;
+  bool every = false;
+  bool operator==(const StreamRef&) const = default;
+};
+
+/// Saves the stream the program runs on in stream slot `stream`.
+struct GetCurrentStream {
+  int32_t stream = 0;
+};
+
+/// Later instructions enqueue their work on `stream`.
+struct SetCurrentStream {
+  StreamRef stream;
+};
+
+/// The current stream waits for the work enqueued on `stream` so far (an event recorded there
+/// and waited on here): the host never blocks.
+struct Synchronize {
+  StreamRef stream;
+};
+
+struct Instruction;
+
+/// Runs `body` once per iteration of loop `loop` (HostProgram::loops).
+struct ForLoop {
+  int32_t loop = 0;
+  std::vector<Instruction> body;
+};
+
+struct Instruction : std::variant<Allocate, Deallocate, LaunchKernel, Select, GetCurrentStream,
+                                  SetCurrentStream, Synchronize, ForLoop> {
+  using variant::variant;
+};
 
 /// The plan of a FusionKernelRuntime as a small program that one evaluator runs: allocations,
-/// one launch per segment in order, and deallocations once a buffer's last reader has been
-/// enqueued (so the pool hands its memory to later allocations of the same run). A one-kernel
-/// fusion is Allocate(outputs) + one LaunchKernel.
+/// one launch per segment in order, stream loops that launch segments once per slice on a pool
+/// of streams, and deallocations once a buffer's last reader has been enqueued (so the pool
+/// hands its memory to later allocations of the same run). A one-kernel fusion is
+/// Allocate(outputs) + one LaunchKernel.
 struct HostProgram {
   const Fusion* original = nullptr;  ///< the fusion whose values the program names
   std::vector<Instruction> instructions;
-  int32_t num_buffers = 0;
-  /// Extents the program evaluates (slot Extent i is extents[i]): buffer sizes and the Index
-  /// scalars segments take as inputs.
+  int32_t num_buffers = 0;  ///< tensor slots: allocations and views
+  int32_t num_streams = 0;  ///< stream slots
+  /// Extents the program evaluates (slot Extent i is extents[i]): buffer sizes, loop extents
+  /// and the Index scalars segments take as inputs.
   std::vector<const Val*> extents;
+  std::vector<Loop> loops;
   /// Where each output of the original fusion is found when the program ends.
   std::vector<ValueRef> outputs;
 
-  /// BRAZE_DUMP=host_ir: one instruction per line, with the original fusion's names.
+  /// BRAZE_DUMP=host_ir: one instruction per line, with the original fusion's names; loop
+  /// bodies indented.
   std::string toString() const;
+};
+
+/// How a program runs stream loops.
+struct HostProgramOptions {
+  /// Streams in each loop's pool (iteration i runs on stream i % streams).
+  int32_t streams = 4;
 };
 
 /// The program that runs `segmented`'s segments in an order that respects their data flow and
@@ -72,6 +151,35 @@ struct HostProgram {
 /// freed after its last reader; the original fusion's outputs are allocated and never freed
 /// (they are returned), except aliased ones, which are their input's memory. An output that is
 /// an input of the original is returned as the input.
-HostProgram buildHostProgram(const SegmentedFusion& segmented);
+///
+/// With `stages` (a fusion with stream axes; segments then hold Exprs of one stage each), the
+/// segments of a loop stage run in one ForLoop: each iteration switches to its pool stream,
+/// waits for the caller's stream, selects the slices its segments read and write, and launches
+/// them; after the loop the caller's stream waits for every pool stream. A tensor written and
+/// read only inside one loop gets a ring of `streams` slices instead of its whole size.
+/// The program is verified (verifyHostProgram) before it is returned.
+HostProgram buildHostProgram(const SegmentedFusion& segmented, const StreamStages* stages = nullptr,
+                             const HostProgramOptions& options = {});
+
+/// What is wrong with `program`, or nullopt: every tensor slot defined (allocated, or selected
+/// inside its loop) before its use and not used after it is freed or its loop ends; every
+/// allocation that is not an output freed once, after its last use; views and rings within
+/// their base (dims in range, rings read by their own loop); stream slots saved before use,
+/// pool streams named inside their loop and joined after it; the caller's stream current again
+/// at the end of every loop and of the program.
+std::optional<std::string> verifyHostProgram(const HostProgram& program);
+
+/// The stage of each segment of `segmented` (the stage of the Exprs that write its outputs).
+std::vector<int32_t> segmentStages(const SegmentedFusion& segmented, const StreamStages& stages);
+
+/// How a segment of loop stage `stage` reads each of its inputs in one iteration: the dim it
+/// slices (a tensor), or whole (nullopt); `slice_length[i]` for an Index scalar that is the
+/// extent of a sliced dim (it then takes the slice's length).
+struct LoopSegmentInputs {
+  std::vector<std::optional<int64_t>> sliced_axis;
+  std::vector<bool> slice_length;
+};
+LoopSegmentInputs loopSegmentInputs(const Segment& segment, const StreamStages& stages,
+                                    int32_t stage);
 
 }  // namespace braze::host

@@ -1,12 +1,13 @@
 #pragma once
 
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "braze/ir/iter_domain.h"
 #include "braze/ir/statement.h"
+#include "braze/ir/stream_axes.h"
 
 namespace braze {
 
@@ -73,6 +74,11 @@ class TensorView : public Val {
   MemoryType memoryType() const { return memory_type_; }
   void setMemoryType(MemoryType type) { memory_type_ = type; }
 
+  /// The axis the runtime slices this tensor along, one slice per stream-loop iteration
+  /// (braze/ir/stream_axes.h); nullopt for a tensor computed whole.
+  const std::optional<StreamAxis>& streamAxis() const { return stream_axis_; }
+  void setStreamAxis(std::optional<StreamAxis> axis) { stream_axis_ = std::move(axis); }
+
   // ---- Scheduling primitives (implemented in core/src/sched). They change only the loop
   // domain, parallel types, memory type and inline position, never the math. Axes index the
   // loop domain (negative counts from the end). Each returns `this` for chaining unless noted;
@@ -130,6 +136,7 @@ class TensorView : public Val {
   std::vector<std::optional<bool>> contiguity_;
   MemoryType memory_type_ = MemoryType::Global;
   int64_t inline_position_ = 0;
+  std::optional<StreamAxis> stream_axis_;
 };
 
 }  // namespace braze

@@ -33,6 +33,8 @@ struct RunOptions {
   std::vector<std::string> segment_schedulers;
   std::optional<driver::GpuArch> arch;
   int compile_threads = 0;
+  /// Streams in the pool each stream loop (ParallelType::Stream) runs its iterations on.
+  int stream_pool = 4;
   /// Run as a CUDA graph (FusionKernelRuntime::runGraph): one launch for all segments once
   /// captured. The outputs are then the graph's own buffers, overwritten by the next graph run
   /// with the same sizes on the same stream.

@@ -15,6 +15,7 @@
 #include "braze/driver/device_properties.h"
 #include "braze/eval/host_tensor.h"
 #include "braze/host/host_program.h"
+#include "braze/host/stream_stages.h"
 #include "braze/plugin/scheduler_registry.h"
 #include "braze/runtime/decision_store.h"
 #include "braze/runtime/device_tensor.h"
@@ -41,6 +42,8 @@ struct RuntimeOptions {
   std::optional<driver::GpuArch> arch;
   /// Threads that compile segments; 0: one per hardware thread, at most one per segment.
   int compile_threads = 0;
+  /// Streams in the pool each stream loop runs its iterations on (ParallelType::Stream).
+  int stream_pool = 4;
   /// segments, host_ir and the per-kernel switches (scheduled, cuda_kernel, ...).
   DumpOptions dump = {};
 
@@ -84,6 +87,8 @@ struct FrozenLaunch {
     size_t offset = 0;
     host::ValueRef source;
     bool tensor_map = false;
+    /// Added to the source's address: where a stream loop's slice of it starts.
+    int64_t byte_offset = 0;
 
     /// Writes `address` into `parameters` (the launch's packed parameters) where this says.
     /// A tensor map is re-addressed on the host (cuTensorMapReplaceAddress); an all-zero map,
@@ -118,15 +123,21 @@ class ExecutionPlan {
     size_t bytes = 0;
     int32_t alias_input = -1;  ///< >= 0: this fusion input's memory, never allocated
   };
+  /// The host program with its stream loops unrolled: allocations and frees on the caller's
+  /// stream, launches on it or on a pool stream, and the events between them (Fork: pool stream
+  /// `stream` waits for the caller's work so far; Join: the caller waits for pool streams
+  /// 0 .. `stream` - 1).
   struct Step {
-    enum class Kind : uint8_t { Allocate, Deallocate, Launch } kind = Kind::Launch;
-    int32_t buffer = 0;  ///< Allocate, Deallocate
-    int32_t launch = 0;  ///< Launch: index into launches
+    enum class Kind : uint8_t { Allocate, Deallocate, Launch, Fork, Join } kind = Kind::Launch;
+    int32_t buffer = 0;   ///< Allocate, Deallocate
+    int32_t launch = 0;   ///< Launch: index into launches
+    int32_t stream = -1;  ///< Launch: -1 the caller's stream, k >= 0 pool stream k; Fork, Join
   };
 
   int device = 0;
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
+  int32_t pool_streams = 0;  ///< pool streams the steps use
   std::vector<FrozenLaunch> launches;
   std::vector<host::ValueRef> outputs;
   size_t workspace_bytes = 0;
@@ -226,6 +237,8 @@ class FusionKernelRuntime {
   std::string explain() const;
 
  private:
+  /// What the schedulers see of `segment`: segmentRuntimeInfo, with the slices one iteration
+  /// reads and writes when the segment runs in a stream loop.
   SchedulerRuntimeInfo segmentInfo(const Segment& segment, const RunContext& context) const;
   SchedulerChoice chooseFor(size_t segment, const RunContext& context) const;
   /// BRAZE_DUMP=segments_dot: the segmentation as a Graphviz file in the dump folder.
@@ -246,6 +259,8 @@ class FusionKernelRuntime {
   const SchedulerRegistry& registry_;
   RuntimeOptions options_;
   SegmentedFusion segmented_;
+  /// Which Exprs run in stream loops; null for a fusion without stream axes.
+  std::unique_ptr<host::StreamStages> stages_;
   host::HostProgram program_;
   std::vector<SegmentKernel> kernels_;
   bool restored_ = false;

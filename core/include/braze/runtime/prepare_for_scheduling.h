@@ -12,7 +12,9 @@ namespace braze {
 /// definitions stated the way Braze's schedulers take them. The executor cache applies it to
 /// its copy of a fusion before segmenting; anything else that asks a scheduler about a user's
 /// fusion (fd.sched.can_schedule, compute_heuristics, schedule) must ask about the prepared
-/// one too, or it answers for a fusion fd.execute never schedules. In order:
+/// one too, or it answers for a fusion fd.execute never schedules. First takeStreamAxes turns
+/// ParallelType::Stream axes into the tensors' stream axes (the definition is then unscheduled,
+/// and not counted as a rewrite); then, in order:
 ///   1. bypassRedundantExpands: elementwise ops read a broadcast instead of an expand that adds
 ///      nothing (`mul(x, broadcast_in_dim(w, x.shape(), [1]))`);
 ///   2. scattersAsMatches: a scatter becomes matches over its index, which the shipped

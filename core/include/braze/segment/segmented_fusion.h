@@ -86,6 +86,10 @@ struct SegmenterOptions {
   /// user-visible extents, a symbolic extent counting as kSymbolicExtent elements. A runtime
   /// that knows the input sizes passes the real bytes.
   std::function<std::optional<int64_t>(const TensorView&)> tensor_bytes;
+  /// The stage of each tensor Expr when the fusion runs in stages (host::StreamStages: stream
+  /// loops and what runs between them): no segment holds Exprs of two stages, and a forwarded
+  /// output is written by a segment of its own Expr's stage. Unset: one stage.
+  std::function<int32_t(const Expr&)> stage_of;
   /// What a symbolic extent counts for in the default estimate of bytes: large, so that a
   /// tensor over [rows, row] outweighs one over [rows].
   static constexpr int64_t kSymbolicExtent = 1024;

@@ -1,0 +1,465 @@
+// Frozen plans: the host program unrolled for one exact argument signature (stream loops
+// included: one frozen launch per iteration and segment), and running them on a stream and
+// the pool streams of its loops.
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/device_memory.h"
+#include "braze/driver/primary_context.h"
+#include "braze/eval/strided_layout.h"
+#include "braze/runtime/fusion_kernel_runtime.h"
+#include "runtime/evaluated_sizes.h"
+
+namespace braze {
+namespace {
+
+using Kind = KernelParameter::Kind;
+using host::SlotKind;
+using host::ValueRef;
+using Step = ExecutionPlan::Step;
+
+// Where planning pretends buffers live: aligned like every pool allocation.
+constexpr CUdeviceptr kPlanningPointer = 256;
+
+size_t alignUp(size_t value, size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+template <typename... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+
+// The streams of stream loops on `device`: made once per process, never destroyed (a plan
+// may be replayed until the process ends).
+const std::vector<CUstream>& poolStreams(int device, int32_t count) {
+  static std::mutex mutex;
+  static std::map<int, std::vector<CUstream>> pools;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<CUstream>& pool = pools[device];
+  while (static_cast<int32_t>(pool.size()) < count) {
+    CUstream stream = nullptr;
+    driver::checkDriver(driver::driverApi().streamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                        "cuStreamCreate", "while making the pool streams of a stream loop");
+    pool.push_back(stream);
+  }
+  return pool;
+}
+
+// Events a thread records to order its streams: one per pool stream and one for the caller's.
+// Recording an event again is safe once a wait has been enqueued on it: the wait keeps the
+// work recorded at the time it was enqueued.
+CUevent threadEvent(int device, size_t index) {
+  thread_local std::map<int, std::vector<CUevent>> events;
+  std::vector<CUevent>& list = events[device];
+  while (list.size() <= index) {
+    CUevent event = nullptr;
+    driver::checkDriver(driver::driverApi().eventCreate(&event, CU_EVENT_DISABLE_TIMING),
+                        "cuEventCreate", "while ordering the streams of a stream loop");
+    list.push_back(event);
+  }
+  return list[index];
+}
+
+// A tensor slot while planning: its memory (an input or a buffer, and a byte offset into it
+// for a slice) and its shape.
+struct PlannedTensor {
+  ValueRef base;
+  int64_t byte_offset = 0;
+  DataType dtype = DataType::Float32;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+};
+
+struct Iteration {
+  int64_t index = 0;
+  int64_t start = 0;
+  int64_t length = 0;
+};
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const host::HostProgram& program,
+              const std::vector<FusionKernelRuntime::SegmentKernel>& kernels,
+              const std::vector<FusionArgument>& arguments, const RunContext& context,
+              ExecutionPlan& plan)
+      : program_(program),
+        kernels_(kernels),
+        arguments_(arguments),
+        context_(context),
+        plan_(plan),
+        slots_(static_cast<size_t>(program.num_buffers)),
+        iterations_(program.loops.size()) {
+    plan_.device = context.device;
+    plan_.buffers.resize(static_cast<size_t>(program.num_buffers));
+    for (const Val* extent : program.extents)
+      extents_.push_back(toInt64(context.extents->evaluateOrThrow(extent, "extent")));
+  }
+
+  void build() {
+    for (const host::Instruction& instruction : program_.instructions) visit(instruction);
+    plan_.outputs = program_.outputs;
+  }
+
+ private:
+  int64_t extent(const ValueRef& ref) const { return extents_[static_cast<size_t>(ref.index)]; }
+
+  int64_t sliceLength(int32_t loop) const {
+    const host::Loop& l = program_.loops[static_cast<size_t>(loop)];
+    const int64_t whole = extent(l.extent);
+    return std::min(l.slicing.sliceLength(whole), whole);
+  }
+
+  PlannedTensor tensorOf(const ValueRef& ref) const {
+    if (ref.kind == SlotKind::Buffer) return slots_[static_cast<size_t>(ref.index)];
+    const auto& tensor = std::get<DeviceTensor>(arguments_[static_cast<size_t>(ref.index)]);
+    return {ref, 0, tensor.dtype(), tensor.sizes(), tensor.strides()};
+  }
+
+  // What the executor plans a launch with: the tensor at its planning address (an input's
+  // real one), or the scalar.
+  ExecutorArgument argumentOf(const ValueRef& ref) const {
+    switch (ref.kind) {
+      case SlotKind::Input: {
+        const FusionArgument& argument = arguments_[static_cast<size_t>(ref.index)];
+        if (const auto* scalar = std::get_if<ScalarValue>(&argument)) return *scalar;
+        return std::get<DeviceTensor>(argument);
+      }
+      case SlotKind::Buffer: {
+        const PlannedTensor& t = slots_[static_cast<size_t>(ref.index)];
+        const CUdeviceptr base =
+            t.base.kind == SlotKind::Input
+                ? std::get<DeviceTensor>(arguments_[static_cast<size_t>(t.base.index)]).data()
+                : kPlanningPointer;
+        return DeviceTensor::borrow(t.dtype, t.sizes, t.strides,
+                                    base + static_cast<CUdeviceptr>(t.byte_offset), context_.device,
+                                    nullptr);
+      }
+      case SlotKind::Extent:
+        return ScalarValue(extent(ref));
+      case SlotKind::SliceLength:
+        return ScalarValue(iterations_[static_cast<size_t>(ref.index)].length);
+    }
+    return ScalarValue(int64_t{0});
+  }
+
+  void visit(const host::Instruction& instruction) {
+    std::visit(
+        Overloaded{
+            [&](const host::Allocate& a) { allocate(a); },
+            [&](const host::Deallocate& d) {
+              plan_.steps.push_back({Step::Kind::Deallocate, d.buffer, 0, -1});
+            },
+            [&](const host::LaunchKernel& l) { launch(l); },
+            [&](const host::Select& s) {
+              const PlannedTensor source = tensorOf(s.source);
+              const Iteration& at = iterations_[static_cast<size_t>(s.loop)];
+              const int64_t start =
+                  s.ring_slots > 0 ? (at.index % s.ring_slots) * sliceLength(s.loop) : at.start;
+              PlannedTensor view = source;
+              const auto axis = static_cast<size_t>(s.axis);
+              view.sizes[axis] = at.length;
+              view.byte_offset += start * source.strides[axis] * sizeInBytes(source.dtype);
+              slots_[static_cast<size_t>(s.view)] = std::move(view);
+            },
+            [&](const host::GetCurrentStream&) {},
+            [&](const host::SetCurrentStream& s) {
+              if (s.stream.saved >= 0) {
+                stream_ = -1;
+                return;
+              }
+              const int32_t streams = program_.loops[static_cast<size_t>(s.stream.loop)].streams;
+              stream_ = static_cast<int32_t>(iterations_[static_cast<size_t>(s.stream.loop)].index %
+                                             streams);
+              plan_.pool_streams = std::max(plan_.pool_streams, stream_ + 1);
+            },
+            [&](const host::Synchronize& s) {
+              if (s.stream.every) {
+                const host::Loop& loop = program_.loops[static_cast<size_t>(s.stream.loop)];
+                const auto used = static_cast<int32_t>(
+                    std::min<int64_t>(loop.streams, loop.slicing.slices(extent(loop.extent))));
+                if (used > 0) plan_.steps.push_back({Step::Kind::Join, 0, 0, used});
+              } else if (stream_ >= 0 && forked_.insert(stream_).second) {
+                // A pool stream waits for the caller once per loop: later iterations on it are
+                // ordered after that wait already.
+                plan_.steps.push_back({Step::Kind::Fork, 0, 0, stream_});
+              }
+            },
+            [&](const host::ForLoop& f) {
+              const host::Loop& loop = program_.loops[static_cast<size_t>(f.loop)];
+              const int64_t whole = extent(loop.extent);
+              const int64_t length = sliceLength(f.loop);
+              forked_.clear();
+              for (int64_t i = 0; i < loop.slicing.slices(whole); ++i) {
+                iterations_[static_cast<size_t>(f.loop)] = {i, i * length,
+                                                            std::min(length, whole - i * length)};
+                for (const host::Instruction& inner : f.body) visit(inner);
+              }
+            },
+        },
+        instruction);
+  }
+
+  void allocate(const host::Allocate& a) {
+    ExecutionPlan::Buffer& buffer = plan_.buffers[static_cast<size_t>(a.buffer)];
+    buffer.dtype = a.dtype;
+    buffer.sizes = runtime_detail::evaluatedSizes(*a.tensor, *context_.extents);
+    if (a.ring_slots > 0) {
+      const host::Loop& loop = program_.loops[static_cast<size_t>(a.ring_loop)];
+      buffer.sizes[static_cast<size_t>(a.ring_axis)] =
+          std::min<int64_t>(a.ring_slots, loop.slicing.slices(extent(loop.extent))) *
+          sliceLength(a.ring_loop);
+    }
+    // Dense in the tensor's allocation order (row-major unless stride_order gave another):
+    // the order the kernel that writes it computes its offsets in.
+    buffer.strides = denseStrides(buffer.sizes, a.tensor->allocationOrder());
+    buffer.bytes = static_cast<size_t>(numelOf(buffer.sizes) * sizeInBytes(buffer.dtype));
+    buffer.alias_input = a.alias_input;
+    slots_[static_cast<size_t>(a.buffer)] = {a.alias_input >= 0
+                                                 ? ValueRef{SlotKind::Input, a.alias_input}
+                                                 : ValueRef{SlotKind::Buffer, a.buffer},
+                                             0, buffer.dtype, buffer.sizes, buffer.strides};
+    // An input's memory (sizes checked in RunContext::of) is not allocated.
+    if (buffer.alias_input < 0) plan_.steps.push_back({Step::Kind::Allocate, a.buffer, 0, -1});
+  }
+
+  void launch(const host::LaunchKernel& launch) {
+    KernelExecutor& executor = *kernels_[static_cast<size_t>(launch.segment)].executor;
+    const GeneratedKernel& generated = executor.generatedKernel();
+    std::vector<ExecutorArgument> inputs;
+    for (const ValueRef& ref : launch.inputs) inputs.push_back(argumentOf(ref));
+    const LaunchPlan launch_plan = executor.plan(inputs);
+    std::vector<DeviceTensor> outputs;
+    for (int32_t buffer : launch.outputs)
+      outputs.push_back(std::get<DeviceTensor>(argumentOf({SlotKind::Buffer, buffer})));
+    std::vector<CUdeviceptr> allocations(generated.parameters.size(), kPlanningPointer);
+    KernelArguments packed = executor.packArguments(launch_plan, inputs, outputs, allocations);
+
+    FrozenLaunch frozen;
+    frozen.launch = launch_plan.launch;
+    frozen.parameters.assign(packed.storage().begin(), packed.storage().end());
+    auto pointerTo = [&](size_t offset, const ValueRef& slot, bool tensor_map) {
+      if (slot.kind != SlotKind::Buffer) return FrozenLaunch::Pointer{offset, slot, tensor_map, 0};
+      const PlannedTensor& t = slots_[static_cast<size_t>(slot.index)];
+      return FrozenLaunch::Pointer{offset, t.base, tensor_map, t.byte_offset};
+    };
+    for (size_t i = 0; i < generated.parameters.size(); ++i) {
+      const KernelParameter& p = generated.parameters[i];
+      const size_t offset = packed.offset(i);
+      frozen.parameter_offsets.push_back(offset);
+      const auto position = static_cast<size_t>(p.fusion_position);
+      switch (p.kind) {
+        case Kind::InputTensor:
+        case Kind::InputTensorMap:
+          frozen.pointers.push_back(
+              pointerTo(offset, launch.inputs[position], p.kind == Kind::InputTensorMap));
+          break;
+        case Kind::OutputTensor:
+        case Kind::OutputTensorMap: {
+          const ValueRef slot{SlotKind::Buffer, launch.outputs[position]};
+          const PlannedTensor& t = slots_[static_cast<size_t>(slot.index)];
+          BRAZE_INTERNAL_CHECK(p.kind == Kind::OutputTensorMap ||
+                               launch_plan.parameters[i].sizes == t.sizes)
+              << "segment " << launch.segment << " output " << position
+              << ": the kernel computes other sizes than the original fusion";
+          BRAZE_USER_CHECK(t.byte_offset % 16 == 0)
+              << "segment " << launch.segment << " writes output " << position << " at byte "
+              << t.byte_offset << " of its tensor, a slice of a stream loop that is not 16-byte "
+              << "aligned; choose a slice length whose slices span a multiple of 16 bytes";
+          frozen.pointers.push_back(pointerTo(offset, slot, p.kind == Kind::OutputTensorMap));
+          break;
+        }
+        case Kind::GlobalBuffer:
+          frozen.temporaries.push_back(
+              {offset, static_cast<size_t>(numelOf(launch_plan.parameters[i].sizes) *
+                                           sizeInBytes(p.dtype))});
+          break;
+        case Kind::Workspace:
+          frozen.workspaces.push_back({offset, plan_.workspace_bytes});
+          plan_.workspace_bytes =
+              alignUp(plan_.workspace_bytes +
+                          static_cast<size_t>(launch_plan.parameters[i].workspace_bytes),
+                      256);
+          break;
+        case Kind::InputScalar:
+          break;
+      }
+    }
+    if (launch_plan.launch.isEmpty()) {
+      for (size_t j = 0; j < outputs.size(); ++j) {
+        BRAZE_USER_CHECK(outputs[j].numel() == 0)
+            << "segment " << launch.segment << " launches no threads for these inputs ("
+            << launch_plan.launch.toString() << ") but its output " << j
+            << " has elements it would leave unwritten; inputs with zero-size dims need "
+               "another schedule for this fusion";
+      }
+    } else {
+      frozen.function = executor.prepareLaunch(launch_plan);
+    }
+    plan_.steps.push_back(
+        {Step::Kind::Launch, 0, static_cast<int32_t>(plan_.launches.size()), stream_});
+    plan_.launches.push_back(std::move(frozen));
+  }
+
+  const host::HostProgram& program_;
+  const std::vector<FusionKernelRuntime::SegmentKernel>& kernels_;
+  const std::vector<FusionArgument>& arguments_;
+  const RunContext& context_;
+  ExecutionPlan& plan_;
+  std::vector<PlannedTensor> slots_;
+  std::vector<Iteration> iterations_;  // per loop: the iteration being planned
+  std::vector<int64_t> extents_;
+  int32_t stream_ = -1;       // -1: the caller's stream, else a pool stream
+  std::set<int32_t> forked_;  // pool streams that waited for the caller in this loop
+};
+
+}  // namespace
+
+std::vector<DeviceTensor> ExecutionPlan::outputTensors(
+    const std::vector<FusionArgument>& arguments,
+    std::span<const std::shared_ptr<driver::DeviceMemory>> memory) const {
+  std::vector<DeviceTensor> tensors;
+  tensors.reserve(outputs.size());
+  for (const host::ValueRef& ref : outputs) {
+    if (ref.kind == host::SlotKind::Input) {
+      tensors.push_back(std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]));
+      continue;
+    }
+    const Buffer& buffer = buffers[static_cast<size_t>(ref.index)];
+    const std::shared_ptr<driver::DeviceMemory>& block = memory[static_cast<size_t>(ref.index)];
+    tensors.push_back(DeviceTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides,
+                                           block ? block->pointer() : 0, device, block));
+  }
+  return tensors;
+}
+
+CUdeviceptr ExecutionPlan::workspaceFor(CUstream stream) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [owner, memory] : workspaces_) {
+    if (owner == stream) return memory->pointer();
+  }
+  // Not stream-ordered: the stream may be gone when the plan is evicted.
+  std::shared_ptr<driver::DeviceMemory> memory =
+      driver::DeviceMemory::allocate(device, workspace_bytes);
+  BRAZE_CU(memsetD8Async, memory->pointer(), 0, workspace_bytes, stream);
+  workspaces_.emplace_back(stream, memory);
+  return memory->pointer();
+}
+
+void FrozenLaunch::Pointer::patch(std::vector<std::byte>& parameters, CUdeviceptr address) const {
+  if (address != 0) address += static_cast<CUdeviceptr>(byte_offset);
+  if (!tensor_map) {
+    std::memcpy(parameters.data() + offset, &address, sizeof(address));
+    return;
+  }
+  CUtensorMap map;  // the driver wants it 64-byte aligned, which the packed bytes need not be
+  std::memcpy(&map, parameters.data() + offset, sizeof(map));
+  if (std::all_of(std::begin(map.opaque), std::end(map.opaque),
+                  [](auto word) { return word == 0; }))
+    return;
+  driver::checkDriver(
+      driver::driverApi().tensorMapReplaceAddress(&map, reinterpret_cast<void*>(address)),
+      "cuTensorMapReplaceAddress", "while re-addressing a tensor map parameter");
+  std::memcpy(parameters.data() + offset, &map, sizeof(map));
+}
+
+std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
+    const std::vector<FusionArgument>& arguments, const RunContext& context) const {
+  auto plan = std::make_shared<ExecutionPlan>();
+  PlanBuilder(program_, kernels_, arguments, context, *plan).build();
+  return plan;
+}
+
+std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
+                                                   const std::vector<FusionArgument>& arguments,
+                                                   CUstream stream) const {
+  driver::makePrimaryContextCurrent(plan.device);
+  const driver::DriverApi& api = driver::driverApi();
+  // Scratch reused by every run on this thread: the hit path allocates no bookkeeping.
+  thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> buffers;
+  thread_local std::vector<std::byte> parameters;
+  thread_local std::vector<void*> parameter_pointers;
+  thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
+  buffers.assign(plan.buffers.size(), nullptr);
+  auto pointerOf = [&](const ValueRef& ref) -> CUdeviceptr {
+    if (ref.kind == SlotKind::Buffer) {
+      const auto& memory = buffers[static_cast<size_t>(ref.index)];
+      return memory ? memory->pointer() : 0;
+    }
+    return std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]).data();
+  };
+  const std::vector<CUstream>* pool =
+      plan.pool_streams > 0 ? &poolStreams(plan.device, plan.pool_streams) : nullptr;
+  auto streamOf = [&](int32_t k) { return k < 0 ? stream : (*pool)[static_cast<size_t>(k)]; };
+  for (const ExecutionPlan::Step& step : plan.steps) {
+    switch (step.kind) {
+      case Step::Kind::Allocate:
+        buffers[static_cast<size_t>(step.buffer)] = driver::DeviceMemory::allocateOnStream(
+            plan.device, plan.buffers[static_cast<size_t>(step.buffer)].bytes, stream);
+        break;
+      case Step::Kind::Deallocate:
+        buffers[static_cast<size_t>(step.buffer)].reset();
+        break;
+      case Step::Kind::Fork: {
+        // The pool stream starts after what the caller's stream enqueued so far.
+        CUevent caller = threadEvent(plan.device, 0);
+        BRAZE_CU(eventRecord, caller, stream);
+        BRAZE_CU(streamWaitEvent, streamOf(step.stream), caller, 0);
+        break;
+      }
+      case Step::Kind::Join:
+        for (int32_t k = 0; k < step.stream; ++k) {
+          CUevent done = threadEvent(plan.device, static_cast<size_t>(k) + 1);
+          BRAZE_CU(eventRecord, done, streamOf(k));
+          BRAZE_CU(streamWaitEvent, stream, done, 0);
+        }
+        break;
+      case Step::Kind::Launch: {
+        const FrozenLaunch& launch = plan.launches[static_cast<size_t>(step.launch)];
+        if (launch.function == nullptr) break;  // no threads, nothing to write
+        const CUstream on = streamOf(step.stream);
+        parameters.assign(launch.parameters.begin(), launch.parameters.end());
+        auto patch = [&](size_t offset, CUdeviceptr pointer) {
+          std::memcpy(parameters.data() + offset, &pointer, sizeof(pointer));
+        };
+        for (const FrozenLaunch::Pointer& pointer : launch.pointers)
+          pointer.patch(parameters, pointerOf(pointer.source));
+        for (const FrozenLaunch::Temporary& temporary : launch.temporaries) {
+          temporaries.push_back(
+              driver::DeviceMemory::allocateOnStream(plan.device, temporary.bytes, on));
+          patch(temporary.offset, temporaries.back()->pointer());
+        }
+        if (!launch.workspaces.empty()) {
+          // Launches on different streams may run at once: each stream has its own block.
+          const CUdeviceptr workspace = plan.workspaceFor(on);
+          for (const FrozenLaunch::Workspace& region : launch.workspaces)
+            patch(region.parameter_offset, workspace + region.block_offset);
+        }
+        parameter_pointers.resize(launch.parameter_offsets.size());
+        for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
+          parameter_pointers[i] = parameters.data() + launch.parameter_offsets[i];
+        DriverLaunchConfig launch_config(launch.launch, on);
+        const CUresult result = api.launchKernelEx(&launch_config.config, launch.function,
+                                                   parameter_pointers.data(), nullptr);
+        if (result != CUDA_SUCCESS) {
+          driver::checkDriver(result, "cuLaunchKernelEx",
+                              "while launching the kernel of segment " +
+                                  std::to_string(step.launch) + " with " +
+                                  launch.launch.toString());
+        }
+        temporaries.clear();  // freed in stream order, after the launch
+        break;
+      }
+    }
+  }
+  std::vector<DeviceTensor> outputs = plan.outputTensors(arguments, buffers);
+  buffers.clear();  // the outputs keep theirs; intermediates were freed by Deallocate
+  return outputs;
+}
+
+}  // namespace braze
