@@ -166,12 +166,11 @@ class Verifier {
                              : s->state == State::View                  ? "is a view"
                              : !s->owns && s->state == State::Allocated ? "is an input's memory"
                                                                         : "was never allocated"));
-              if (isReturned(static_cast<size_t>(d.buffer)))
-                return fail(where + " frees " + name + ", which the program returns");
               if (!open_loops_.empty())
                 return fail(where + " frees " + name +
-                            " inside a loop, before other iterations "
-                            "are done with it");
+                            " inside a loop, before other iterations are done with it");
+              if (isReturned(static_cast<size_t>(d.buffer)))
+                return fail(where + " frees " + name + ", which the program returns");
               s->state = State::Freed;
               return true;
             },

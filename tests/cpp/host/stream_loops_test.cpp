@@ -1,0 +1,273 @@
+// Stream-parallel fusions on the CPU tier: the host programs their stream axes lower to (golden
+// dumps), run slice by slice by the reference evaluator and compared with the whole fusion's
+// reference result, and the errors for stream axes that cannot be sliced.
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "braze/braze.h"
+#include "braze/ops/contraction.h"
+#include "braze/runtime/fusion_executor_cache.h"
+#include "support/error_matchers.h"
+#include "support/random_tensor.h"
+#include "support/shipped_registry.h"
+#include "support/tensor_compare.h"
+
+namespace braze {
+namespace {
+
+using test::throwsError;
+
+ExecutorCacheOptions shipped() {
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  return options;
+}
+
+// Parallelizes `tv`'s axis `axis` as a stream axis: one index per slice, or `slices` slices.
+void streamOver(TensorView* tv, int64_t axis = 0, int64_t slices = 0) {
+  if (slices > 0) tv->split(axis, slices, /*inner_split=*/false);
+  tv->parallelize(axis, ParallelType::Stream);
+}
+
+struct StreamRun {
+  std::string program;
+  std::vector<HostTensor> outputs;
+  std::vector<HostTensor> expected;
+};
+
+// Runs `fusion` on `inputs` (on the CPU: the reference evaluator runs each launch) with the
+// host program dumped, and evaluates the whole fusion for comparison.
+StreamRun run(std::unique_ptr<Fusion> fusion, const std::vector<HostTensor>& inputs,
+              int stream_pool = 4) {
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  std::ostringstream dump;
+  RunOptions options;
+  options.dump = DumpOptions::parse("host_ir");
+  options.dump.stream = &dump;
+  options.stream_pool = stream_pool;
+  StreamRun result;
+  for (const FusionArgument& output : cache.run({inputs.begin(), inputs.end()}, options))
+    result.outputs.push_back(std::get<HostTensor>(output));
+  result.expected = evaluateFusionTensors(cache.fusion(), inputs);
+  const std::string text = dump.str();
+  const size_t start = text.find("=== host program\n");
+  result.program = start == std::string::npos ? text : text.substr(start + 17);
+  return result;
+}
+
+void expectMatches(const StreamRun& run) {
+  ASSERT_EQ(run.outputs.size(), run.expected.size());
+  for (size_t i = 0; i < run.outputs.size(); ++i)
+    test::expectClose(run.outputs[i], run.expected[i]);
+}
+
+TEST(StreamLoopsTest, OneSetOfOpsIsOneLoopWithShorterLastSlice) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = exp(x);
+  TensorView* t = mul(y, 2.0);
+  TensorView* z = add(t, 1.0);
+  fusion->addOutput(z);
+  for (TensorView* tv : {y, t, z}) streamOver(tv, 0, 4);
+  test::RandomTensors random(1);
+  // 10 rows in 4 slices: 3, 3, 3 and 1.
+  const StreamRun result = run(std::move(fusion), {random.uniform(DataType::Float32, {10, 33})});
+  expectMatches(result);
+  EXPECT_EQ(result.program,
+            "%s0 = get_current_stream\n"
+            "%0 = allocate float32[s0, s1]  (T3)\n"
+            "for loop 0 over T1 axis 0 in 4 slices (extent s0) on 4 streams:\n"
+            "  set_current_stream loop 0 stream\n"
+            "  synchronize %s0\n"
+            "  %1 = select T0 dim 0, slice of loop 0\n"
+            "  %2 = select %0 dim 0, slice of loop 0\n"
+            "  launch segment 0 (%1) -> (%2)\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 0 streams\n"
+            "return (%0)\n");
+}
+
+TEST(StreamLoopsTest, TwoSetsMergeIntoOneLoopAndShareARing) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = exp(x);
+  TensorView* copy = segment_set(y);  // two kernels, both in the loop
+  TensorView* z = neg(copy);
+  fusion->addOutput(z);
+  for (TensorView* tv : {y, copy, z}) streamOver(tv);
+  test::RandomTensors random(2);
+  const StreamRun result =
+      run(std::move(fusion), {random.uniform(DataType::Float32, {7, 20})}, /*stream_pool=*/2);
+  expectMatches(result);
+  EXPECT_EQ(result.program,
+            "%s0 = get_current_stream\n"
+            "%0 = allocate float32[s0, s1] ring of 2 slices of loop 0 along dim 0  (T2)\n"
+            "%1 = allocate float32[s0, s1]  (T3)\n"
+            "for loop 0 over T1 axis 0 per index (extent s0) on 2 streams:\n"
+            "  set_current_stream loop 0 stream\n"
+            "  synchronize %s0\n"
+            "  %2 = select T0 dim 0, slice of loop 0\n"
+            "  %3 = select %0 dim 0, ring slot of loop 0\n"
+            "  launch segment 0 (%2) -> (%3)\n"
+            "  %4 = select %1 dim 0, slice of loop 0\n"
+            "  launch segment 1 (%3) -> (%4)\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 0 streams\n"
+            "deallocate %0\n"
+            "return (%1)\n");
+}
+
+TEST(StreamLoopsTest, AnUnparallelizedMiddleSplitsTheLoops) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = exp(x);
+  TensorView* t = mul(y, 2.0);  // no stream axis: between two loops
+  TensorView* z = add(t, 1.0);
+  fusion->addOutput(z);
+  for (TensorView* tv : {y, z}) streamOver(tv, 0, 4);
+  test::RandomTensors random(3);
+  const StreamRun result = run(std::move(fusion), {random.uniform(DataType::Float32, {10, 33})});
+  expectMatches(result);
+  EXPECT_EQ(result.program,
+            "%s0 = get_current_stream\n"
+            "%0 = allocate float32[s0, s1]  (T1)\n"
+            "for loop 0 over T1 axis 0 in 4 slices (extent s0) on 4 streams:\n"
+            "  set_current_stream loop 0 stream\n"
+            "  synchronize %s0\n"
+            "  %1 = select T0 dim 0, slice of loop 0\n"
+            "  %2 = select %0 dim 0, slice of loop 0\n"
+            "  launch segment 0 (%1) -> (%2)\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 0 streams\n"
+            "%3 = allocate float32[s0, s1]  (T2)\n"
+            "launch segment 1 (%0) -> (%3)\n"
+            "deallocate %0\n"
+            "%4 = allocate float32[s0, s1]  (T3)\n"
+            "for loop 1 over T3 axis 0 in 4 slices (extent s0) on 4 streams:\n"
+            "  set_current_stream loop 1 stream\n"
+            "  synchronize %s0\n"
+            "  %5 = select %3 dim 0, slice of loop 1\n"
+            "  %6 = select %4 dim 0, slice of loop 1\n"
+            "  launch segment 2 (%5) -> (%6)\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 1 streams\n"
+            "deallocate %3\n"
+            "return (%4)\n");
+}
+
+TEST(StreamLoopsTest, AReductionInsideALoopSlicedByLength) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* row_max = amax(x, {-1}, /*keepdim=*/true);
+  TensorView* e = exp(sub(x, row_max));
+  TensorView* total = sum(e, {-1}, /*keepdim=*/true);
+  TensorView* softmax = div(e, total);
+  fusion->addOutput(softmax);
+  for (TensorView* tv : fusion->allTensors()) {
+    if (!fusion->isInput(tv)) {
+      tv->split(0, 3);  // slices of 3 rows
+      tv->parallelize(0, ParallelType::Stream);
+    }
+  }
+  test::RandomTensors random(4);
+  const StreamRun result = run(std::move(fusion), {random.uniform(DataType::Float32, {11, 64})});
+  expectMatches(result);
+  EXPECT_EQ(result.program,
+            "%s0 = get_current_stream\n"
+            "%0 = allocate float32[s0, s1]  (T7)\n"
+            "for loop 0 over T1 axis 0 in slices of 3 (extent s0) on 4 streams:\n"
+            "  set_current_stream loop 0 stream\n"
+            "  synchronize %s0\n"
+            "  %1 = select T0 dim 0, slice of loop 0\n"
+            "  %2 = select %0 dim 0, slice of loop 0\n"
+            "  launch segment 0 (%1) -> (%2)\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 0 streams\n"
+            "return (%0)\n");
+}
+
+TEST(StreamLoopsTest, AMatmulWithAStreamParallelM) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* a = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* b = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* c = matmul(a, b);
+  fusion->addOutput(c);
+  streamOver(c, 0, 2);
+  test::RandomTensors random(5);
+  const StreamRun result = run(std::move(fusion), {random.uniform(DataType::BFloat16, {256, 64}),
+                                                   random.uniform(DataType::BFloat16, {64, 128})});
+  expectMatches(result);
+  EXPECT_EQ(result.program,
+            "%s0 = get_current_stream\n"
+            "%0 = allocate bfloat16[s0, s3]  (T2)\n"
+            "for loop 0 over T2 axis 0 in 2 slices (extent s0) on 4 streams:\n"
+            "  set_current_stream loop 0 stream\n"
+            "  synchronize %s0\n"
+            "  %1 = select T0 dim 0, slice of loop 0\n"
+            "  %2 = select %0 dim 0, slice of loop 0\n"
+            "  launch segment 0 (%1, T1) -> (%2)\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 0 streams\n"
+            "return (%0)\n");
+}
+
+TEST(StreamLoopsTest, AStreamAxisInsideTheRowsIsRefused) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = exp(x);
+  fusion->addOutput(y);
+  streamOver(y, 1, 4);
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  test::RandomTensors random(6);
+  const HostTensor input = random.uniform(DataType::Float32, {8, 16});
+  EXPECT_TRUE(throwsError([&] { cache.run({input}); },
+                          {"T1 is sliced along dim 1", "dim 0 is outside it in memory",
+                           "not one stride step", "outermost dim"}));
+}
+
+TEST(StreamLoopsTest, ATensorWithTwoDimsOnTheStreamAxisIsRefused) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = add(x, permute(x, {1, 0}));
+  fusion->addOutput(y);
+  streamOver(y);
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  test::RandomTensors random(7);
+  const HostTensor input = random.uniform(DataType::Float32, {8, 8});
+  EXPECT_TRUE(throwsError([&] { cache.run({input}); },
+                          {"T2: dims 0 and 1 are both mapped", "stream axis"}));
+}
+
+TEST(StreamLoopsTest, AReshapeThatReadsItsInputWholeIsRefused) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 1);
+  TensorView* y = reshape(x, {Operand(int64_t{4}), Operand(int64_t{-1})});
+  fusion->addOutput(y);
+  streamOver(y);
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  test::RandomTensors random(8);
+  const HostTensor input = random.uniform(DataType::Float32, {32});
+  EXPECT_TRUE(throwsError([&] { cache.run({input}); },
+                          {"reshape", "T0 (input 0)", "no dim that the op maps to that axis"}));
+}
+
+TEST(StreamLoopsTest, AForcedSchedulerCannotSpanSeveralStages) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = exp(x);
+  TensorView* z = neg(y);
+  fusion->addOutput(z);
+  streamOver(y);
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  test::RandomTensors random(9);
+  const HostTensor input = random.uniform(DataType::Float32, {4, 8});
+  RunOptions options;
+  options.scheduler = "pointwise";
+  EXPECT_TRUE(throwsError([&] { cache.run({input}, options); },
+                          {"forced for the whole fusion", "2 stages", "stage 0: loop over T1"}));
+}
+
+}  // namespace
+}  // namespace braze
