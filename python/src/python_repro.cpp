@@ -16,6 +16,7 @@
 #include "bindings.h"
 #include "braze/error.h"
 #include "braze/ir/scalar.h"
+#include "braze/ir/stream_axes.h"
 #include "braze/ops/slice_bounds.h"
 
 namespace braze::python {
@@ -116,8 +117,12 @@ class Writer {
     // count a slice rebuilds itself would otherwise be written again, unused.
     for (const Expr* expr : exprs) {
       if (std::any_of(expr->outputs().begin(), expr->outputs().end(),
-                      [](const Val* output) { return output->isA<TensorView>(); }))
+                      [](const Val* output) { return output->isA<TensorView>(); })) {
         writeExpr(*expr);
+        for (const Val* output : expr->outputs()) {
+          if (const auto* tv = output->dynCast<TensorView>()) writeStreamAxis(*tv);
+        }
+      }
     }
     for (int position = 0; position < static_cast<int>(fusion_.outputs().size()); ++position) {
       const Val* output = fusion_.outputs()[position];
@@ -138,6 +143,19 @@ class Writer {
 
  private:
   void line(const std::string& text) { out_ << "    " << text << "\n"; }
+
+  // The split and parallelize calls that give `tv` its stream axis.
+  void writeStreamAxis(const TensorView& tv) {
+    const std::optional<StreamAxis> axis = requestedStreamAxis(tv);
+    if (!axis) return;
+    const std::string position = std::to_string(axis->axis);
+    if (axis->by_count) {
+      line(name(&tv) + ".split(" + position + ", " + std::to_string(axis->factor) + ", False)");
+    } else if (axis->factor > 1) {
+      line(name(&tv) + ".split(" + position + ", " + std::to_string(axis->factor) + ")");
+    }
+    line(name(&tv) + ".axis(" + position + ").parallelize(ParallelType.Stream)");
+  }
 
   /// The IR's name ("T3", "s5"), so that the repr reads like the printed fusion; constants
   /// print as their value, so they are numbered c0, c1, ... in the order they are written.

@@ -261,6 +261,14 @@ class Writer {
       }
       aliases = builder_.CreateVector(positions);
     }
+    std::vector<flatbuffers::Offset<fb::StreamAxis>> stream_axes;
+    for (const TensorView* tv : fusion_.allTensors()) {
+      const int64_t number = values_.find(tv);
+      if (!tv->streamAxis() || number < 0) continue;
+      const StreamAxis& axis = *tv->streamAxis();
+      stream_axes.push_back(
+          fb::CreateStreamAxis(builder_, number, axis.axis, axis.by_count, axis.factor));
+    }
     const std::string canonical = canonicalForm(fusion_);
     const auto bytes =
         std::span(reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size());
@@ -268,7 +276,8 @@ class Writer {
         builder_, static_cast<uint32_t>(fb::FusionDefinitionVersion::Current),
         builder_.CreateString("braze " BRAZE_VERSION_STRING), builder_.CreateVector(inputs),
         builder_.CreateVector(exprs_), builder_.CreateVector(outputs),
-        builder_.CreateString(sha256Hex(bytes)), aliases);
+        builder_.CreateString(sha256Hex(bytes)), aliases,
+        stream_axes.empty() ? 0 : builder_.CreateVector(stream_axes));
     fb::FinishFusionDefinitionBuffer(builder_, definition);
     return {builder_.GetBufferPointer(), builder_.GetBufferPointer() + builder_.GetSize()};
   }

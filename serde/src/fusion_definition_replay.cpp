@@ -214,6 +214,10 @@ class Replay {
         });
       }
     }
+    if (const auto* stream_axes = definition_.stream_axes()) {
+      for (flatbuffers::uoffset_t i = 0; i < stream_axes->size(); ++i)
+        guarded("stream axis " + std::to_string(i), [&] { addStreamAxis(stream_axes->Get(i)); });
+    }
     const std::string canonical = canonicalForm(*fusion_);
     const std::string sha =
         sha256Hex(std::span(reinterpret_cast<const uint8_t*>(canonical.data()), canonical.size()));
@@ -255,6 +259,16 @@ class Replay {
     std::optional<DataType> dtype = parseDataType(name->str());
     BRAZE_USER_CHECK(dtype.has_value()) << what << " has unknown dtype '" << name->str() << "'";
     return *dtype;
+  }
+
+  void addStreamAxis(const fb::StreamAxis* entry) {
+    BRAZE_USER_CHECK(entry != nullptr) << "the entry is missing";
+    auto* tv = valueAt(entry->value(), "the streamed tensor")->dynCast<TensorView>();
+    BRAZE_USER_CHECK(tv != nullptr) << "value " << entry->value() << " is not a tensor";
+    BRAZE_USER_CHECK(entry->axis() >= 0 && entry->axis() < tv->nDims() && entry->factor() >= 1)
+        << "axis " << entry->axis() << " in slices by " << entry->factor() << " is invalid for "
+        << tv->name() << " of " << tv->nDims() << " dims";
+    tv->setStreamAxis(StreamAxis{entry->axis(), entry->by_count(), entry->factor()});
   }
 
   void addInput(const fb::Input* input) {

@@ -94,11 +94,11 @@ requires_cuda = pytest.mark.skipif(cuda_torch() is None, reason="needs PyTorch w
 
 
 def check_repro(fd, inputs=None):
-    """repr(fd) run with only FusionDefinition and DataType in scope rebuilds an equal fusion
-    (same canonical form) that gives the same results on ``inputs``."""
-    from braze import DataType, FusionDefinition
+    """repr(fd) run with only FusionDefinition, DataType and ParallelType in scope rebuilds an
+    equal fusion (same canonical form) that gives the same results on ``inputs``."""
+    from braze import DataType, FusionDefinition, ParallelType
 
-    scope = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    scope = {"FusionDefinition": FusionDefinition, "DataType": DataType, "ParallelType": ParallelType}
     exec(repr(fd), scope)
     again = FusionDefinition()
     scope["braze_fusion"](again)

@@ -104,21 +104,35 @@ StreamAxis streamAxisOf(const TensorView* tv, size_t loop_position) {
   return axis;
 }
 
+// The loop position of `tv`'s ParallelType::Stream axis, if it has one.
+std::optional<size_t> streamLoopPosition(const TensorView* tv) {
+  const std::vector<IterDomain*>& loop = tv->loop();
+  std::optional<size_t> position;
+  for (size_t i = 0; i < loop.size(); ++i) {
+    if (loop[i]->parallelType() != ParallelType::Stream) continue;
+    BRAZE_USER_CHECK(!position.has_value())
+        << label(tv) << " has two stream-parallel loop axes (" << *position << " and " << i
+        << "); a tensor is sliced along one axis";
+    position = i;
+  }
+  return position;
+}
+
 }  // namespace
+
+std::optional<StreamAxis> requestedStreamAxis(const TensorView& tv) {
+  if (tv.streamAxis()) return tv.streamAxis();
+  const std::optional<size_t> position = streamLoopPosition(&tv);
+  if (!position) return std::nullopt;
+  return streamAxisOf(&tv, *position);
+}
 
 std::vector<TensorView*> takeStreamAxes(Fusion& fusion) {
   std::vector<TensorView*> streamed;
   for (TensorView* tv : fusion.allTensors()) {
-    const std::vector<IterDomain*>& loop = tv->loop();
-    std::optional<size_t> position;
-    for (size_t i = 0; i < loop.size(); ++i) {
-      if (loop[i]->parallelType() != ParallelType::Stream) continue;
-      BRAZE_USER_CHECK(!position.has_value())
-          << label(tv) << " has two stream-parallel loop axes (" << *position << " and " << i
-          << "); a tensor is sliced along one axis";
-      position = i;
-    }
+    const std::optional<size_t> position = streamLoopPosition(tv);
     if (!position) continue;
+    const std::vector<IterDomain*>& loop = tv->loop();
     const StreamAxis axis = streamAxisOf(tv, *position);
     loop[*position]->parallelize(ParallelType::Serial);
     tv->setLoop(tv->logical());

@@ -479,7 +479,14 @@ SchedulerRuntimeInfo FusionKernelRuntime::segmentInfo(const Segment& segment,
       info.arguments[i] = ScalarValue(length);
     } else if (reads.sliced_axis[i]) {
       auto& tensor = std::get<TensorArgumentInfo>(info.arguments[i]);
-      tensor.sizes[static_cast<size_t>(*reads.sliced_axis[i])] = length;
+      const auto axis = static_cast<size_t>(*reads.sliced_axis[i]);
+      tensor.sizes[axis] = length;
+      // Slices start at multiples of one slice's bytes: aligned no better than that.
+      const int64_t step = length * tensor.strides[axis] * sizeInBytes(tensor.dtype);
+      if (step > 0) {
+        int64_t& alignment = info.data_alignments[i];
+        alignment = std::min(alignment, step & -step);
+      }
     }
   }
   return info;

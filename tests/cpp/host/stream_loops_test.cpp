@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "braze/braze.h"
-#include "braze/ops/contraction.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "host/stream_fusions.h"
 #include "support/error_matchers.h"
 #include "support/random_tensor.h"
 #include "support/shipped_registry.h"
@@ -17,18 +17,13 @@
 namespace braze {
 namespace {
 
+using test::streamOver;
 using test::throwsError;
 
 ExecutorCacheOptions shipped() {
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();
   return options;
-}
-
-// Parallelizes `tv`'s axis `axis` as a stream axis: one index per slice, or `slices` slices.
-void streamOver(TensorView* tv, int64_t axis = 0, int64_t slices = 0) {
-  if (slices > 0) tv->split(axis, slices, /*inner_split=*/false);
-  tv->parallelize(axis, ParallelType::Stream);
 }
 
 struct StreamRun {
@@ -64,13 +59,7 @@ void expectMatches(const StreamRun& run) {
 }
 
 TEST(StreamLoopsTest, OneSetOfOpsIsOneLoopWithShorterLastSlice) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* y = exp(x);
-  TensorView* t = mul(y, 2.0);
-  TensorView* z = add(t, 1.0);
-  fusion->addOutput(z);
-  for (TensorView* tv : {y, t, z}) streamOver(tv, 0, 4);
+  std::unique_ptr<Fusion> fusion = test::streamedPointwise(4);
   test::RandomTensors random(1);
   // 10 rows in 4 slices: 3, 3, 3 and 1.
   const StreamRun result = run(std::move(fusion), {random.uniform(DataType::Float32, {10, 33})});
@@ -90,13 +79,7 @@ TEST(StreamLoopsTest, OneSetOfOpsIsOneLoopWithShorterLastSlice) {
 }
 
 TEST(StreamLoopsTest, TwoSetsMergeIntoOneLoopAndShareARing) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* y = exp(x);
-  TensorView* copy = segment_set(y);  // two kernels, both in the loop
-  TensorView* z = neg(copy);
-  fusion->addOutput(z);
-  for (TensorView* tv : {y, copy, z}) streamOver(tv);
+  std::unique_ptr<Fusion> fusion = test::streamedTwoKernels();
   test::RandomTensors random(2);
   const StreamRun result =
       run(std::move(fusion), {random.uniform(DataType::Float32, {7, 20})}, /*stream_pool=*/2);
@@ -120,13 +103,8 @@ TEST(StreamLoopsTest, TwoSetsMergeIntoOneLoopAndShareARing) {
 }
 
 TEST(StreamLoopsTest, AnUnparallelizedMiddleSplitsTheLoops) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* y = exp(x);
-  TensorView* t = mul(y, 2.0);  // no stream axis: between two loops
-  TensorView* z = add(t, 1.0);
-  fusion->addOutput(z);
-  for (TensorView* tv : {y, z}) streamOver(tv, 0, 4);
+  // The multiply has no stream axis: it runs between two loops.
+  std::unique_ptr<Fusion> fusion = test::streamedPointwise(4, /*stream_middle=*/false);
   test::RandomTensors random(3);
   const StreamRun result = run(std::move(fusion), {random.uniform(DataType::Float32, {10, 33})});
   expectMatches(result);
@@ -158,19 +136,7 @@ TEST(StreamLoopsTest, AnUnparallelizedMiddleSplitsTheLoops) {
 }
 
 TEST(StreamLoopsTest, AReductionInsideALoopSlicedByLength) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* row_max = amax(x, {-1}, /*keepdim=*/true);
-  TensorView* e = exp(sub(x, row_max));
-  TensorView* total = sum(e, {-1}, /*keepdim=*/true);
-  TensorView* softmax = div(e, total);
-  fusion->addOutput(softmax);
-  for (TensorView* tv : fusion->allTensors()) {
-    if (!fusion->isInput(tv)) {
-      tv->split(0, 3);  // slices of 3 rows
-      tv->parallelize(0, ParallelType::Stream);
-    }
-  }
+  std::unique_ptr<Fusion> fusion = test::streamedSoftmax(3);
   test::RandomTensors random(4);
   const StreamRun result = run(std::move(fusion), {random.uniform(DataType::Float32, {11, 64})});
   expectMatches(result);
@@ -189,12 +155,7 @@ TEST(StreamLoopsTest, AReductionInsideALoopSlicedByLength) {
 }
 
 TEST(StreamLoopsTest, AMatmulWithAStreamParallelM) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* a = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* b = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* c = matmul(a, b);
-  fusion->addOutput(c);
-  streamOver(c, 0, 2);
+  std::unique_ptr<Fusion> fusion = test::streamedMatmul(2);
   test::RandomTensors random(5);
   const StreamRun result = run(std::move(fusion), {random.uniform(DataType::BFloat16, {256, 64}),
                                                    random.uniform(DataType::BFloat16, {64, 128})});

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "braze/eval/reference_evaluator.h"
+#include "braze/ir/stream_axes.h"
 #include "braze/ir/structural_hash.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
@@ -595,6 +596,26 @@ TEST(FusionDefinition, AScheduledFusionSavesAsItsProgram) {
   EXPECT_EQ(canonicalForm(*decoded), canonicalForm(fusion));
   RandomTensors random(3);
   expectSameResults(fusion, *decoded, {random.uniform(DataType::Float32, {17})});
+}
+
+// Stream axes are part of the definition: they round-trip with their tensors.
+TEST(FusionDefinition, StreamAxesRoundTrip) {
+  Fusion fusion;
+  TensorView* x = input(fusion, {-1, -1});
+  TensorView* y = exp(x);
+  TensorView* z = sum(y, {1});
+  fusion.addOutput(z);
+  y->split(0, 4, /*inner_split=*/false);
+  y->parallelize(0, ParallelType::Stream);
+  z->split(0, 128);
+  z->parallelize(0, ParallelType::Stream);
+  takeStreamAxes(fusion);
+  const std::unique_ptr<Fusion> decoded =
+      decodeFusionDefinition(encodeFusionDefinition(fusion), "streamed.bzf");
+  EXPECT_EQ(canonicalForm(*decoded), canonicalForm(fusion));
+  const TensorView* out = decoded->outputs()[0]->as<TensorView>();
+  ASSERT_TRUE(out->streamAxis().has_value());
+  EXPECT_EQ(*out->streamAxis(), (StreamAxis{0, false, 128}));
 }
 
 }  // namespace

@@ -12,12 +12,14 @@
 #include <sstream>
 
 #include "braze/eval/reference_evaluator.h"
+#include "braze/ops/elementwise.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/serde/kernel_entry_generated.h"
 #include "braze/serde/runtime_cache.h"
 #include "braze/serde/runtime_entry_generated.h"
 #include "memory_decision_store.h"
 #include "support/normalization_fusions.h"
+#include "support/random_tensor.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
 
@@ -177,6 +179,39 @@ TEST_F(RestoredDecisionsTest, ASecondRuntimeRestoresTheSegmentationAndParams) {
   EXPECT_EQ(store_->inserts, 1);
   EXPECT_TRUE(runLayerNormBackward());
   EXPECT_EQ(store_->inserts, 1);  // restored decisions are not written again
+}
+
+// A fusion with stream loops restores its segmentation and builds the same host program: the
+// loops come from the definition's stream axes, the segments from the kept decisions.
+TEST_F(RestoredDecisionsTest, AStreamLoopProgramIsRebuiltFromKeptDecisions) {
+  auto runOnce = [&](std::string& program) {
+    auto fusion = std::make_unique<Fusion>();
+    TensorView* x = makeSymbolicTensor(*fusion, 2);
+    TensorView* y = exp(x);
+    TensorView* middle = mul(y, 2.0);  // no stream axis: between two loops
+    TensorView* z = add(middle, 1.0);
+    fusion->addOutput(z);
+    for (TensorView* tv : {y, z}) {
+      tv->split(0, 3, /*inner_split=*/false);
+      tv->parallelize(0, ParallelType::Stream);
+    }
+    ExecutorCacheOptions options;
+    options.registry = &test::shippedSchedulers();
+    FusionExecutorCache cache(std::move(fusion), options);
+    test::RandomTensors random(6);
+    const HostTensor x_value = random.uniform(DataType::Float32, {7, 40});
+    const std::vector<FusionArgument> outputs = cache.run({x_value});
+    EXPECT_TRUE(test::isClose(std::get<HostTensor>(outputs[0]),
+                              evaluateFusionTensors(cache.fusion(), {x_value})[0]));
+    program = cache.lastRuntime()->program().toString();
+    return cache.counters().runtimes_restored == 1;
+  };
+  std::string first;
+  std::string second;
+  EXPECT_FALSE(runOnce(first));
+  EXPECT_TRUE(runOnce(second));
+  EXPECT_EQ(second, first);
+  EXPECT_NE(first.find("for loop 1 over"), std::string::npos) << first;
 }
 
 // Another build of a segment's plugin rules on the params its predecessor kept: the same

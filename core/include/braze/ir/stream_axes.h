@@ -34,6 +34,10 @@ struct StreamAxis {
   bool operator==(const StreamAxis&) const = default;
 };
 
+/// The stream axis `tv` has (its attribute) or asks for (a ParallelType::Stream loop axis,
+/// checked as takeStreamAxes checks it), or nullopt.
+std::optional<StreamAxis> requestedStreamAxis(const TensorView& tv);
+
 /// For every tensor of `fusion` with a loop axis parallelized as ParallelType::Stream: records
 /// the StreamAxis and resets the loop domain to the logical domain, so that the definition is
 /// unscheduled again for segmentation. Refuses, naming the tensor and the axis, a stream axis
