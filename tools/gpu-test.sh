@@ -270,6 +270,20 @@ run() {
       fi
       echo "test $name $rc" >>"$summary"
     done
+    # Stream loops under compute-sanitizer: memcheck (a slice's offset or length wrong reads or
+    # writes outside its tensor), racecheck and synccheck (the kernels' shared memory and
+    # barriers), where the tool and the host tests exist.
+    if command -v compute-sanitizer >/dev/null && [[ -x $bin/braze_host_tests ]]; then
+      local tool
+      for tool in memcheck racecheck synccheck; do
+        log "running braze_host_tests under compute-sanitizer --tool $tool"
+        rc=0
+        compute-sanitizer --tool "$tool" --error-exitcode 1 "$bin/braze_host_tests" \
+          --gtest_filter='StreamLoopsGpuTest.*' >"$results/compute-sanitizer-$tool.log" 2>&1 || rc=$?
+        ((rc == 0)) || { failed=1; tail -20 "$results/compute-sanitizer-$tool.log" >&2; }
+        echo "check compute-sanitizer-$tool $rc" >>"$summary"
+      done
+    fi
   fi
   # The side-by-side script runs the normalization benchmark itself, next to PyTorch.
   local side_by_side=
@@ -452,6 +466,10 @@ rows, bench_rows = [], []
 for line in open(summary):
     kind, name, *rest = line.split()
     path = os.path.join(results, name + ".json")
+    if kind == "check":
+        rc = int(rest[0])
+        rows.append((name, "-", "-", "-", "clean" if rc == 0 else f"errors (exit {rc}): see {name}.log"))
+        continue
     if kind == "test":
         rc = int(rest[0])
         try:

@@ -2,7 +2,8 @@
 # The sanitizer job, which CI runs after tools/run-tests.sh: builds a Debug tree with
 # AddressSanitizer (leak checking included) and UndefinedBehaviorSanitizer into ./build-asan
 # (or $BRAZE_ASAN_BUILD_DIR) and runs the test binaries that cover the runtime: the IR, the
-# evaluator, the runtime (argument binding, launch plans, extent checks) and the plugin host
+# evaluator, the runtime (argument binding, launch plans, extent checks), host programs (stream
+# loops built, verified and run slice by slice), the plugin host
 # (loading, the registry, crash isolation through the sanitized scanner), and the persistent
 # kernel cache (hostile files, worker processes sharing one folder).
 #
@@ -24,8 +25,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BRAZE_ASAN_BUILD_DIR:-$root/build-asan}
 binaries=("$@")
 if ((${#binaries[@]} == 0)); then
-  binaries=(braze_ir_tests braze_eval_tests braze_runtime_tests braze_plugin_tests
-    braze_serde_tests)
+  binaries=(braze_ir_tests braze_eval_tests braze_runtime_tests braze_host_tests
+    braze_plugin_tests braze_serde_tests)
 fi
 
 "$root/tools/install-deps.sh"
