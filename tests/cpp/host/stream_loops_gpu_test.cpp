@@ -80,6 +80,26 @@ TEST_F(StreamLoopsGpuTest, EveryCpuCaseMatchesTheReference) {
                                   random.uniform(DataType::BFloat16, {256, 512})});
 }
 
+TEST_F(StreamLoopsGpuTest, AnOutputWrittenIntoItsInputSliceBySlice) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* p = makeSymbolicTensor(*fusion, 2);
+  TensorView* g = makeSymbolicTensor(*fusion, 2);
+  TensorView* step = mul(g, 0.1);
+  TensorView* updated = sub(p, step);
+  fusion->addOutput(updated);
+  fusion->aliasOutputToInput(updated, p);
+  for (TensorView* tv : {step, updated}) test::streamOver(tv, 0, 4);
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  test::RandomTensors random(23);
+  const HostTensor p_value = random.uniform(DataType::Float32, {1000, 512});
+  const HostTensor g_value = random.uniform(DataType::Float32, {1000, 512});
+  const HostTensor expected = evaluateFusionTensors(cache.fusion(), {p_value, g_value})[0];
+  DeviceTensor p_device = DeviceTensor::fromHost(p_value);
+  cache.run({p_device, DeviceTensor::fromHost(g_value)});
+  BRAZE_CU(ctxSynchronize);
+  EXPECT_TRUE(test::isClose(p_device.toHost(), expected, test::toleranceFor(DataType::Float32)));
+}
+
 TEST_F(StreamLoopsGpuTest, AGraphOfTheLoopsReplaysOnMovedInputsAndNewSizes) {
   test::RandomTensors random(22);
   FusionExecutorCache cache(test::streamedTwoKernels(), shipped());

@@ -174,6 +174,58 @@ TEST(StreamLoopsTest, AMatmulWithAStreamParallelM) {
             "return (%0)\n");
 }
 
+TEST(StreamLoopsTest, ALoopResultIsReadWholeAfterTheLoop) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = exp(x);
+  TensorView* columns = sum(y, {0});  // every row of y: after the loop
+  fusion->addOutput(columns);
+  fusion->addOutput(y);
+  streamOver(y, 0, 3);
+  test::RandomTensors random(10);
+  const StreamRun result = run(std::move(fusion), {random.uniform(DataType::Float32, {8, 24})});
+  expectMatches(result);
+  EXPECT_NE(result.program.find("synchronize loop 0 streams\n%3 = allocate float32"),
+            std::string::npos)
+      << result.program;
+}
+
+TEST(StreamLoopsTest, AnOutputWrittenIntoItsInputSliceBySlice) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* p = makeSymbolicTensor(*fusion, 2);
+  TensorView* g = makeSymbolicTensor(*fusion, 2);
+  TensorView* updated = sub(p, mul(g, 0.1));
+  fusion->addOutput(updated);
+  fusion->aliasOutputToInput(updated, p);
+  for (TensorView* tv :
+       {fusion->outputs()[0]->as<TensorView>(), updated->definition()->input(1)->as<TensorView>()})
+    streamOver(tv, 0, 2);
+  test::RandomTensors random(11);
+  const HostTensor p_value = random.uniform(DataType::Float32, {6, 16});
+  const HostTensor g_value = random.uniform(DataType::Float32, {6, 16});
+  const HostTensor p_before = p_value.contiguous();
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  const HostTensor expected = evaluateFusionTensors(cache.fusion(), {p_before, g_value})[0];
+  const std::vector<FusionArgument> outputs = cache.run({p_value, g_value});
+  test::expectClose(std::get<HostTensor>(outputs[0]), expected);
+  test::expectClose(p_value, expected);  // written in place, slice by slice
+  const std::string program = cache.lastRuntime()->program().toString();
+  EXPECT_NE(program.find("written in place"), std::string::npos) << program;
+  EXPECT_NE(program.find("for loop 0"), std::string::npos) << program;
+}
+
+TEST(StreamLoopsTest, ANewRowCountReusesTheKernels) {
+  FusionExecutorCache cache(test::streamedSoftmax(4), shipped());
+  test::RandomTensors random(12);
+  for (int64_t rows : {9, 13, 4}) {
+    const HostTensor x = random.uniform(DataType::Float32, {rows, 32});
+    const std::vector<FusionArgument> outputs = cache.run({x});
+    test::expectClose(std::get<HostTensor>(outputs[0]),
+                      evaluateFusionTensors(cache.fusion(), {x})[0]);
+  }
+  EXPECT_EQ(cache.counters().misses, 1);
+}
+
 TEST(StreamLoopsTest, AStreamAxisInsideTheRowsIsRefused) {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*fusion, 2);
