@@ -8,6 +8,8 @@
 //   cache_hit/8_segments        FusionExecutorCache::run of a fusion of eight segments (four
 //                               column means, each subtracted from the rows before the next:
 //                               a reduction kernel and a pointwise kernel per mean)
+//   raw_launch/11_segments      the same for eleven kernels (five means, a copy)
+//   cache_hit/11_segments
 //   graph_launch/*              cuGraphLaunch of a graph of those kernels, built here
 //   cache_hit_graph/*           FusionExecutorCache::run with RunOptions::cuda_graph
 //
@@ -50,6 +52,18 @@ std::unique_ptr<Fusion> eightSegmentFusion() {
   TensorView* x = makeSymbolicTensor(*fusion, 2);
   for (int i = 0; i < 4; ++i) x = sub(x, mean(x, {0}, /*keepdim=*/true));
   fusion->addOutput(mul(x, 0.5));
+  return fusion;
+}
+
+// Eleven kernels: five column means, each subtracted from the rows before the next (ten),
+// and the result copied through segment_set as a second output (the eleventh): the size of
+// nvFuser's own host-latency case.
+std::unique_ptr<Fusion> elevenSegmentFusion() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  for (int i = 0; i < 5; ++i) x = sub(x, mean(x, {0}, /*keepdim=*/true));
+  fusion->addOutput(x);
+  fusion->addOutput(neg(segment_set(x)));
   return fusion;
 }
 
@@ -243,6 +257,12 @@ BENCHMARK_CAPTURE(cacheHitsAsGraphs, 1_kernel, oneKernelFusion)->Name("cache_hit
 BENCHMARK_CAPTURE(graphLaunches, 8_segments, eightSegmentFusion)->Name("graph_launch/8_segments");
 BENCHMARK_CAPTURE(cacheHitsAsGraphs, 8_segments, eightSegmentFusion)
     ->Name("cache_hit_graph/8_segments");
+BENCHMARK_CAPTURE(rawLaunches, 11_segments, elevenSegmentFusion)->Name("raw_launch/11_segments");
+BENCHMARK_CAPTURE(cacheHits, 11_segments, elevenSegmentFusion)->Name("cache_hit/11_segments");
+BENCHMARK_CAPTURE(graphLaunches, 11_segments, elevenSegmentFusion)
+    ->Name("graph_launch/11_segments");
+BENCHMARK_CAPTURE(cacheHitsAsGraphs, 11_segments, elevenSegmentFusion)
+    ->Name("cache_hit_graph/11_segments");
 
 }  // namespace
 }  // namespace braze
