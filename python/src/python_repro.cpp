@@ -102,7 +102,10 @@ class Writer {
 
   std::string write() {
     out_ << "def braze_fusion(fd: FusionDefinition) -> None:\n";
-    for (const Val* input : fusion_.inputs()) defineInput(input);
+    for (const Val* input : fusion_.inputs()) {
+      defineInput(input);
+      if (const auto* tv = input->dynCast<TensorView>()) writeStreamAxis(*tv);
+    }
     const std::vector<Expr*> exprs = fusion_.exprs();
     for (const Expr* expr : exprs) {
       for (const Val* output : expr->outputs()) {

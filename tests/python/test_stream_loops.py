@@ -42,3 +42,21 @@ def test_a_stream_axis_on_a_reduced_axis_is_refused(rng):
         s.axis(1).parallelize(ParallelType.Stream)
     with pytest.raises(braze.Error, match="reduces over it"):
         fd.execute([rng.standard_normal((4, 8)).astype(np.float32)])
+
+
+def test_transform_like_streams_every_tensor_of_a_softmax(rng):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        e = fd.ops.exp(fd.ops.sub(x, fd.ops.max(x, dims=[1], keepdim=True)))
+        y = fd.ops.div(e, fd.ops.sum(e, dims=[1], keepdim=True))
+        fd.add_output(y)
+        # Slice the output, then give every tensor the same stream axis: one loop.
+        y.split(0, 4, False)
+        y.axis(0).parallelize(ParallelType.Stream)
+        fd.sched.transform_like(y)
+        fd.sched.parallelize_like(y)
+    x = rng.standard_normal((10, 64)).astype(np.float32)
+    (out,) = fd.execute([x])
+    expected = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, expected / expected.sum(axis=1, keepdims=True), rtol=1e-5)
+    assert repr(check_repro(fd, [x])) == repr(fd)
