@@ -513,5 +513,10 @@ class FusionDefinition:
         """How the last execute ran: one line per segment (scheduler and params)."""
         return self._executor.describe_last_runtime() if self._executor else ""
 
+    def last_host_program(self):
+        """The host program the last execute ran (allocations, launches, stream loops), as
+        BRAZE_DUMP=host_ir prints it."""
+        return self._executor.last_host_program() if self._executor else ""
+
     def counters(self):
         return self._executor.counters() if self._executor else {}

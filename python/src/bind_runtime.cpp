@@ -12,6 +12,7 @@
 #include "braze/plugin/scheduler_registry.h"
 #include "braze/runtime/definition_cache.h"
 #include "braze/runtime/device_dlpack.h"
+#include "braze/runtime/dump_options.h"
 #include "braze/runtime/fusion_executor_cache.h"
 
 namespace braze::python {
@@ -38,6 +39,10 @@ class Executor {
     RunOptions options;
     options.scheduler = scheduler;
     options.device = device;
+    // Python is the edge where BRAZE_DUMP is read (braze/runtime/dump_options.h): once per
+    // process.
+    static const DumpOptions dump = DumpOptions::fromEnvironment();
+    options.dump = dump;
     std::vector<FusionArgument> outputs;
     {
       py::gil_scoped_release released;
@@ -64,6 +69,12 @@ class Executor {
   std::string describeLastRuntime() const {
     const auto runtime = cache_->lastRuntime();
     return runtime ? runtime->describe() : std::string();
+  }
+
+  /// The last runtime's host program, as BRAZE_DUMP=host_ir prints it.
+  std::string lastHostProgram() const {
+    const auto runtime = cache_->lastRuntime();
+    return runtime ? runtime->program().toString() : std::string();
   }
 
   /// The definition the cache runs (a copy of the one it was made from).
@@ -123,6 +134,7 @@ void bindRuntime(py::module_& m) {
            "results and DeviceTensor (a DLPack producer) for device ones")
       .def("counters", &Executor::counters)
       .def("describe_last_runtime", &Executor::describeLastRuntime)
+      .def("last_host_program", &Executor::lastHostProgram)
       .def("fusion", &Executor::fusion);
   py::class_<DefinitionCache>(m, "DefinitionCache",
                               "Structurally equal fusions share one executor cache (LRU)")

@@ -28,6 +28,7 @@ def test_a_split_stream_axis_runs_in_slices_and_matches(rng):
     x = rng.standard_normal((10, 48)).astype(np.float32)
     (out,) = fd.execute([x])
     np.testing.assert_allclose(out, np.exp(x) * 2.0, rtol=1e-6)
+    assert "for loop 0 over T1 axis 0 in 4 slices" in fd.last_host_program(), fd.last_host_program()
     # The definition's repr says how it streams, and rebuilds a fusion that streams alike.
     assert "T1.split(0, 4, False)\n    T1.axis(0).parallelize(ParallelType.Stream)" in repr(fd)
     again = check_repro(fd, [x])
@@ -60,3 +61,24 @@ def test_transform_like_streams_every_tensor_of_a_softmax(rng):
     expected = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(out, expected / expected.sum(axis=1, keepdims=True), rtol=1e-5)
     assert repr(check_repro(fd, [x])) == repr(fd)
+
+
+def test_braze_dump_prints_the_host_program(tmp_path):
+    """BRAZE_DUMP=host_ir, read once by the Python layer, prints each new runtime's program."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "dump.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from braze import DataType, FusionDefinition\n"
+        "with FusionDefinition() as fd:\n"
+        "    x = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)\n"
+        "    fd.add_output(fd.ops.neg(x))\n"
+        "fd.execute([np.ones(8, dtype=np.float32)])\n"
+    )
+    env = dict(os.environ, BRAZE_DUMP="host_ir")
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "=== host program\n%0 = allocate float32" in done.stderr, done.stderr
