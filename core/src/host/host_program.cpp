@@ -83,6 +83,18 @@ class ProgramBuilder {
     }
     for (size_t i = 0; i < original_.inputs().size(); ++i)
       where_[original_.inputs()[i]] = {SlotKind::Input, static_cast<int32_t>(i)};
+    for (size_t i = 0; i < options.host_inputs.size() && i < original_.inputs().size(); ++i) {
+      if (!options.host_inputs[i] || !original_.inputs()[i]->isA<TensorView>()) continue;
+      const Val* input = original_.inputs()[i];
+      // Staged slice by slice when every reader is a loop that slices it, else whole.
+      const std::vector<size_t>& readers = readers_[input];
+      const bool sliced = stages_ != nullptr && !readers.empty() &&
+                          std::all_of(readers.begin(), readers.end(), [&](size_t step) {
+                            const int32_t stage = stage_[order_[step]];
+                            return stages_->slicedAxis(*input->as<TensorView>(), stage).has_value();
+                          });
+      (sliced ? sliced_host_inputs_ : whole_host_inputs_).insert(input);
+    }
   }
 
   HostProgram build() {
@@ -118,8 +130,10 @@ class ProgramBuilder {
   }
 
   // Allocates `output`'s buffer (or its ring in loop `ring_loop`) at the end of `into`.
+  // With `staging`, a ring into which a loop copies the slices of host input `output`: the
+  // input is still found where it was.
   int32_t allocate(const Val* output, std::vector<Instruction>& into, int32_t ring_loop = -1,
-                   int64_t ring_axis = 0) {
+                   int64_t ring_axis = 0, bool staging = false) {
     const auto* tv = output->as<TensorView>();
     Allocate allocate;
     allocate.buffer = program_.num_buffers++;
@@ -140,7 +154,7 @@ class ProgramBuilder {
       allocate.alias_input = static_cast<int32_t>(original_.inputIndex(input));
       ref = ValueRef{SlotKind::Input, allocate.alias_input};
     }
-    BRAZE_INTERNAL_CHECK(where_.emplace(output, ref).second)
+    BRAZE_INTERNAL_CHECK(staging || where_.emplace(output, ref).second)
         << "buildHostProgram: " << output->name() << " is written by two segments";
     if (!original_.isOutput(output) && ring_loop < 0) live_[allocate.buffer] = output;
     const int32_t buffer = allocate.buffer;
@@ -151,11 +165,24 @@ class ProgramBuilder {
   // The launch of the segment at `step`, its outputs allocated first.
   void emitLaunch(size_t step, std::vector<Instruction>& into) {
     const Segment& segment = segmented_.segments[order_[step]];
+    stageWholeInputs(segment);
     LaunchKernel launch;
     launch.segment = static_cast<int32_t>(order_[step]);
     for (const Val* input : segment.inputs) launch.inputs.push_back(valueOf(input));
     for (const Val* output : segment.outputs) launch.outputs.push_back(allocate(output, into));
     into.emplace_back(std::move(launch));
+  }
+
+  // Host inputs `segment` reads whole: copied to a device buffer before their first reader,
+  // on the caller's stream; later readers read that buffer, freed after the last one.
+  void stageWholeInputs(const Segment& segment) {
+    for (const Val* input : segment.inputs) {
+      if (whole_host_inputs_.erase(input) == 0) continue;
+      const ValueRef host = where_.at(input);
+      where_.erase(input);
+      const int32_t buffer = allocate(input, program_.instructions);
+      program_.instructions.emplace_back(Copy{buffer, host});
+    }
   }
 
   ValueRef valueOf(const Val* input) {
@@ -190,6 +217,7 @@ class ProgramBuilder {
       program_.instructions.emplace_back(GetCurrentStream{0});
       program_.num_streams = 1;
     }
+    for (size_t step = begin; step < end; ++step) stageWholeInputs(segmented_.segments[order_[step]]);
     // Tensors the loop writes: whole when something outside reads them (or they are outputs),
     // else a ring of one slice per pool stream.
     std::vector<int32_t> rings;
@@ -215,20 +243,33 @@ class ProgramBuilder {
     loop.body.emplace_back(SetCurrentStream{StreamRef{-1, loop_id, false}});
     loop.body.emplace_back(Synchronize{StreamRef{0, -1, false}});
     std::map<std::pair<int32_t, int32_t>, int32_t> views;  // by (kind, index) of the source
+    auto select = [&](const ValueRef& source, int64_t axis, int32_t ring_slots) {
+      const int32_t view = program_.num_buffers++;
+      loop.body.emplace_back(Select{view, source, axis, loop_id, ring_slots});
+      return view;
+    };
     auto viewOf = [&](const ValueRef& source, int64_t axis) {
       const auto key = std::make_pair(static_cast<int32_t>(source.kind), source.index);
       auto found = views.find(key);
       if (found != views.end()) return found->second;
-      Select select;
-      select.view = program_.num_buffers++;
-      select.source = source;
-      select.axis = axis;
-      select.loop = loop_id;
-      if (source.kind == SlotKind::Buffer && is_ring[source.index])
-        select.ring_slots = options_.streams;
-      views.emplace(key, select.view);
-      loop.body.emplace_back(select);
-      return select.view;
+      const Val* host = source.kind == SlotKind::Input
+                            ? original_.inputs()[static_cast<size_t>(source.index)]
+                            : nullptr;
+      if (host != nullptr && sliced_host_inputs_.count(host) != 0) {
+        // This iteration's slice of a host input, copied into its slot of a device ring.
+        const int32_t ring = allocate(host, program_.instructions, loop_id, axis, /*staging=*/true);
+        rings.push_back(ring);
+        is_ring[ring] = true;
+        const int32_t from = select(source, axis, 0);
+        const int32_t into = select({SlotKind::Buffer, ring}, axis, options_.streams);
+        loop.body.emplace_back(Copy{into, {SlotKind::Buffer, from}});
+        views.emplace(key, into);
+        return into;
+      }
+      const bool ring = source.kind == SlotKind::Buffer && is_ring[source.index];
+      const int32_t view = select(source, axis, ring ? options_.streams : 0);
+      views.emplace(key, view);
+      return view;
     };
     for (size_t step = begin; step < end; ++step) {
       const Segment& segment = segmented_.segments[order_[step]];
@@ -270,6 +311,8 @@ class ProgramBuilder {
   std::map<const Val*, size_t> last_reader_;
   std::map<const Val*, std::vector<size_t>> readers_;
   std::map<int32_t, const Val*> live_;  // buffers that hold intermediates, by buffer
+  std::set<const Val*> whole_host_inputs_;   // host inputs copied whole, not yet copied
+  std::set<const Val*> sliced_host_inputs_;  // host inputs copied slice by slice in loops
 };
 
 }  // namespace

@@ -80,6 +80,9 @@ class ProgramPrinter {
                   << ", " << (s.ring_slots > 0 ? "ring slot" : "slice") << " of loop " << s.loop
                   << "\n";
             },
+            [&](const Copy& c) {
+              os_ << indent << "copy " << ref(c.source) << " -> %" << c.target << "\n";
+            },
             [&](const GetCurrentStream& g) {
               os_ << indent << "%s" << g.stream << " = get_current_stream\n";
             },

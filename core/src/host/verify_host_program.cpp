@@ -221,6 +221,15 @@ class Verifier {
               view->view_loop = s.loop;
               return true;
             },
+            [&](const Copy& c) {
+              const std::string what = where + " (copy)";
+              if (!usable(c.source, what) || !usable({SlotKind::Buffer, c.target}, what))
+                return false;
+              if (slots_[static_cast<size_t>(c.target)].ring_loop >= 0)
+                return fail(what + " copies into all of ring %" + std::to_string(c.target) +
+                            " instead of a slot of it");
+              return true;
+            },
             [&](const GetCurrentStream& g) {
               if (g.stream < 0 || g.stream >= program_.num_streams)
                 return fail(where + " saves stream slot %s" + std::to_string(g.stream) +

@@ -117,8 +117,27 @@ class PlanBuilder {
 
   PlannedTensor tensorOf(const ValueRef& ref) const {
     if (ref.kind == SlotKind::Buffer) return slots_[static_cast<size_t>(ref.index)];
-    const auto& tensor = std::get<DeviceTensor>(arguments_[static_cast<size_t>(ref.index)]);
+    const FusionArgument& argument = arguments_[static_cast<size_t>(ref.index)];
+    if (const auto* host = std::get_if<HostTensor>(&argument))
+      return {ref, 0, host->dtype(), host->sizes(), host->strides()};
+    const auto& tensor = std::get<DeviceTensor>(argument);
     return {ref, 0, tensor.dtype(), tensor.sizes(), tensor.strides()};
+  }
+
+  // The program copies a host input (or a slice of it) into a buffer: one contiguous block.
+  void copy(const host::Copy& c) {
+    const PlannedTensor source = tensorOf(c.source);
+    const PlannedTensor& target = slots_[static_cast<size_t>(c.target)];
+    BRAZE_INTERNAL_CHECK(source.base.kind == SlotKind::Input &&
+                         target.base.kind == SlotKind::Buffer && source.sizes == target.sizes)
+        << "a host program copies from other than a host input, or between shapes";
+    BRAZE_USER_CHECK(denseStrides(source.sizes, {}) == source.strides || numelOf(source.sizes) <= 1)
+        << "input " << source.base.index << " is a host tensor the run copies to the device in "
+        << "slices, which needs it contiguous (row-major); pass a contiguous tensor";
+    plan_.steps.push_back({Step::Kind::Copy, 0, static_cast<int32_t>(plan_.copies.size()), stream_});
+    plan_.copies.push_back({source.base.index, source.byte_offset, target.base.index,
+                            target.byte_offset,
+                            static_cast<size_t>(numelOf(source.sizes) * sizeInBytes(source.dtype))});
   }
 
   // What the executor plans a launch with: the tensor at its planning address (an input's
@@ -156,6 +175,7 @@ class PlanBuilder {
               plan_.steps.push_back({Step::Kind::Deallocate, d.buffer, 0, -1});
             },
             [&](const host::LaunchKernel& l) { launch(l); },
+            [&](const host::Copy& c) { copy(c); },
             [&](const host::Select& s) {
               const PlannedTensor source = tensorOf(s.source);
               const Iteration& at = iterations_[static_cast<size_t>(s.loop)];
@@ -403,6 +423,17 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
       case Step::Kind::Deallocate:
         buffers[static_cast<size_t>(step.buffer)].reset();
         break;
+      case Step::Kind::Copy: {
+        const ExecutionPlan::HostCopy& c = plan.copies[static_cast<size_t>(step.launch)];
+        if (c.bytes == 0) break;
+        const auto& source = std::get<HostTensor>(arguments[static_cast<size_t>(c.input)]);
+        BRAZE_CU(memcpyHtoDAsync,
+                 buffers[static_cast<size_t>(c.buffer)]->pointer() +
+                     static_cast<CUdeviceptr>(c.target_offset),
+                 static_cast<const char*>(source.data()) + c.source_offset, c.bytes,
+                 streamOf(step.stream));
+        break;
+      }
       case Step::Kind::Fork: {
         // The pool stream starts after what the caller's stream enqueued so far.
         CUevent caller = threadEvent(plan.device, 0);

@@ -24,6 +24,8 @@ struct FusionExecutorCache::PlanEntry {
   std::shared_ptr<FusionKernelRuntime> runtime;
   std::shared_ptr<const ExecutionPlan> plan;
   std::atomic<uint64_t> last_use{0};
+  /// The plan copies host inputs itself (stream loops); its results are copied back to host.
+  bool host_results = false;
 };
 
 namespace {
@@ -51,6 +53,38 @@ std::string optionsText(const RunOptions& options) {
   if (options.stream_pool != RunOptions{}.stream_pool)
     text += ";streams=" + std::to_string(options.stream_pool);
   return text;
+}
+
+/// Whether a run of `fusion` on host tensors `inputs` goes to the device with its host
+/// program copying the inputs itself, each stream loop slice by slice so that copies overlap
+/// kernels (overlap needs page-locked host memory; pageable memory is copied correctly, without
+/// it): for fusions with stream axes whose inputs are contiguous row-major host tensors laid out
+/// as their definition says, where no output is written into an input or is one.
+bool stagesHostInputs(const Fusion& fusion, const std::vector<FusionArgument>& inputs) {
+  const std::vector<TensorView*> tensors = fusion.allTensors();
+  if (std::none_of(tensors.begin(), tensors.end(),
+                   [](const TensorView* tv) { return tv->streamAxis().has_value(); }))
+    return false;
+  if (!fusion.outputAliases().empty()) return false;
+  for (const Val* output : fusion.outputs()) {
+    if (fusion.isInput(output)) return false;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (std::holds_alternative<ScalarValue>(inputs[i])) continue;
+    const auto* host = std::get_if<HostTensor>(&inputs[i]);
+    if (host == nullptr || !host->isContiguous()) return false;
+    const std::vector<int64_t>& order = fusion.inputs()[i]->as<TensorView>()->allocationOrder();
+    for (size_t d = 0; d < order.size(); ++d) {
+      if (order[d] != static_cast<int64_t>(d)) return false;
+    }
+  }
+  return true;
+}
+
+std::vector<FusionArgument> toHost(std::vector<DeviceTensor> outputs) {
+  std::vector<FusionArgument> results;
+  for (const DeviceTensor& output : outputs) results.emplace_back(output.toHost());
+  return results;
 }
 
 }  // namespace
@@ -182,6 +216,7 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     std::vector<DeviceTensor> outputs =
         options.cuda_graph ? entry->runtime->runGraph(*entry->plan, inputs, options.stream)
                            : entry->runtime->run(*entry->plan, inputs, options.stream);
+    if (entry->host_results) return toHost(std::move(outputs));
     return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
   }
 
@@ -209,6 +244,23 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     rememberLast(runtime);
     std::vector<HostTensor> outputs = runtime->runOnHost(inputs, context);
     return {outputs.begin(), outputs.end()};
+  }
+  if (has_host_tensors && stagesHostInputs(*fusion_, inputs)) {
+    // Through the GPU, the host program copying the inputs (stream loops: slice by slice).
+    context.staged_inputs.assign(inputs.size(), false);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      context.staged_inputs[i] = std::holds_alternative<HostTensor>(inputs[i]);
+    std::shared_ptr<FusionKernelRuntime> runtime;
+    std::shared_ptr<const ExecutionPlan> plan;
+    {
+      std::lock_guard<std::mutex> build(build_mutex_);
+      runtime = runtimeFor(context, runtime_options, signature);
+      plan = runtime->plan(inputs, context);
+      remember(key, runtime, plan, /*host_results=*/true);
+    }
+    rememberLast(runtime);
+    return toHost(options.cuda_graph ? runtime->runGraph(*plan, inputs, options.stream)
+                                     : runtime->run(*plan, inputs, options.stream));
   }
   if (has_host_tensors) {
     // Through the GPU: copies in, the device path (with its own plans), copies back.
@@ -253,10 +305,11 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
 
 void FusionExecutorCache::remember(const RunKey& key,
                                    const std::shared_ptr<FusionKernelRuntime>& runtime,
-                                   std::shared_ptr<const ExecutionPlan> plan) {
+                                   std::shared_ptr<const ExecutionPlan> plan, bool host_results) {
   auto entry = std::make_shared<PlanEntry>();
   entry->runtime = runtime;
   entry->plan = std::move(plan);
+  entry->host_results = host_results;
   entry->last_use = ++clock_;
   std::unique_lock lock(mutex_);
   plans_[key] = std::move(entry);

@@ -242,8 +242,9 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
         << " schedulers forced per segment, but the fusion has " << segmented_.segments.size()
         << " segments:\n"
         << segmented_.toString();
-    program_ = host::buildHostProgram(segmented_, stages_.get(),
-                                      host::HostProgramOptions{options_.stream_pool});
+    program_ = host::buildHostProgram(
+        segmented_, stages_.get(),
+        host::HostProgramOptions{options_.stream_pool, context.staged_inputs});
 
     const DataType index_type = indexTypeFor(fusion, context);
     kernels_.resize(segmented_.segments.size());

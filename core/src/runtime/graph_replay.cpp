@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iostream>
+#include <mutex>
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/primary_context.h"
@@ -70,6 +72,15 @@ ExecutionPlan::GraphInstance& ExecutionPlan::graphFor(CUstream stream) const {
 std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
     const ExecutionPlan& plan, const std::vector<FusionArgument>& arguments,
     CUstream stream) const {
+  if (!plan.copies.empty()) {
+    // Copies from host memory would be captured with the addresses of this call's inputs.
+    static std::once_flag logged;
+    std::call_once(logged, [] {
+      std::cerr << "braze: a run that copies host inputs itself is not replayed as a CUDA graph "
+                   "(the graph would keep this call's host addresses); running it directly\n";
+    });
+    return run(plan, arguments, stream);
+  }
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DriverApi& api = driver::driverApi();
   ExecutionPlan::GraphInstance& instance = plan.graphFor(stream);

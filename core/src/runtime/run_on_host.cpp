@@ -120,19 +120,25 @@ class HostRun {
     std::vector<EvaluatorArgument> results =
         evaluateFusion(*segmented_.segments[static_cast<size_t>(launch.segment)].fusion, inputs);
     for (size_t j = 0; j < launch.outputs.size(); ++j) {
-      const auto buffer = static_cast<size_t>(launch.outputs[j]);
-      HostTensor& result = std::get<HostTensor>(results[j]);
-      if (!tensors_[buffer]) {
-        tensors_[buffer] = std::move(result);
-        continue;
-      }
-      // A view, an input written in place or a buffer a loop writes: written where it is.
-      HostTensor& into = *tensors_[buffer];
-      BRAZE_INTERNAL_CHECK(into.sizes() == result.sizes())
-          << "runOnHost: segment " << launch.segment << " output " << j << " is "
-          << result.describe() << " but its slot is " << into.describe();
-      for (int64_t i = 0; i < into.numel(); ++i) into.setFlat(i, result.atFlat(i));
+      writeInto(launch.outputs[j], std::get<HostTensor>(results[j]),
+                "segment " + std::to_string(launch.segment) + " output " + std::to_string(j));
     }
+  }
+
+  // Slot `buffer` holds `value`: it becomes the slot's tensor, or, for a view, an input written
+  // in place or a buffer a loop writes, is written where the slot is.
+  void writeInto(int32_t buffer, const HostTensor& value, const std::string& what) {
+    std::optional<HostTensor>& slot = tensors_[static_cast<size_t>(buffer)];
+    if (!slot && pending_[static_cast<size_t>(buffer)] != nullptr &&
+        pending_[static_cast<size_t>(buffer)]->ring_slots == 0) {
+      slot = value;
+      return;
+    }
+    HostTensor& into = slot ? *slot : materialized(buffer);
+    BRAZE_INTERNAL_CHECK(into.sizes() == value.sizes())
+        << "runOnHost: " << what << " is " << value.describe() << " but its slot is "
+        << into.describe();
+    for (int64_t i = 0; i < into.numel(); ++i) into.setFlat(i, value.atFlat(i));
   }
 
   void execute(const host::Instruction& instruction) {
@@ -149,6 +155,10 @@ class HostRun {
             },
             [&](const host::Deallocate& d) { tensors_[static_cast<size_t>(d.buffer)].reset(); },
             [&](const host::LaunchKernel& l) { launch(l); },
+            [&](const host::Copy& c) {
+              const HostTensor source = std::get<HostTensor>(valueOf(c.source));
+              writeInto(c.target, source, "a copy");
+            },
             [&](const host::Select& s) {
               const Iteration& at = iterations_[static_cast<size_t>(s.loop)];
               HostTensor source = std::get<HostTensor>(valueOf(s.source));

@@ -100,6 +100,24 @@ TEST_F(StreamLoopsGpuTest, AnOutputWrittenIntoItsInputSliceBySlice) {
   EXPECT_TRUE(test::isClose(p_device.toHost(), expected, test::toleranceFor(DataType::Float32)));
 }
 
+// Host tensors in: the program copies each iteration's slice on its pool stream (pageable
+// memory here, so correct but not overlapped), runs the slice's kernels, and the results come
+// back as host tensors; a second call is a plan hit that copies them back too.
+TEST_F(StreamLoopsGpuTest, HostInputsAreCopiedSliceBySlice) {
+  test::RandomTensors random(24);
+  FusionExecutorCache cache(test::streamedSoftmax(100), shipped());
+  for (int run = 0; run < 2; ++run) {
+    const HostTensor x = random.uniform(DataType::Float32, {1000, 1000});
+    const std::vector<FusionArgument> outputs = cache.run({x});
+    EXPECT_TRUE(test::isClose(std::get<HostTensor>(outputs[0]),
+                              evaluateFusionTensors(cache.fusion(), {x})[0],
+                              test::toleranceFor(DataType::Float32)));
+  }
+  EXPECT_EQ(cache.counters().hits, 1);
+  EXPECT_NE(cache.lastRuntime()->program().toString().find("  copy %"), std::string::npos)
+      << cache.lastRuntime()->program().toString();
+}
+
 TEST_F(StreamLoopsGpuTest, AGraphOfTheLoopsReplaysOnMovedInputsAndNewSizes) {
   test::RandomTensors random(22);
   FusionExecutorCache cache(test::streamedTwoKernels(), shipped());

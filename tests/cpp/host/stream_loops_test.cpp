@@ -8,6 +8,7 @@
 
 #include "braze/braze.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "braze/runtime/prepare_for_scheduling.h"
 #include "host/stream_fusions.h"
 #include "support/error_matchers.h"
 #include "support/random_tensor.h"
@@ -224,6 +225,73 @@ TEST(StreamLoopsTest, ANewRowCountReusesTheKernels) {
                       evaluateFusionTensors(cache.fusion(), {x})[0]);
   }
   EXPECT_EQ(cache.counters().misses, 1);
+}
+
+// A runtime whose host program copies its host inputs itself (as a GPU run of host tensors
+// does): its program, and its results run slice by slice on the CPU.
+StreamRun runStaged(const Fusion& definition, const std::vector<HostTensor>& inputs) {
+  const std::unique_ptr<Fusion> fusion = prepareCopyForScheduling(definition);
+  const std::vector<FusionArgument> arguments(inputs.begin(), inputs.end());
+  RunContext context = RunContext::of(*fusion, arguments);
+  context.staged_inputs.assign(inputs.size(), true);
+  const FusionKernelRuntime runtime(*fusion, test::shippedSchedulers(), context, {});
+  StreamRun result;
+  result.program = runtime.program().toString();
+  result.outputs = runtime.runOnHost(arguments, context);
+  result.expected = evaluateFusionTensors(*fusion, inputs);
+  return result;
+}
+
+TEST(StreamLoopsTest, HostInputsAreCopiedSliceBySliceIntoARing) {
+  test::RandomTensors random(13);
+  const StreamRun result =
+      runStaged(*test::streamedPointwise(4), {random.uniform(DataType::Float32, {10, 33})});
+  expectMatches(result);
+  EXPECT_EQ(result.program,
+            "%s0 = get_current_stream\n"
+            "%0 = allocate float32[s0, s1]  (T3)\n"
+            "%1 = allocate float32[s0, s1] ring of 4 slices of loop 0 along dim 0  (T0)\n"
+            "for loop 0 over T1 axis 0 in 4 slices (extent s0) on 4 streams:\n"
+            "  set_current_stream loop 0 stream\n"
+            "  synchronize %s0\n"
+            "  %2 = select T0 dim 0, slice of loop 0\n"
+            "  %3 = select %1 dim 0, ring slot of loop 0\n"
+            "  copy %2 -> %3\n"
+            "  %4 = select %0 dim 0, slice of loop 0\n"
+            "  launch segment 0 (%3) -> (%4)\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 0 streams\n"
+            "deallocate %1\n"
+            "return (%0)\n");
+}
+
+TEST(StreamLoopsTest, AHostInputReadOutsideALoopIsCopiedWholeFirst) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = exp(x);
+  fusion->addOutput(y);
+  fusion->addOutput(sum(x, {0}));  // reads every row: outside the loop
+  streamOver(y, 0, 2);
+  test::RandomTensors random(14);
+  const StreamRun result = runStaged(*fusion, {random.uniform(DataType::Float32, {6, 40})});
+  expectMatches(result);
+  EXPECT_EQ(result.program,
+            "%s0 = get_current_stream\n"
+            "%0 = allocate float32[s0, s1]  (T0)\n"
+            "copy T0 -> %0\n"
+            "%1 = allocate float32[s0, s1]  (T1)\n"
+            "for loop 0 over T1 axis 0 in 2 slices (extent s0) on 4 streams:\n"
+            "  set_current_stream loop 0 stream\n"
+            "  synchronize %s0\n"
+            "  %2 = select %0 dim 0, slice of loop 0\n"
+            "  %3 = select %1 dim 0, slice of loop 0\n"
+            "  launch segment 0 (%2) -> (%3)\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 0 streams\n"
+            "%4 = allocate float32[s1]  (T2)\n"
+            "launch segment 1 (%0) -> (%4)\n"
+            "deallocate %0\n"
+            "return (%1, %4)\n");
 }
 
 TEST(StreamLoopsTest, AStreamAxisInsideTheRowsIsRefused) {

@@ -154,6 +154,33 @@ TEST(VerifyHostProgramTest, ViewsAndRingsStayWithinTheirBase) {
   }
 }
 
+TEST(VerifyHostProgramTest, CopiesReadAndWriteDefinedSlots) {
+  Original o;
+  {
+    HostProgram program = validLoop(o);
+    loopOf(program).body.insert(loopOf(program).body.begin() + 4,
+                                Copy{2, ValueRef{SlotKind::Buffer, 1}});
+    EXPECT_EQ(verifyHostProgram(program), std::nullopt) << program.toString();
+    EXPECT_NE(program.toString().find("  copy %1 -> %2\n"), std::string::npos);
+  }
+  {
+    HostProgram program = validLoop(o);
+    loopOf(program).body.insert(loopOf(program).body.begin() + 2,
+                                Copy{2, ValueRef{SlotKind::Input, 0}});
+    expectProblem(program, "reads %2 before it is allocated or selected");
+  }
+  {
+    HostProgram program = validLoop(o);
+    auto& allocate = std::get<Allocate>(program.instructions[1]);
+    allocate.ring_slots = 4;
+    allocate.ring_loop = 0;
+    std::get<Select>(loopOf(program).body[3]).ring_slots = 4;
+    program.instructions.insert(program.instructions.begin() + 2,
+                                Copy{0, ValueRef{SlotKind::Input, 0}});
+    expectProblem(program, "copies into all of ring %0 instead of a slot of it");
+  }
+}
+
 TEST(VerifyHostProgramTest, StreamsAreSavedNamedInTheirLoopAndRestored) {
   Original o;
   {

@@ -44,6 +44,7 @@ struct DriverApi {
   decltype(&::cuMemcpyHtoD) memcpyHtoD;
   decltype(&::cuMemcpyDtoH) memcpyDtoH;
   decltype(&::cuMemcpyDtoDAsync) memcpyDtoDAsync;
+  decltype(&::cuMemcpyHtoDAsync) memcpyHtoDAsync;
   decltype(&::cuMemsetD8Async) memsetD8Async;
   decltype(&::cuStreamCreate) streamCreate;
   decltype(&::cuStreamDestroy) streamDestroy;

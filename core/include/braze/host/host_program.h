@@ -78,6 +78,15 @@ struct Select {
   int32_t ring_slots = 0;
 };
 
+/// Copies `source` (a fusion input in host memory, or a slice of one) into tensor slot
+/// `target` (device memory of the same shape), on the current stream: how a run whose inputs
+/// are host tensors stages them, slice by slice inside a stream loop so that the copy of one
+/// slice overlaps the kernels of another.
+struct Copy {
+  int32_t target = 0;
+  ValueRef source;
+};
+
 /// A stream: one the program saved (`saved`, a stream slot), the pool stream of the current
 /// iteration of loop `loop` (iteration % streams), or with `every` each pool stream loop `loop`
 /// used.
@@ -112,8 +121,8 @@ struct ForLoop {
   std::vector<Instruction> body;
 };
 
-struct Instruction : std::variant<Allocate, Deallocate, LaunchKernel, Select, GetCurrentStream,
-                                  SetCurrentStream, Synchronize, ForLoop> {
+struct Instruction : std::variant<Allocate, Deallocate, LaunchKernel, Select, Copy,
+                                  GetCurrentStream, SetCurrentStream, Synchronize, ForLoop> {
   using variant::variant;
 };
 
@@ -139,10 +148,14 @@ struct HostProgram {
   std::string toString() const;
 };
 
-/// How a program runs stream loops.
+/// How a program runs stream loops, and where its inputs live.
 struct HostProgramOptions {
   /// Streams in each loop's pool (iteration i runs on stream i % streams).
   int32_t streams = 4;
+  /// Per fusion input: true when it is a host tensor the program copies to the device itself
+  /// (contiguous, row-major): slice by slice into a ring inside the stream loops that slice it,
+  /// when nothing else reads it; otherwise whole, before its first reader. Empty: none.
+  std::vector<bool> host_inputs;
 };
 
 /// The program that runs `segmented`'s segments in an order that respects their data flow and

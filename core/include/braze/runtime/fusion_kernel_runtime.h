@@ -59,6 +59,9 @@ struct RunContext {
   int device = 0;
   driver::DeviceProperties properties;
   bool on_gpu = false;  ///< device arguments on a machine with a GPU
+  /// Per argument: a host tensor the run's host program copies to the device itself
+  /// (HostProgramOptions::host_inputs); empty: none.
+  std::vector<bool> staged_inputs;
   /// Binds the original fusion's inputs; evaluates any extent of it.
   std::shared_ptr<ExpressionEvaluator> extents;
 
@@ -128,15 +131,26 @@ class ExecutionPlan {
   /// `stream` waits for the caller's work so far; Join: the caller waits for pool streams
   /// 0 .. `stream` - 1).
   struct Step {
-    enum class Kind : uint8_t { Allocate, Deallocate, Launch, Fork, Join } kind = Kind::Launch;
+    enum class Kind : uint8_t { Allocate, Deallocate, Launch, Copy, Fork, Join } kind =
+        Kind::Launch;
     int32_t buffer = 0;   ///< Allocate, Deallocate
-    int32_t launch = 0;   ///< Launch: index into launches
+    int32_t launch = 0;   ///< Launch: index into launches; Copy: index into copies
     int32_t stream = -1;  ///< Launch: -1 the caller's stream, k >= 0 pool stream k; Fork, Join
+  };
+
+  /// A host input's bytes (or a slice's) copied into a buffer (at an offset: a ring slot).
+  struct HostCopy {
+    int32_t input = 0;
+    int64_t source_offset = 0;  ///< bytes into the input
+    int32_t buffer = 0;
+    int64_t target_offset = 0;  ///< bytes into the buffer
+    size_t bytes = 0;
   };
 
   int device = 0;
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
+  std::vector<HostCopy> copies;
   int32_t pool_streams = 0;  ///< pool streams the steps use
   std::vector<FrozenLaunch> launches;
   std::vector<host::ValueRef> outputs;
