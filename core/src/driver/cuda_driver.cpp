@@ -93,6 +93,8 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuMemcpyDtoH", api.memcpyDtoH, failure) &&
       resolve(get_proc, "cuMemcpyDtoDAsync", api.memcpyDtoDAsync, failure) &&
       resolve(get_proc, "cuMemcpyHtoDAsync", api.memcpyHtoDAsync, failure) &&
+      resolve(get_proc, "cuMemHostAlloc", api.memHostAlloc, failure) &&
+      resolve(get_proc, "cuMemFreeHost", api.memFreeHost, failure) &&
       resolve(get_proc, "cuMemsetD8Async", api.memsetD8Async, failure) &&
       resolve(get_proc, "cuStreamCreate", api.streamCreate, failure) &&
       resolve(get_proc, "cuStreamDestroy", api.streamDestroy, failure) &&

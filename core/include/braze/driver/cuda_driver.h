@@ -45,6 +45,8 @@ struct DriverApi {
   decltype(&::cuMemcpyDtoH) memcpyDtoH;
   decltype(&::cuMemcpyDtoDAsync) memcpyDtoDAsync;
   decltype(&::cuMemcpyHtoDAsync) memcpyHtoDAsync;
+  decltype(&::cuMemHostAlloc) memHostAlloc;
+  decltype(&::cuMemFreeHost) memFreeHost;
   decltype(&::cuMemsetD8Async) memsetD8Async;
   decltype(&::cuStreamCreate) streamCreate;
   decltype(&::cuStreamDestroy) streamDestroy;
