@@ -292,4 +292,32 @@ std::string StreamStages::toString() const {
   return os.str();
 }
 
+void streamRewrittenProducers(Fusion& fusion, int64_t first_new_statement) {
+  const std::vector<Expr*> exprs = fusion.exprs();
+  // Consumers first, so that a producer given an axis passes it on to its own producers.
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    const Expr* expr = *it;
+    if (expr->outputs().empty()) continue;
+    const auto* streamed = expr->output(0)->dynCast<TensorView>();
+    if (streamed == nullptr || !streamed->streamAxis()) continue;
+    const StreamAxis& axis = *streamed->streamAxis();
+    const IterDomain* stream_id = streamed->logical()[static_cast<size_t>(axis.axis)];
+    for (size_t i = 0; i < expr->inputs().size(); ++i) {
+      auto* producer = expr->input(i)->dynCast<TensorView>();
+      if (producer == nullptr || producer->streamAxis() || producer->definition() == nullptr ||
+          producer->id() < first_new_statement)
+        continue;
+      for (const lower::DimPair& pair : lower::mapProducerToConsumer(*expr, i)) {
+        if (!pair.exact || pair.consumer != stream_id || !pair.producer->isIteration()) continue;
+        const std::vector<IterDomain*>& logical = producer->logical();
+        const auto at = std::find(logical.begin(), logical.end(), pair.producer);
+        if (at == logical.end()) continue;
+        StreamAxis inherited = axis;
+        inherited.axis = at - logical.begin();
+        producer->setStreamAxis(inherited);
+      }
+    }
+  }
+}
+
 }  // namespace braze::host

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "braze/host/stream_stages.h"
 #include "braze/ir/broadcast_reductions.h"
 #include "braze/ir/output_aliases.h"
 #include "braze/ir/redundant_expands.h"
@@ -15,6 +16,7 @@ namespace braze {
 int64_t prepareForScheduling(Fusion& fusion,
                              std::span<const std::pair<const Val*, const Val*>> equal_extents) {
   takeStreamAxes(fusion);
+  const int64_t first_new_statement = fusion.numStatements();
   int64_t rewrites = bypassRedundantExpands(fusion, equal_extents);
   // Before the squeezes: a scatter of one position per row reduces over a dim of one.
   rewrites += scattersAsMatches(fusion);
@@ -22,6 +24,7 @@ int64_t prepareForScheduling(Fusion& fusion,
   rewrites += reductionsOverBroadcastsAsSqueezes(fusion);
   // Last: whether an output can be written in place depends on the fusion as it will run.
   rewrites += copyUnsafeAliasedOutputs(fusion);
+  host::streamRewrittenProducers(fusion, first_new_statement);
   return rewrites;
 }
 

@@ -9,6 +9,8 @@
 #include "braze/braze.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/runtime/prepare_for_scheduling.h"
+#include "braze/sched/parallel_propagation.h"
+#include "braze/sched/transform_propagation.h"
 #include "host/stream_fusions.h"
 #include "support/error_matchers.h"
 #include "support/random_tensor.h"
@@ -225,6 +227,26 @@ TEST(StreamLoopsTest, ANewRowCountReusesTheKernels) {
                       evaluateFusionTensors(cache.fusion(), {x})[0]);
   }
   EXPECT_EQ(cache.counters().misses, 1);
+}
+
+// A layer norm written with var_mean (a Welford, which the executor cache rewrites as two sums)
+// and streamed whole through transform and parallel-type propagation: the sums the rewrite
+// makes inherit the stream axis, so the loop holds the whole normalization in one kernel.
+TEST(StreamLoopsTest, ARewrittenWelfordStaysInItsLoop) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  const VarMeanResult stats = var_mean(x, {1}, /*correction=*/0, /*keepdim=*/true);
+  TensorView* y = mul(sub(x, stats.mean), rsqrt(add(stats.var, 1e-5)));
+  fusion->addOutput(y);
+  streamOver(y, 0, 4);
+  propagateTransforms(y);
+  propagateParallelTypes(y);
+  test::RandomTensors random(15);
+  const StreamRun result = run(std::move(fusion), {random.uniform(DataType::Float32, {9, 48})});
+  expectMatches(result);
+  EXPECT_NE(result.program.find("for loop 0"), std::string::npos) << result.program;
+  EXPECT_EQ(result.program.find("for loop 1"), std::string::npos) << result.program;
+  EXPECT_EQ(result.program.find("launch segment 1"), std::string::npos) << result.program;
 }
 
 // A runtime whose host program copies its host inputs itself (as a GPU run of host tensors

@@ -66,4 +66,10 @@ class StreamStages {
   bool has_loops_ = false;
 };
 
+/// Tensors that rewrites created after takeStreamAxes (statement id >= `first_new_statement`)
+/// take the stream axis of the streamed tensors they feed, on the dim the op maps to it (where
+/// that dim iterates), so that ops a rewrite put in place of streamed ones stay in their loop:
+/// the sums that replace a Welford in a streamed layer norm.
+void streamRewrittenProducers(Fusion& fusion, int64_t first_new_statement);
+
 }  // namespace braze::host
