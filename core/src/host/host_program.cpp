@@ -217,7 +217,8 @@ class ProgramBuilder {
       program_.instructions.emplace_back(GetCurrentStream{0});
       program_.num_streams = 1;
     }
-    for (size_t step = begin; step < end; ++step) stageWholeInputs(segmented_.segments[order_[step]]);
+    for (size_t step = begin; step < end; ++step)
+      stageWholeInputs(segmented_.segments[order_[step]]);
     // Tensors the loop writes: whole when something outside reads them (or they are outputs),
     // else a ring of one slice per pool stream.
     std::vector<int32_t> rings;
@@ -310,7 +311,7 @@ class ProgramBuilder {
   std::map<const Val*, int32_t> extent_slot_;
   std::map<const Val*, size_t> last_reader_;
   std::map<const Val*, std::vector<size_t>> readers_;
-  std::map<int32_t, const Val*> live_;  // buffers that hold intermediates, by buffer
+  std::map<int32_t, const Val*> live_;       // buffers that hold intermediates, by buffer
   std::set<const Val*> whole_host_inputs_;   // host inputs copied whole, not yet copied
   std::set<const Val*> sliced_host_inputs_;  // host inputs copied slice by slice in loops
 };

@@ -7,11 +7,6 @@
 namespace braze::host {
 namespace {
 
-template <typename... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-
 class ProgramPrinter {
  public:
   explicit ProgramPrinter(const HostProgram& program) : program_(program) {}

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "braze/error.h"
+#include "braze/ir/printer.h"
 #include "lower/op_dim_map.h"
+#include "sched/iter_domain_transforms.h"
 
 namespace braze::host {
 namespace {
@@ -74,21 +76,6 @@ std::vector<std::pair<const IterDomain*, const IterDomain*>> contractionPairs(co
   return pairs;
 }
 
-std::string label(const TensorView& tv) {
-  const int64_t input = tv.fusion().inputIndex(&tv);
-  return input < 0 ? tv.name() : tv.name() + " (input " + std::to_string(input) + ")";
-}
-
-std::string exprText(const Expr& expr) {
-  std::ostringstream os;
-  for (size_t i = 0; i < expr.outputs().size(); ++i)
-    os << (i ? ", " : "") << expr.outputs()[i]->name();
-  os << " = " << expr.op() << "(";
-  for (size_t i = 0; i < expr.inputs().size(); ++i)
-    os << (i ? ", " : "") << expr.inputs()[i]->name();
-  return os.str() + ")";
-}
-
 }  // namespace
 
 StreamStages::StreamStages(const Fusion& fusion) {
@@ -145,12 +132,12 @@ StreamStages::StreamStages(const Fusion& fusion) {
       BRAZE_USER_CHECK(a.sameSlicing(b) &&
                        classOf(streamed->logical()[static_cast<size_t>(a.axis)]) ==
                            classOf(tv->logical()[static_cast<size_t>(b.axis)]))
-          << exprText(*expr) << ": its outputs " << streamed->name() << " (stream " << a.toString()
+          << describe(expr) << ": its outputs " << streamed->name() << " (stream " << a.toString()
           << ") and " << tv->name() << " (stream " << b.toString()
           << ") have conflicting stream axes; one op's outputs are sliced alike";
     }
     BRAZE_USER_CHECK(streamed == nullptr || whole == nullptr)
-        << exprText(*expr) << ": output " << streamed->name() << " has a stream axis ("
+        << describe(expr) << ": output " << streamed->name() << " has a stream axis ("
         << streamed->streamAxis()->toString() << ") but output " << whole->name()
         << " has none; give every output of one op the same stream axis, or none";
     const int32_t axis_class =
@@ -205,7 +192,8 @@ std::optional<int64_t> StreamStages::slicedAxisInClass(const TensorView& tv,
   for (size_t d = 0; d < visible.size(); ++d) {
     if (visible[d]->isBroadcast() || classOf(visible[d]) != axis_class) continue;
     BRAZE_USER_CHECK(!position.has_value())
-        << label(tv) << ": dims " << *position << " and " << d << " are both mapped to the "
+        << sched_detail::tensorLabel(&tv) << ": dims " << *position << " and " << d
+        << " are both mapped to the "
         << "stream axis of the loop that reads it, so it has no one axis to slice along; "
            "stream over another axis, or copy "
         << tv.name() << " into a tensor with one such dim first";
@@ -238,8 +226,9 @@ void StreamStages::check(int32_t stage) const {
       if (d == position) return;
       const IterDomain* id = visible[static_cast<size_t>(d)];
       BRAZE_USER_CHECK(id->isBroadcast() || id->logicalExtent()->isConstantEqualTo(1))
-          << label(tv) << " is sliced along dim " << position << " by the stream loop over "
-          << s.reference->name() << " axis " << s.slicing.axis << ", but dim " << d
+          << sched_detail::tensorLabel(&tv) << " is sliced along dim " << position
+          << " by the stream loop over " << s.reference->name() << " axis " << s.slicing.axis
+          << ", but dim " << d
           << " is outside it in memory, so a slice is not one stride step; stream over "
           << tv.name() << "'s outermost dim, or lay " << tv.name() << " out with dim " << position
           << " outermost";
@@ -264,8 +253,8 @@ void StreamStages::check(int32_t stage) const {
       }
       const bool data_input = i == 0 || expr->op() == OpKind::Cat;
       BRAZE_USER_CHECK(!(movesElements(expr->op()) && data_input))
-          << exprText(*expr) << " runs in the stream loop over " << s.reference->name() << " axis "
-          << s.slicing.axis << ", but " << label(*tv)
+          << describe(expr) << " runs in the stream loop over " << s.reference->name() << " axis "
+          << s.slicing.axis << ", but " << sched_detail::tensorLabel(tv)
           << " has no dim that the op maps to that axis, so each slice would read all of it; "
              "stream over an axis that "
           << expr->op() << " keeps in place, or compute it outside the loop";

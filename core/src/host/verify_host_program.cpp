@@ -9,11 +9,6 @@
 namespace braze::host {
 namespace {
 
-template <typename... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-
 class Verifier {
  public:
   explicit Verifier(const HostProgram& program)

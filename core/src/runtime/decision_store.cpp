@@ -1,6 +1,5 @@
 #include "braze/runtime/decision_store.h"
 
-
 #include "braze/ir/structural_hash.h"
 #include "braze/runtime/build_id.h"
 #include "braze/runtime/content_hash.h"

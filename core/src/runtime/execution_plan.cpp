@@ -19,6 +19,7 @@ namespace braze {
 namespace {
 
 using Kind = KernelParameter::Kind;
+using host::Overloaded;
 using host::SlotKind;
 using host::ValueRef;
 using Step = ExecutionPlan::Step;
@@ -29,11 +30,6 @@ constexpr CUdeviceptr kPlanningPointer = 256;
 size_t alignUp(size_t value, size_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
-
-template <typename... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
 
 // The streams of stream loops on `device`: made once per process, never destroyed (a plan
 // may be replayed until the process ends).
@@ -134,10 +130,11 @@ class PlanBuilder {
     BRAZE_USER_CHECK(denseStrides(source.sizes, {}) == source.strides || numelOf(source.sizes) <= 1)
         << "input " << source.base.index << " is a host tensor the run copies to the device in "
         << "slices, which needs it contiguous (row-major); pass a contiguous tensor";
-    plan_.steps.push_back({Step::Kind::Copy, 0, static_cast<int32_t>(plan_.copies.size()), stream_});
-    plan_.copies.push_back({source.base.index, source.byte_offset, target.base.index,
-                            target.byte_offset,
-                            static_cast<size_t>(numelOf(source.sizes) * sizeInBytes(source.dtype))});
+    plan_.steps.push_back(
+        {Step::Kind::Copy, 0, static_cast<int32_t>(plan_.copies.size()), stream_});
+    plan_.copies.push_back(
+        {source.base.index, source.byte_offset, target.base.index, target.byte_offset,
+         static_cast<size_t>(numelOf(source.sizes) * sizeInBytes(source.dtype))});
   }
 
   // What the executor plans a launch with: the tensor at its planning address (an input's
@@ -403,7 +400,11 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
   thread_local std::vector<std::byte> parameters;
   thread_local std::vector<void*> parameter_pointers;
   thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
+  // Each stream's workspace block, looked up (under the plan's lock) once per run: lane 0 is
+  // the caller's stream, lane k + 1 pool stream k.
+  thread_local std::vector<CUdeviceptr> workspaces;
   buffers.assign(plan.buffers.size(), nullptr);
+  workspaces.assign(static_cast<size_t>(plan.pool_streams) + 1, 0);
   auto pointerOf = [&](const ValueRef& ref) -> CUdeviceptr {
     if (ref.kind == SlotKind::Buffer) {
       const auto& memory = buffers[static_cast<size_t>(ref.index)];
@@ -465,7 +466,8 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
         }
         if (!launch.workspaces.empty()) {
           // Launches on different streams may run at once: each stream has its own block.
-          const CUdeviceptr workspace = plan.workspaceFor(on);
+          CUdeviceptr& workspace = workspaces[static_cast<size_t>(step.stream + 1)];
+          if (workspace == 0) workspace = plan.workspaceFor(on);
           for (const FrozenLaunch::Workspace& region : launch.workspaces)
             patch(region.parameter_offset, workspace + region.block_offset);
         }

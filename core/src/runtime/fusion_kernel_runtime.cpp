@@ -34,10 +34,6 @@
 namespace braze {
 namespace {
 
-using Kind = KernelParameter::Kind;
-using host::SlotKind;
-using host::ValueRef;
-
 constexpr int64_t kInt32Limit = int64_t{1} << 31;
 using runtime_detail::evaluatedSizes;
 

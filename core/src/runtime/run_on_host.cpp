@@ -13,13 +13,9 @@
 namespace braze {
 namespace {
 
+using host::Overloaded;
 using host::SlotKind;
 using host::ValueRef;
-
-template <typename... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
 
 // One iteration of a running loop: where its slices start and how long they are.
 struct Iteration {

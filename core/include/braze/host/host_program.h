@@ -113,6 +113,12 @@ struct Synchronize {
   StreamRef stream;
 };
 
+/// Lambdas visiting an Instruction: std::visit(Overloaded{[](const Allocate&) {...}, ...}, i).
+template <typename... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+
 struct Instruction;
 
 /// Runs `body` once per iteration of loop `loop` (HostProgram::loops).
