@@ -25,6 +25,8 @@
 #   --build                         build here and run from the build folder, not the bundle
 #   --tests-only / --bench-only     run one half
 #   --filter PATTERN                passed to every test binary as --gtest_filter
+#   --benchmarks a,b                only these benchmarks (braze_<name>_benchmark; normalization
+#                                   is the side-by-side run), without the first-result timing
 # Environment: BRAZE_BUILD_DIR, BRAZE_GPU_BUNDLE, BRAZE_DUMP (passed on), and
 # BRAZE_SIDE_BY_SIDE_ARGS (more arguments for the side-by-side script, e.g. "--budget-s 200").
 # Logs and JSON results go to results/ beside the binaries' folder; when OUT is set (the device
@@ -45,12 +47,14 @@ run_tests=1
 run_bench=1
 use_build=0
 filter=
+benchmarks=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build) use_build=1 ;;
     --tests-only) run_bench=0 ;;
     --bench-only) run_tests=0 ;;
     --filter) filter=$2; shift ;;
+    --benchmarks) benchmarks=,$2,; shift ;;
     *) echo "gpu-test.sh: unknown argument '$1'; see the header of $0" >&2; exit 2 ;;
   esac
   shift
@@ -287,7 +291,7 @@ run() {
   fi
   # The side-by-side script runs the normalization benchmark itself, next to PyTorch.
   local side_by_side=
-  if ((run_bench)); then
+  if ((run_bench)) && [[ -z $benchmarks || $benchmarks == *,normalization,* ]]; then
     side_by_side=$(sideBySideScript)
   fi
   if ((run_bench)); then
@@ -296,6 +300,10 @@ run() {
       [[ -x $bench ]] || continue
       name=$(basename "$bench")
       [[ -n $side_by_side && $name == braze_normalization_benchmark ]] && continue
+      if [[ -n $benchmarks ]]; then
+        local short=${name#braze_}
+        [[ $benchmarks == *,${short%_benchmark},* ]] || continue
+      fi
       extra=()
       # Host time per call of tiny kernels: iterations for half a second per repetition (this
       # Google Benchmark takes min_time as a plain number of seconds, no "s").
@@ -319,7 +327,7 @@ run() {
   if ((run_tests || run_bench)); then
     pythonTier "$results" >"$results/python.txt" 2>&1 || failed=1
   fi
-  if ((run_bench)); then
+  if ((run_bench)) && [[ -z $benchmarks ]]; then
     log "timing the first result, cold and warm"
     firstResult "$bin" >"$results/first-result.txt" 2>&1 || failed=1
     aheadOfTime "$bin" >>"$results/first-result.txt" 2>&1 || failed=1

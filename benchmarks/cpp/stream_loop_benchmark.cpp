@@ -2,7 +2,8 @@
 // float32 [rows, cols], every tensor streamed over rows (ParallelType::Stream) in 4, 8 and 32
 // slices on the default pool of 4 streams, beside the same fusion unstreamed.
 //
-//   stream_loop/<rows>x<cols>/slices:<n>   (n = 0: no stream axis, one kernel)
+//   stream_loop/<rows>x<cols>/slices:<n>/graph:<g>   (n = 0: no stream axis, one kernel;
+//                                                    g = 1: replayed as a CUDA graph)
 //
 // Device time per call from CUDA events around back-to-back FusionExecutorCache::run calls on
 // one stream (bench::timeLaunches: median_us, host_us, of_copy), and for the streamed cases the
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "bandwidth_timing.h"
 #include "braze/braze.h"
@@ -38,9 +40,10 @@ std::unique_ptr<Fusion> streamedExp(int64_t slices) {
   return fusion;
 }
 
-// Seconds per call of the one-kernel case, by shape, for the streamed cases' overhead.
-std::map<std::pair<int64_t, int64_t>, double>& oneKernelSeconds() {
-  static std::map<std::pair<int64_t, int64_t>, double> seconds;
+// Seconds per call of the one-kernel case, by shape and launch form, for the streamed cases'
+// overhead.
+std::map<std::tuple<int64_t, int64_t, bool>, double>& oneKernelSeconds() {
+  static std::map<std::tuple<int64_t, int64_t, bool>, double> seconds;
   return seconds;
 }
 
@@ -48,6 +51,7 @@ void streamLoop(benchmark::State& state) {
   const int64_t rows = state.range(0);
   const int64_t cols = state.range(1);
   const int64_t slices = state.range(2);
+  const bool graph = state.range(3) != 0;
   CUstream stream = bench::benchmarkStream(state);
   if (stream == nullptr) return;
   bench::guarded(state, [&] {
@@ -57,11 +61,14 @@ void streamLoop(benchmark::State& state) {
     const std::vector<FusionArgument> inputs = {x};
     RunOptions options;
     options.stream = stream;
+    options.cuda_graph = graph;
     bench::timeLaunches(state, stream, 2 * rows * cols * 4, [&] { cache.run(inputs, options); });
     const double median = state.counters["median_us"] / 1e6;
+    // Each form against the one kernel launched the same way (directly, or as a graph).
+    const std::tuple<int64_t, int64_t, bool> key{rows, cols, graph};
     if (slices == 0) {
-      oneKernelSeconds()[{rows, cols}] = median;
-    } else if (auto one = oneKernelSeconds().find({rows, cols}); one != oneKernelSeconds().end()) {
+      oneKernelSeconds()[key] = median;
+    } else if (auto one = oneKernelSeconds().find(key); one != oneKernelSeconds().end()) {
       state.counters["us_per_slice_over_one_kernel"] =
           (median - one->second) / static_cast<double>(slices) * 1e6;
     }
@@ -70,7 +77,9 @@ void streamLoop(benchmark::State& state) {
 
 void shapes(benchmark::internal::Benchmark* b) {
   for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{8192, 8192}, {1024, 1024}}) {
-    for (int64_t slices : {0, 4, 8, 32}) b->Args({rows, cols, slices});
+    for (int64_t graph : {0, 1}) {
+      for (int64_t slices : {0, 4, 8, 32}) b->Args({rows, cols, slices, graph});
+    }
   }
 }
 
@@ -148,14 +157,14 @@ void hostOverlap(benchmark::State& state) {
 BENCHMARK(hostOverlap)
     ->Name("host_overlap")
     ->ArgNames({"slices", "work"})
-    ->ArgsProduct({{1, 8}, {0, 32, 128}})
+    ->ArgsProduct({{1, 8}, {0, 32, 64, 128}})
     ->UseManualTime()
     ->Iterations(5)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK(streamLoop)
     ->Name("stream_loop")
-    ->ArgNames({"rows", "cols", "slices"})
+    ->ArgNames({"rows", "cols", "slices", "graph"})
     ->Apply(shapes)
     ->UseManualTime()
     ->Iterations(9)

@@ -44,7 +44,8 @@ RuntimeOptions runtimeOptionsOf(const RunOptions& options) {
 /// The part of the run options that selects a runtime, as text for the run keys.
 std::string optionsText(const RunOptions& options) {
   if (options.scheduler.empty() && options.segment_schedulers.empty() && !options.arch &&
-      options.device == 0 && options.stream_pool == RunOptions{}.stream_pool) {
+      options.device == 0 && options.stream_pool == RunOptions{}.stream_pool &&
+      !options.reference_evaluator) {
     return {};
   }
   std::string text = options.scheduler + ";" + std::to_string(options.device) + ";";
@@ -52,6 +53,7 @@ std::string optionsText(const RunOptions& options) {
   if (options.arch) text += options.arch->toString();
   if (options.stream_pool != RunOptions{}.stream_pool)
     text += ";streams=" + std::to_string(options.stream_pool);
+  if (options.reference_evaluator) text += ";reference";
   return text;
 }
 
@@ -154,7 +156,18 @@ void FusionExecutorCache::rememberLast(const std::shared_ptr<FusionKernelRuntime
 
 RunContext FusionExecutorCache::contextFor(const std::vector<FusionArgument>& inputs,
                                            const RunOptions& options) const {
+  if (options.reference_evaluator) {
+    BRAZE_USER_CHECK(std::none_of(
+        inputs.begin(), inputs.end(),
+        [](const FusionArgument& a) { return std::holds_alternative<DeviceTensor>(a); }))
+        << "FusionExecutorCache::run: RunOptions::reference_evaluator runs on the CPU, but the "
+           "inputs include device tensors; pass host tensors or leave the option off";
+  }
   RunContext context = RunContext::of(*fusion_, inputs);
+  if (options.reference_evaluator) {
+    context.on_gpu = false;
+    context.properties = driver::h100Properties();
+  }
   runtime_detail::checkExtentEqualities(extent_equalities_, *context.extents, "the fusion");
   if (std::none_of(inputs.begin(), inputs.end(),
                    [](const FusionArgument& a) { return std::holds_alternative<DeviceTensor>(a); }))

@@ -8,6 +8,7 @@
 #include "braze/braze.h"
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/device_memory.h"
+#include "braze/driver/primary_context.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "host/stream_fusions.h"
 #include "support/random_tensor.h"
@@ -35,49 +36,71 @@ ExecutorCacheOptions shipped() {
 // (0xFF bytes) in that stream's pool, and checks every output against the reference.
 void expectMatchesReference(FusionExecutorCache& cache, const std::vector<HostTensor>& inputs,
                             bool cuda_graph = false) {
+  driver::makePrimaryContextCurrent(0);  // the first test of a process has no context yet
   CUstream stream = nullptr;
   BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
-  std::vector<FusionArgument> arguments;
-  size_t bytes = 0;
-  for (const HostTensor& input : inputs) {
-    arguments.emplace_back(DeviceTensor::fromHost(input));
-    bytes += static_cast<size_t>(input.numel()) * sizeInBytes(input.dtype());
-  }
   {
-    std::shared_ptr<driver::DeviceMemory> poison =
-        driver::DeviceMemory::allocateOnStream(0, std::max<size_t>(bytes * 4, 1 << 20), stream);
-    BRAZE_CU(memsetD8Async, poison->pointer(), 0xFF, poison->bytes(), stream);
-  }
-  RunOptions options;
-  options.stream = stream;
-  options.cuda_graph = cuda_graph;
-  const std::vector<FusionArgument> outputs = cache.run(arguments, options);
-  BRAZE_CU(streamSynchronize, stream);
-  const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), inputs);
-  ASSERT_EQ(outputs.size(), expected.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const HostTensor actual = std::get<DeviceTensor>(outputs[i]).toHost();
-    EXPECT_TRUE(test::isClose(actual, expected[i], test::toleranceFor(expected[i].dtype())))
-        << "output " << i << "\n"
-        << cache.lastRuntime()->program().toString();
+    // Inputs and outputs are freed in the order of the stream they were made on: dropped
+    // before the stream is destroyed.
+    std::vector<FusionArgument> arguments;
+    size_t bytes = 0;
+    for (const HostTensor& input : inputs) {
+      arguments.emplace_back(DeviceTensor::fromHost(input));
+      bytes += static_cast<size_t>(input.numel()) * sizeInBytes(input.dtype());
+    }
+    {
+      std::shared_ptr<driver::DeviceMemory> poison =
+          driver::DeviceMemory::allocateOnStream(0, std::max<size_t>(bytes * 4, 1 << 20), stream);
+      BRAZE_CU(memsetD8Async, poison->pointer(), 0xFF, poison->bytes(), stream);
+    }
+    RunOptions options;
+    options.stream = stream;
+    options.cuda_graph = cuda_graph;
+    const std::vector<FusionArgument> outputs = cache.run(arguments, options);
+    BRAZE_CU(streamSynchronize, stream);
+    const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), inputs);
+    ASSERT_EQ(outputs.size(), expected.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const HostTensor actual = std::get<DeviceTensor>(outputs[i]).toHost();
+      EXPECT_TRUE(test::isClose(actual, expected[i], test::toleranceFor(expected[i].dtype())))
+          << "output " << i << "\n"
+          << cache.lastRuntime()->program().toString();
+    }
   }
   BRAZE_CU(streamDestroy, stream);
 }
 
-TEST_F(StreamLoopsGpuTest, EveryCpuCaseMatchesTheReference) {
+// The CPU tier's cases (stream_loops_test.cpp), one test each.
+TEST_F(StreamLoopsGpuTest, OneLoopWithAShorterLastSlice) {
   test::RandomTensors random(21);
-  FusionExecutorCache one_loop(test::streamedPointwise(4), shipped());
-  expectMatchesReference(one_loop, {random.uniform(DataType::Float32, {1000, 1024})});
-  expectMatchesReference(one_loop, {random.uniform(DataType::Float32, {10, 33})});
-  FusionExecutorCache two_loops(test::streamedPointwise(8, /*stream_middle=*/false), shipped());
-  expectMatchesReference(two_loops, {random.uniform(DataType::Float32, {999, 512})});
-  FusionExecutorCache two_kernels(test::streamedTwoKernels(), shipped());
-  expectMatchesReference(two_kernels, {random.uniform(DataType::Float32, {37, 4096})});
-  FusionExecutorCache softmax(test::streamedSoftmax(128), shipped());
-  expectMatchesReference(softmax, {random.uniform(DataType::Float32, {1000, 1000})});
-  FusionExecutorCache matmul(test::streamedMatmul(4), shipped());
-  expectMatchesReference(matmul, {random.uniform(DataType::BFloat16, {1024, 256}),
-                                  random.uniform(DataType::BFloat16, {256, 512})});
+  FusionExecutorCache cache(test::streamedPointwise(4), shipped());
+  expectMatchesReference(cache, {random.uniform(DataType::Float32, {1000, 1024})});
+  expectMatchesReference(cache, {random.uniform(DataType::Float32, {10, 33})});
+}
+
+TEST_F(StreamLoopsGpuTest, TwoLoopsSplitByAnUnstreamedMiddle) {
+  test::RandomTensors random(25);
+  FusionExecutorCache cache(test::streamedPointwise(8, /*stream_middle=*/false), shipped());
+  expectMatchesReference(cache, {random.uniform(DataType::Float32, {999, 512})});
+}
+
+TEST_F(StreamLoopsGpuTest, TwoKernelsInOneLoopShareARing) {
+  test::RandomTensors random(26);
+  FusionExecutorCache cache(test::streamedTwoKernels(), shipped());
+  expectMatchesReference(cache, {random.uniform(DataType::Float32, {37, 4096})});
+}
+
+TEST_F(StreamLoopsGpuTest, AReductionInsideALoopSlicedByLength) {
+  test::RandomTensors random(27);
+  FusionExecutorCache cache(test::streamedSoftmax(128), shipped());
+  expectMatchesReference(cache, {random.uniform(DataType::Float32, {1000, 1000})});
+}
+
+TEST_F(StreamLoopsGpuTest, AMatmulWithAStreamParallelM) {
+  test::RandomTensors random(28);
+  FusionExecutorCache cache(test::streamedMatmul(4), shipped());
+  expectMatchesReference(cache, {random.uniform(DataType::BFloat16, {1024, 256}),
+                                 random.uniform(DataType::BFloat16, {256, 512})});
 }
 
 TEST_F(StreamLoopsGpuTest, AnOutputWrittenIntoItsInputSliceBySlice) {

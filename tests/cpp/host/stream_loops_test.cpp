@@ -35,8 +35,8 @@ struct StreamRun {
   std::vector<HostTensor> expected;
 };
 
-// Runs `fusion` on `inputs` (on the CPU: the reference evaluator runs each launch) with the
-// host program dumped, and evaluates the whole fusion for comparison.
+// Runs `fusion` on `inputs` (on the CPU, GPU or not: the reference evaluator runs each launch) with
+// the host program dumped, and evaluates the whole fusion for comparison.
 StreamRun run(std::unique_ptr<Fusion> fusion, const std::vector<HostTensor>& inputs,
               int stream_pool = 4) {
   FusionExecutorCache cache(std::move(fusion), shipped());
@@ -45,6 +45,7 @@ StreamRun run(std::unique_ptr<Fusion> fusion, const std::vector<HostTensor>& inp
   options.dump = DumpOptions::parse("host_ir");
   options.dump.stream = &dump;
   options.stream_pool = stream_pool;
+  options.reference_evaluator = true;  // the same program with or without a GPU
   StreamRun result;
   for (const FusionArgument& output : cache.run({inputs.begin(), inputs.end()}, options))
     result.outputs.push_back(std::get<HostTensor>(output));
@@ -370,6 +371,17 @@ TEST(StreamLoopsTest, AForcedSchedulerCannotSpanSeveralStages) {
   options.scheduler = "pointwise";
   EXPECT_TRUE(throwsError([&] { cache.run({input}, options); },
                           {"forced for the whole fusion", "2 stages", "stage 0: loop over T1"}));
+}
+
+TEST(StreamLoopsTest, TheReferenceEvaluatorOptionRefusesDeviceTensors) {
+  FusionExecutorCache cache(test::streamedPointwise(4), shipped());
+  RunOptions options;
+  options.reference_evaluator = true;
+  const DeviceTensor device_input =
+      DeviceTensor::borrow(DataType::Float32, {8, 16}, {16, 1}, 0, 0, nullptr);
+  EXPECT_TRUE(throwsError([&] { cache.run({device_input}, options); },
+                          {"reference_evaluator", "device tensors", "pass host tensors"}));
+  EXPECT_EQ(cache.counters().misses, 0);
 }
 
 }  // namespace

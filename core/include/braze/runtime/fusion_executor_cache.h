@@ -24,7 +24,8 @@ struct ExtentEquality;
 /// How one run goes. The scheduler choices and the compile target select which runtime serves
 /// it (runs with other choices get other runtimes); the stream and dumps do not.
 struct RunOptions {
-  /// Launches are enqueued on this stream (asynchronous); outputs are ready in its order.
+  /// Launches are enqueued on this stream (asynchronous); outputs are ready in its order, and
+  /// their memory goes back to the pool in its order too: keep the stream until they are gone.
   CUstream stream = nullptr;
   /// The device of a fusion without tensor inputs (otherwise the inputs' device).
   int device = 0;
@@ -39,6 +40,10 @@ struct RunOptions {
   /// captured. The outputs are then the graph's own buffers, overwritten by the next graph run
   /// with the same sizes on the same stream.
   bool cuda_graph = false;
+  /// Run host-tensor inputs through the reference evaluator, segment by segment (kernels still
+  /// compiled), as on a machine without a GPU, even where one is present: the CPU check of a
+  /// lowering, giving the same host program on every machine. Refused for device tensors.
+  bool reference_evaluator = false;
   DumpOptions dump = {};
 };
 
