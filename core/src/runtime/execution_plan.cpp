@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "braze/driver/cuda_driver.h"
@@ -61,6 +62,54 @@ CUevent threadEvent(int device, size_t index) {
   }
   return list[index];
 }
+
+// Fills a RunTrace: an event recorded on the caller's stream when the run starts, and one on
+// each step's stream before and after it; finish() waits for the last and reads the times.
+class TraceRecorder {
+ public:
+  TraceRecorder(RunTrace& trace, CUstream caller) : trace_(trace) {
+    trace_.spans.clear();
+    start_ = record(caller);
+  }
+  ~TraceRecorder() {
+    for (CUevent event : events_) driver::driverApi().eventDestroy(event);
+  }
+  TraceRecorder(const TraceRecorder&) = delete;
+  TraceRecorder& operator=(const TraceRecorder&) = delete;
+
+  void begin(RunTrace::Span::Kind kind, int32_t segment, int32_t input, int32_t stream_index,
+             CUstream stream) {
+    trace_.spans.push_back({kind, segment, input, stream_index, 0, 0});
+    marks_.push_back({record(stream), nullptr});
+  }
+  void end(CUstream stream) { marks_.back().second = record(stream); }
+  void finish() {
+    for (auto& [begin, end] : marks_) BRAZE_CU(eventSynchronize, end);
+    for (size_t i = 0; i < marks_.size(); ++i) {
+      trace_.spans[i].start_us = microsecondsSinceStart(marks_[i].first);
+      trace_.spans[i].end_us = microsecondsSinceStart(marks_[i].second);
+    }
+  }
+
+ private:
+  CUevent record(CUstream stream) {
+    CUevent event = nullptr;
+    BRAZE_CU(eventCreate, &event, CU_EVENT_DEFAULT);
+    events_.push_back(event);
+    BRAZE_CU(eventRecord, event, stream);
+    return event;
+  }
+  double microsecondsSinceStart(CUevent event) const {
+    float ms = 0;
+    BRAZE_CU(eventElapsedTime, &ms, start_, event);
+    return static_cast<double>(ms) * 1e3;
+  }
+
+  RunTrace& trace_;
+  CUevent start_ = nullptr;
+  std::vector<CUevent> events_;
+  std::vector<std::pair<CUevent, CUevent>> marks_;
+};
 
 // A tensor slot while planning: its memory (an input or a buffer, and a byte offset into it
 // for a slice) and its shape.
@@ -260,6 +309,7 @@ class PlanBuilder {
     KernelArguments packed = executor.packArguments(launch_plan, inputs, outputs, allocations);
 
     FrozenLaunch frozen;
+    frozen.segment = launch.segment;
     frozen.launch = launch_plan.launch;
     frozen.parameters.assign(packed.storage().begin(), packed.storage().end());
     auto pointerTo = [&](size_t offset, const ValueRef& slot, bool tensor_map) {
@@ -353,6 +403,18 @@ std::vector<DeviceTensor> ExecutionPlan::outputTensors(
   return tensors;
 }
 
+double RunTrace::overlapMicroseconds(Span::Kind a, Span::Kind b) const {
+  double total = 0;
+  for (const Span& x : spans) {
+    if (x.kind != a) continue;
+    for (const Span& y : spans) {
+      if (y.kind != b || x.stream == y.stream || (a == b && &y <= &x)) continue;
+      total += std::max(0.0, std::min(x.end_us, y.end_us) - std::max(x.start_us, y.start_us));
+    }
+  }
+  return total;
+}
+
 CUdeviceptr ExecutionPlan::workspaceFor(CUstream stream) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [owner, memory] : workspaces_) {
@@ -392,7 +454,7 @@ std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
 
 std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
                                                    const std::vector<FusionArgument>& arguments,
-                                                   CUstream stream) const {
+                                                   CUstream stream, RunTrace* trace) const {
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DriverApi& api = driver::driverApi();
   // Scratch reused by every run on this thread: the hit path allocates no bookkeeping.
@@ -415,7 +477,16 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
   const std::vector<CUstream>* pool =
       plan.pool_streams > 0 ? &poolStreams(plan.device, plan.pool_streams) : nullptr;
   auto streamOf = [&](int32_t k) { return k < 0 ? stream : (*pool)[static_cast<size_t>(k)]; };
+  std::optional<TraceRecorder> recorder;
+  if (trace != nullptr) recorder.emplace(*trace, stream);
   for (const ExecutionPlan::Step& step : plan.steps) {
+    if (recorder && (step.kind == Step::Kind::Launch || step.kind == Step::Kind::Copy)) {
+      const bool is_launch = step.kind == Step::Kind::Launch;
+      recorder->begin(is_launch ? RunTrace::Span::Kind::Launch : RunTrace::Span::Kind::Copy,
+                      is_launch ? plan.launches[static_cast<size_t>(step.launch)].segment : -1,
+                      is_launch ? -1 : plan.copies[static_cast<size_t>(step.launch)].input,
+                      step.stream, streamOf(step.stream));
+    }
     switch (step.kind) {
       case Step::Kind::Allocate:
         buffers[static_cast<size_t>(step.buffer)] = driver::DeviceMemory::allocateOnStream(
@@ -487,7 +558,10 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
         break;
       }
     }
+    if (recorder && (step.kind == Step::Kind::Launch || step.kind == Step::Kind::Copy))
+      recorder->end(streamOf(step.stream));
   }
+  if (recorder) recorder->finish();
   std::vector<DeviceTensor> outputs = plan.outputTensors(arguments, buffers);
   buffers.clear();  // the outputs keep theirs; intermediates were freed by Deallocate
   return outputs;

@@ -211,6 +211,9 @@ std::shared_ptr<const FusionKernelRuntime> FusionExecutorCache::prepare(
 
 std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArgument>& inputs,
                                                      const RunOptions& options) {
+  BRAZE_USER_CHECK(options.trace == nullptr || !options.cuda_graph)
+      << "FusionExecutorCache::run: RunOptions::trace times each launch and copy, but a CUDA "
+         "graph replays them as one launch; leave cuda_graph off to trace";
   ++runs_;
   const std::string options_text = optionsText(options);
   RunKey key = RunKey::exact(inputs, options_text);
@@ -227,14 +230,16 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     if (last_raw_.load(std::memory_order_relaxed) != entry->runtime.get())
       rememberLast(entry->runtime);
     std::vector<DeviceTensor> outputs =
-        options.cuda_graph ? entry->runtime->runGraph(*entry->plan, inputs, options.stream)
-                           : entry->runtime->run(*entry->plan, inputs, options.stream);
+        options.cuda_graph
+            ? entry->runtime->runGraph(*entry->plan, inputs, options.stream)
+            : entry->runtime->run(*entry->plan, inputs, options.stream, options.trace);
     if (entry->host_results) return toHost(std::move(outputs));
     return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
   }
 
   // Everything below validates first: a refused run changes nothing.
   RunContext context = contextFor(inputs, options);
+  if (options.trace != nullptr) options.trace->spans.clear();
   const bool has_host_tensors =
       std::any_of(inputs.begin(), inputs.end(),
                   [](const FusionArgument& a) { return std::holds_alternative<HostTensor>(a); });
@@ -273,7 +278,7 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     }
     rememberLast(runtime);
     return toHost(options.cuda_graph ? runtime->runGraph(*plan, inputs, options.stream)
-                                     : runtime->run(*plan, inputs, options.stream));
+                                     : runtime->run(*plan, inputs, options.stream, options.trace));
   }
   if (has_host_tensors) {
     // Through the GPU: copies in, the device path (with its own plans), copies back.
@@ -310,9 +315,9 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     remember(key, runtime, plan);
   }
   rememberLast(runtime);
-  std::vector<DeviceTensor> outputs = options.cuda_graph
-                                          ? runtime->runGraph(*plan, inputs, options.stream)
-                                          : runtime->run(*plan, inputs, options.stream);
+  std::vector<DeviceTensor> outputs =
+      options.cuda_graph ? runtime->runGraph(*plan, inputs, options.stream)
+                         : runtime->run(*plan, inputs, options.stream, options.trace);
   return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
 }
 

@@ -59,4 +59,15 @@ std::unique_ptr<Fusion> streamedMatmul(int64_t slices) {
   return fusion;
 }
 
+std::unique_ptr<Fusion> streamedRowSumsOfWork(int64_t slices, int64_t work) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* y = makeSymbolicTensor(*fusion, 2);
+  for (int64_t k = 0; k < work; ++k) y = add(mul(sin(y), 0.5), y);
+  fusion->addOutput(sum(y, {1}));
+  for (TensorView* tv : fusion->allTensors()) {
+    if (!fusion->isInput(tv)) streamOver(tv, 0, slices);
+  }
+  return fusion;
+}
+
 }  // namespace braze::test

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "braze/braze.h"
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/device_memory.h"
@@ -152,5 +154,53 @@ TEST_F(StreamLoopsGpuTest, AGraphOfTheLoopsReplaysOnMovedInputsAndNewSizes) {
     expectMatchesReference(softmax, {random.uniform(DataType::Float32, {500, 1024})}, true);
 }
 
+// Event timestamps (RunOptions::trace): with a page-locked host input, each slice is copied and
+// computed on its pool stream, and the copies of later slices run while earlier slices' kernels
+// compute on the other streams.
+TEST_F(StreamLoopsGpuTest, CopiesOfLaterSlicesOverlapKernelsOfEarlierOnes) {
+  constexpr int64_t kRows = 4096;
+  constexpr int64_t kCols = 4096;
+  constexpr int64_t kSlices = 8;
+  const size_t bytes = static_cast<size_t>(kRows * kCols) * sizeof(float);
+  driver::makePrimaryContextCurrent(0);
+  void* pinned = nullptr;
+  BRAZE_CU(memHostAlloc, &pinned, bytes, 0);
+  std::shared_ptr<void> owner(pinned, [](void* p) { driver::driverApi().memFreeHost(p); });
+  const HostTensor random = test::RandomTensors(29).uniform(DataType::Float32, {kRows, kCols});
+  std::memcpy(pinned, random.data(), bytes);
+  const HostTensor x =
+      HostTensor::borrow(DataType::Float32, {kRows, kCols}, {kCols, 1}, pinned, owner);
+  // Kernels shorter than the copies (8 sin steps; deeper chains take NVRTC minutes): the
+  // copy engine stays busy, and each slice's kernel runs while the next slice is copied.
+  FusionExecutorCache cache(test::streamedRowSumsOfWork(kSlices, 8), shipped());
+  RunOptions options;
+  cache.run({x}, options);  // compiles
+  RunTrace trace;
+  options.trace = &trace;
+  cache.run({x}, options);
+
+  double launch_us = 0;
+  int copies = 0;
+  int launches = 0;
+  for (const RunTrace::Span& span : trace.spans) {
+    EXPECT_LE(span.start_us, span.end_us);
+    EXPECT_GE(span.stream, 0) << "every step of the loop runs on a pool stream";
+    if (span.kind == RunTrace::Span::Kind::Copy) {
+      EXPECT_EQ(span.input, 0);
+      EXPECT_EQ(span.stream, copies % options.stream_pool) << "iteration " << copies;
+      ++copies;
+    } else {
+      launch_us += span.end_us - span.start_us;
+      ++launches;
+    }
+  }
+  EXPECT_EQ(copies, kSlices);
+  EXPECT_EQ(launches, kSlices);
+  // Every kernel but the last's can run under a later slice's copy: ask for half their time.
+  const double overlap_us =
+      trace.overlapMicroseconds(RunTrace::Span::Kind::Launch, RunTrace::Span::Kind::Copy);
+  EXPECT_GT(overlap_us, launch_us / 2) << "kernels " << launch_us << " us, of which " << overlap_us
+                                       << " us overlap copies on other streams";
+}
 }  // namespace
 }  // namespace braze

@@ -384,5 +384,16 @@ TEST(StreamLoopsTest, TheReferenceEvaluatorOptionRefusesDeviceTensors) {
   EXPECT_EQ(cache.counters().misses, 0);
 }
 
+TEST(StreamLoopsTest, ATraceCannotTimeACudaGraph) {
+  FusionExecutorCache cache(test::streamedPointwise(4), shipped());
+  RunTrace trace;
+  RunOptions options;
+  options.trace = &trace;
+  options.cuda_graph = true;
+  const HostTensor x = test::RandomTensors(30).uniform(DataType::Float32, {8, 16});
+  EXPECT_TRUE(
+      throwsError([&] { cache.run({x}, options); }, {"RunOptions::trace", "leave cuda_graph off"}));
+}
+
 }  // namespace
 }  // namespace braze

@@ -44,6 +44,9 @@ struct RunOptions {
   /// compiled), as on a machine without a GPU, even where one is present: the CPU check of a
   /// lowering, giving the same host program on every machine. Refused for device tensors.
   bool reference_evaluator = false;
+  /// Filled with the device timestamps of the run's launches and copies (RunTrace), waiting
+  /// for the run to finish; left empty where nothing ran on a GPU. Not with cuda_graph.
+  RunTrace* trace = nullptr;
   DumpOptions dump = {};
 };
 

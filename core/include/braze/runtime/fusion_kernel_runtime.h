@@ -80,6 +80,7 @@ SchedulerRuntimeInfo segmentRuntimeInfo(const Fusion& fusion, const Segment& seg
 /// the function, the launch configuration and the packed parameters, of which only the data
 /// pointers change from run to run.
 struct FrozenLaunch {
+  int32_t segment = 0;  ///< the segment whose kernel this launches
   CUfunction function = nullptr;
   LaunchParams launch;
   std::vector<std::byte> parameters;      ///< packed as the kernel declares them
@@ -114,6 +115,24 @@ struct FrozenLaunch {
   std::vector<Workspace> workspaces;
 };
 
+/// Device timestamps of one run's launches and copies (RunOptions::trace), from CUDA events
+/// recorded around each on its stream: which stream ran what, and when, for checking that a
+/// stream loop's iterations overlap and for profiling. Tracing adds two event records per step.
+struct RunTrace {
+  struct Span {
+    enum class Kind : uint8_t { Launch, Copy } kind = Kind::Launch;
+    int32_t segment = -1;  ///< Launch: its segment; Copy: -1
+    int32_t input = -1;    ///< Copy: the fusion input copied; Launch: -1
+    int32_t stream = -1;   ///< -1 the caller's stream, k >= 0 pool stream k
+    double start_us = 0;   ///< microseconds from the run's start on the caller's stream
+    double end_us = 0;
+  };
+  std::vector<Span> spans;  ///< in the order the run enqueued them
+  /// How long spans of kind `a` ran at the same time as spans of kind `b` on other streams:
+  /// the intersections of their intervals, summed over pairs (each pair once).
+  double overlapMicroseconds(Span::Kind a, Span::Kind b) const;
+};
+
 /// Everything a run with one exact argument signature does, precomputed: the host program's
 /// instructions with buffer sizes in bytes and frozen launches. Built once per signature;
 /// running it evaluates nothing.
@@ -131,8 +150,14 @@ class ExecutionPlan {
   /// `stream` waits for the caller's work so far; Join: the caller waits for pool streams
   /// 0 .. `stream` - 1).
   struct Step {
-    enum class Kind : uint8_t { Allocate, Deallocate, Launch, Copy, Fork, Join } kind =
-        Kind::Launch;
+    enum class Kind : uint8_t {
+      Allocate,
+      Deallocate,
+      Launch,
+      Copy,
+      Fork,
+      Join
+    } kind = Kind::Launch;
     int32_t buffer = 0;   ///< Allocate, Deallocate
     int32_t launch = 0;   ///< Launch: index into launches; Copy: index into copies
     int32_t stream = -1;  ///< Launch: -1 the caller's stream, k >= 0 pool stream k; Fork, Join
@@ -214,10 +239,11 @@ class FusionKernelRuntime {
   /// The frozen plan for `arguments` (device tensors and scalars of `context`). Needs a GPU.
   std::shared_ptr<const ExecutionPlan> plan(const std::vector<FusionArgument>& arguments,
                                             const RunContext& context) const;
-  /// Runs `plan` on `stream`: the fusion's outputs, in order.
+  /// Runs `plan` on `stream`: the fusion's outputs, in order. With `trace`, records events
+  /// around every launch and copy and fills it (waiting for the run to finish).
   std::vector<DeviceTensor> run(const ExecutionPlan& plan,
-                                const std::vector<FusionArgument>& arguments,
-                                CUstream stream) const;
+                                const std::vector<FusionArgument>& arguments, CUstream stream,
+                                RunTrace* trace = nullptr) const;
   /// Runs `plan` on `stream` as a CUDA graph: captured on the first call for this plan and
   /// stream, with intermediates and outputs in the graph's own memory, then launched with one
   /// call, after updating only the kernels whose input pointers changed. The outputs are the
