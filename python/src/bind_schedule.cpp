@@ -96,7 +96,12 @@ void bindSchedule(py::module_& m, py::module_& sched) {
       .value("Vectorize", ParallelType::Vectorize)
       .value("Unroll", ParallelType::Unroll)
       .value("Unswitch", ParallelType::Unswitch)
-      .value("Stream", ParallelType::Stream);
+      .value("Stream", ParallelType::Stream)
+      .value("DIDx", ParallelType::DIDx)
+      .value("DIDy", ParallelType::DIDy)
+      // nvFuser's direct frontend spells the device dims mesh_x and mesh_y.
+      .value("mesh_x", ParallelType::DIDx)
+      .value("mesh_y", ParallelType::DIDy);
   py::enum_<MemoryType>(m, "MemoryType")
       .value("Global", MemoryType::Global)
       .value("Shared", MemoryType::Shared)

@@ -27,6 +27,15 @@ namespace braze::serde {
 
 namespace {
 
+// Whether `tv`'s loop domain has a DIDx or DIDy axis (a sharding not yet taken).
+bool hasDeviceAxis(const TensorView& tv) {
+  for (const IterDomain* id : tv.loop()) {
+    if (id->parallelType() == ParallelType::DIDx || id->parallelType() == ParallelType::DIDy)
+      return true;
+  }
+  return false;
+}
+
 using detail::ValueTable;
 
 // One builder argument: a value of the fusion, a constant the fusion does not hold (a slice
@@ -263,6 +272,12 @@ class Writer {
     }
     std::vector<flatbuffers::Offset<fb::StreamAxis>> stream_axes;
     for (const TensorView* tv : fusion_.allTensors()) {
+      // A definition saved without its meshes would load as a different, unsharded one.
+      BRAZE_USER_CHECK(!tv->sharding() && !hasDeviceAxis(*tv))
+          << tv->name() << " is placed on a device mesh"
+          << (tv->sharding() ? " (" + tv->sharding()->toString() + ")" : std::string())
+          << "; saved fusion definitions do not hold shardings yet, so a sharded definition "
+             "cannot be saved";
       const int64_t number = values_.find(tv);
       if (!tv->streamAxis() || number < 0) continue;
       const StreamAxis& axis = *tv->streamAxis();

@@ -41,6 +41,10 @@ std::string_view toString(ParallelType type) {
       return "Unswitch";
     case ParallelType::Stream:
       return "Stream";
+    case ParallelType::DIDx:
+      return "DIDx";
+    case ParallelType::DIDy:
+      return "DIDy";
   }
   return "?";
 }

@@ -95,6 +95,7 @@ std::string describe(const Val* val) {
     }
     os << "]";
     if (tv->streamAxis()) os << " stream(" << tv->streamAxis()->toString() << ")";
+    if (tv->sharding()) os << " on " << tv->sharding()->toString();
   }
   return os.str();
 }

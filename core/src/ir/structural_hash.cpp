@@ -62,6 +62,7 @@ class CanonicalWriter {
       }
       // Only stream-parallel tensors say so, so that other definitions keep their hashes.
       if (tv->streamAxis()) text << " stream=" << tv->streamAxis()->toString();
+      if (tv->sharding()) text << " on=" << tv->sharding()->toString();
     } else if (const auto* id = val->dynCast<IterDomain>()) {
       text << "id:" << id->iterType() << '{' << ref(id->extent());
       if (id->hasExpandedExtent()) text << " ex " << ref(id->expandedExtent());

@@ -113,6 +113,7 @@ Statement* TensorView::cloneInto(Fusion& target, const CloneMap& map) const {
   copy->memory_type_ = memory_type_;
   copy->inline_position_ = inline_position_;
   copy->stream_axis_ = stream_axis_;
+  copy->sharding_ = sharding_;
   // The loop domain may refer to IterDomains created after this tensor (by scheduling);
   // Fusion::clone sets it once every statement exists.
   return copy;

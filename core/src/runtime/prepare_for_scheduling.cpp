@@ -2,11 +2,13 @@
 
 #include <vector>
 
+#include "braze/error.h"
 #include "braze/host/stream_stages.h"
 #include "braze/ir/broadcast_reductions.h"
 #include "braze/ir/output_aliases.h"
 #include "braze/ir/redundant_expands.h"
 #include "braze/ir/scatter_as_matches.h"
+#include "braze/ir/sharding.h"
 #include "braze/ir/stream_axes.h"
 #include "braze/ir/welford_as_sums.h"
 #include "runtime/extent_equalities.h"
@@ -15,6 +17,12 @@ namespace braze {
 
 int64_t prepareForScheduling(Fusion& fusion,
                              std::span<const std::pair<const Val*, const Val*>> equal_extents) {
+  const std::vector<TensorView*> meshed = takeShardings(fusion);
+  BRAZE_USER_CHECK(meshed.empty())
+      << "the fusion places " << meshed.front()->name() << " on "
+      << meshed.front()->sharding()->toString()
+      << ": sharded fusions run on the multi-device runtime, which this version does not have "
+         "yet; leave the device meshes out to run the fusion on one GPU";
   takeStreamAxes(fusion);
   const int64_t first_new_statement = fusion.numStatements();
   int64_t rewrites = bypassRedundantExpands(fusion, equal_extents);

@@ -11,6 +11,8 @@
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "support/error_matchers.h"
+#include "support/random_tensor.h"
 #include "support/shipped_registry.h"
 
 namespace braze {
@@ -62,6 +64,27 @@ TEST(PrepareForSchedulingTest, APreparedFusionHasNothingLeftToRewrite) {
   std::unique_ptr<Fusion> fusion = nvfuserStyleLayerNorm();
   EXPECT_GT(prepareForScheduling(*fusion, {}), 0);
   EXPECT_EQ(prepareForScheduling(*fusion, {}), 0);
+}
+
+// Sharded definitions need the multi-device runtime: the executor cache says so before
+// building anything.
+TEST(PrepareForSchedulingTest, AShardedFusionIsRefusedByTheSingleDeviceRuntime) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* y = exp(x);
+  fusion->addOutput(y);
+  y->setDeviceMesh(DeviceMesh::ofSize(2));
+  y->split(1, 2, /*inner_split=*/false);
+  y->parallelize(1, ParallelType::DIDx);
+  EXPECT_TRUE(test::throwsError(
+      [&] {
+        ExecutorCacheOptions options;
+        options.registry = &test::shippedSchedulers();
+        FusionExecutorCache cache(std::move(fusion), options);
+        cache.run({test::RandomTensors(3).uniform(DataType::Float32, {4, 8})});
+      },
+      {"places T1 on mesh{0, 1} axis 1 over DIDx", "multi-device runtime",
+       "leave the device meshes out"}));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "braze/eval/reference_evaluator.h"
+#include "braze/ir/sharding.h"
 #include "braze/ir/stream_axes.h"
 #include "braze/ir/structural_hash.h"
 #include "braze/ops/contraction.h"
@@ -616,6 +617,22 @@ TEST(FusionDefinition, StreamAxesRoundTrip) {
   const TensorView* out = decoded->outputs()[0]->as<TensorView>();
   ASSERT_TRUE(out->streamAxis().has_value());
   EXPECT_EQ(*out->streamAxis(), (StreamAxis{0, false, 128}));
+}
+
+// Saved definitions do not hold shardings yet: saving one is refused rather than losing them.
+TEST(FusionDefinition, AShardedDefinitionIsNotSavedWithoutItsShardings) {
+  Fusion fusion;
+  TensorView* x = input(fusion, {-1, -1});
+  TensorView* y = exp(x);
+  fusion.addOutput(y);
+  y->setDeviceMesh(DeviceMesh::ofSize(2));
+  y->split(0, 2, /*inner_split=*/false);
+  y->parallelize(0, ParallelType::DIDx);
+  EXPECT_TRUE(test::throwsError([&] { encodeFusionDefinition(fusion); },
+                                {"T1 is placed on a device mesh", "cannot be saved"}));
+  takeShardings(fusion);
+  EXPECT_TRUE(test::throwsError([&] { encodeFusionDefinition(fusion); },
+                                {"T1 is placed on a device mesh (mesh{0, 1} axis 0 over DIDx)"}));
 }
 
 }  // namespace

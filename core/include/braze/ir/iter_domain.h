@@ -27,6 +27,8 @@ enum class ParallelType : uint8_t {
   Unroll,
   Unswitch,
   Stream,
+  DIDx,  ///< split over the last dim of the tensor's device mesh (braze/ir/sharding.h)
+  DIDy,  ///< split over the first dim of a 2-D device mesh
 };
 
 std::string_view toString(IterType type);

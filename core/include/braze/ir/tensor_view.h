@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "braze/ir/iter_domain.h"
+#include "braze/ir/sharding.h"
 #include "braze/ir/statement.h"
 #include "braze/ir/stream_axes.h"
 
@@ -79,6 +80,17 @@ class TensorView : public Val {
   const std::optional<StreamAxis>& streamAxis() const { return stream_axis_; }
   void setStreamAxis(std::optional<StreamAxis> axis) { stream_axis_ = std::move(axis); }
 
+  /// The devices this tensor is spread over and its sharded axes (braze/ir/sharding.h); nullopt
+  /// for a tensor of a single-device fusion.
+  const std::optional<Sharding>& sharding() const { return sharding_; }
+  void setSharding(std::optional<Sharding> sharding) { sharding_ = std::move(sharding); }
+  /// Places this tensor on `mesh`, replicated until an axis is parallelized as DIDx / DIDy
+  /// (after a split by the mesh dim's size).
+  TensorView* setDeviceMesh(DeviceMesh mesh) {
+    sharding_ = Sharding{std::move(mesh), {}};
+    return this;
+  }
+
   // ---- Scheduling primitives (implemented in core/src/sched). They change only the loop
   // domain, parallel types, memory type and inline position, never the math. Axes index the
   // loop domain (negative counts from the end). Each returns `this` for chaining unless noted;
@@ -137,6 +149,7 @@ class TensorView : public Val {
   MemoryType memory_type_ = MemoryType::Global;
   int64_t inline_position_ = 0;
   std::optional<StreamAxis> stream_axis_;
+  std::optional<Sharding> sharding_;
 };
 
 }  // namespace braze

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "braze/ir/device_mesh.h"
+
+namespace braze {
+
+class Fusion;
+class TensorView;
+
+/// A logical axis of a tensor split into equal parts over one dim of its mesh: part i lives on
+/// the devices at position i along that dim. The definition keeps global (unsharded) sizes.
+struct ShardedAxis {
+  int64_t axis = 0;      ///< position in the tensor's logical domain
+  int64_t mesh_dim = 0;  ///< the mesh dim it is split over
+  bool operator==(const ShardedAxis&) const = default;
+};
+
+/// How a tensor is spread over devices: its mesh, and the axes split over the mesh's dims; with
+/// no axes it is replicated on every device of the mesh.
+///
+/// A user writes it as nvFuser's direct frontend does: `tv->setDeviceMesh(mesh)`, then
+/// `tv->split(axis, mesh.size(), false)` and `tv->parallelize(axis, ParallelType::DIDx)` on the
+/// outer axis (so any axis can be sharded, not only the outermost); DIDx is the mesh's last dim,
+/// DIDy the first of a 2-D mesh. takeShardings turns that into this attribute before
+/// segmentation.
+struct Sharding {
+  DeviceMesh mesh;
+  std::vector<ShardedAxis> axes;  ///< by mesh dim, at most one axis per dim
+
+  bool isReplicated() const { return axes.empty(); }
+  /// The axis split over `mesh_dim`, if any.
+  std::optional<int64_t> axisOver(int64_t mesh_dim) const;
+  /// "mesh{0, 1} axis 1 over DIDx", "mesh{0, 1} replicated".
+  std::string toString() const;
+  bool operator==(const Sharding&) const = default;
+};
+
+/// The ParallelType name of mesh dim `mesh_dim` of a mesh with `mesh_dims` dims: "DIDx" for the
+/// last, "DIDy" for the first of two.
+std::string_view meshDimName(int64_t mesh_dim, int64_t mesh_dims);
+
+/// For every tensor of `fusion` with a device mesh: records the axes its loop domain
+/// parallelizes as ParallelType::DIDx / DIDy in its Sharding and resets the loop domain to the
+/// logical domain, so that the definition is unscheduled again for segmentation. Refuses,
+/// naming the tensor and the axis: a DID axis on a tensor without a mesh, DIDy on a 1-D mesh,
+/// a DID axis that is not the outer axis of a split of a logical axis by its mesh dim's size
+/// (or the logical axis itself when that dim has one device), a reduced or broadcast axis,
+/// and any other scheduling beside it (a stream axis too: sharded stream loops come with the
+/// multi-device runtime). Returns the tensors with a mesh.
+std::vector<TensorView*> takeShardings(Fusion& fusion);
+
+}  // namespace braze
