@@ -1,6 +1,6 @@
 """Braze: a GPU fusion compiler. Define a fusion, execute it, get tensors back."""
 
-from braze import _braze, cache  # noqa: F401
+from braze import _braze, cache, multidevice  # noqa: F401
 from braze._braze import Error, MemoryType, ParallelType, __version__  # noqa: F401
 from braze.data_type import DataType  # noqa: F401
 from braze.fusion_definition import FusionDefinition, compute_tensor_descriptor  # noqa: F401

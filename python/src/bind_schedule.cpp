@@ -43,6 +43,20 @@ void bindScheduleMethods(py::class_<Value>& value) {
           },
           py::arg("axis"), py::arg("factor"), py::arg("inner_split") = true)
       .def(
+          "outer_split",
+          [](const Value& v, int64_t axis, int64_t parts) {
+            v.tensor("outer_split", "the value")->split(axis, parts, /*inner_split=*/false);
+            return v;
+          },
+          py::arg("axis"), py::arg("parts"))
+      .def(
+          "set_device_mesh",
+          [](const Value& v, const DeviceMesh& mesh) {
+            v.tensor("set_device_mesh", "the value")->setDeviceMesh(mesh);
+            return v;
+          },
+          py::arg("mesh"))
+      .def(
           "merge",
           [](const Value& v, int64_t outer, std::optional<int64_t> inner) {
             v.tensor("merge", "the value")->merge(outer, inner.value_or(outer + 1));

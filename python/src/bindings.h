@@ -60,6 +60,7 @@ void bindSched(py::module_& m);
 void bindRepro(py::module_& m);
 /// use_persistent_cache, cache_directory and the cache folder functions braze.cache wraps.
 void bindCache(py::module_& m);
+void bindMultidevice(py::module_& m);
 /// The scheduling methods of tensor values (split, merge, ...), added to the Value class.
 void bindScheduleMethods(py::class_<Value>& value);
 /// ParallelType, MemoryType, Axis, and the propagation, inlining and compile functions in

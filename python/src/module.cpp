@@ -21,4 +21,7 @@ PYBIND11_MODULE(_braze, m) {
   braze::python::bindSchedule(m, sched);
   braze::python::bindRepro(m);
   braze::python::bindCache(m);
+  pybind11::module_ multidevice =
+      m.def_submodule("multidevice", "Device meshes for sharded definitions");
+  braze::python::bindMultidevice(multidevice);
 }
