@@ -364,8 +364,11 @@ class FusionDefinition:
         ]
         for segment in self.last_runtime().splitlines():
             lines.append(f"# last run: {segment}")
-        lines += ["import numpy as np", "from braze import DataType, FusionDefinition", ""]
-        lines.append(repr(self))
+        definition = repr(self)
+        lines += ["import numpy as np", "from braze import DataType, FusionDefinition, ParallelType"]
+        if "DeviceMesh(" in definition:
+            lines.append("from braze.multidevice import DeviceMesh")
+        lines += ["", definition]
         lines += ["", "def make_inputs():", "    rng = np.random.default_rng(0)", "    inputs = []"]
         uses_torch = any(_is_torch(v) for v in inputs)
         for value in _flatten(inputs):

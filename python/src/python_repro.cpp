@@ -16,6 +16,7 @@
 #include "bindings.h"
 #include "braze/error.h"
 #include "braze/ir/scalar.h"
+#include "braze/ir/sharding.h"
 #include "braze/ir/stream_axes.h"
 #include "braze/ops/slice_bounds.h"
 
@@ -104,7 +105,10 @@ class Writer {
     out_ << "def braze_fusion(fd: FusionDefinition) -> None:\n";
     for (const Val* input : fusion_.inputs()) {
       defineInput(input);
-      if (const auto* tv = input->dynCast<TensorView>()) writeStreamAxis(*tv);
+      if (const auto* tv = input->dynCast<TensorView>()) {
+        writeStreamAxis(*tv);
+        writeSharding(*tv);
+      }
     }
     const std::vector<Expr*> exprs = fusion_.exprs();
     for (const Expr* expr : exprs) {
@@ -123,7 +127,10 @@ class Writer {
                       [](const Val* output) { return output->isA<TensorView>(); })) {
         writeExpr(*expr);
         for (const Val* output : expr->outputs()) {
-          if (const auto* tv = output->dynCast<TensorView>()) writeStreamAxis(*tv);
+          if (const auto* tv = output->dynCast<TensorView>()) {
+            writeStreamAxis(*tv);
+            writeSharding(*tv);
+          }
         }
       }
     }
@@ -158,6 +165,42 @@ class Writer {
       line(name(&tv) + ".split(" + position + ", " + std::to_string(axis->factor) + ")");
     }
     line(name(&tv) + ".axis(" + position + ").parallelize(ParallelType.Stream)");
+  }
+
+  // The mesh, split and parallelize calls that give `tv` its sharding: splits from the last
+  // sharded axis back, so that each split leaves the earlier axes where they are, then each
+  // outer axis parallelized at its place in the split loop domain.
+  void writeSharding(const TensorView& tv) {
+    const std::optional<Sharding> sharding = requestedSharding(tv);
+    if (!sharding) return;
+    std::string devices;
+    for (int64_t device : sharding->mesh.devices())
+      devices += (devices.empty() ? "" : ", ") + std::to_string(device);
+    std::string mesh = "DeviceMesh([" + devices + "]";
+    if (sharding->mesh.numDims() > 1) {
+      mesh += ", shape=[" + std::to_string(sharding->mesh.size(0)) + ", " +
+              std::to_string(sharding->mesh.size(1)) + "]";
+    }
+    line(name(&tv) + ".set_device_mesh(" + mesh + "))");
+    std::vector<ShardedAxis> axes = sharding->axes;
+    std::sort(axes.begin(), axes.end(),
+              [](const ShardedAxis& a, const ShardedAxis& b) { return a.axis > b.axis; });
+    for (const ShardedAxis& sharded : axes) {
+      const int64_t parts = sharding->mesh.size(sharded.mesh_dim);
+      if (parts > 1) {
+        line(name(&tv) + ".outer_split(" + std::to_string(sharded.axis) + ", " +
+             std::to_string(parts) + ")");
+      }
+    }
+    for (auto it = axes.rbegin(); it != axes.rend(); ++it) {  // first axis first
+      const ShardedAxis& sharded = *it;
+      int64_t position = sharded.axis;
+      for (const ShardedAxis& other : axes) {
+        if (other.axis < sharded.axis && sharding->mesh.size(other.mesh_dim) > 1) ++position;
+      }
+      line(name(&tv) + ".axis(" + std::to_string(position) + ").parallelize(ParallelType." +
+           std::string(meshDimName(sharded.mesh_dim, sharding->mesh.numDims())) + ")");
+    }
   }
 
   /// The IR's name ("T3", "s5"), so that the repr reads like the printed fusion; constants

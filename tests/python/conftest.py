@@ -94,11 +94,17 @@ requires_cuda = pytest.mark.skipif(cuda_torch() is None, reason="needs PyTorch w
 
 
 def check_repro(fd, inputs=None):
-    """repr(fd) run with only FusionDefinition, DataType and ParallelType in scope rebuilds an
-    equal fusion (same canonical form) that gives the same results on ``inputs``."""
+    """repr(fd) run with only FusionDefinition, DataType, ParallelType and DeviceMesh in scope
+    rebuilds an equal fusion (same canonical form) that gives the same results on ``inputs``."""
     from braze import DataType, FusionDefinition, ParallelType
+    from braze.multidevice import DeviceMesh
 
-    scope = {"FusionDefinition": FusionDefinition, "DataType": DataType, "ParallelType": ParallelType}
+    scope = {
+        "FusionDefinition": FusionDefinition,
+        "DataType": DataType,
+        "ParallelType": ParallelType,
+        "DeviceMesh": DeviceMesh,
+    }
     exec(repr(fd), scope)
     again = FusionDefinition()
     scope["braze_fusion"](again)

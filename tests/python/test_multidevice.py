@@ -54,3 +54,28 @@ def test_a_device_axis_on_the_wrong_split_is_refused(rng):
         y.axis(0).parallelize(ParallelType.DIDx)
     with pytest.raises(braze.Error, match="split in exactly 4 parts"):
         fd.execute([rng.standard_normal((4, 8)).astype(np.float32)])
+
+
+def test_the_repr_of_a_sharded_definition_rebuilds_it():
+    from conftest import check_repro
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        y = fd.ops.exp(x)
+        fd.add_output(y)
+        x.set_device_mesh(DeviceMesh([0, 1, 2, 3, 4, 5], shape=[3, 2]))  # replicated
+        y.set_device_mesh(DeviceMesh([0, 1, 2, 3, 4, 5], shape=[3, 2]))
+        y.outer_split(1, 2)
+        y.axis(1).parallelize(ParallelType.mesh_x)
+        y.outer_split(0, 3)
+        y.axis(0).parallelize(ParallelType.mesh_y)
+    text = repr(fd)
+    assert "T0.set_device_mesh(DeviceMesh([0, 1, 2, 3, 4, 5], shape=[3, 2]))\n" in text, text
+    assert (
+        "    T1.outer_split(1, 2)\n"
+        "    T1.outer_split(0, 3)\n"
+        "    T1.axis(0).parallelize(ParallelType.DIDy)\n"
+        "    T1.axis(2).parallelize(ParallelType.DIDx)\n"
+    ) in text, text
+    again = check_repro(fd)
+    assert repr(again) == text

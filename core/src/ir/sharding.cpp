@@ -131,6 +131,16 @@ std::vector<ShardedAxis> shardedAxesOf(const TensorView* tv, const DeviceMesh& m
 
 }  // namespace
 
+std::optional<Sharding> requestedSharding(const TensorView& tv) {
+  if (!tv.sharding()) return std::nullopt;
+  Sharding sharding = *tv.sharding();
+  const std::vector<IterDomain*>& loop = tv.loop();
+  if (std::any_of(loop.begin(), loop.end(),
+                  [](const IterDomain* id) { return isDeviceDim(id->parallelType()); }))
+    sharding.axes = shardedAxesOf(&tv, sharding.mesh);
+  return sharding;
+}
+
 std::vector<TensorView*> takeShardings(Fusion& fusion) {
   std::vector<TensorView*> meshed;
   for (TensorView* tv : fusion.allTensors()) {

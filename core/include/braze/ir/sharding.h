@@ -44,6 +44,10 @@ struct Sharding {
 /// last, "DIDy" for the first of two.
 std::string_view meshDimName(int64_t mesh_dim, int64_t mesh_dims);
 
+/// The sharding `tv` has (its attribute, with the axes its loop domain asks for, checked as
+/// takeShardings checks them), or nullopt for a tensor without a mesh.
+std::optional<Sharding> requestedSharding(const TensorView& tv);
+
 /// For every tensor of `fusion` with a device mesh: records the axes its loop domain
 /// parallelizes as ParallelType::DIDx / DIDy in its Sharding and resets the loop domain to the
 /// logical domain, so that the definition is unscheduled again for segmentation. Refuses,
