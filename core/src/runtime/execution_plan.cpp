@@ -480,7 +480,9 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
   std::optional<TraceRecorder> recorder;
   if (trace != nullptr) recorder.emplace(*trace, stream);
   for (const ExecutionPlan::Step& step : plan.steps) {
-    if (recorder && (step.kind == Step::Kind::Launch || step.kind == Step::Kind::Copy)) {
+    const bool timed =
+        recorder && (step.kind == Step::Kind::Launch || step.kind == Step::Kind::Copy);
+    if (timed) {
       const bool is_launch = step.kind == Step::Kind::Launch;
       recorder->begin(is_launch ? RunTrace::Span::Kind::Launch : RunTrace::Span::Kind::Copy,
                       is_launch ? plan.launches[static_cast<size_t>(step.launch)].segment : -1,
@@ -558,8 +560,7 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
         break;
       }
     }
-    if (recorder && (step.kind == Step::Kind::Launch || step.kind == Step::Kind::Copy))
-      recorder->end(streamOf(step.stream));
+    if (timed) recorder->end(streamOf(step.stream));
   }
   if (recorder) recorder->finish();
   std::vector<DeviceTensor> outputs = plan.outputTensors(arguments, buffers);

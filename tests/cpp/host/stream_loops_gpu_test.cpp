@@ -13,6 +13,7 @@
 #include "braze/driver/primary_context.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "host/stream_fusions.h"
+#include "support/cache_reference_run.h"
 #include "support/random_tensor.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -41,34 +42,11 @@ void expectMatchesReference(FusionExecutorCache& cache, const std::vector<HostTe
   driver::makePrimaryContextCurrent(0);  // the first test of a process has no context yet
   CUstream stream = nullptr;
   BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
-  {
-    // Inputs and outputs are freed in the order of the stream they were made on: dropped
-    // before the stream is destroyed.
-    std::vector<FusionArgument> arguments;
-    size_t bytes = 0;
-    for (const HostTensor& input : inputs) {
-      arguments.emplace_back(DeviceTensor::fromHost(input));
-      bytes += static_cast<size_t>(input.numel()) * sizeInBytes(input.dtype());
-    }
-    {
-      std::shared_ptr<driver::DeviceMemory> poison =
-          driver::DeviceMemory::allocateOnStream(0, std::max<size_t>(bytes * 4, 1 << 20), stream);
-      BRAZE_CU(memsetD8Async, poison->pointer(), 0xFF, poison->bytes(), stream);
-    }
-    RunOptions options;
-    options.stream = stream;
-    options.cuda_graph = cuda_graph;
-    const std::vector<FusionArgument> outputs = cache.run(arguments, options);
-    BRAZE_CU(streamSynchronize, stream);
-    const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), inputs);
-    ASSERT_EQ(outputs.size(), expected.size());
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const HostTensor actual = std::get<DeviceTensor>(outputs[i]).toHost();
-      EXPECT_TRUE(test::isClose(actual, expected[i], test::toleranceFor(expected[i].dtype())))
-          << "output " << i << "\n"
-          << cache.lastRuntime()->program().toString();
-    }
-  }
+  RunOptions options;
+  options.stream = stream;
+  options.cuda_graph = cuda_graph;
+  // Drops its tensors before returning: they are freed in the order of `stream`.
+  test::expectCacheMatchesReference(cache, inputs, options);
   BRAZE_CU(streamDestroy, stream);
 }
 

@@ -12,6 +12,7 @@
 #include "braze/driver/primary_context.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_fusions.h"
+#include "support/cache_reference_run.h"
 #include "support/normalization_fusions.h"
 #include "support/random_tensor.h"
 #include "support/shipped_registry.h"
@@ -35,43 +36,20 @@ ExecutorCacheOptions shipped() {
   return options;
 }
 
-// Leaves `bytes` of 0xFF in the pool of `stream`, for the next allocations on it.
-void poisonPool(size_t bytes, CUstream stream = nullptr) {
-  std::shared_ptr<driver::DeviceMemory> block =
-      driver::DeviceMemory::allocateOnStream(0, bytes, stream);
-  BRAZE_CU(memsetD8Async, block->pointer(), 0xFF, bytes, stream);
-}
-
-// Runs `cache` on device copies of `inputs` after poisoning the pool, and checks every output
-// against the reference evaluator.
 // The backward norms' float32 outputs cancel (dx) and sum hundreds of rows in another order
 // than the reference (dw, db): their rounding reaches about 1e-4.
 test::Tolerance backwardTolerance(DataType dtype) {
   return dtype == DataType::Float32 ? test::Tolerance{1e-4, 1e-4} : test::toleranceFor(dtype);
 }
 
+// Runs `cache` on device copies of `inputs` after poisoning the pool, and checks every output
+// against the reference evaluator.
 void expectMatchesReference(FusionExecutorCache& cache, const std::vector<HostTensor>& inputs,
                             CUstream stream = nullptr,
                             test::Tolerance (*tolerance)(DataType) = test::toleranceFor) {
-  std::vector<FusionArgument> arguments;
-  size_t bytes = 0;
-  for (const HostTensor& input : inputs) {
-    arguments.emplace_back(DeviceTensor::fromHost(input));
-    bytes += static_cast<size_t>(input.numel()) * sizeInBytes(input.dtype());
-  }
-  poisonPool(std::max<size_t>(bytes * 4, 1 << 20), stream);
   RunOptions options;
   options.stream = stream;
-  const std::vector<FusionArgument> outputs = cache.run(arguments, options);
-  BRAZE_CU(streamSynchronize, stream);
-  const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), inputs);
-  ASSERT_EQ(outputs.size(), expected.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const HostTensor actual = std::get<DeviceTensor>(outputs[i]).toHost();
-    EXPECT_TRUE(test::isClose(actual, expected[i], tolerance(expected[i].dtype())))
-        << "output " << i << "\n"
-        << cache.lastRuntime()->describe();
-  }
+  test::expectCacheMatchesReference(cache, inputs, options, tolerance);
 }
 
 TEST_F(FusionExecutorCacheGpuTest, SingleKernelFusionsMatchTheReference) {
@@ -95,7 +73,7 @@ TEST_F(FusionExecutorCacheGpuTest, RandomFactoriesMatchTheReference) {
   for (const int64_t offset : {int64_t{0}, (int64_t{1} << 32) + 5}) {
     const std::vector<EvaluatorArgument> host = {x, ScalarValue(int64_t{2026}),
                                                  ScalarValue(offset)};
-    poisonPool(size_t{8} << 20);
+    test::poisonPool(size_t{8} << 20);
     const std::vector<FusionArgument> outputs =
         cache.run({DeviceTensor::fromHost(x), ScalarValue(int64_t{2026}), ScalarValue(offset)});
     BRAZE_CU(streamSynchronize, nullptr);
