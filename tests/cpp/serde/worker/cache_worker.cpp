@@ -56,6 +56,15 @@ std::string signatureOf(const std::vector<braze::HostTensor>& inputs) {
 
 }  // namespace
 
+#if defined(__SANITIZE_ADDRESS__)
+// LeakSanitizer's stop-the-world tracer crashes now and then at exit in this process ("Tracer
+// caught signal 11") under load on the 2-core CI machine, which fails the test that started it
+// although every result matched. The code it runs is leak-checked in-process by the serde and
+// runtime test binaries, so the worker skips the exit-time leak check; ASan and UBSan still
+// stop it at their first error.
+extern "C" int __lsan_is_turned_off() { return 1; }
+#endif
+
 int main(int argc, char** argv) {
   using namespace braze;
   if (argc < 2) {
