@@ -99,6 +99,7 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuStreamCreate", api.streamCreate, failure) &&
       resolve(get_proc, "cuStreamDestroy", api.streamDestroy, failure) &&
       resolve(get_proc, "cuStreamSynchronize", api.streamSynchronize, failure) &&
+      resolve(get_proc, "cuStreamQuery", api.streamQuery, failure) &&
       resolve(get_proc, "cuEventCreate", api.eventCreate, failure) &&
       resolve(get_proc, "cuEventDestroy", api.eventDestroy, failure) &&
       resolve(get_proc, "cuEventRecord", api.eventRecord, failure) &&

@@ -1,5 +1,7 @@
 #include "host/contraction_pairs.h"
 
+#include "lower/op_dim_map.h"
+
 namespace braze::host_detail {
 
 std::vector<std::pair<const IterDomain*, const IterDomain*>> contractionPairs(const Expr& expr,
@@ -37,6 +39,29 @@ std::vector<std::pair<const IterDomain*, const IterDomain*>> contractionPairs(co
     }
   }
   return pairs;
+}
+
+DimPairs exactPairs(const Expr& expr, size_t input, size_t output) {
+  DimPairs pairs;
+  for (const lower::DimPair& pair : lower::mapProducerToConsumer(expr, input, output)) {
+    if (pair.exact) pairs.emplace_back(pair.producer, pair.consumer);
+  }
+  if (output == 0 && (expr.op() == OpKind::Matmul || expr.op() == OpKind::Linear)) {
+    for (const auto& pair : contractionPairs(expr, input)) pairs.push_back(pair);
+  }
+  return pairs;
+}
+
+const IterDomain* contractedDim(const Expr& expr, size_t input) {
+  if (expr.op() != OpKind::Matmul && expr.op() != OpKind::Linear) return nullptr;
+  const auto* operand = expr.input(input)->dynCast<TensorView>();
+  if (operand == nullptr || input > 1) return nullptr;  // a linear's bias has no K
+  const std::vector<IterDomain*> dims = operand->logicalNoReductions();
+  if (dims.empty()) return nullptr;
+  // matmul: a's last dim, b's first of its last two (its only dim when 1-D); linear: the last
+  // dim of x and of the weight ([N, K] or [K]).
+  if (expr.op() == OpKind::Matmul && input == 1 && dims.size() >= 2) return dims[dims.size() - 2];
+  return dims.back();
 }
 
 }  // namespace braze::host_detail

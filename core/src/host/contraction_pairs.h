@@ -16,4 +16,13 @@ namespace braze::host_detail {
 std::vector<std::pair<const IterDomain*, const IterDomain*>> contractionPairs(const Expr& expr,
                                                                               size_t input);
 
+using DimPairs = std::vector<std::pair<const IterDomain*, const IterDomain*>>;
+
+/// The dims input `input` and output `output` of `expr` iterate alike: the exact pairs lowering
+/// maps, and for a contraction the dims it keeps in place. (input's dim, output's dim) pairs.
+DimPairs exactPairs(const Expr& expr, size_t input, size_t output);
+
+/// The dim of input `input` that a matmul or linear contracts (K), or null for other ops.
+const IterDomain* contractedDim(const Expr& expr, size_t input);
+
 }  // namespace braze::host_detail

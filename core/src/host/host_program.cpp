@@ -112,6 +112,11 @@ class ProgramBuilder {
       }
       begin = end;
     }
+    // The outputs are complete when the program returns.
+    std::set<int32_t> unwaited;  // by segment, so the order does not depend on addresses
+    for (const auto& [value, segment] : unwaited_) unwaited.insert(segment);
+    for (int32_t segment : unwaited) program_.instructions.emplace_back(Wait{segment});
+    unwaited_.clear();
     for (const Val* output : original_.outputs()) {
       auto found = where_.find(output);
       BRAZE_INTERNAL_CHECK(found != where_.end())
@@ -162,10 +167,38 @@ class ProgramBuilder {
     return buffer;
   }
 
-  // The launch of the segment at `step`, its outputs allocated first.
+  bool isCommunication(size_t segment) const {
+    return segment < options_.communications.size() && options_.communications[segment];
+  }
+
+  // Waits for the communications whose outputs `segment` reads, before it reads them.
+  void waitForInputs(const Segment& segment, std::vector<Instruction>& into) {
+    for (const Val* input : segment.inputs) {
+      auto found = unwaited_.find(input);
+      if (found == unwaited_.end()) continue;
+      into.emplace_back(Wait{found->second});
+      unwaited_.erase(found);
+    }
+  }
+
+  // The launch of the segment at `step`, its outputs allocated first; for a resharding
+  // segment, its Communicate, waited for where its output is first read.
   void emitLaunch(size_t step, std::vector<Instruction>& into) {
     const Segment& segment = segmented_.segments[order_[step]];
     stageWholeInputs(segment);
+    waitForInputs(segment, into);
+    if (isCommunication(order_[step])) {
+      BRAZE_INTERNAL_CHECK(segment.inputs.size() == 1 && segment.outputs.size() == 1)
+          << "buildHostProgram: resharding segment " << order_[step]
+          << " does not read and write one tensor";
+      Communicate communicate;
+      communicate.segment = static_cast<int32_t>(order_[step]);
+      communicate.input = valueOf(segment.inputs[0]);
+      communicate.output = allocate(segment.outputs[0], into);
+      into.emplace_back(communicate);
+      unwaited_.emplace(segment.outputs[0], communicate.segment);
+      return;
+    }
     LaunchKernel launch;
     launch.segment = static_cast<int32_t>(order_[step]);
     for (const Val* input : segment.inputs) launch.inputs.push_back(valueOf(input));
@@ -209,6 +242,10 @@ class ProgramBuilder {
 
   // The segments at steps [begin, end), all of loop stage `stage`, as one ForLoop.
   void emitLoop(size_t begin, size_t end, int32_t stage) {
+    for (size_t step = begin; step < end; ++step) {
+      BRAZE_INTERNAL_CHECK(!isCommunication(order_[step]))
+          << "buildHostProgram: resharding inside a stream loop is not supported yet";
+    }
     const StreamStage& info = stages_->stages()[static_cast<size_t>(stage)];
     const auto loop_id = static_cast<int32_t>(program_.loops.size());
     program_.loops.push_back(
@@ -312,6 +349,7 @@ class ProgramBuilder {
   std::map<const Val*, size_t> last_reader_;
   std::map<const Val*, std::vector<size_t>> readers_;
   std::map<int32_t, const Val*> live_;       // buffers that hold intermediates, by buffer
+  std::map<const Val*, int32_t> unwaited_;   // communicated tensors, by segment, not waited for
   std::set<const Val*> whole_host_inputs_;   // host inputs copied whole, not yet copied
   std::set<const Val*> sliced_host_inputs_;  // host inputs copied slice by slice in loops
 };

@@ -55,6 +55,7 @@ class ProgramPrinter {
               for (size_t i = 0; i < a.extents.size(); ++i)
                 os_ << (i ? ", " : "") << a.extents[i]->name();
               os_ << "]";
+              if (a.tensor->sharding()) os_ << " on " << a.tensor->sharding()->toString();
               if (a.ring_slots > 0)
                 os_ << " ring of " << a.ring_slots << " slices of loop " << a.ring_loop
                     << " along dim " << a.ring_axis;
@@ -87,6 +88,11 @@ class ProgramPrinter {
             [&](const Synchronize& s) {
               os_ << indent << "synchronize " << stream(s.stream) << "\n";
             },
+            [&](const Communicate& c) {
+              os_ << indent << "communicate segment " << c.segment << " (" << ref(c.input)
+                  << ") -> (%" << c.output << ")\n";
+            },
+            [&](const Wait& w) { os_ << indent << "wait segment " << w.segment << "\n"; },
             [&](const ForLoop& f) {
               const Loop& loop = program_.loops.at(static_cast<size_t>(f.loop));
               os_ << indent << "for loop " << f.loop << " over "

@@ -11,26 +11,13 @@
 #include "braze/ir/fusion.h"
 #include "braze/ir/sharding.h"
 #include "host/contraction_pairs.h"
-#include "lower/op_dim_map.h"
 
 namespace braze {
 
 namespace {
 
-using DimPairs = std::vector<std::pair<const IterDomain*, const IterDomain*>>;
-
-// The dims input `input` and output `output` of `expr` iterate alike: the exact pairs, and for
-// a contraction the dims it keeps in place.
-DimPairs exactPairs(const Expr& expr, size_t input, size_t output) {
-  DimPairs pairs;
-  for (const lower::DimPair& pair : lower::mapProducerToConsumer(expr, input, output)) {
-    if (pair.exact) pairs.emplace_back(pair.producer, pair.consumer);
-  }
-  if (output == 0 && (expr.op() == OpKind::Matmul || expr.op() == OpKind::Linear)) {
-    for (const auto& pair : host_detail::contractionPairs(expr, input)) pairs.push_back(pair);
-  }
-  return pairs;
-}
+using DimPairs = host_detail::DimPairs;
+using host_detail::exactPairs;
 
 int64_t positionOf(const TensorView& tv, const IterDomain* id) {
   const std::vector<IterDomain*>& logical = tv.logical();
@@ -43,7 +30,7 @@ int64_t positionOf(const TensorView& tv, const IterDomain* id) {
 // pairs with an iteration dim of `to`.
 Sharding carried(const TensorView& from, const TensorView& to, const DimPairs& pairs,
                  bool backward) {
-  Sharding sharding{from.sharding()->mesh, {}};
+  Sharding sharding{from.sharding()->mesh, {}, {}};
   for (const ShardedAxis& axis : from.sharding()->axes) {
     const IterDomain* dim = from.logical()[static_cast<size_t>(axis.axis)];
     for (const auto& [producer, consumer] : pairs) {
@@ -81,7 +68,26 @@ int64_t propagateShardings(Fusion& fusion) {
     for (size_t o = 0; o < expr->outputs().size(); ++o) {
       auto* to = expr->output(o)->dynCast<TensorView>();
       if (to == nullptr || to->sharding()) continue;
-      to->setSharding(carried(*from, *to, exactPairs(*expr, *source, o), /*backward=*/false));
+      Sharding sharding = carried(*from, *to, exactPairs(*expr, *source, o), /*backward=*/false);
+      // Mesh dims the source leaves whole take the other inputs' split axes on that mesh: on a
+      // 2-D mesh, rows split over DIDy by the activations and N over DIDx by the weight.
+      for (size_t i = 0; i < expr->inputs().size(); ++i) {
+        const auto* other = expr->input(i)->dynCast<TensorView>();
+        if (i == *source || other == nullptr || !other->sharding() ||
+            other->sharding()->mesh != sharding.mesh)
+          continue;
+        const Sharding more = carried(*other, *to, exactPairs(*expr, i, o), /*backward=*/false);
+        for (const ShardedAxis& axis : more.axes) {
+          const bool free =
+              std::none_of(sharding.axes.begin(), sharding.axes.end(), [&](const ShardedAxis& a) {
+                return a.mesh_dim == axis.mesh_dim || a.axis == axis.axis;
+              });
+          if (free) sharding.axes.push_back(axis);
+        }
+      }
+      std::sort(sharding.axes.begin(), sharding.axes.end(),
+                [](const ShardedAxis& a, const ShardedAxis& b) { return a.mesh_dim < b.mesh_dim; });
+      to->setSharding(std::move(sharding));
       ++placed;
     }
   }

@@ -39,6 +39,7 @@ class Verifier {
     int32_t ring_loop = -1;
     int32_t ring_slots = 0;
     int32_t view_loop = -1;
+    int32_t communicating = -1;  // the segment whose Communicate writes it, until its Wait
   };
 
   bool fail(const std::string& what) {
@@ -86,6 +87,9 @@ class Verifier {
           return fail(where + " reads " + name + " before it is allocated or selected" +
                       (s->view_loop >= 0 ? " (or after its loop ended)" : ""));
         if (s->state == State::Freed) return fail(where + " reads " + name + " after it is freed");
+        if (s->communicating >= 0)
+          return fail(where + " reads " + name + " before waiting for segment " +
+                      std::to_string(s->communicating) + ", which communicates it");
         if (rank != nullptr) *rank = s->rank;
         return true;
       }
@@ -240,6 +244,27 @@ class Verifier {
               return true;
             },
             [&](const Synchronize& s) { return streamUsable(s.stream, where + " (synchronize)"); },
+            [&](const Communicate& c) {
+              const std::string what =
+                  where + " (communicate segment " + std::to_string(c.segment) + ")";
+              if (!open_loops_.empty()) return fail(what + " runs inside a loop");
+              if (!usable(c.input, what) || !usable({SlotKind::Buffer, c.output}, what))
+                return false;
+              if (!communicating_.insert(c.segment).second)
+                return fail(what + " communicates segment " + std::to_string(c.segment) +
+                            " a second time");
+              slots_[static_cast<size_t>(c.output)].communicating = c.segment;
+              return true;
+            },
+            [&](const Wait& w) {
+              for (Slot& s : slots_) {
+                if (s.communicating != w.segment) continue;
+                s.communicating = -1;
+                return true;
+              }
+              return fail(where + " waits for segment " + std::to_string(w.segment) +
+                          ", which no communicate before it is writing");
+            },
             [&](const ForLoop& f) {
               if (f.loop < 0 || static_cast<size_t>(f.loop) >= program_.loops.size() ||
                   inLoop(f.loop))
@@ -265,6 +290,7 @@ class Verifier {
   std::vector<Slot> slots_;
   std::vector<int32_t> open_loops_;
   std::set<int32_t> saved_streams_;
+  std::set<int32_t> communicating_;  // segments communicated so far
   bool on_caller_ = true;
   int count_ = 0;
   std::string problem_;

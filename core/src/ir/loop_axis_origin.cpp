@@ -7,7 +7,8 @@ namespace braze::ir_detail {
 LoopAxisOriginOrReason loopAxisOrigin(const TensorView* tv, const IterDomain* id) {
   const std::vector<IterDomain*>& logical = tv->logical();
   auto found = std::find(logical.begin(), logical.end(), id);
-  if (found != logical.end()) return {LoopAxisOrigin{found - logical.begin()}, {}};
+  if (found != logical.end())
+    return {LoopAxisOrigin{found - logical.begin(), nullptr, {}, false}, {}};
   const Expr* split = id->definition();
   const bool outer_of_split = split != nullptr && split->op() == OpKind::Split &&
                               split->output(0) == id && split->input(0)->isA<IterDomain>();

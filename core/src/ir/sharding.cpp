@@ -19,13 +19,24 @@ std::optional<int64_t> Sharding::axisOver(int64_t mesh_dim) const {
   return std::nullopt;
 }
 
+std::optional<OpKind> Sharding::partialOver(int64_t mesh_dim) const {
+  for (const PartialReduction& pending : partial) {
+    if (pending.mesh_dim == mesh_dim) return pending.op;
+  }
+  return std::nullopt;
+}
+
 std::string Sharding::toString() const {
   std::ostringstream os;
   os << mesh.toString();
-  if (axes.empty()) os << " replicated";
+  if (isReplicated()) os << " replicated";
   for (size_t i = 0; i < axes.size(); ++i) {
     os << (i > 0 ? "," : "") << " axis " << axes[i].axis << " over "
        << meshDimName(axes[i].mesh_dim, mesh.numDims());
+  }
+  for (size_t i = 0; i < partial.size(); ++i) {
+    os << (i > 0 || !axes.empty() ? "," : "") << " partial " << braze::toString(partial[i].op)
+       << " over " << meshDimName(partial[i].mesh_dim, mesh.numDims());
   }
   return os.str();
 }

@@ -234,6 +234,11 @@ class PlanBuilder {
               slots_[static_cast<size_t>(s.view)] = std::move(view);
             },
             [&](const host::GetCurrentStream&) {},
+            [&](const host::Communicate&) {
+              BRAZE_INTERNAL_CHECK(false) << "a single-device plan holds a communication: "
+                                             "sharded fusions run on the multi-device runtime";
+            },
+            [&](const host::Wait&) {},
             [&](const host::SetCurrentStream& s) {
               if (s.stream.saved >= 0) {
                 stream_ = -1;

@@ -240,7 +240,7 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
         << segmented_.toString();
     program_ = host::buildHostProgram(
         segmented_, stages_.get(),
-        host::HostProgramOptions{options_.stream_pool, context.staged_inputs});
+        host::HostProgramOptions{options_.stream_pool, context.staged_inputs, {}});
 
     const DataType index_type = indexTypeFor(fusion, context);
     kernels_.resize(segmented_.segments.size());

@@ -166,6 +166,11 @@ class HostRun {
             [&](const host::GetCurrentStream&) {},
             [&](const host::SetCurrentStream&) {},
             [&](const host::Synchronize&) {},
+            [&](const host::Communicate&) {
+              BRAZE_INTERNAL_CHECK(false) << "a single-device plan holds a communication: "
+                                             "sharded fusions run on the multi-device runtime";
+            },
+            [&](const host::Wait&) {},
             [&](const host::ForLoop& f) {
               const host::Loop& loop = program_.loops[static_cast<size_t>(f.loop)];
               const int64_t whole = extent(loop.extent);

@@ -83,7 +83,7 @@ TEST(ShardingTest, TheOuterAxisOfASplitByTheMeshSizeIsSharded) {
   // A clone keeps it; another mesh is another definition.
   std::unique_ptr<Fusion> copy = p.fusion->clone();
   EXPECT_TRUE(structurallyEqual(*copy, *p.fusion));
-  p.y->setSharding(Sharding{DeviceMesh({4, 5, 6, 7}), {{1, 0}}});
+  p.y->setSharding(Sharding{DeviceMesh({4, 5, 6, 7}), {{1, 0}}, {}});
   EXPECT_NE(structuralHash(*p.fusion), sharded);
   EXPECT_FALSE(structurallyEqual(*copy, *p.fusion));
 }

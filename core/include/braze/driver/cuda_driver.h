@@ -51,6 +51,7 @@ struct DriverApi {
   decltype(&::cuStreamCreate) streamCreate;
   decltype(&::cuStreamDestroy) streamDestroy;
   decltype(&::cuStreamSynchronize) streamSynchronize;
+  decltype(&::cuStreamQuery) streamQuery;
   decltype(&::cuEventCreate) eventCreate;
   decltype(&::cuEventDestroy) eventDestroy;
   decltype(&::cuEventRecord) eventRecord;

@@ -113,6 +113,22 @@ struct Synchronize {
   StreamRef stream;
 };
 
+/// Runs resharding segment `segment` (a `set` that communicationOf describes: an allgather,
+/// reduce-scatter, allreduce, all-to-all or a local slice among the devices of a mesh dim):
+/// this device's part `input` into tensor slot `output`, enqueued on the current stream. The
+/// output may be read only after Wait for the same segment.
+struct Communicate {
+  int32_t segment = 0;
+  ValueRef input;
+  int32_t output = 0;
+};
+
+/// The current stream waits for the Communicate of segment `segment`: placed before the first
+/// instruction that reads its output, so that work between the two overlaps the transfer.
+struct Wait {
+  int32_t segment = 0;
+};
+
 /// Lambdas visiting an Instruction: std::visit(Overloaded{[](const Allocate&) {...}, ...}, i).
 template <typename... Ts>
 struct Overloaded : Ts... {
@@ -127,8 +143,9 @@ struct ForLoop {
   std::vector<Instruction> body;
 };
 
-struct Instruction : std::variant<Allocate, Deallocate, LaunchKernel, Select, Copy,
-                                  GetCurrentStream, SetCurrentStream, Synchronize, ForLoop> {
+struct Instruction
+    : std::variant<Allocate, Deallocate, LaunchKernel, Select, Copy, GetCurrentStream,
+                   SetCurrentStream, Synchronize, ForLoop, Communicate, Wait> {
   using variant::variant;
 };
 
@@ -162,6 +179,9 @@ struct HostProgramOptions {
   /// (contiguous, row-major): slice by slice into a ring inside the stream loops that slice it,
   /// when nothing else reads it; otherwise whole, before its first reader. Empty: none.
   std::vector<bool> host_inputs;
+  /// Per segment: true for a resharding segment (one `set` between shardings, a sharded
+  /// fusion's communication), run as Communicate + Wait instead of a launch. Empty: none.
+  std::vector<bool> communications;
 };
 
 /// The program that runs `segmented`'s segments in an order that respects their data flow and

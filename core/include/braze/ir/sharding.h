@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "braze/ir/device_mesh.h"
+#include "braze/ir/op_kind.h"
 
 namespace braze {
 
@@ -20,6 +21,16 @@ struct ShardedAxis {
   bool operator==(const ShardedAxis&) const = default;
 };
 
+/// A tensor whose values on each device are partial results of a reduction over an axis split
+/// over mesh dim `mesh_dim`: the devices along that dim hold parts that `op` (Sum, Prod, Max,
+/// Min) combines into the value (an allreduce or reduce-scatter completes it). Only the
+/// multi-device passes make such tensors (insertResharding), never a user.
+struct PartialReduction {
+  int64_t mesh_dim = 0;
+  OpKind op = OpKind::Sum;
+  bool operator==(const PartialReduction&) const = default;
+};
+
 /// How a tensor is spread over devices: its mesh, and the axes split over the mesh's dims; with
 /// no axes it is replicated on every device of the mesh.
 ///
@@ -30,12 +41,15 @@ struct ShardedAxis {
 /// segmentation.
 struct Sharding {
   DeviceMesh mesh;
-  std::vector<ShardedAxis> axes;  ///< by mesh dim, at most one axis per dim
+  std::vector<ShardedAxis> axes;          ///< by mesh dim, at most one axis per dim
+  std::vector<PartialReduction> partial;  ///< by mesh dim; never over a dim an axis is split over
 
-  bool isReplicated() const { return axes.empty(); }
+  bool isReplicated() const { return axes.empty() && partial.empty(); }
   /// The axis split over `mesh_dim`, if any.
   std::optional<int64_t> axisOver(int64_t mesh_dim) const;
-  /// "mesh{0, 1} axis 1 over DIDx", "mesh{0, 1} replicated".
+  /// The reduction pending over `mesh_dim`, if any.
+  std::optional<OpKind> partialOver(int64_t mesh_dim) const;
+  /// "mesh{0, 1} axis 1 over DIDx", "mesh{0, 1} replicated", "mesh{0, 1} partial Sum over DIDx".
   std::string toString() const;
   bool operator==(const Sharding&) const = default;
 };

@@ -87,7 +87,7 @@ class TensorView : public Val {
   /// Places this tensor on `mesh`, replicated until an axis is parallelized as DIDx / DIDy
   /// (after a split by the mesh dim's size).
   TensorView* setDeviceMesh(DeviceMesh mesh) {
-    sharding_ = Sharding{std::move(mesh), {}};
+    sharding_ = Sharding{std::move(mesh), {}, {}};
     return this;
   }
 

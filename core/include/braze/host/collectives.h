@@ -1,0 +1,63 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "braze/eval/host_tensor.h"
+#include "braze/host/resharding.h"
+
+namespace braze::host {
+
+/// The devices that run one resharding step together: those of `communication`'s mesh whose
+/// coordinates on every other mesh dim equal `device`'s, in order along the communicated dim.
+/// Refused for a device outside the mesh.
+std::vector<int64_t> teamOf(const Communication& communication, int64_t device);
+
+/// How one device takes part in the resharding steps of a sharded fusion's host program: the
+/// collectives among the devices of a mesh (a team, teamOf), on this device's parts.
+class Collectives {
+ public:
+  virtual ~Collectives() = default;
+  /// This process's device: its id in every mesh.
+  virtual int64_t device() const = 0;
+  /// Runs `communication` among `team` (which holds device()) on this device's part `input` of
+  /// a tensor (dense, its dims with reductions dropped) and returns this device's part of the
+  /// result. Every device of the team calls it for the same step in the same order.
+  virtual HostTensor run(const Communication& communication, const std::vector<int64_t>& team,
+                         const HostTensor& input) = 0;
+};
+
+/// This device's part of the result of `communication` when the parts of `team` are `parts`
+/// (in team order): the definition of each step (resharding.h's table) on host tensors, which
+/// the simulated mesh runs and the tests of real collectives compare with.
+HostTensor combineParts(const Communication& communication, const std::vector<HostTensor>& parts,
+                        int64_t position);
+
+/// N devices in one process, each a thread running its host program on the reference
+/// evaluator (braze::MultiDeviceExecutor with reference_evaluator): the CPU check of sharded
+/// fusions. A step completes once every device of its team has called it; a device whose run
+/// failed calls abort() so that the others raise instead of waiting forever, and a step that
+/// waits longer than the timeout raises, naming the step and the devices that did not come.
+class SimulatedMesh {
+ public:
+  explicit SimulatedMesh(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  ~SimulatedMesh();
+  SimulatedMesh(const SimulatedMesh&) = delete;
+  SimulatedMesh& operator=(const SimulatedMesh&) = delete;
+
+  /// The collectives of device `device` (made on first use; valid while the mesh lives).
+  Collectives& device(int64_t device);
+  /// Wakes every device waiting in a step, which then raises; later steps raise at once.
+  void abort();
+  /// Steps run so far, counting each team's step once.
+  int64_t steps() const;
+
+ private:
+  struct State;
+  class Device;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace braze::host

@@ -1,0 +1,112 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "braze/driver/nccl_library.h"
+#include "braze/host/launch_environment.h"
+#include "braze/host/store.h"
+#include "braze/ir/data_type.h"
+
+namespace braze::host {
+
+/// How long a rank waits for its peers, at the rendezvous and in waitFor().
+struct CommunicatorOptions {
+  std::chrono::milliseconds timeout = std::chrono::minutes(10);
+};
+
+/// The reduction a collective applies elementwise across ranks.
+enum class ReduceOp { Sum, Product, Max, Min, Average };
+
+/// An NCCL communicator over every rank of a launch, one process per GPU.
+///
+/// Collectives take raw device pointers of this communicator's device and a stream of it; they
+/// only enqueue work. Every rank must call the same collectives in the same order with the
+/// same counts, as NCCL requires. A peer that dies or never calls leaves the others' streams
+/// waiting forever: waitFor() bounds that wait by the timeout, aborts the communicator and
+/// throws instead. After an abort, every call throws naming the first failure.
+class Communicator {
+ public:
+  /// Joins the communicator of `launch.world_size` ranks as rank `launch.rank`, on CUDA device
+  /// `device` (usually launch.local_rank). Rank 0 makes NCCL's unique id and sets it in `store`;
+  /// the other ranks get it from there (waiting up to `options.timeout`) before they touch the
+  /// GPU. Rank 0 first checks that its device is usable, so that it never publishes an id for a
+  /// communicator it cannot join. The store key carries a generation (Store::nextGeneration),
+  /// so ranks that create several communicators in the same order pair them up. Throws a
+  /// braze::Error naming the rank and what failed: NCCL missing, no GPU, the rendezvous timed
+  /// out, ncclCommInitRank failed. ncclCommInitRank itself blocks until every rank joins.
+  static Communicator create(const LaunchEnvironment& launch, Store& store, int device,
+                             CommunicatorOptions options = {});
+
+  Communicator(Communicator&& other) noexcept;
+  Communicator& operator=(Communicator&& other) noexcept;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  /// Destroys the NCCL communicator, which waits for its enqueued work; after a failure (or
+  /// when moved from) there is nothing left to destroy.
+  ~Communicator();
+
+  int64_t rank() const { return rank_; }
+  int64_t size() const { return size_; }
+  int64_t localRank() const { return local_rank_; }
+  int device() const { return device_; }
+
+  /// recv[i] = op over ranks of send[i], for `count` elements. send may equal recv.
+  void allReduce(CUdeviceptr send, CUdeviceptr recv, size_t count, DataType dtype, ReduceOp op,
+                 CUstream stream);
+  /// recv = the ranks' send buffers of `send_count` elements each, concatenated in rank order.
+  void allGather(CUdeviceptr send, CUdeviceptr recv, size_t send_count, DataType dtype,
+                 CUstream stream);
+  /// send holds size() blocks of `recv_count` elements; rank r receives block r reduced by `op`
+  /// over all ranks.
+  void reduceScatter(CUdeviceptr send, CUdeviceptr recv, size_t recv_count, DataType dtype,
+                     ReduceOp op, CUstream stream);
+  /// recv = rank `root`'s send, on every rank (send is read on `root` only).
+  void broadcast(CUdeviceptr send, CUdeviceptr recv, size_t count, DataType dtype, int64_t root,
+                 CUstream stream);
+  /// Point to point: `peer` must call recv (send) with the same count and dtype.
+  void send(CUdeviceptr send, size_t count, DataType dtype, int64_t peer, CUstream stream);
+  void recv(CUdeviceptr recv, size_t count, DataType dtype, int64_t peer, CUstream stream);
+  /// send and recv hold size() blocks of `count_per_rank` elements: block p of send goes to rank
+  /// p, and block p of recv comes from rank p. One group of sends and receives.
+  void allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per_rank, DataType dtype,
+                CUstream stream);
+
+  /// Blocks until the work enqueued on `stream` is done, polling the stream and NCCL's
+  /// asynchronous error. On an NCCL error, a CUDA error, or when `timeout` passes first, aborts
+  /// the communicator and throws a braze::Error naming this rank, the last collective enqueued
+  /// and the reason, so a dead peer raises instead of hanging.
+  void waitFor(CUstream stream);
+  /// Throws as waitFor() does when NCCL reported an asynchronous error; never blocks.
+  void checkHealth();
+
+  /// The NCCL handle, for code that calls NCCL itself; null after a failure.
+  driver::NcclComm handle() const { return comm_; }
+
+ private:
+  Communicator(driver::NcclComm comm, const LaunchEnvironment& launch, int device,
+               CommunicatorOptions options);
+  /// Checks the state before enqueueing, makes the device current and records `what` for
+  /// later messages.
+  void begin(std::string what);
+  /// Throws naming the call when an enqueue failed; aborts first when NCCL says the
+  /// communicator is broken.
+  void finish(driver::NcclResult result, const char* call);
+  [[noreturn]] void fail(const std::string& reason);
+  void release() noexcept;
+
+  driver::NcclComm comm_ = nullptr;
+  int64_t rank_ = 0;
+  int64_t size_ = 1;
+  int64_t local_rank_ = 0;
+  int device_ = 0;
+  CommunicatorOptions options_;
+  std::string last_operation_ = "no collective yet";
+  std::string failure_;
+};
+
+}  // namespace braze::host

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "braze/ir/fusion.h"
+#include "braze/ir/sharding.h"
+
+namespace braze {
+
+/// What one resharding step does to a tensor: it changes how one mesh dim holds it. The step is
+/// a `set` whose input and output shardings differ on that dim only (insertResharding makes
+/// them); the host program runs it as a Communicate instruction. Axes are positions in the
+/// tensor's dims (reduction dims dropped), the same for the set's input and output.
+///
+///   input over the dim     | output over the dim    | step
+///   -----------------------+------------------------+-------------------------------------------
+///   axis a split           | replicated             | Allgather along a
+///   replicated             | axis a split           | LocalSlice: each device keeps its part of
+///                          |                        |   a (every device holds the whole input)
+///   partial (a reduction)  | replicated             | Allreduce with the reduction's op
+///   partial (a reduction)  | axis a split           | ReduceScatter along a
+///   axis a split           | axis b split           | AllToAll: split along b, gathered along a
+///
+/// The same dim on another mesh (send / receive between meshes) is not supported yet.
+struct Communication {
+  enum class Kind : uint8_t { Allgather, LocalSlice, Allreduce, ReduceScatter, AllToAll };
+  Kind kind = Kind::Allgather;
+  DeviceMesh mesh = DeviceMesh::ofSize(1);
+  int64_t mesh_dim = 0;
+  /// Allgather: the axis gathered; AllToAll: the axis the input is split along.
+  int64_t input_axis = -1;
+  /// LocalSlice, ReduceScatter, AllToAll: the axis the output is split along.
+  int64_t output_axis = -1;
+  /// Allreduce, ReduceScatter: how parts combine (Sum, Prod, Max, Min).
+  OpKind reduction = OpKind::Sum;
+
+  /// "allgather axis 0 over DIDx of mesh{0, 1}", "allreduce Sum over DIDx of mesh{0, 1}".
+  std::string toString() const;
+};
+
+std::string_view toString(Communication::Kind kind);
+
+/// The resharding step `expr` is (a `set` whose input and output shardings differ on one mesh
+/// dim), or nullopt for any other Expr.
+std::optional<Communication> communicationOf(const Expr& expr);
+
+/// Makes every Expr of a placed fusion (takeShardings, then propagateShardings) local to each
+/// device, by putting resharding steps (communicationOf) where shardings change:
+/// - an input whose sharding over a mesh dim differs from what the Expr needs there (its
+///   output's sharding carried back through the dims it maps, or for a contraction whose K is
+///   split, K split alike on every operand) is read through one `set` per changed mesh dim;
+/// - an Expr that reduces over an axis split over a mesh dim (a reduction, or a matmul or linear
+///   whose K is split) computes partial results there: its output becomes partial over that dim
+///   and a `set` after it completes the value its readers see (an allreduce, or a
+///   reduce-scatter where the output is split over the same dim).
+/// Refused, naming the tensors: a tensor left without a mesh, operands on different meshes
+/// (send / receive between meshes is not supported yet), a Welford or scan over a split axis,
+/// and a fusion input split along a dim whose extent the definition fixes (define it with a
+/// size known at run time). Returns the number of resharding steps added.
+int64_t insertResharding(Fusion& fusion);
+
+/// The sizes of each device's part of `tv` (its sharding) when the whole tensor has
+/// `global_sizes` (its dims, reductions dropped): each split axis divided by its mesh dim's
+/// size. Refused, naming the tensor and the axis, when a split axis does not divide evenly.
+std::vector<int64_t> localSizes(const TensorView& tv, const std::vector<int64_t>& global_sizes);
+
+/// The position among a tensor's dims with reductions dropped of its logical axis `axis`.
+int64_t axisWithoutReductions(const TensorView& tv, int64_t axis);
+
+}  // namespace braze

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "braze/host/collectives.h"
+#include "braze/host/host_program.h"
+#include "braze/runtime/fusion_executor_cache.h"
+#include "braze/segment/segmented_fusion.h"
+
+namespace braze {
+
+/// Runs a sharded definition (device meshes and DIDx / DIDy axes on its tensors, global shapes)
+/// on one device of its meshes: the same object on every device, each passing its parts of the
+/// inputs and getting its parts of the outputs.
+///
+/// Made once per definition: the shardings are taken and propagated (takeShardings,
+/// propagateShardings), every Expr made local by resharding steps (insertResharding), and the
+/// fusion cut at those steps into compute regions and communications: a SegmentedFusion whose
+/// host program runs each region (through a FusionExecutorCache of its own: segmentation,
+/// schedulers, kernels, as for any fusion) and each step as a Communicate, waited for before its
+/// result is first read. `program().toString()` prints it (BRAZE_DUMP=host_ir style), with each
+/// buffer's sharding.
+class MultiDeviceExecutor {
+ public:
+  explicit MultiDeviceExecutor(const Fusion& definition, ExecutorCacheOptions options = {});
+  ~MultiDeviceExecutor();
+  MultiDeviceExecutor(const MultiDeviceExecutor&) = delete;
+  MultiDeviceExecutor& operator=(const MultiDeviceExecutor&) = delete;
+
+  /// `collectives.device()`'s parts of the outputs, from its parts of the inputs (host tensors
+  /// and scalars; a replicated input whole, a split one its part along each split axis). Errors
+  /// name the input and axis: a device outside an input's mesh, a part whose size does not
+  /// match the others'. Device tensors and NCCL come with the communicator.
+  std::vector<FusionArgument> run(const std::vector<FusionArgument>& inputs,
+                                  host::Collectives& collectives, const RunOptions& options = {});
+
+  /// The definition as it runs: every tensor placed, resharding steps inserted.
+  const Fusion& fusion() const { return *fusion_; }
+  const SegmentedFusion& segments() const { return segmented_; }
+  const host::HostProgram& program() const { return program_; }
+  /// The step segment `segment` communicates, or nullopt for a compute region.
+  std::optional<Communication> stepOf(int32_t segment) const;
+
+ private:
+  std::unique_ptr<Fusion> fusion_;
+  SegmentedFusion segmented_;
+  host::HostProgram program_;
+  std::vector<std::optional<Communication>> communications_;  // by segment
+  ExecutorCacheOptions options_;
+  std::mutex mutex_;                                           // guards regions_
+  std::vector<std::unique_ptr<FusionExecutorCache>> regions_;  // by segment, made on first run
+};
+
+/// The part of `whole` (a tensor of a sharded definition, as its global shape) that `device`
+/// holds under `sharding`: each split axis narrowed to the device's position along its mesh dim
+/// (reductions dropped from the positions). Refused, naming `tensor`, for a device outside the
+/// mesh or an axis that does not split evenly.
+HostTensor shardOf(const HostTensor& whole, const TensorView& tensor, int64_t device);
+
+}  // namespace braze

@@ -1,0 +1,356 @@
+#include "braze/host/communicator.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/primary_context.h"
+#include "braze/error.h"
+
+namespace braze::host {
+
+namespace {
+
+using driver::NcclDataType;
+using driver::NcclRedOp;
+using driver::NcclResult;
+using Clock = std::chrono::steady_clock;
+
+const char* toString(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Product:
+      return "product";
+    case ReduceOp::Max:
+      return "max";
+    case ReduceOp::Min:
+      return "min";
+    case ReduceOp::Average:
+      return "average";
+  }
+  return "unknown";
+}
+
+NcclRedOp ncclOpOf(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+      return NcclRedOp::Sum;
+    case ReduceOp::Product:
+      return NcclRedOp::Prod;
+    case ReduceOp::Max:
+      return NcclRedOp::Max;
+    case ReduceOp::Min:
+      return NcclRedOp::Min;
+    case ReduceOp::Average:
+      return NcclRedOp::Avg;
+  }
+  BRAZE_INTERNAL_CHECK(false) << "unknown ReduceOp " << static_cast<int>(op);
+}
+
+// The NCCL type moving `dtype`. NCCL has no bool, and reducing float8 would round at every
+// step of a sum; both still move unchanged as bytes.
+NcclDataType ncclTypeOf(DataType dtype, const char* collective, bool reduces) {
+  switch (dtype) {
+    case DataType::Float32:
+      return NcclDataType::Float32;
+    case DataType::Float16:
+      return NcclDataType::Float16;
+    case DataType::BFloat16:
+      return NcclDataType::BFloat16;
+    case DataType::Float64:
+      return NcclDataType::Float64;
+    case DataType::Int32:
+      return NcclDataType::Int32;
+    case DataType::Int64:
+    case DataType::Index:
+      return NcclDataType::Int64;
+    case DataType::Bool:
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
+      BRAZE_USER_CHECK(!reduces)
+          << collective << " cannot reduce " << dtype
+          << " tensors: NCCL reduces float16, bfloat16, float32, float64, int32 and int64. "
+          << "Cast to one of them (int32 for bool, bfloat16 or float32 for float8) first";
+      return NcclDataType::Uint8;
+  }
+  BRAZE_INTERNAL_CHECK(false) << "unknown DataType " << static_cast<int>(dtype);
+}
+
+const void* pointerOf(CUdeviceptr address) {
+  return reinterpret_cast<const void*>(static_cast<uintptr_t>(address));
+}
+void* mutablePointerOf(CUdeviceptr address) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(address));
+}
+
+std::string describeNccl(NcclResult result, driver::NcclComm comm) {
+  const driver::NcclApi& api = driver::ncclApi();
+  const char* description = api.getErrorString(result);
+  const char* last = api.getLastError(comm);
+  std::string text = description != nullptr ? description : "unknown NCCL error";
+  if (last != nullptr && *last != '\0') text += std::string(" (") + last + ")";
+  return text;
+}
+
+std::string describeCount(const char* collective, size_t count, DataType dtype) {
+  std::ostringstream text;
+  text << collective << " of " << count << " " << dtype;
+  return text.str();
+}
+
+}  // namespace
+
+Communicator Communicator::create(const LaunchEnvironment& launch, Store& store, int device,
+                                  CommunicatorOptions options) {
+  const std::string who =
+      "rank " + std::to_string(launch.rank) + " of " + std::to_string(launch.world_size);
+  BRAZE_USER_CHECK(launch.world_size >= 1 && launch.world_size <= INT_MAX && launch.rank >= 0 &&
+                   launch.rank < launch.world_size)
+      << "cannot create a communicator for " << who
+      << ": the rank must be in 0 .. world size - 1, and the world size in 1 .. " << INT_MAX;
+  BRAZE_USER_CHECK(device >= 0) << "cannot create a communicator for " << who << " on CUDA device "
+                                << device << ": device ordinals are 0 or more";
+  // Every rank takes the generation, so that the next communicator's key differs.
+  const std::string key =
+      "braze/nccl_unique_id/" + std::to_string(store.nextGeneration("communicator"));
+  driver::NcclComm comm = nullptr;
+  try {
+    const driver::NcclApi& nccl = driver::ncclApi();
+    driver::NcclUniqueId id{};
+    if (launch.rank == 0) {
+      // Before publishing the id: the other ranks would wait in ncclCommInitRank for a rank 0
+      // that never joins.
+      driver::makePrimaryContextCurrent(device);
+      driver::checkNccl(nccl.getUniqueId(&id), "ncclGetUniqueId");
+      store.set(key, std::string_view(id.internal, sizeof(id.internal)));
+    } else {
+      const std::string bytes = store.get(key, options.timeout);
+      BRAZE_USER_CHECK(bytes.size() == sizeof(id.internal))
+          << "key '" << key << "' in " << store.describe() << " holds " << bytes.size()
+          << " bytes, not the " << sizeof(id.internal)
+          << " of an NCCL unique id; is another program using this store?";
+      std::memcpy(id.internal, bytes.data(), sizeof(id.internal));
+      // Only now: a process forked before its parent used CUDA opens the GPU here first.
+      driver::makePrimaryContextCurrent(device);
+    }
+    // NCCL takes the device from the CUDA runtime, which follows the current driver context.
+    driver::checkNccl(nccl.commInitRank(&comm, static_cast<int>(launch.world_size), id,
+                                        static_cast<int>(launch.rank)),
+                      "ncclCommInitRank");
+  } catch (const Error& error) {
+    BRAZE_THROW() << who << " (CUDA device " << device
+                  << ") cannot join the NCCL communicator: " << error.what();
+  }
+  return Communicator(comm, launch, device, options);
+}
+
+Communicator::Communicator(driver::NcclComm comm, const LaunchEnvironment& launch, int device,
+                           CommunicatorOptions options)
+    : comm_(comm),
+      rank_(launch.rank),
+      size_(launch.world_size),
+      local_rank_(launch.local_rank),
+      device_(device),
+      options_(options) {}
+
+Communicator::Communicator(Communicator&& other) noexcept
+    : comm_(std::exchange(other.comm_, nullptr)),
+      rank_(other.rank_),
+      size_(other.size_),
+      local_rank_(other.local_rank_),
+      device_(other.device_),
+      options_(other.options_),
+      last_operation_(std::move(other.last_operation_)),
+      failure_(std::move(other.failure_)) {}
+
+Communicator& Communicator::operator=(Communicator&& other) noexcept {
+  if (this != &other) {
+    release();
+    comm_ = std::exchange(other.comm_, nullptr);
+    rank_ = other.rank_;
+    size_ = other.size_;
+    local_rank_ = other.local_rank_;
+    device_ = other.device_;
+    options_ = other.options_;
+    last_operation_ = std::move(other.last_operation_);
+    failure_ = std::move(other.failure_);
+  }
+  return *this;
+}
+
+Communicator::~Communicator() {
+  release();
+}
+
+void Communicator::release() noexcept {
+  if (comm_ == nullptr) return;
+  try {
+    driver::makePrimaryContextCurrent(device_);
+    driver::ncclApi().commDestroy(comm_);
+  } catch (...) {
+    // A destructor cannot report; the process keeps running with the communicator leaked.
+  }
+  comm_ = nullptr;
+}
+
+void Communicator::fail(const std::string& reason) {
+  failure_ = "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " (CUDA device " +
+             std::to_string(device_) + "): " + last_operation_ + " failed: " + reason;
+  if (comm_ != nullptr) {
+    // Abort, not destroy: destroy would wait for the work that cannot finish.
+    driver::ncclApi().commAbort(comm_);
+    comm_ = nullptr;
+  }
+  BRAZE_THROW() << failure_ << ". The communicator was aborted; create a new one to go on";
+}
+
+void Communicator::checkHealth() {
+  BRAZE_USER_CHECK(comm_ != nullptr)
+      << (failure_.empty() ? "this communicator was moved from or destroyed"
+                           : "this communicator was aborted earlier: " + failure_);
+  NcclResult async = NcclResult::Success;
+  const NcclResult queried = driver::ncclApi().commGetAsyncError(comm_, &async);
+  if (queried != NcclResult::Success) {
+    fail("ncclCommGetAsyncError failed: " + describeNccl(queried, comm_));
+  }
+  if (async != NcclResult::Success && async != NcclResult::InProgress) {
+    fail("NCCL reported " + describeNccl(async, comm_));
+  }
+}
+
+void Communicator::begin(std::string what) {
+  // An asynchronous error of earlier work surfaces here rather than as a hang later.
+  checkHealth();
+  driver::makePrimaryContextCurrent(device_);
+  last_operation_ = std::move(what);
+}
+
+void Communicator::finish(NcclResult result, const char* call) {
+  if (result == NcclResult::Success) return;
+  const std::string why = describeNccl(result, comm_);
+  // A bad argument leaves the communicator usable; a broken one is aborted by checkHealth.
+  checkHealth();
+  BRAZE_THROW() << "rank " << rank_ << " of " << size_ << ": " << call << " refused "
+                << last_operation_ << ": " << why;
+}
+
+void Communicator::allReduce(CUdeviceptr send, CUdeviceptr recv, size_t count, DataType dtype,
+                             ReduceOp op, CUstream stream) {
+  const NcclDataType type = ncclTypeOf(dtype, "allReduce", true);
+  begin(describeCount("allReduce", count, dtype) + " (" + toString(op) + ")");
+  finish(driver::ncclApi().allReduce(pointerOf(send), mutablePointerOf(recv), count, type,
+                                     ncclOpOf(op), comm_, stream),
+         "ncclAllReduce");
+}
+
+void Communicator::allGather(CUdeviceptr send, CUdeviceptr recv, size_t send_count, DataType dtype,
+                             CUstream stream) {
+  const NcclDataType type = ncclTypeOf(dtype, "allGather", false);
+  begin(describeCount("allGather", send_count, dtype));
+  finish(driver::ncclApi().allGather(pointerOf(send), mutablePointerOf(recv), send_count, type,
+                                     comm_, stream),
+         "ncclAllGather");
+}
+
+void Communicator::reduceScatter(CUdeviceptr send, CUdeviceptr recv, size_t recv_count,
+                                 DataType dtype, ReduceOp op, CUstream stream) {
+  const NcclDataType type = ncclTypeOf(dtype, "reduceScatter", true);
+  begin(describeCount("reduceScatter", recv_count, dtype) + " (" + toString(op) + ")");
+  finish(driver::ncclApi().reduceScatter(pointerOf(send), mutablePointerOf(recv), recv_count, type,
+                                         ncclOpOf(op), comm_, stream),
+         "ncclReduceScatter");
+}
+
+void Communicator::broadcast(CUdeviceptr send, CUdeviceptr recv, size_t count, DataType dtype,
+                             int64_t root, CUstream stream) {
+  BRAZE_USER_CHECK(root >= 0 && root < size_)
+      << "broadcast from root " << root << ": the communicator has ranks 0 .. " << size_ - 1;
+  const NcclDataType type = ncclTypeOf(dtype, "broadcast", false);
+  begin(describeCount("broadcast", count, dtype) + " from rank " + std::to_string(root));
+  finish(driver::ncclApi().broadcast(pointerOf(send), mutablePointerOf(recv), count, type,
+                                     static_cast<int>(root), comm_, stream),
+         "ncclBroadcast");
+}
+
+void Communicator::send(CUdeviceptr send, size_t count, DataType dtype, int64_t peer,
+                        CUstream stream) {
+  BRAZE_USER_CHECK(peer >= 0 && peer < size_)
+      << "send to rank " << peer << ": the communicator has ranks 0 .. " << size_ - 1;
+  const NcclDataType type = ncclTypeOf(dtype, "send", false);
+  begin(describeCount("send", count, dtype) + " to rank " + std::to_string(peer));
+  finish(
+      driver::ncclApi().send(pointerOf(send), count, type, static_cast<int>(peer), comm_, stream),
+      "ncclSend");
+}
+
+void Communicator::recv(CUdeviceptr recv, size_t count, DataType dtype, int64_t peer,
+                        CUstream stream) {
+  BRAZE_USER_CHECK(peer >= 0 && peer < size_)
+      << "recv from rank " << peer << ": the communicator has ranks 0 .. " << size_ - 1;
+  const NcclDataType type = ncclTypeOf(dtype, "recv", false);
+  begin(describeCount("recv", count, dtype) + " from rank " + std::to_string(peer));
+  finish(driver::ncclApi().recv(mutablePointerOf(recv), count, type, static_cast<int>(peer), comm_,
+                                stream),
+         "ncclRecv");
+}
+
+void Communicator::allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per_rank,
+                            DataType dtype, CUstream stream) {
+  const NcclDataType type = ncclTypeOf(dtype, "allToAll", false);
+  begin(describeCount("allToAll", count_per_rank, dtype) + " per rank");
+  const driver::NcclApi& nccl = driver::ncclApi();
+  const size_t block_bytes = count_per_rank * static_cast<size_t>(sizeInBytes(dtype));
+  NcclResult result = nccl.groupStart();
+  const char* call = "ncclGroupStart";
+  if (result == NcclResult::Success) {
+    for (int64_t peer = 0; peer < size_ && result == NcclResult::Success; ++peer) {
+      const size_t offset = static_cast<size_t>(peer) * block_bytes;
+      result = nccl.send(pointerOf(send + offset), count_per_rank, type, static_cast<int>(peer),
+                         comm_, stream);
+      call = "ncclSend";
+      if (result != NcclResult::Success) break;
+      result = nccl.recv(mutablePointerOf(recv + offset), count_per_rank, type,
+                         static_cast<int>(peer), comm_, stream);
+      call = "ncclRecv";
+    }
+    // Closed whatever happened inside: an open group would swallow the next collective.
+    const NcclResult ended = nccl.groupEnd();
+    if (result == NcclResult::Success) {
+      result = ended;
+      call = "ncclGroupEnd";
+    }
+  }
+  finish(result, call);
+}
+
+void Communicator::waitFor(CUstream stream) {
+  checkHealth();
+  driver::makePrimaryContextCurrent(device_);
+  const auto query = driver::driverApi().streamQuery;
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  auto pause = std::chrono::microseconds(20);
+  while (true) {
+    checkHealth();
+    const CUresult state = query(stream);
+    if (state == CUDA_SUCCESS) return;
+    if (state != CUDA_ERROR_NOT_READY) {
+      const char* name = nullptr;
+      driver::driverApi().getErrorName(state, &name);
+      fail(std::string("its stream reports ") + (name != nullptr ? name : "an unknown CUDA error"));
+    }
+    if (Clock::now() >= deadline) {
+      fail("not finished after " + std::to_string(options_.timeout.count()) +
+           " ms: a peer rank may have died, hung, or not called the same collective with the "
+           "same counts (CommunicatorOptions::timeout sets the wait)");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+}
+
+}  // namespace braze::host

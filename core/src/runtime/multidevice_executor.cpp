@@ -1,0 +1,227 @@
+// MultiDeviceExecutor: a sharded definition cut into compute regions and resharding steps, and
+// its host program run on one device's parts.
+
+#include "braze/runtime/multidevice_executor.h"
+
+#include <algorithm>
+
+#include "braze/error.h"
+#include "braze/eval/argument_binding.h"
+#include "braze/eval/expression_evaluator.h"
+#include "braze/host/resharding.h"
+#include "braze/host/sharding_propagation.h"
+#include "braze/ir/sharding.h"
+#include "braze/ir/tensor_view.h"
+
+namespace braze {
+
+namespace {
+
+using host::Overloaded;
+using host::SlotKind;
+using host::ValueRef;
+
+// A segment of `fusion` as a plain single-device fusion: its tensors keep their shapes (each
+// device passes its parts) and lose their shardings.
+Segment regionOf(const Fusion& fusion, std::span<const Expr* const> exprs) {
+  Segment segment = extractSegment(fusion, exprs);
+  for (TensorView* tv : segment.fusion->allTensors()) tv->setSharding(std::nullopt);
+  return segment;
+}
+
+std::vector<int64_t> denseStrides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (size_t d = sizes.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * std::max<int64_t>(sizes[d], 1);
+  return strides;
+}
+
+// The whole tensor's sizes, from a device's part of fusion input `tv` (input `index`).
+std::vector<int64_t> globalSizes(const TensorView& tv, const HostTensor& part, size_t index,
+                                 int64_t device) {
+  std::vector<int64_t> sizes = part.sizes();
+  if (!tv.sharding()) return sizes;
+  const Sharding& sharding = *tv.sharding();
+  BRAZE_USER_CHECK(sharding.mesh.has(device))
+      << "input " << index << " (" << tv.name() << ") lives on " << sharding.mesh.toString()
+      << ", which does not hold device " << device << ": run this device with inputs of a "
+      << "definition that places them on its mesh";
+  for (const ShardedAxis& sharded : sharding.axes) {
+    const auto axis = static_cast<size_t>(axisWithoutReductions(tv, sharded.axis));
+    if (axis < sizes.size()) sizes[axis] *= sharding.mesh.size(sharded.mesh_dim);
+  }
+  return sizes;
+}
+
+}  // namespace
+
+HostTensor shardOf(const HostTensor& whole, const TensorView& tensor, int64_t device) {
+  if (!tensor.sharding() || tensor.sharding()->axes.empty()) return whole;
+  const Sharding& sharding = *tensor.sharding();
+  BRAZE_USER_CHECK(sharding.mesh.has(device))
+      << tensor.name() << " lives on " << sharding.mesh.toString()
+      << ", which does not hold device " << device;
+  const std::vector<int64_t> at = sharding.mesh.coordinatesOf(device);
+  const std::vector<int64_t> local = localSizes(tensor, whole.sizes());
+  HostTensor part = whole;
+  for (const ShardedAxis& sharded : sharding.axes) {
+    const int64_t axis = axisWithoutReductions(tensor, sharded.axis);
+    const int64_t length = local[static_cast<size_t>(axis)];
+    part = part.narrowed(axis, at[static_cast<size_t>(sharded.mesh_dim)] * length, length);
+  }
+  return part.contiguous();
+}
+
+MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCacheOptions options)
+    : fusion_(definition.clone()), options_(options) {
+  Fusion& fusion = *fusion_;
+  BRAZE_USER_CHECK(!takeShardings(fusion).empty())
+      << "MultiDeviceExecutor: the definition places no tensor on a device mesh; run it on one "
+         "GPU with FusionExecutorCache, or give its tensors meshes (setDeviceMesh)";
+  propagateShardings(fusion);
+  insertResharding(fusion);
+
+  std::vector<const Expr*> region;
+  auto closeRegion = [&] {
+    if (region.empty()) return;
+    segmented_.segments.push_back(regionOf(fusion, region));
+    communications_.emplace_back();
+    region.clear();
+  };
+  for (const Expr* expr : fusion.exprs()) {
+    if (std::none_of(expr->outputs().begin(), expr->outputs().end(),
+                     [](const Val* v) { return v->isA<TensorView>(); }))
+      continue;  // scalar Exprs are copied into the regions that need them
+    std::optional<Communication> step = braze::communicationOf(*expr);
+    if (!step) {
+      region.push_back(expr);
+      continue;
+    }
+    closeRegion();
+    Segment segment = extractSegment(fusion, std::span<const Expr* const>(&expr, 1));
+    segment.scheduler = "communication";
+    segmented_.segments.push_back(std::move(segment));
+    communications_.push_back(step);
+  }
+  closeRegion();
+  for (size_t s = 0; s < segmented_.segments.size(); ++s)
+    segmented_.segments[s].id = static_cast<int64_t>(s);
+  segmented_.original = &fusion;
+  regions_.resize(segmented_.segments.size());
+
+  host::HostProgramOptions program_options;
+  for (const std::optional<Communication>& step : communications_)
+    program_options.communications.push_back(step.has_value());
+  program_ = host::buildHostProgram(segmented_, nullptr, program_options);
+}
+
+MultiDeviceExecutor::~MultiDeviceExecutor() = default;
+
+std::optional<Communication> MultiDeviceExecutor::stepOf(int32_t segment) const {
+  return communications_.at(static_cast<size_t>(segment));
+}
+
+std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArgument>& inputs,
+                                                     host::Collectives& collectives,
+                                                     const RunOptions& options) {
+  const Fusion& fusion = *fusion_;
+  const int64_t device = collectives.device();
+  BRAZE_USER_CHECK(inputs.size() == fusion.inputs().size())
+      << "MultiDeviceExecutor::run: the fusion takes " << fusion.inputs().size()
+      << " inputs but was given " << inputs.size();
+
+  // Extents of the whole tensors, for the scalars a region takes (a mean's count over a split
+  // axis is the whole axis' length).
+  std::vector<ArgumentInfo> whole;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (const auto* scalar = std::get_if<ScalarValue>(&inputs[i])) {
+      whole.emplace_back(*scalar);
+      continue;
+    }
+    const auto* part = std::get_if<HostTensor>(&inputs[i]);
+    BRAZE_USER_CHECK(part != nullptr)
+        << "MultiDeviceExecutor::run: input " << i << " is a device tensor; sharded fusions run "
+        << "on host tensors (on the reference evaluator) until the NCCL communicator comes";
+    const auto* tv = fusion.inputs()[i]->as<TensorView>();
+    TensorArgumentInfo info = argumentInfoOf(*part);
+    info.sizes = globalSizes(*tv, *part, i, device);
+    info.strides = denseStrides(info.sizes);
+    whole.emplace_back(std::move(info));
+  }
+  ExpressionEvaluator extents;
+  validateAndBindArguments(fusion, whole, "MultiDeviceExecutor::run", extents);
+
+  std::vector<std::optional<HostTensor>> slots(static_cast<size_t>(program_.num_buffers));
+  auto valueOf = [&](const ValueRef& ref) -> FusionArgument {
+    switch (ref.kind) {
+      case SlotKind::Input:
+        return inputs[static_cast<size_t>(ref.index)];
+      case SlotKind::Buffer: {
+        const std::optional<HostTensor>& slot = slots[static_cast<size_t>(ref.index)];
+        BRAZE_INTERNAL_CHECK(slot.has_value())
+            << "MultiDeviceExecutor: %" << ref.index << " read before it is written";
+        return *slot;
+      }
+      case SlotKind::Extent:
+        return extents.evaluateOrThrow(program_.extents[static_cast<size_t>(ref.index)],
+                                       "an extent of the whole tensors");
+      case SlotKind::SliceLength:
+        break;
+    }
+    BRAZE_INTERNAL_CHECK(false) << "MultiDeviceExecutor: a stream loop's slice length";
+    return ScalarValue(int64_t{0});
+  };
+  auto regionFor = [&](int32_t segment) -> FusionExecutorCache& {
+    std::lock_guard lock(mutex_);
+    std::unique_ptr<FusionExecutorCache>& cache = regions_[static_cast<size_t>(segment)];
+    if (!cache) {
+      cache = std::make_unique<FusionExecutorCache>(
+          *segmented_.segments[static_cast<size_t>(segment)].fusion, options_);
+    }
+    return *cache;
+  };
+  for (const host::Instruction& instruction : program_.instructions) {
+    std::visit(
+        Overloaded{
+            [&](const host::Allocate& a) {
+              if (a.alias_input >= 0)
+                slots[static_cast<size_t>(a.buffer)] =
+                    std::get<HostTensor>(inputs[static_cast<size_t>(a.alias_input)]);
+            },
+            [&](const host::Deallocate& d) { slots[static_cast<size_t>(d.buffer)].reset(); },
+            [&](const host::LaunchKernel& l) {
+              std::vector<FusionArgument> arguments;
+              for (const ValueRef& ref : l.inputs) arguments.push_back(valueOf(ref));
+              std::vector<FusionArgument> results = regionFor(l.segment).run(arguments, options);
+              for (size_t j = 0; j < l.outputs.size(); ++j)
+                slots[static_cast<size_t>(l.outputs[j])] = std::get<HostTensor>(results[j]);
+            },
+            [&](const host::Communicate& c) {
+              const Communication& step = *communications_[static_cast<size_t>(c.segment)];
+              const HostTensor part = std::get<HostTensor>(valueOf(c.input));
+              const std::vector<int64_t> team = host::teamOf(step, device);
+              HostTensor result;
+              if (step.kind == Communication::Kind::LocalSlice) {
+                // Every device holds the whole tensor: no transfer.
+                const auto position = std::find(team.begin(), team.end(), device) - team.begin();
+                result =
+                    host::combineParts(step, std::vector<HostTensor>(team.size(), part), position);
+              } else {
+                result = collectives.run(step, team, part);
+              }
+              slots[static_cast<size_t>(c.output)] = std::move(result);
+            },
+            [&](const host::Wait&) {},  // host tensors: the step is complete when run returns
+            [&](const auto&) {
+              BRAZE_INTERNAL_CHECK(false)
+                  << "MultiDeviceExecutor: stream instructions in a sharded program";
+            },
+        },
+        instruction);
+  }
+  std::vector<FusionArgument> outputs;
+  for (const ValueRef& ref : program_.outputs) outputs.push_back(valueOf(ref));
+  return outputs;
+}
+
+}  // namespace braze
