@@ -4,10 +4,114 @@
 #include <pybind11/operators.h>
 #include <pybind11/stl.h>
 
+#include <exception>
+#include <set>
+#include <thread>
+
 #include "bindings.h"
+#include "braze/host/collectives.h"
 #include "braze/ir/device_mesh.h"
+#include "braze/ir/printer.h"
+#include "braze/runtime/multidevice_executor.h"
 
 namespace braze::python {
+
+namespace {
+
+/// A sharded definition's executor, for checking a sharding on the CPU: every device of its
+/// meshes a thread of this process (host::SimulatedMesh), each running its parts.
+class SimulatedRun {
+ public:
+  explicit SimulatedRun(const std::shared_ptr<Fusion>& fusion)
+      : executor_(std::make_shared<MultiDeviceExecutor>(*fusion)) {}
+
+  /// Every device of the definition's meshes, in order.
+  std::vector<int64_t> devices() const {
+    std::set<int64_t> devices;
+    for (const TensorView* tv : executor_->fusion().allTensors()) {
+      if (!tv->sharding()) continue;
+      for (int64_t device : tv->sharding()->mesh.devices()) devices.insert(device);
+    }
+    return {devices.begin(), devices.end()};
+  }
+
+  /// Device `device`'s parts of whole inputs.
+  std::vector<FusionArgument> partsFor(const std::vector<FusionArgument>& whole,
+                                       int64_t device) const {
+    const Fusion& fusion = executor_->fusion();
+    BRAZE_USER_CHECK(whole.size() == fusion.inputs().size())
+        << "the fusion takes " << fusion.inputs().size() << " inputs but was given "
+        << whole.size();
+    std::vector<FusionArgument> parts;
+    for (size_t i = 0; i < whole.size(); ++i) {
+      const auto* host = std::get_if<HostTensor>(&whole[i]);
+      if (host == nullptr) {
+        BRAZE_USER_CHECK(std::holds_alternative<ScalarValue>(whole[i]))
+            << "input " << i << " is on a GPU; a simulated mesh runs NumPy arrays or CPU tensors";
+        parts.push_back(whole[i]);
+        continue;
+      }
+      parts.emplace_back(shardOf(*host, *fusion.inputs()[i]->as<TensorView>(), device));
+    }
+    return parts;
+  }
+
+  /// Each device's outputs (its parts) for whole inputs.
+  py::dict simulate(const py::handle& inputs) {
+    const std::vector<FusionArgument> whole = argumentsOf(inputs);
+    const std::vector<int64_t> devices = this->devices();
+    std::vector<std::vector<FusionArgument>> outputs(devices.size());
+    std::vector<std::exception_ptr> failures(devices.size());
+    {
+      py::gil_scoped_release released;
+      host::SimulatedMesh mesh;
+      std::vector<std::thread> threads;
+      for (size_t k = 0; k < devices.size(); ++k) {
+        threads.emplace_back([&, k] {
+          try {
+            RunOptions options;
+            options.reference_evaluator = true;
+            outputs[k] =
+                executor_->run(partsFor(whole, devices[k]), mesh.device(devices[k]), options);
+          } catch (...) {
+            failures[k] = std::current_exception();
+            mesh.abort();
+          }
+        });
+      }
+      for (std::thread& thread : threads) thread.join();
+    }
+    // The first device's own failure, not another's "aborted" echo of it.
+    for (const std::exception_ptr& failure : failures) {
+      if (!failure) continue;
+      try {
+        std::rethrow_exception(failure);
+      } catch (const Error& error) {
+        if (std::string(error.what()).find("simulated mesh was aborted") == std::string::npos)
+          throw;
+      }
+    }
+    for (const std::exception_ptr& failure : failures) {
+      if (failure) std::rethrow_exception(failure);
+    }
+    py::dict result;
+    for (size_t k = 0; k < devices.size(); ++k)
+      result[py::int_(devices[k])] = resultsOf(outputs[k], /*torch=*/false);
+    return result;
+  }
+
+  py::list parts(const py::handle& inputs, int64_t device) const {
+    return resultsOf(partsFor(argumentsOf(inputs), device), /*torch=*/false);
+  }
+
+  std::string program() const { return executor_->program().toString(); }
+  std::string fusionText() const { return printMath(executor_->fusion()); }
+
+ private:
+  std::shared_ptr<MultiDeviceExecutor> executor_;
+};
+
+}  // namespace
 
 void bindMultidevice(py::module_& m) {
   py::class_<DeviceMesh>(m, "DeviceMesh",
@@ -25,6 +129,20 @@ void bindMultidevice(py::module_& m) {
       .def("__len__", [](const DeviceMesh& mesh) { return mesh.size(); })
       .def("__repr__", &DeviceMesh::toString)
       .def(py::self == py::self);
+
+  py::class_<SimulatedRun>(m, "SimulatedRun",
+                           "A sharded definition run on a simulated mesh: every device a thread "
+                           "of this process on the reference evaluator")
+      .def(py::init<const std::shared_ptr<Fusion>&>(), py::arg("fusion"))
+      .def_property_readonly("devices", &SimulatedRun::devices)
+      .def("simulate", &SimulatedRun::simulate, py::arg("inputs"),
+           "{device: that device's outputs (its parts)} for whole inputs")
+      .def("parts", &SimulatedRun::parts, py::arg("inputs"), py::arg("device"),
+           "Device `device`'s parts of whole inputs")
+      .def("program", &SimulatedRun::program,
+           "The host program each device runs: compute regions, communicate and wait")
+      .def("fusion_text", &SimulatedRun::fusionText,
+           "The definition as it runs: every tensor placed, resharding steps inserted");
 }
 
 }  // namespace braze::python

@@ -79,3 +79,61 @@ def test_the_repr_of_a_sharded_definition_rebuilds_it():
     ) in text, text
     again = check_repro(fd)
     assert repr(again) == text
+
+
+def _split(t, mesh, axis):
+    t.set_device_mesh(mesh)
+    t.outer_split(axis, mesh.size)
+    t.axis(axis).parallelize(ParallelType.mesh_x)
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+def test_simulate_data_parallel_rows_and_their_column_sums(rng, devices):
+    mesh = DeviceMesh(list(range(devices)))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        e = fd.ops.exp(x)
+        columns = fd.ops.sum(e, [0])
+        fd.add_output(e)
+        fd.add_output(columns)
+        _split(x, mesh, 0)
+    whole = rng.standard_normal((4 * devices, 6)).astype(np.float32)
+    outputs = braze.multidevice.simulate(fd, [whole])
+    assert sorted(outputs) == list(range(devices))
+    rows = whole.shape[0] // devices
+    for device, (e_part, columns_part) in outputs.items():
+        # e keeps x's rows split; the column sums reduce over them and are allreduced.
+        np.testing.assert_allclose(
+            e_part, np.exp(whole[device * rows : (device + 1) * rows]), rtol=1e-5
+        )
+        np.testing.assert_allclose(columns_part, np.exp(whole).sum(0), rtol=1e-5)
+    program = braze.multidevice.program(fd)
+    assert "communicate segment 1" in program and "wait segment 1" in program, program
+    assert "partial sum over DIDx" in program, program
+
+
+def test_simulate_moves_a_split_from_rows_to_columns(rng):
+    mesh = DeviceMesh([0, 1])
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        y = fd.ops.set(x)
+        z = fd.ops.mul(y, 2.0)
+        fd.add_output(z)
+        _split(x, mesh, 0)
+        _split(y, mesh, 1)
+    whole = rng.standard_normal((4, 6)).astype(np.float32)
+    parts = braze.multidevice.parts(fd, [whole], 1)
+    np.testing.assert_array_equal(parts[0], whole[2:])
+    outputs = braze.multidevice.simulate(fd, [whole])
+    for device in (0, 1):
+        np.testing.assert_allclose(outputs[device][0], 2 * whole[:, device * 3 : device * 3 + 3])
+
+
+def test_simulate_refuses_parts_that_do_not_split_evenly(rng):
+    mesh = DeviceMesh([0, 1, 2])
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        fd.add_output(fd.ops.exp(x))
+        _split(x, mesh, 0)
+    with pytest.raises(braze.Error, match="T0 axis 0 has 4 elements, split over DIDx of mesh"):
+        braze.multidevice.simulate(fd, [rng.standard_normal(4).astype(np.float32)])
