@@ -92,6 +92,7 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuMemcpyHtoD", api.memcpyHtoD, failure) &&
       resolve(get_proc, "cuMemcpyDtoH", api.memcpyDtoH, failure) &&
       resolve(get_proc, "cuMemcpyDtoDAsync", api.memcpyDtoDAsync, failure) &&
+      resolve(get_proc, "cuMemcpy2DAsync", api.memcpy2DAsync, failure) &&
       resolve(get_proc, "cuMemcpyHtoDAsync", api.memcpyHtoDAsync, failure) &&
       resolve(get_proc, "cuMemHostAlloc", api.memHostAlloc, failure) &&
       resolve(get_proc, "cuMemFreeHost", api.memFreeHost, failure) &&

@@ -37,9 +37,8 @@ std::vector<int64_t> denseStrides(const std::vector<int64_t>& sizes) {
 }
 
 // The whole tensor's sizes, from a device's part of fusion input `tv` (input `index`).
-std::vector<int64_t> globalSizes(const TensorView& tv, const HostTensor& part, size_t index,
+std::vector<int64_t> globalSizes(const TensorView& tv, std::vector<int64_t> sizes, size_t index,
                                  int64_t device) {
-  std::vector<int64_t> sizes = part.sizes();
   if (!tv.sharding()) return sizes;
   const Sharding& sharding = *tv.sharding();
   BRAZE_USER_CHECK(sharding.mesh.has(device))
@@ -138,26 +137,29 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
       whole.emplace_back(*scalar);
       continue;
     }
-    const auto* part = std::get_if<HostTensor>(&inputs[i]);
-    BRAZE_USER_CHECK(part != nullptr)
-        << "MultiDeviceExecutor::run: input " << i << " is a device tensor; sharded fusions run "
-        << "on host tensors (on the reference evaluator) until the NCCL communicator comes";
     const auto* tv = fusion.inputs()[i]->as<TensorView>();
-    TensorArgumentInfo info = argumentInfoOf(*part);
-    info.sizes = globalSizes(*tv, *part, i, device);
+    TensorArgumentInfo info;
+    if (const auto* host = std::get_if<HostTensor>(&inputs[i])) {
+      info = argumentInfoOf(*host);
+    } else {
+      const auto& device_part = std::get<DeviceTensor>(inputs[i]);
+      info = {device_part.dtype(), device_part.sizes(), device_part.strides(),
+              device_part.defined(), device_part.describe()};
+    }
+    info.sizes = globalSizes(*tv, info.sizes, i, device);
     info.strides = denseStrides(info.sizes);
     whole.emplace_back(std::move(info));
   }
   ExpressionEvaluator extents;
   validateAndBindArguments(fusion, whole, "MultiDeviceExecutor::run", extents);
 
-  std::vector<std::optional<HostTensor>> slots(static_cast<size_t>(program_.num_buffers));
+  std::vector<std::optional<FusionArgument>> slots(static_cast<size_t>(program_.num_buffers));
   auto valueOf = [&](const ValueRef& ref) -> FusionArgument {
     switch (ref.kind) {
       case SlotKind::Input:
         return inputs[static_cast<size_t>(ref.index)];
       case SlotKind::Buffer: {
-        const std::optional<HostTensor>& slot = slots[static_cast<size_t>(ref.index)];
+        const std::optional<FusionArgument>& slot = slots[static_cast<size_t>(ref.index)];
         BRAZE_INTERNAL_CHECK(slot.has_value())
             << "MultiDeviceExecutor: %" << ref.index << " read before it is written";
         return *slot;
@@ -185,8 +187,7 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
         Overloaded{
             [&](const host::Allocate& a) {
               if (a.alias_input >= 0)
-                slots[static_cast<size_t>(a.buffer)] =
-                    std::get<HostTensor>(inputs[static_cast<size_t>(a.alias_input)]);
+                slots[static_cast<size_t>(a.buffer)] = inputs[static_cast<size_t>(a.alias_input)];
             },
             [&](const host::Deallocate& d) { slots[static_cast<size_t>(d.buffer)].reset(); },
             [&](const host::LaunchKernel& l) {
@@ -194,24 +195,28 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
               for (const ValueRef& ref : l.inputs) arguments.push_back(valueOf(ref));
               std::vector<FusionArgument> results = regionFor(l.segment).run(arguments, options);
               for (size_t j = 0; j < l.outputs.size(); ++j)
-                slots[static_cast<size_t>(l.outputs[j])] = std::get<HostTensor>(results[j]);
+                slots[static_cast<size_t>(l.outputs[j])] = std::move(results[j]);
             },
             [&](const host::Communicate& c) {
               const Communication& step = *communications_[static_cast<size_t>(c.segment)];
-              const HostTensor part = std::get<HostTensor>(valueOf(c.input));
+              const FusionArgument part = valueOf(c.input);
               const std::vector<int64_t> team = host::teamOf(step, device);
-              HostTensor result;
-              if (step.kind == Communication::Kind::LocalSlice) {
+              FusionArgument result;
+              if (const auto* on_device = std::get_if<DeviceTensor>(&part)) {
+                result = collectives.runOnDevice(step, team, *on_device, options.stream);
+              } else if (step.kind == Communication::Kind::LocalSlice) {
                 // Every device holds the whole tensor: no transfer.
                 const auto position = std::find(team.begin(), team.end(), device) - team.begin();
-                result =
-                    host::combineParts(step, std::vector<HostTensor>(team.size(), part), position);
+                result = host::combineParts(
+                    step, std::vector<HostTensor>(team.size(), std::get<HostTensor>(part)),
+                    position);
               } else {
-                result = collectives.run(step, team, part);
+                result = collectives.run(step, team, std::get<HostTensor>(part));
               }
               slots[static_cast<size_t>(c.output)] = std::move(result);
             },
-            [&](const host::Wait&) {},  // host tensors: the step is complete when run returns
+            // Steps and regions run in the order of one stream (host tensors: in program order).
+            [&](const host::Wait&) {},
             [&](const auto&) {
               BRAZE_INTERNAL_CHECK(false)
                   << "MultiDeviceExecutor: stream instructions in a sharded program";

@@ -44,6 +44,7 @@ struct DriverApi {
   decltype(&::cuMemcpyHtoD) memcpyHtoD;
   decltype(&::cuMemcpyDtoH) memcpyDtoH;
   decltype(&::cuMemcpyDtoDAsync) memcpyDtoDAsync;
+  decltype(&::cuMemcpy2DAsync) memcpy2DAsync;
   decltype(&::cuMemcpyHtoDAsync) memcpyHtoDAsync;
   decltype(&::cuMemHostAlloc) memHostAlloc;
   decltype(&::cuMemFreeHost) memFreeHost;

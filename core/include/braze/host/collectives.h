@@ -7,6 +7,7 @@
 
 #include "braze/eval/host_tensor.h"
 #include "braze/host/resharding.h"
+#include "braze/runtime/device_tensor.h"
 
 namespace braze::host {
 
@@ -27,6 +28,34 @@ class Collectives {
   /// result. Every device of the team calls it for the same step in the same order.
   virtual HostTensor run(const Communication& communication, const std::vector<int64_t>& team,
                          const HostTensor& input) = 0;
+  /// As run, on this device's part in GPU memory (dense, row-major), enqueued on `stream`: the
+  /// result is ready in that stream's order. By default refused: these collectives run on host
+  /// tensors.
+  virtual DeviceTensor runOnDevice(const Communication& communication,
+                                   const std::vector<int64_t>& team, const DeviceTensor& input,
+                                   CUstream stream);
+};
+
+class Communicator;
+
+/// The collectives of one rank of an NCCL communicator, on device tensors: a mesh's device ids
+/// are the communicator's ranks. Each step is one NCCL collective on `stream` (an all-to-all is
+/// one group of sends and receives), with the parts laid out as NCCL wants them by strided
+/// device copies when the split axis is not the outermost. A team must be every rank of the
+/// communicator in rank order (a 1-D mesh of all ranks; teams of a 2-D mesh need
+/// sub-communicators, not there yet): refused otherwise, naming the team.
+class NcclCollectives : public Collectives {
+ public:
+  explicit NcclCollectives(Communicator& communicator);
+  int64_t device() const override;
+  /// Refused: NCCL moves GPU memory; pass device tensors.
+  HostTensor run(const Communication& communication, const std::vector<int64_t>& team,
+                 const HostTensor& input) override;
+  DeviceTensor runOnDevice(const Communication& communication, const std::vector<int64_t>& team,
+                           const DeviceTensor& input, CUstream stream) override;
+
+ private:
+  Communicator& communicator_;
 };
 
 /// This device's part of the result of `communication` when the parts of `team` are `parts`

@@ -29,10 +29,11 @@ class MultiDeviceExecutor {
   MultiDeviceExecutor(const MultiDeviceExecutor&) = delete;
   MultiDeviceExecutor& operator=(const MultiDeviceExecutor&) = delete;
 
-  /// `collectives.device()`'s parts of the outputs, from its parts of the inputs (host tensors
-  /// and scalars; a replicated input whole, a split one its part along each split axis). Errors
-  /// name the input and axis: a device outside an input's mesh, a part whose size does not
-  /// match the others'. Device tensors and NCCL come with the communicator.
+  /// `collectives.device()`'s parts of the outputs, from its parts of the inputs (a replicated
+  /// input whole, a split one its part along each split axis): host tensors on the reference
+  /// evaluator (SimulatedMesh), or device tensors on the GPU with NcclCollectives, every region
+  /// and step enqueued on options.stream. Errors name the input and axis: a device outside an
+  /// input's mesh, a part whose size does not match the others'.
   std::vector<FusionArgument> run(const std::vector<FusionArgument>& inputs,
                                   host::Collectives& collectives, const RunOptions& options = {});
 

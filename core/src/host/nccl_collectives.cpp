@@ -1,0 +1,223 @@
+// NcclCollectives: resharding steps on device tensors, one NCCL collective each. NCCL moves
+// flat buffers split into equal consecutive blocks (block k to or from rank k); a part along an
+// axis that is not the outermost is many strided runs, so it is packed into or unpacked from a
+// block with one 2-D device copy per part.
+
+#include <cuda.h>
+
+#include <numeric>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/error.h"
+#include "braze/host/collectives.h"
+#include "braze/host/communicator.h"
+
+namespace braze::host {
+
+DeviceTensor Collectives::runOnDevice(const Communication& communication,
+                                      const std::vector<int64_t>& /*team*/,
+                                      const DeviceTensor& /*input*/, CUstream /*stream*/) {
+  BRAZE_USER_CHECK(false) << communication.toString()
+                          << ": these collectives run on host tensors; give the sharded run "
+                             "host tensors, or run it with NCCL collectives (a Communicator)";
+  return {};
+}
+
+namespace {
+
+// A dense row-major tensor seen as [outer, n parts of `part` elements along the axis, inner]:
+// part k is `outer` runs of `run_bytes`, `pitch_bytes` apart.
+struct PartLayout {
+  size_t outer = 1;
+  size_t run_bytes = 0;    // one part's stretch along the axis, times what is inside it
+  size_t pitch_bytes = 0;  // the whole axis' stretch
+  size_t partBytes() const { return outer * run_bytes; }
+  bool contiguousParts() const { return outer == 1; }
+};
+
+PartLayout layoutOf(const std::vector<int64_t>& sizes, int64_t axis, int64_t parts,
+                    DataType dtype) {
+  PartLayout layout;
+  size_t inner = static_cast<size_t>(sizeInBytes(dtype));
+  for (size_t d = static_cast<size_t>(axis) + 1; d < sizes.size(); ++d)
+    inner *= static_cast<size_t>(sizes[d]);
+  for (size_t d = 0; d < static_cast<size_t>(axis); ++d)
+    layout.outer *= static_cast<size_t>(sizes[d]);
+  const auto along = static_cast<size_t>(sizes[static_cast<size_t>(axis)]);
+  layout.run_bytes = along / static_cast<size_t>(parts) * inner;
+  layout.pitch_bytes = along * inner;
+  return layout;
+}
+
+void copy2D(CUdeviceptr source, size_t source_pitch, CUdeviceptr target, size_t target_pitch,
+            size_t width, size_t height, CUstream stream) {
+  if (width == 0 || height == 0) return;
+  CUDA_MEMCPY2D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = source;
+  copy.srcPitch = source_pitch;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = target;
+  copy.dstPitch = target_pitch;
+  copy.WidthInBytes = width;
+  copy.Height = height;
+  BRAZE_CU(memcpy2DAsync, &copy, stream);
+}
+
+// Part k of `whole` (along the layout's axis) into block k of `blocks`, for every k.
+void pack(CUdeviceptr whole, const PartLayout& layout, int64_t parts, CUdeviceptr blocks,
+          CUstream stream) {
+  for (int64_t k = 0; k < parts; ++k) {
+    copy2D(whole + static_cast<size_t>(k) * layout.run_bytes, layout.pitch_bytes,
+           blocks + static_cast<size_t>(k) * layout.partBytes(), layout.run_bytes, layout.run_bytes,
+           layout.outer, stream);
+  }
+}
+
+// Block k of `blocks` into part k of `whole`, for every k.
+void unpack(CUdeviceptr blocks, const PartLayout& layout, int64_t parts, CUdeviceptr whole,
+            CUstream stream) {
+  for (int64_t k = 0; k < parts; ++k) {
+    copy2D(blocks + static_cast<size_t>(k) * layout.partBytes(), layout.run_bytes,
+           whole + static_cast<size_t>(k) * layout.run_bytes, layout.pitch_bytes, layout.run_bytes,
+           layout.outer, stream);
+  }
+}
+
+ReduceOp reduceOpOf(const Communication& communication) {
+  switch (communication.reduction) {
+    case OpKind::Sum:
+      return ReduceOp::Sum;
+    case OpKind::Prod:
+      return ReduceOp::Product;
+    case OpKind::Max:
+      return ReduceOp::Max;
+    case OpKind::Min:
+      return ReduceOp::Min;
+    default:
+      break;
+  }
+  BRAZE_INTERNAL_CHECK(false) << communication.toString() << ": no NCCL reduction";
+  return ReduceOp::Sum;
+}
+
+std::string listOf(const std::vector<int64_t>& devices) {
+  std::string text = "{";
+  for (size_t i = 0; i < devices.size(); ++i) text += (i ? ", " : "") + std::to_string(devices[i]);
+  return text + "}";
+}
+
+std::vector<int64_t> withAxis(std::vector<int64_t> sizes, int64_t axis, int64_t size) {
+  sizes[static_cast<size_t>(axis)] = size;
+  return sizes;
+}
+
+}  // namespace
+
+NcclCollectives::NcclCollectives(Communicator& communicator) : communicator_(communicator) {}
+
+int64_t NcclCollectives::device() const {
+  return communicator_.rank();
+}
+
+HostTensor NcclCollectives::run(const Communication& communication,
+                                const std::vector<int64_t>& /*team*/, const HostTensor& /*input*/) {
+  BRAZE_USER_CHECK(false) << communication.toString()
+                          << ": NCCL moves GPU memory, but this part is a host tensor; run the "
+                             "sharded fusion on device tensors";
+  return {};
+}
+
+DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
+                                          const std::vector<int64_t>& team,
+                                          const DeviceTensor& input, CUstream stream) {
+  const int64_t n = communicator_.size();
+  std::vector<int64_t> ranks(static_cast<size_t>(n));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  BRAZE_USER_CHECK(team == ranks)
+      << communication.toString() << " runs among devices " << listOf(team)
+      << ", but the communicator's " << n
+      << " ranks are all of one team today: shard over a 1-D mesh of every rank, in rank "
+         "order (teams of a 2-D mesh need sub-communicators, which are not there yet)";
+  BRAZE_USER_CHECK(input.isContiguous()) << communication.toString() << ": this device's part "
+                                         << input.describe() << " is not dense row-major";
+  const DataType dtype = input.dtype();
+  const int device = communicator_.device();
+  const std::vector<int64_t>& sizes = input.sizes();
+  const auto count = static_cast<size_t>(input.numel());
+  using Kind = Communication::Kind;
+  switch (communication.kind) {
+    case Kind::Allreduce: {
+      DeviceTensor output = DeviceTensor::empty(dtype, sizes, device);
+      communicator_.allReduce(input.data(), output.data(), count, dtype, reduceOpOf(communication),
+                              stream);
+      return output;
+    }
+    case Kind::Allgather: {
+      const int64_t axis = communication.input_axis;
+      DeviceTensor output = DeviceTensor::empty(
+          dtype, withAxis(sizes, axis, sizes[static_cast<size_t>(axis)] * n), device);
+      const PartLayout layout = layoutOf(output.sizes(), axis, n, dtype);
+      if (layout.contiguousParts()) {
+        communicator_.allGather(input.data(), output.data(), count, dtype, stream);
+        return output;
+      }
+      DeviceTensor blocks = DeviceTensor::empty(dtype, output.sizes(), device);
+      communicator_.allGather(input.data(), blocks.data(), count, dtype, stream);
+      unpack(blocks.data(), layout, n, output.data(), stream);
+      return output;
+    }
+    case Kind::ReduceScatter: {
+      const int64_t axis = communication.output_axis;
+      const int64_t along = sizes[static_cast<size_t>(axis)];
+      BRAZE_USER_CHECK(along % n == 0) << communication.toString() << ": dim " << axis << " has "
+                                       << along << " elements, not a multiple of " << n;
+      DeviceTensor output = DeviceTensor::empty(dtype, withAxis(sizes, axis, along / n), device);
+      const PartLayout layout = layoutOf(sizes, axis, n, dtype);
+      CUdeviceptr source = input.data();
+      DeviceTensor blocks;
+      if (!layout.contiguousParts()) {
+        blocks = DeviceTensor::empty(dtype, sizes, device);
+        pack(input.data(), layout, n, blocks.data(), stream);
+        source = blocks.data();
+      }
+      communicator_.reduceScatter(source, output.data(), count / static_cast<size_t>(n), dtype,
+                                  reduceOpOf(communication), stream);
+      return output;
+    }
+    case Kind::AllToAll: {
+      // Block j of what this device sends is its part along output_axis j; block i of what it
+      // receives is device i's part along input_axis, of this device's part along output_axis.
+      const int64_t from = communication.input_axis;
+      const int64_t to = communication.output_axis;
+      const int64_t along = sizes[static_cast<size_t>(to)];
+      BRAZE_USER_CHECK(along % n == 0) << communication.toString() << ": dim " << to << " has "
+                                       << along << " elements, not a multiple of " << n;
+      DeviceTensor sent = DeviceTensor::empty(dtype, sizes, device);
+      pack(input.data(), layoutOf(sizes, to, n, dtype), n, sent.data(), stream);
+      std::vector<int64_t> out_sizes = withAxis(sizes, to, along / n);
+      out_sizes = withAxis(out_sizes, from, out_sizes[static_cast<size_t>(from)] * n);
+      DeviceTensor received = DeviceTensor::empty(dtype, out_sizes, device);
+      communicator_.allToAll(sent.data(), received.data(), count / static_cast<size_t>(n), dtype,
+                             stream);
+      DeviceTensor output = DeviceTensor::empty(dtype, out_sizes, device);
+      unpack(received.data(), layoutOf(out_sizes, from, n, dtype), n, output.data(), stream);
+      return output;
+    }
+    case Kind::LocalSlice: {
+      const int64_t axis = communication.output_axis;
+      const int64_t along = sizes[static_cast<size_t>(axis)];
+      BRAZE_USER_CHECK(along % n == 0) << communication.toString() << ": dim " << axis << " has "
+                                       << along << " elements, not a multiple of " << n;
+      DeviceTensor output = DeviceTensor::empty(dtype, withAxis(sizes, axis, along / n), device);
+      const PartLayout layout = layoutOf(sizes, axis, n, dtype);
+      copy2D(input.data() + static_cast<size_t>(communicator_.rank()) * layout.run_bytes,
+             layout.pitch_bytes, output.data(), layout.run_bytes, layout.run_bytes, layout.outer,
+             stream);
+      return output;
+    }
+  }
+  return {};
+}
+
+}  // namespace braze::host

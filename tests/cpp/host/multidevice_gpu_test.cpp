@@ -1,0 +1,155 @@
+// Sharded definitions on a one-rank NCCL communicator (skipped without a GPU and NCCL): each
+// resharding step on device tensors against its definition on host tensors (combineParts),
+// parts split along the outermost axis and along an inner one (the strided packing), and whole
+// definitions through MultiDeviceExecutor on device tensors against the unsharded reference.
+
+#include <gtest/gtest.h>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/nccl_library.h"
+#include "braze/eval/reference_evaluator.h"
+#include "braze/host/collectives.h"
+#include "braze/host/communicator.h"
+#include "braze/host/store.h"
+#include "braze/ir/sharding.h"
+#include "braze/ops/contraction.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
+#include "braze/ops/shape.h"
+#include "braze/runtime/multidevice_executor.h"
+#include "support/random_tensor.h"
+#include "support/shipped_registry.h"
+#include "support/tensor_compare.h"
+
+namespace braze {
+namespace {
+
+using namespace std::chrono_literals;
+using Kind = Communication::Kind;
+
+class MultiDeviceGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!driver::isDriverAvailable(&why)) GTEST_SKIP() << "no CUDA driver or device: " << why;
+    if (!driver::ncclAvailable(&why)) GTEST_SKIP() << "NCCL is not installed here: " << why;
+    store_ = std::make_unique<host::TcpStore>("127.0.0.1", 0, true);
+    host::LaunchEnvironment launch;
+    launch.launcher = "test";
+    communicator_ = std::make_unique<host::Communicator>(
+        host::Communicator::create(launch, *store_, 0, {.timeout = 60s}));
+    collectives_ = std::make_unique<host::NcclCollectives>(*communicator_);
+  }
+
+  std::unique_ptr<host::TcpStore> store_;
+  std::unique_ptr<host::Communicator> communicator_;
+  std::unique_ptr<host::NcclCollectives> collectives_;
+};
+
+TEST_F(MultiDeviceGpuTest, EveryStepMatchesItsDefinitionOnHostTensors) {
+  test::RandomTensors random(3);
+  const DeviceMesh mesh = DeviceMesh::ofSize(1);
+  for (int64_t axis : {0, 1}) {
+    for (Kind kind : {Kind::Allgather, Kind::LocalSlice, Kind::Allreduce, Kind::ReduceScatter,
+                      Kind::AllToAll}) {
+      Communication step;
+      step.kind = kind;
+      step.mesh = mesh;
+      step.input_axis = kind == Kind::Allgather || kind == Kind::AllToAll ? axis : -1;
+      step.output_axis = kind == Kind::Allgather || kind == Kind::Allreduce ? -1 : 1 - axis;
+      if (kind == Kind::LocalSlice || kind == Kind::ReduceScatter) step.output_axis = axis;
+      SCOPED_TRACE(step.toString());
+      const HostTensor part = random.uniform(DataType::Float32, {6, 10, 3});
+      const DeviceTensor result =
+          collectives_->runOnDevice(step, {0}, DeviceTensor::fromHost(part), nullptr);
+      test::expectClose(result.toHost(), host::combineParts(step, {part}, 0));
+    }
+  }
+}
+
+// Runs `definition` on this one rank with device parts and checks them against the unsharded
+// reference (with one device, a part is the whole tensor).
+void expectMatchesReference(const Fusion& definition, const std::vector<HostTensor>& whole,
+                            host::Collectives& collectives, std::vector<Kind> steps) {
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  MultiDeviceExecutor executor(definition, options);
+  std::vector<Kind> kinds;
+  for (size_t s = 0; s < executor.segments().segments.size(); ++s) {
+    if (auto step = executor.stepOf(static_cast<int32_t>(s))) kinds.push_back(step->kind);
+  }
+  EXPECT_EQ(kinds, steps);
+  std::unique_ptr<Fusion> plain = definition.clone();
+  takeShardings(*plain);
+  for (TensorView* tv : plain->allTensors()) tv->setSharding(std::nullopt);
+  const std::vector<HostTensor> expected =
+      evaluateFusionTensors(*plain, std::vector<HostTensor>(whole));
+  std::vector<FusionArgument> parts;
+  for (const HostTensor& tensor : whole) parts.emplace_back(DeviceTensor::fromHost(tensor));
+  const std::vector<FusionArgument> outputs = executor.run(parts, collectives);
+  ASSERT_EQ(outputs.size(), expected.size());
+  for (size_t o = 0; o < expected.size(); ++o)
+    test::expectClose(std::get<DeviceTensor>(outputs[o]).toHost(), expected[o]);
+}
+
+void shard(TensorView* tv, const DeviceMesh& mesh, int64_t axis) {
+  tv->setDeviceMesh(mesh);
+  tv->split(axis, mesh.size(), /*inner_split=*/false);
+  tv->parallelize(axis, ParallelType::DIDx);
+}
+
+TEST_F(MultiDeviceGpuTest, AllgatherMatmulAndMatmulReduceScatter) {
+  const DeviceMesh mesh = DeviceMesh::ofSize(1);
+  test::RandomTensors random(5);
+  {
+    auto fusion = std::make_unique<Fusion>();
+    TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* y = matmul(x, w);
+    fusion->addOutput(y);
+    shard(x, mesh, 0);
+    w->setDeviceMesh(mesh);
+    y->setDeviceMesh(mesh);
+    expectMatchesReference(*fusion,
+                           {random.uniform(DataType::BFloat16, {256, 128}),
+                            random.uniform(DataType::BFloat16, {128, 192})},
+                           *collectives_, {Kind::Allgather});
+  }
+  {
+    auto fusion = std::make_unique<Fusion>();
+    TensorView* a = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* b = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+    TensorView* c = relu(matmul(a, b));
+    fusion->addOutput(c);
+    shard(a, mesh, 1);
+    shard(b, mesh, 0);
+    shard(c, mesh, 1);  // columns: the reduce-scatter packs an inner axis
+    expectMatchesReference(*fusion,
+                           {random.uniform(DataType::BFloat16, {128, 256}),
+                            random.uniform(DataType::BFloat16, {256, 64})},
+                           *collectives_, {Kind::ReduceScatter});
+  }
+}
+
+TEST_F(MultiDeviceGpuTest, ReductionsAllToAllAndLocalSlices) {
+  const DeviceMesh mesh = DeviceMesh::ofSize(1);
+  test::RandomTensors random(7);
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* r = makeSymbolicTensor(*fusion, 2);
+  TensorView* columns = sum(x, {0});
+  TensorView* y = set(x);
+  TensorView* z = add(y, r);
+  fusion->addOutput(columns);
+  fusion->addOutput(z);
+  shard(x, mesh, 0);
+  r->setDeviceMesh(mesh);
+  shard(y, mesh, 1);
+  expectMatchesReference(
+      *fusion,
+      {random.uniform(DataType::Float32, {64, 96}), random.uniform(DataType::Float32, {64, 96})},
+      *collectives_, {Kind::Allreduce, Kind::AllToAll, Kind::LocalSlice});
+}
+
+}  // namespace
+}  // namespace braze
