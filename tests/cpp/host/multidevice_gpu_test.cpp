@@ -18,6 +18,7 @@
 #include "braze/ops/shape.h"
 #include "braze/runtime/multidevice_executor.h"
 #include "support/random_tensor.h"
+#include "support/sharded_cases.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
 
@@ -70,7 +71,8 @@ TEST_F(MultiDeviceGpuTest, EveryStepMatchesItsDefinitionOnHostTensors) {
 // Runs `definition` on this one rank with device parts and checks them against the unsharded
 // reference (with one device, a part is the whole tensor).
 void expectMatchesReference(const Fusion& definition, const std::vector<HostTensor>& whole,
-                            host::Collectives& collectives, std::vector<Kind> steps) {
+                            host::Collectives& collectives, std::vector<Kind> steps,
+                            std::optional<test::Tolerance> tolerance = std::nullopt) {
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();
   MultiDeviceExecutor executor(definition, options);
@@ -79,23 +81,26 @@ void expectMatchesReference(const Fusion& definition, const std::vector<HostTens
     if (auto step = executor.stepOf(static_cast<int32_t>(s))) kinds.push_back(step->kind);
   }
   EXPECT_EQ(kinds, steps);
-  std::unique_ptr<Fusion> plain = definition.clone();
-  takeShardings(*plain);
-  for (TensorView* tv : plain->allTensors()) tv->setSharding(std::nullopt);
   const std::vector<HostTensor> expected =
-      evaluateFusionTensors(*plain, std::vector<HostTensor>(whole));
+      evaluateFusionTensors(*test::unshardedCopy(definition), std::vector<HostTensor>(whole));
   std::vector<FusionArgument> parts;
   for (const HostTensor& tensor : whole) parts.emplace_back(DeviceTensor::fromHost(tensor));
   const std::vector<FusionArgument> outputs = executor.run(parts, collectives);
   ASSERT_EQ(outputs.size(), expected.size());
   for (size_t o = 0; o < expected.size(); ++o)
-    test::expectClose(std::get<DeviceTensor>(outputs[o]).toHost(), expected[o]);
+    test::expectClose(std::get<DeviceTensor>(outputs[o]).toHost(), expected[o], tolerance);
 }
 
 void shard(TensorView* tv, const DeviceMesh& mesh, int64_t axis) {
-  tv->setDeviceMesh(mesh);
-  tv->split(axis, mesh.size(), /*inner_split=*/false);
-  tv->parallelize(axis, ParallelType::DIDx);
+  test::shardAxis(tv, mesh, axis);
+}
+
+TEST_F(MultiDeviceGpuTest, EverySharedCaseOnOneRank) {
+  for (const std::string& name : test::shardedCaseNames()) {
+    SCOPED_TRACE(name);
+    test::ShardedCase c = test::makeShardedCase(name, 1);
+    expectMatchesReference(*c.fusion, c.inputs, *collectives_, c.steps, c.tolerance);
+  }
 }
 
 TEST_F(MultiDeviceGpuTest, AllgatherMatmulAndMatmulReduceScatter) {

@@ -19,6 +19,7 @@
 #include "braze/runtime/multidevice_executor.h"
 #include "support/error_matchers.h"
 #include "support/random_tensor.h"
+#include "support/sharded_cases.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
 
@@ -26,22 +27,6 @@ namespace braze {
 namespace {
 
 using Kind = Communication::Kind;
-
-void shard(TensorView* tv, const DeviceMesh& mesh, int64_t axis,
-           ParallelType type = ParallelType::DIDx) {
-  tv->setDeviceMesh(mesh);
-  const int64_t dim = type == ParallelType::DIDx ? mesh.numDims() - 1 : 0;
-  tv->split(axis, mesh.size(dim), /*inner_split=*/false);
-  tv->parallelize(axis, type);
-}
-
-// The definition without meshes or DID axes: what every device's parts are checked against.
-std::unique_ptr<Fusion> unsharded(const Fusion& definition) {
-  std::unique_ptr<Fusion> copy = definition.clone();
-  takeShardings(*copy);
-  for (TensorView* tv : copy->allTensors()) tv->setSharding(std::nullopt);
-  return copy;
-}
 
 ExecutorCacheOptions shippedOptions() {
   ExecutorCacheOptions options;
@@ -85,21 +70,13 @@ std::vector<std::vector<HostTensor>> runOnMesh(MultiDeviceExecutor& executor,
 
 // Runs `definition` sharded on `devices` and checks every device's outputs against its parts
 // of the unsharded reference result.
-// A tolerance for bfloat16 results of a reduction split over `n` devices: each device's
-// partial result is rounded to bfloat16, and so is each step of the reduction across devices
-// (as NCCL's ring does), where the unsharded reference rounds once.
-test::Tolerance partialSumsInBFloat16(int64_t n) {
-  test::Tolerance tolerance = test::toleranceFor(DataType::BFloat16);
-  tolerance.atol *= static_cast<double>(2 * n);
-  return tolerance;
-}
 
 void expectMatchesUnsharded(const Fusion& definition, const std::vector<HostTensor>& whole,
                             const std::vector<int64_t>& devices,
                             std::optional<test::Tolerance> tolerance = std::nullopt) {
   MultiDeviceExecutor executor(definition, shippedOptions());
   const std::vector<HostTensor> expected =
-      evaluateFusionTensors(*unsharded(definition), std::vector<HostTensor>(whole));
+      evaluateFusionTensors(*test::unshardedCopy(definition), std::vector<HostTensor>(whole));
   const std::vector<std::vector<HostTensor>> outputs = runOnMesh(executor, whole, devices);
   for (size_t k = 0; k < devices.size(); ++k) {
     ASSERT_EQ(outputs[k].size(), expected.size());
@@ -119,147 +96,25 @@ std::vector<Kind> stepsOf(const MultiDeviceExecutor& executor) {
   return kinds;
 }
 
-class MeshSizeTest : public ::testing::TestWithParam<int64_t> {};
+// Every shared case on 1-D meshes of 2, 4 and 8 devices: the steps it gets, and each device's
+// outputs against its parts of the unsharded result.
+class MeshSizeTest : public ::testing::TestWithParam<std::tuple<std::string, int64_t>> {};
 
-// Allgather + matmul: activations split by rows (sequence parallel), gathered for a matmul
-// with a replicated weight.
-TEST_P(MeshSizeTest, AllgatherThenMatmul) {
-  const int64_t n = GetParam();
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* y = matmul(x, w);
-  fusion->addOutput(y);
-  const DeviceMesh mesh = DeviceMesh::ofSize(n);
-  shard(x, mesh, 0);
-  w->setDeviceMesh(mesh);
-  y->setDeviceMesh(mesh);  // replicated: every device gets all of y
-  test::RandomTensors random(11 + n);
-  MultiDeviceExecutor executor(*fusion, shippedOptions());
-  EXPECT_EQ(stepsOf(executor), std::vector<Kind>{Kind::Allgather});
-  expectMatchesUnsharded(*fusion,
-                         {random.uniform(DataType::BFloat16, {8 * n, 16}),
-                          random.uniform(DataType::BFloat16, {16, 24})},
-                         mesh.devices());
+TEST_P(MeshSizeTest, MatchesTheUnshardedResult) {
+  const auto& [name, n] = GetParam();
+  test::ShardedCase c = test::makeShardedCase(name, n);
+  MultiDeviceExecutor executor(*c.fusion, shippedOptions());
+  EXPECT_EQ(stepsOf(executor), c.steps);
+  expectMatchesUnsharded(*c.fusion, c.inputs, DeviceMesh::ofSize(n).devices(), c.tolerance);
 }
 
-// Matmul + reduce-scatter: K split on both operands (row-parallel linear), the partial sums
-// reduced and scattered by rows.
-TEST_P(MeshSizeTest, MatmulThenReduceScatter) {
-  const int64_t n = GetParam();
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* a = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* b = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* c = matmul(a, b);
-  fusion->addOutput(c);
-  const DeviceMesh mesh = DeviceMesh::ofSize(n);
-  shard(a, mesh, 1);
-  shard(b, mesh, 0);
-  shard(c, mesh, 0);
-  test::RandomTensors random(23 + n);
-  MultiDeviceExecutor executor(*fusion, shippedOptions());
-  EXPECT_EQ(stepsOf(executor), std::vector<Kind>{Kind::ReduceScatter});
-  expectMatchesUnsharded(*fusion,
-                         {random.uniform(DataType::BFloat16, {4 * n, 8 * n}),
-                          random.uniform(DataType::BFloat16, {8 * n, 12})},
-                         mesh.devices(), partialSumsInBFloat16(n));
-}
-
-// Matmul + allreduce, then elementwise work on the replicated result.
-TEST_P(MeshSizeTest, MatmulThenAllreduce) {
-  const int64_t n = GetParam();
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* a = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* b = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
-  TensorView* c = relu(matmul(a, b));
-  fusion->addOutput(c);
-  const DeviceMesh mesh = DeviceMesh::ofSize(n);
-  shard(a, mesh, 1);
-  shard(b, mesh, 0);
-  c->setDeviceMesh(mesh);
-  test::RandomTensors random(37 + n);
-  MultiDeviceExecutor executor(*fusion, shippedOptions());
-  EXPECT_EQ(stepsOf(executor), std::vector<Kind>{Kind::Allreduce});
-  expectMatchesUnsharded(*fusion,
-                         {random.uniform(DataType::BFloat16, {6, 4 * n}),
-                          random.uniform(DataType::BFloat16, {4 * n, 10})},
-                         mesh.devices(), partialSumsInBFloat16(n));
-}
-
-// A tensor-parallel MLP: column-parallel first linear (weights split by N), GELU-like
-// elementwise on the split hidden dim, row-parallel second linear (K split), allreduce.
-TEST_P(MeshSizeTest, TensorParallelMlpNeedsOneAllreduce) {
-  const int64_t n = GetParam();
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);   // [tokens, hidden]
-  TensorView* w1 = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);  // [hidden, intermediate]
-  TensorView* w2 = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);  // [intermediate, hidden]
-  TensorView* h = matmul(x, w1);
-  TensorView* g = mul(h, sigmoid(h));
-  TensorView* y = matmul(g, w2);
-  fusion->addOutput(y);
-  const DeviceMesh mesh = DeviceMesh::ofSize(n);
-  x->setDeviceMesh(mesh);
-  shard(w1, mesh, 1);
-  shard(w2, mesh, 0);
-  y->setDeviceMesh(mesh);
-  test::RandomTensors random(41 + n);
-  MultiDeviceExecutor executor(*fusion, shippedOptions());
-  EXPECT_EQ(stepsOf(executor), std::vector<Kind>{Kind::Allreduce});
-  expectMatchesUnsharded(
-      *fusion,
-      // Values in [-1, 1]: the partial sums stay near 1, where a bfloat16 rounding is 1/256.
-      {random.uniform(DataType::BFloat16, {8, 16}, -1, 1),
-       random.uniform(DataType::BFloat16, {16, 4 * n}, -1, 1),
-       random.uniform(DataType::BFloat16, {4 * n, 16}, -1, 1)},
-      mesh.devices(), partialSumsInBFloat16(n));
-}
-
-// Data parallel rows: a softmax whose rows are split needs no communication; the column sums
-// of the same input reduce over the split rows and are allreduced.
-TEST_P(MeshSizeTest, ReductionsAlongAndAcrossTheSplitAxis) {
-  const int64_t n = GetParam();
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* e = exp(x);
-  TensorView* rows = div(e, broadcast(sum(e, {1}), {false, true}));
-  TensorView* columns = max(x, {0});
-  TensorView* mean_all = mean(x, {0, 1});
-  fusion->addOutput(rows);
-  fusion->addOutput(columns);
-  fusion->addOutput(mean_all);
-  const DeviceMesh mesh = DeviceMesh::ofSize(n);
-  shard(x, mesh, 0);
-  test::RandomTensors random(53 + n);
-  MultiDeviceExecutor executor(*fusion, shippedOptions());
-  EXPECT_EQ(stepsOf(executor), (std::vector<Kind>{Kind::Allreduce, Kind::Allreduce}));
-  expectMatchesUnsharded(*fusion, {random.uniform(DataType::Float32, {4 * n, 12})}, mesh.devices());
-}
-
-// Rows split in, columns split out: an all-to-all; and a replicated input sliced locally.
-TEST_P(MeshSizeTest, AllToAllAndLocalSlice) {
-  const int64_t n = GetParam();
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* r = makeSymbolicTensor(*fusion, 2);
-  TensorView* y = set(x);
-  TensorView* z = add(y, r);
-  fusion->addOutput(z);
-  const DeviceMesh mesh = DeviceMesh::ofSize(n);
-  shard(x, mesh, 0);
-  r->setDeviceMesh(mesh);
-  shard(y, mesh, 1);
-  test::RandomTensors random(67 + n);
-  MultiDeviceExecutor executor(*fusion, shippedOptions());
-  EXPECT_EQ(stepsOf(executor), (std::vector<Kind>{Kind::AllToAll, Kind::LocalSlice}));
-  expectMatchesUnsharded(*fusion,
-                         {random.uniform(DataType::Float32, {2 * n, 3 * n}),
-                          random.uniform(DataType::Float32, {2 * n, 3 * n})},
-                         mesh.devices());
-}
-
-INSTANTIATE_TEST_SUITE_P(Meshes, MeshSizeTest, ::testing::Values(2, 4, 8),
-                         [](const auto& info) { return "of" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Meshes, MeshSizeTest,
+                         ::testing::Combine(::testing::ValuesIn(test::shardedCaseNames()),
+                                            ::testing::Values(2, 4, 8)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_of" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
 
 // A 2x2 mesh: x's rows over DIDy, the weight's N over DIDx; the matmul's output is split both
 // ways, then gathered along DIDx (a team of the two devices of each row of the mesh).
@@ -272,9 +127,9 @@ TEST(MultiDeviceTest, TwoByTwoMeshSplitsRowsAndColumns) {
   fusion->addOutput(y);
   fusion->addOutput(z);
   const DeviceMesh mesh({0, 1, 2, 3}, {2, 2});
-  shard(x, mesh, 0, ParallelType::DIDy);
-  shard(w, mesh, 1, ParallelType::DIDx);
-  shard(z, mesh, 0, ParallelType::DIDy);
+  test::shardAxis(x, mesh, 0, ParallelType::DIDy);
+  test::shardAxis(w, mesh, 1, ParallelType::DIDx);
+  test::shardAxis(z, mesh, 0, ParallelType::DIDy);
   test::RandomTensors random(79);
   MultiDeviceExecutor executor(*fusion, shippedOptions());
   // y: rows over DIDy (from x), N over DIDx (from w); z keeps its rows split and gathers N.
@@ -293,7 +148,7 @@ TEST(MultiDeviceTest, BFloat16SumOverTheSplitAxisAllreducesInFloat32) {
   TensorView* s = sum(x, {1});
   fusion->addOutput(s);
   const DeviceMesh mesh = DeviceMesh::ofSize(4);
-  shard(x, mesh, 1);
+  test::shardAxis(x, mesh, 1);
   MultiDeviceExecutor executor(*fusion, shippedOptions());
   // The step sits between the float32 sum and the cast back to bfloat16.
   bool found = false;
@@ -317,9 +172,9 @@ TEST(MultiDeviceTest, GoldenProgramOfMatmulThenReduceScatter) {
   TensorView* d = relu(c);
   fusion->addOutput(d);
   const DeviceMesh mesh = DeviceMesh::ofSize(2);
-  shard(a, mesh, 1);
-  shard(b, mesh, 0);
-  shard(d, mesh, 0);
+  test::shardAxis(a, mesh, 1);
+  test::shardAxis(b, mesh, 0);
+  test::shardAxis(d, mesh, 0);
   MultiDeviceExecutor executor(*fusion, shippedOptions());
   EXPECT_EQ(executor.program().toString(),
             "%0 = allocate bfloat16[s0, s3] on mesh{0, 1} partial sum over DIDx  (T2)\n"
@@ -340,7 +195,7 @@ TEST(MultiDeviceTest, RefusesWhatItCannotRunNamingTheTensor) {
     auto fusion = std::make_unique<Fusion>();
     TensorView* x = makeInputTensor(*fusion, {DataType::Float32, {8, 4}});
     fusion->addOutput(exp(x));
-    shard(x, DeviceMesh::ofSize(2), 0);
+    test::shardAxis(x, DeviceMesh::ofSize(2), 0);
     EXPECT_TRUE(test::throwsError([&] { MultiDeviceExecutor executor(*fusion); },
                                   {"fusion input T0 axis 0 is split over DIDx "
                                    "but its extent is fixed at 8"}));
@@ -350,7 +205,7 @@ TEST(MultiDeviceTest, RefusesWhatItCannotRunNamingTheTensor) {
     TensorView* x = makeSymbolicTensor(*fusion, 2);
     TensorView* y = makeSymbolicTensor(*fusion, 2);
     fusion->addOutput(add(x, y));
-    shard(x, DeviceMesh::ofSize(2), 0);
+    test::shardAxis(x, DeviceMesh::ofSize(2), 0);
     y->setDeviceMesh(DeviceMesh({2, 3}));
     EXPECT_TRUE(test::throwsError([&] { MultiDeviceExecutor executor(*fusion); },
                                   {"moving tensors between meshes"}));
@@ -368,7 +223,7 @@ TEST(MultiDeviceTest, RefusesWhatItCannotRunNamingTheTensor) {
     TensorView* x = makeSymbolicTensor(*fusion, 1);
     TensorView* y = exp(x);
     fusion->addOutput(y);
-    shard(x, DeviceMesh::ofSize(2), 0);
+    test::shardAxis(x, DeviceMesh::ofSize(2), 0);
     y->setDeviceMesh(DeviceMesh::ofSize(2));
     MultiDeviceExecutor executor(*fusion, shippedOptions());
     test::RandomTensors random(5);
@@ -404,7 +259,7 @@ TEST(MultiDeviceTest, RefusesWhatItCannotRunNamingTheTensor) {
     auto fusion = std::make_unique<Fusion>();
     TensorView* x = makeSymbolicTensor(*fusion, 1);
     fusion->addOutput(exp(x));
-    shard(x, DeviceMesh({0, 1}), 0);
+    test::shardAxis(x, DeviceMesh({0, 1}), 0);
     MultiDeviceExecutor executor(*fusion, shippedOptions());
     host::SimulatedMesh mesh;
     test::RandomTensors random(7);

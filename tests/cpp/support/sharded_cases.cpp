@@ -1,0 +1,194 @@
+#include "support/sharded_cases.h"
+
+#include <functional>
+#include <map>
+
+#include "braze/error.h"
+#include "braze/ir/sharding.h"
+#include "braze/ops/contraction.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
+#include "braze/ops/shape.h"
+#include "support/random_tensor.h"
+
+namespace braze::test {
+
+namespace {
+
+using Kind = Communication::Kind;
+
+// Allgather + matmul: activations split by rows (sequence parallel), gathered for a matmul
+// with a replicated weight.
+ShardedCase allgatherMatmul(int64_t n, RandomTensors& random) {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* w = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* y = matmul(x, w);
+  c.fusion->addOutput(y);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  shardAxis(x, mesh, 0);
+  w->setDeviceMesh(mesh);
+  y->setDeviceMesh(mesh);  // replicated: every device gets all of y
+  c.inputs = {random.uniform(DataType::BFloat16, {64 * n, 64}),
+              random.uniform(DataType::BFloat16, {64, 96})};
+  c.steps = {Kind::Allgather};
+  return c;
+}
+
+// Matmul + reduce-scatter: K split on both operands (row-parallel linear), the partial sums
+// reduced and scattered by rows.
+ShardedCase matmulReduceScatter(int64_t n, RandomTensors& random) {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* a = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* b = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* out = matmul(a, b);
+  c.fusion->addOutput(out);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  shardAxis(a, mesh, 1);
+  shardAxis(b, mesh, 0);
+  shardAxis(out, mesh, 0);
+  c.inputs = {random.uniform(DataType::BFloat16, {32 * n, 16 * n}, -1, 1),
+              random.uniform(DataType::BFloat16, {16 * n, 64}, -1, 1)};
+  c.steps = {Kind::ReduceScatter};
+  c.tolerance = partialSumsInBFloat16(n);
+  return c;
+}
+
+// Matmul + allreduce, then elementwise work on the replicated result.
+ShardedCase matmulAllreduce(int64_t n, RandomTensors& random) {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* a = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* b = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* out = relu(matmul(a, b));
+  c.fusion->addOutput(out);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  shardAxis(a, mesh, 1);
+  shardAxis(b, mesh, 0);
+  out->setDeviceMesh(mesh);
+  c.inputs = {random.uniform(DataType::BFloat16, {48, 16 * n}, -1, 1),
+              random.uniform(DataType::BFloat16, {16 * n, 80}, -1, 1)};
+  c.steps = {Kind::Allreduce};
+  c.tolerance = partialSumsInBFloat16(n);
+  return c;
+}
+
+// A tensor-parallel MLP: column-parallel first matmul (the weight split by N), SiLU on the
+// split hidden dim, row-parallel second matmul (K split), one allreduce.
+ShardedCase tensorParallelMlp(int64_t n, RandomTensors& random) {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);   // [tokens, hidden]
+  TensorView* w1 = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);  // [hidden, inter]
+  TensorView* w2 = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);  // [inter, hidden]
+  TensorView* h = matmul(x, w1);
+  TensorView* g = mul(h, sigmoid(h));
+  TensorView* y = matmul(g, w2);
+  c.fusion->addOutput(y);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  x->setDeviceMesh(mesh);
+  shardAxis(w1, mesh, 1);
+  shardAxis(w2, mesh, 0);
+  y->setDeviceMesh(mesh);
+  // Values in [-1, 1]: the partial sums stay near 1, where a bfloat16 rounding is 1/256.
+  c.inputs = {random.uniform(DataType::BFloat16, {64, 32}, -1, 1),
+              random.uniform(DataType::BFloat16, {32, 16 * n}, -1, 1),
+              random.uniform(DataType::BFloat16, {16 * n, 32}, -1, 1)};
+  c.steps = {Kind::Allreduce};
+  c.tolerance = partialSumsInBFloat16(n);
+  return c;
+}
+
+// Data parallel rows: a softmax whose rows are split needs no communication; the column
+// maxima and the mean of everything reduce over the split rows and are allreduced.
+ShardedCase reductions(int64_t n, RandomTensors& random) {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*c.fusion, 2);
+  TensorView* e = exp(x);
+  TensorView* rows = div(e, broadcast(sum(e, {1}), {false, true}));
+  TensorView* columns = max(x, {0});
+  TensorView* mean_all = mean(x, {0, 1});
+  c.fusion->addOutput(rows);
+  c.fusion->addOutput(columns);
+  c.fusion->addOutput(mean_all);
+  shardAxis(x, DeviceMesh::ofSize(n), 0);
+  c.inputs = {random.uniform(DataType::Float32, {4 * n, 12})};
+  c.steps = {Kind::Allreduce, Kind::Allreduce};
+  return c;
+}
+
+// Rows split in, columns split out: an all-to-all; and a replicated input sliced locally.
+ShardedCase allToAllAndLocalSlice(int64_t n, RandomTensors& random) {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*c.fusion, 2);
+  TensorView* r = makeSymbolicTensor(*c.fusion, 2);
+  TensorView* y = set(x);
+  TensorView* z = add(y, r);
+  c.fusion->addOutput(z);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  shardAxis(x, mesh, 0);
+  r->setDeviceMesh(mesh);
+  shardAxis(y, mesh, 1);
+  c.inputs = {random.uniform(DataType::Float32, {2 * n, 3 * n}),
+              random.uniform(DataType::Float32, {2 * n, 3 * n})};
+  c.steps = {Kind::AllToAll, Kind::LocalSlice};
+  return c;
+}
+
+using Builder = std::function<ShardedCase(int64_t, RandomTensors&)>;
+
+const std::vector<std::pair<std::string, Builder>>& builders() {
+  static const std::vector<std::pair<std::string, Builder>> all = {
+      {"allgather_matmul", allgatherMatmul},
+      {"matmul_reduce_scatter", matmulReduceScatter},
+      {"matmul_allreduce", matmulAllreduce},
+      {"tensor_parallel_mlp", tensorParallelMlp},
+      {"reductions", reductions},
+      {"all_to_all_and_local_slice", allToAllAndLocalSlice},
+  };
+  return all;
+}
+
+}  // namespace
+
+std::vector<std::string> shardedCaseNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, builder] : builders()) names.push_back(name);
+  return names;
+}
+
+ShardedCase makeShardedCase(const std::string& name, int64_t n) {
+  for (size_t i = 0; i < builders().size(); ++i) {
+    if (builders()[i].first != name) continue;
+    RandomTensors random(1000 * (i + 1) + static_cast<uint64_t>(n));
+    return builders()[i].second(n, random);
+  }
+  BRAZE_USER_CHECK(false) << "no sharded case named " << name;
+  return {};
+}
+
+void shardAxis(TensorView* tv, const DeviceMesh& mesh, int64_t axis, ParallelType type) {
+  tv->setDeviceMesh(mesh);
+  const int64_t dim = type == ParallelType::DIDx ? mesh.numDims() - 1 : 0;
+  tv->split(axis, mesh.size(dim), /*inner_split=*/false);
+  tv->parallelize(axis, type);
+}
+
+Tolerance partialSumsInBFloat16(int64_t n) {
+  Tolerance tolerance = toleranceFor(DataType::BFloat16);
+  tolerance.atol *= static_cast<double>(2 * n);
+  return tolerance;
+}
+
+std::unique_ptr<Fusion> unshardedCopy(const Fusion& definition) {
+  std::unique_ptr<Fusion> copy = definition.clone();
+  takeShardings(*copy);
+  for (TensorView* tv : copy->allTensors()) tv->setSharding(std::nullopt);
+  return copy;
+}
+
+}  // namespace braze::test

@@ -1,0 +1,43 @@
+#pragma once
+
+// Sharded definitions on a 1-D mesh of n devices, shared by the simulated-mesh tests (every
+// device a thread on the CPU) and the multi-GPU tests (one process per GPU over NCCL), each
+// with its whole inputs, the resharding steps it must get, and its tolerance.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "braze/host/resharding.h"
+#include "braze/ir/fusion.h"
+#include "support/tensor_compare.h"
+
+namespace braze::test {
+
+struct ShardedCase {
+  std::unique_ptr<Fusion> fusion;
+  std::vector<HostTensor> inputs;  ///< whole tensors; each device gets its parts (shardOf)
+  std::vector<Communication::Kind> steps;
+  std::optional<Tolerance> tolerance;
+};
+
+/// The names of the cases: allgather_matmul, matmul_reduce_scatter, matmul_allreduce,
+/// tensor_parallel_mlp, reductions, all_to_all_and_local_slice.
+std::vector<std::string> shardedCaseNames();
+/// Case `name` on a mesh of devices 0 .. n - 1, with inputs drawn from a seed of the name and n.
+ShardedCase makeShardedCase(const std::string& name, int64_t n);
+
+/// Shards `tv`'s logical axis `axis` over the mesh dim `type` names, as a user writes it.
+void shardAxis(TensorView* tv, const DeviceMesh& mesh, int64_t axis,
+               ParallelType type = ParallelType::DIDx);
+
+/// A tolerance for bfloat16 results of a reduction split over `n` devices: each device's
+/// partial result is rounded to bfloat16, and so is each step of the reduction across devices
+/// (as NCCL's ring does), where the unsharded reference rounds once.
+Tolerance partialSumsInBFloat16(int64_t n);
+
+/// The definition without meshes or DID axes: what every device's parts are checked against.
+std::unique_ptr<Fusion> unshardedCopy(const Fusion& definition);
+
+}  // namespace braze::test

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The multi-GPU test tier: starts one process per GPU, as torchrun would (RANK, WORLD_SIZE,
+# LOCAL_RANK, MASTER_ADDR, MASTER_PORT), each running braze_host_tests' MultiRankTest: every
+# shared sharded case (tests/cpp/support/sharded_cases.h) on a mesh of all ranks over NCCL,
+# each rank checking its parts of the outputs against the unsharded reference.
+#
+#   tools/multigpu-test.sh NGPUS [--filter PATTERN]
+#
+# The binary comes from the build folder ($BRAZE_BUILD_DIR, default ./build), or where there is
+# none or $BRAZE_GPU_BUNDLE is set, from the GPU bundle (tools/gpu-test.sh pack; default
+# ./build-gpu-bundle). NCCL is found as Braze finds it (braze/driver/nccl_library.h); where PyTorch's
+# nvidia-nccl wheel is installed, its site-packages folder is passed on. Each rank's log goes to
+# multigpu-logs/rank<R>.log beside the binary (and $OUT/multigpu when the device tool's OUT is set); the last
+# lines are a table of ranks and results. Exit status: 0 when every rank passed.
+#
+# With NGPUS = 1 it is a dry run of the launcher: the one process sees a world of one and the
+# test skips itself.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [[ $# -lt 1 || ! $1 =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: tools/multigpu-test.sh NGPUS [--filter PATTERN]" >&2
+  exit 2
+fi
+ranks=$1
+shift
+filter='MultiRankTest.*'
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --filter) filter=$2; shift 2 ;;
+    *) echo "tools/multigpu-test.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+bundle=${BRAZE_GPU_BUNDLE:-$root/build-gpu-bundle}
+build=${BRAZE_BUILD_DIR:-$root/build}
+if [[ -x $build/tests/cpp/braze_host_tests && -z ${BRAZE_GPU_BUNDLE:-} ]]; then
+  binary=$build/tests/cpp/braze_host_tests
+elif [[ -x $bundle/bin/braze_host_tests ]]; then
+  binary=$bundle/bin/braze_host_tests
+  export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  [[ -d $bundle/plugins ]] && export BRAZE_PLUGIN_PATH=$bundle/plugins
+  [[ -x $bundle/bin/braze-plugin-scanner ]] && export BRAZE_PLUGIN_SCANNER=$bundle/bin/braze-plugin-scanner
+else
+  echo "tools/multigpu-test.sh: no braze_host_tests in $build/tests/cpp or $bundle/bin;" \
+    "run tools/build.sh or tools/gpu-test.sh pack first" >&2
+  exit 1
+fi
+if [[ -z ${BRAZE_PYTHON_SITE_PACKAGES:-} ]] && command -v python3 >/dev/null; then
+  # PyTorch's NCCL wheel, where it is installed.
+  site=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(os.path.dirname(list(nvidia.nccl.__path__)[0])))' 2>/dev/null || true)
+  [[ -n $site ]] && export BRAZE_PYTHON_SITE_PACKAGES=$site
+fi
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 29511)
+logs=$(dirname "$binary")/multigpu-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+echo "multigpu-test: $ranks ranks of $binary --gtest_filter=$filter, store at 127.0.0.1:$port"
+pids=()
+for ((rank = 0; rank < ranks; ++rank)); do
+  RANK=$rank WORLD_SIZE=$ranks LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    "$binary" --gtest_filter="$filter" >"$logs/rank$rank.log" 2>&1 &
+  pids+=($!)
+done
+failed=0
+statuses=()
+for ((rank = 0; rank < ranks; ++rank)); do
+  status=0
+  wait "${pids[$rank]}" || status=$?
+  statuses+=("$status")
+  ((status == 0)) || failed=1
+  # A binary without the tests (an old bundle) runs none: that is no pass.
+  if ((status == 0)) && grep -q '^\[==========\] 0 tests' "$logs/rank$rank.log"; then
+    echo "rank $rank ran no test matching $filter: is the binary older than the tests?" >&2
+    failed=1
+  fi
+done
+if [[ -n ${OUT:-} ]]; then
+  mkdir -p "$OUT/multigpu"
+  cp "$logs"/*.log "$OUT/multigpu/"
+fi
+for ((rank = 0; rank < ranks; ++rank)); do
+  if ((statuses[rank] != 0)); then
+    echo "--- rank $rank (exit ${statuses[$rank]}), last lines:"
+    tail -n 30 "$logs/rank$rank.log"
+  fi
+done
+echo
+printf '%-6s %-6s %s\n' rank exit result
+for ((rank = 0; rank < ranks; ++rank)); do
+  result=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?[,.]' "$logs/rank$rank.log" | tr '\n' ' ' || true)
+  printf '%-6s %-6s %s\n' "$rank" "${statuses[$rank]}" "${result:-no gtest summary}"
+done
+exit $failed
