@@ -236,6 +236,7 @@ class FusionDefinition:
     def __init__(self):
         self._fusion = _braze.Fusion()
         self._executor = None
+        self._sharded_executor = None
         # output index -> input index: outputs the extension writes into their input, and
         # outputs copied into a non-contiguous input after the run.
         self._in_place = {}
@@ -248,6 +249,7 @@ class FusionDefinition:
 
     def __exit__(self, *exc):
         self._executor = None
+        self._sharded_executor = None
         return False
 
     # ---- definitions
@@ -399,6 +401,8 @@ class FusionDefinition:
         ``scheduler`` forces one ("braze::inner_outer", "inner_outer", "inner_outer@1")."""
         executor = self._executor
         if executor is None or unsupported:
+            if not unsupported and _braze.multidevice.is_sharded(self._fusion):
+                return self._execute_sharded(inputs, device, scheduler)
             executor = self._make_executor(unsupported)
         for position in self._in_place.values():
             target = inputs[position] if position < len(inputs) else None
@@ -418,6 +422,21 @@ class FusionDefinition:
         if not self._aliases and not self._in_place:
             return outputs
         return self._write_aliases(inputs, outputs)
+
+    def _execute_sharded(self, inputs, device, scheduler):
+        """This rank's parts of the outputs of a sharded definition, from its parts of the
+        inputs on its GPU, over the process's communicator (braze.multidevice.communicator())."""
+        from braze import multidevice
+
+        if device is not None or scheduler:
+            raise Error("execute: a sharded definition runs on its rank's GPU with the default "
+                        "schedulers; leave device and scheduler out")
+        if self._sharded_executor is None:
+            self._sharded_executor = _braze.multidevice.ShardedExecutor(self._fusion)
+        try:
+            return self._sharded_executor.execute(list(inputs), multidevice.communicator())
+        except Error as error:
+            raise Error(f"{error}\n{self._write_repro(inputs)}") from None
 
     def _make_executor(self, unsupported):
         if unsupported:

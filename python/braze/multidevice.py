@@ -13,10 +13,30 @@ GPUs:
 
     outputs = braze.multidevice.simulate(fd, [x, w])   # {device: [its parts of the outputs]}
 
-``fd.execute`` still refuses sharded definitions: running them on GPUs over NCCL comes next.
+On GPUs, each process of a launch (torchrun, mpirun, srun: one process per GPU) calls
+``fd.execute`` with its parts of the inputs as CUDA tensors and gets its parts of the outputs;
+the communication runs over NCCL on the process's ``communicator()``:
+
+    comm = braze.multidevice.communicator()          # rank, size, local_rank, device
+    outputs = fd.execute([x_part.cuda(comm.device), w_part.cuda(comm.device)])
+
+A mesh's device ids are the ranks of the launch.
 """
 
-from braze._braze.multidevice import DeviceMesh, SimulatedRun  # noqa: F401
+from braze._braze.multidevice import Communicator, DeviceMesh, SimulatedRun  # noqa: F401
+
+_communicator = None
+
+
+def communicator(store_path=None, timeout_s=600.0):
+    """This process's communicator, made on first use from the launcher's variables (RANK,
+    WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, or Open MPI's and Slurm's). NCCL's id is
+    exchanged through a TCP store that rank 0 serves at MASTER_ADDR:MASTER_PORT, or through
+    ``store_path``, a folder every rank can reach. Each rank uses the GPU of its local rank."""
+    global _communicator
+    if _communicator is None:
+        _communicator = Communicator(store_path=store_path, timeout_s=timeout_s)
+    return _communicator
 
 
 def simulate(fd, inputs):

@@ -10,6 +10,9 @@
 
 #include "bindings.h"
 #include "braze/host/collectives.h"
+#include "braze/host/communicator.h"
+#include "braze/host/launch_environment.h"
+#include "braze/host/store.h"
 #include "braze/ir/device_mesh.h"
 #include "braze/ir/printer.h"
 #include "braze/runtime/multidevice_executor.h"
@@ -111,6 +114,89 @@ class SimulatedRun {
   std::shared_ptr<MultiDeviceExecutor> executor_;
 };
 
+/// This process's rank of an NCCL communicator over every process of the launch (torchrun,
+/// mpirun, srun), made on first use: the store is a TCP store at MASTER_ADDR:MASTER_PORT served
+/// by rank 0, or a shared folder (`store_path`) where the launcher sets no address.
+class PyCommunicator {
+ public:
+  PyCommunicator(std::optional<std::string> store_path, std::optional<int> device, double timeout_s)
+      : launch_(host::readLaunchEnvironment()) {
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+    if (store_path) {
+      store_ = std::make_unique<host::FileStore>(*store_path);
+    } else if (launch_.world_size == 1 && !launch_.master_address) {
+      // One process: a store of its own on a free loopback port.
+      store_ = std::make_unique<host::TcpStore>("127.0.0.1", 0, true, timeout);
+    } else {
+      BRAZE_USER_CHECK(launch_.master_address && launch_.master_port)
+          << "rank " << launch_.rank << " of " << launch_.world_size << " (" << launch_.launcher
+          << "): set MASTER_ADDR and MASTER_PORT (torchrun sets them), or pass store_path, a "
+             "folder every rank can reach";
+      store_ = std::make_unique<host::TcpStore>(*launch_.master_address, *launch_.master_port,
+                                                launch_.rank == 0, timeout);
+    }
+    communicator_ = std::make_unique<host::Communicator>(host::Communicator::create(
+        launch_, *store_, device.value_or(static_cast<int>(launch_.local_rank)), {timeout}));
+    collectives_ = std::make_unique<host::NcclCollectives>(*communicator_);
+  }
+
+  int64_t rank() const { return communicator_->rank(); }
+  int64_t size() const { return communicator_->size(); }
+  int64_t localRank() const { return communicator_->localRank(); }
+  int device() const { return communicator_->device(); }
+  std::string launcher() const { return launch_.launcher; }
+  host::NcclCollectives& collectives() { return *collectives_; }
+  host::Communicator& communicator() { return *communicator_; }
+
+ private:
+  host::LaunchEnvironment launch_;
+  std::unique_ptr<host::Store> store_;
+  std::unique_ptr<host::Communicator> communicator_;
+  std::unique_ptr<host::NcclCollectives> collectives_;
+};
+
+/// `fd.execute` of a sharded definition: this rank's parts in (CUDA tensors), its parts out.
+class ShardedExecutor {
+ public:
+  explicit ShardedExecutor(const std::shared_ptr<Fusion>& fusion)
+      : executor_(std::make_shared<MultiDeviceExecutor>(*fusion)) {}
+
+  py::list execute(const py::handle& inputs, PyCommunicator& communicator) {
+    RunArguments run = runArgumentsOf(inputs);
+    for (size_t i = 0; i < run.arguments.size(); ++i) {
+      BRAZE_USER_CHECK(!std::holds_alternative<HostTensor>(run.arguments[i]))
+          << "execute: input " << i << " of a sharded definition is in host memory; pass this "
+          << "rank's part on its GPU (cuda:" << communicator.device()
+          << "), or check the sharding on the CPU with braze.multidevice.simulate(fd, inputs)";
+    }
+    RunOptions options;
+    options.device = communicator.device();
+    std::vector<FusionArgument> outputs;
+    {
+      py::gil_scoped_release released;
+      outputs = executor_->run(run.arguments, communicator.collectives(), options);
+      communicator.communicator().waitFor(options.stream);
+    }
+    return resultsOf(outputs, run.torch);
+  }
+
+  std::string program() const { return executor_->program().toString(); }
+
+ private:
+  std::shared_ptr<MultiDeviceExecutor> executor_;
+};
+
+bool isSharded(const std::shared_ptr<Fusion>& fusion) {
+  for (const TensorView* tv : fusion->allTensors()) {
+    if (tv->sharding()) return true;
+    for (const IterDomain* id : tv->loop()) {
+      if (id->parallelType() == ParallelType::DIDx || id->parallelType() == ParallelType::DIDy)
+        return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void bindMultidevice(py::module_& m) {
@@ -143,6 +229,25 @@ void bindMultidevice(py::module_& m) {
            "The host program each device runs: compute regions, communicate and wait")
       .def("fusion_text", &SimulatedRun::fusionText,
            "The definition as it runs: every tensor placed, resharding steps inserted");
+
+  py::class_<PyCommunicator>(m, "Communicator",
+                             "This process's rank of an NCCL communicator over every process "
+                             "of the launch (torchrun, mpirun, srun)")
+      .def(py::init<std::optional<std::string>, std::optional<int>, double>(),
+           py::arg("store_path") = py::none(), py::arg("device") = py::none(),
+           py::arg("timeout_s") = 600.0)
+      .def_property_readonly("rank", &PyCommunicator::rank)
+      .def_property_readonly("size", &PyCommunicator::size)
+      .def_property_readonly("local_rank", &PyCommunicator::localRank)
+      .def_property_readonly("device", &PyCommunicator::device)
+      .def_property_readonly("launcher", &PyCommunicator::launcher);
+  py::class_<ShardedExecutor>(m, "ShardedExecutor",
+                              "fd.execute of a sharded definition on this rank's GPU")
+      .def(py::init<const std::shared_ptr<Fusion>&>(), py::arg("fusion"))
+      .def("execute", &ShardedExecutor::execute, py::arg("inputs"), py::arg("communicator"))
+      .def("program", &ShardedExecutor::program);
+  m.def("is_sharded", &isSharded, py::arg("fusion"),
+        "Whether the definition places a tensor on a device mesh");
 }
 
 }  // namespace braze::python

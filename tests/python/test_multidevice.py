@@ -1,6 +1,6 @@
 """Device meshes from Python (braze.multidevice), spelled as nvFuser's direct frontend spells
-them: the mesh's layout and refusals, and a sharded definition, which the single-device runtime
-refuses by name until the multi-device runtime exists."""
+them: the mesh's layout and refusals; sharded definitions on a simulated mesh (every device a
+thread on the CPU), and fd.execute of one, which needs this rank's GPU."""
 
 import numpy as np
 import pytest
@@ -40,8 +40,10 @@ def test_a_sharded_definition_is_refused_by_the_single_device_runtime(rng):
         y.set_device_mesh(mesh)
         y.outer_split(1, mesh.size)
         y.axis(1).parallelize(ParallelType.mesh_x)
+    # fd.execute takes it to the multi-device runtime; the single-device cache refuses it by name.
     with pytest.raises(braze.Error, match=r"places T1 on mesh\{0, 1\} axis 1 over DIDx"):
-        fd.execute([rng.standard_normal((4, 8)).astype(np.float32)])
+        single_device = braze._braze.Executor(fd.fusion())
+        single_device.execute([rng.standard_normal((4, 8)).astype(np.float32)], "", 0)
 
 
 def test_a_device_axis_on_the_wrong_split_is_refused(rng):
@@ -137,3 +139,15 @@ def test_simulate_refuses_parts_that_do_not_split_evenly(rng):
         _split(x, mesh, 0)
     with pytest.raises(braze.Error, match="T0 axis 0 has 4 elements, split over DIDx of mesh"):
         braze.multidevice.simulate(fd, [rng.standard_normal(4).astype(np.float32)])
+
+
+def test_execute_of_a_sharded_definition_needs_this_ranks_gpu(rng):
+    # Without a GPU the communicator cannot be made: a message, not a crash. With one, NumPy
+    # parts are refused in favour of CUDA tensors.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        fd.add_output(fd.ops.exp(x))
+        _split(x, DeviceMesh([0]), 0)
+    part = rng.standard_normal(4).astype(np.float32)
+    with pytest.raises(braze.Error, match="cannot join the NCCL communicator|in host memory"):
+        fd.execute([part])

@@ -21,8 +21,8 @@ int64_t prepareForScheduling(Fusion& fusion,
   BRAZE_USER_CHECK(meshed.empty())
       << "the fusion places " << meshed.front()->name() << " on "
       << meshed.front()->sharding()->toString()
-      << ": sharded fusions run on the multi-device runtime, which this version does not have "
-         "yet; leave the device meshes out to run the fusion on one GPU";
+      << ": a sharded fusion runs on MultiDeviceExecutor (from Python, fd.execute takes it "
+         "there), one process per device; leave the device meshes out to run it on one GPU";
   takeStreamAxes(fusion);
   const int64_t first_new_statement = fusion.numStatements();
   int64_t rewrites = bypassRedundantExpands(fusion, equal_extents);

@@ -83,7 +83,7 @@ TEST(PrepareForSchedulingTest, AShardedFusionIsRefusedByTheSingleDeviceRuntime) 
         FusionExecutorCache cache(std::move(fusion), options);
         cache.run({test::RandomTensors(3).uniform(DataType::Float32, {4, 8})});
       },
-      {"places T1 on mesh{0, 1} axis 1 over DIDx", "multi-device runtime",
+      {"places T1 on mesh{0, 1} axis 1 over DIDx", "runs on MultiDeviceExecutor",
        "leave the device meshes out"}));
 }
 
