@@ -246,6 +246,9 @@ run() {
       log "warning: libnvrtc not found; the binaries will not start"
     fi
   fi
+  # NCCL for the sharded-fusion tests: the toolkit's, or PyTorch's wheel.
+  source "$root/tools/nccl-env.sh"
+  braze_nccl_env
 
   local results=$bin/../results
   rm -rf "$results"

@@ -45,11 +45,8 @@ else
     "run tools/build.sh or tools/gpu-test.sh pack first" >&2
   exit 1
 fi
-if [[ -z ${BRAZE_PYTHON_SITE_PACKAGES:-} ]] && command -v python3 >/dev/null; then
-  # PyTorch's NCCL wheel, where it is installed.
-  site=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(os.path.dirname(list(nvidia.nccl.__path__)[0])))' 2>/dev/null || true)
-  [[ -n $site ]] && export BRAZE_PYTHON_SITE_PACKAGES=$site
-fi
+source "$root/tools/nccl-env.sh"
+braze_nccl_env
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 29511)
 logs=$(dirname "$binary")/multigpu-logs
