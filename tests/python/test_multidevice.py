@@ -151,3 +151,26 @@ def test_execute_of_a_sharded_definition_needs_this_ranks_gpu(rng):
     part = rng.standard_normal(4).astype(np.float32)
     with pytest.raises(braze.Error, match="cannot join the NCCL communicator|in host memory"):
         fd.execute([part])
+
+
+def test_simulate_a_two_by_two_mesh(rng):
+    # Rows over the mesh's first dim (mesh_y), columns over its last (mesh_x); the row sums
+    # reduce over the split columns: an allreduce among the two devices of each mesh row.
+    mesh = DeviceMesh([0, 1, 2, 3], shape=[2, 2])
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        y = fd.ops.mul(x, 3.0)
+        rows = fd.ops.sum(y, [1])
+        fd.add_output(y)
+        fd.add_output(rows)
+        x.set_device_mesh(mesh)
+        x.outer_split(1, 2)
+        x.axis(1).parallelize(ParallelType.mesh_x)
+        x.outer_split(0, 2)
+        x.axis(0).parallelize(ParallelType.mesh_y)
+    whole = rng.standard_normal((4, 6)).astype(np.float32)
+    outputs = braze.multidevice.simulate(fd, [whole])
+    for device, (y_part, rows_part) in outputs.items():
+        r, c = mesh.coordinates_of(device)
+        np.testing.assert_allclose(y_part, 3 * whole[2 * r : 2 * r + 2, 3 * c : 3 * c + 3])
+        np.testing.assert_allclose(rows_part, 3 * whole[2 * r : 2 * r + 2].sum(1), rtol=1e-5)
