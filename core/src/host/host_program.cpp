@@ -242,10 +242,6 @@ class ProgramBuilder {
 
   // The segments at steps [begin, end), all of loop stage `stage`, as one ForLoop.
   void emitLoop(size_t begin, size_t end, int32_t stage) {
-    for (size_t step = begin; step < end; ++step) {
-      BRAZE_INTERNAL_CHECK(!isCommunication(order_[step]))
-          << "buildHostProgram: resharding inside a stream loop is not supported yet";
-    }
     const StreamStage& info = stages_->stages()[static_cast<size_t>(stage)];
     const auto loop_id = static_cast<int32_t>(program_.loops.size());
     program_.loops.push_back(
@@ -309,9 +305,27 @@ class ProgramBuilder {
       views.emplace(key, view);
       return view;
     };
+    std::set<int32_t> loop_steps;  // resharding segments of this loop
     for (size_t step = begin; step < end; ++step) {
       const Segment& segment = segmented_.segments[order_[step]];
       const LoopSegmentInputs reads = loopSegmentInputs(segment, *stages_, stage);
+      waitForInputs(segment, loop.body);
+      if (isCommunication(order_[step])) {
+        // This iteration's slice, communicated into this iteration's slice of the result.
+        Communicate communicate;
+        communicate.segment = static_cast<int32_t>(order_[step]);
+        const ValueRef whole = valueOf(segment.inputs[0]);
+        communicate.input = reads.sliced_axis[0]
+                                ? ValueRef{SlotKind::Buffer, viewOf(whole, *reads.sliced_axis[0])}
+                                : whole;
+        const Val* output = segment.outputs[0];
+        const std::optional<int64_t> axis = stages_->slicedAxis(*output->as<TensorView>(), stage);
+        communicate.output = viewOf(where_.at(output), *axis);
+        loop.body.emplace_back(communicate);
+        unwaited_.emplace(output, communicate.segment);
+        loop_steps.insert(communicate.segment);
+        continue;
+      }
       LaunchKernel launch;
       launch.segment = static_cast<int32_t>(order_[step]);
       for (size_t i = 0; i < segment.inputs.size(); ++i) {
@@ -329,6 +343,15 @@ class ProgramBuilder {
         launch.outputs.push_back(viewOf(where_.at(output), *axis));
       }
       loop.body.emplace_back(std::move(launch));
+    }
+    // A slice communicated and not read in the loop is complete before its iteration ends.
+    for (auto it = unwaited_.begin(); it != unwaited_.end();) {
+      if (loop_steps.count(it->second) == 0) {
+        ++it;
+        continue;
+      }
+      loop.body.emplace_back(Wait{it->second});
+      it = unwaited_.erase(it);
     }
     program_.instructions.emplace_back(std::move(loop));
     program_.instructions.emplace_back(SetCurrentStream{StreamRef{0, -1, false}});

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "braze/error.h"
+#include "braze/ir/stream_axes.h"
 #include "braze/ir/tensor_view.h"
 #include "braze/ops/shape.h"
 #include "host/contraction_pairs.h"
@@ -295,6 +296,14 @@ int64_t insertResharding(Fusion& fusion) {
       const std::vector<Expr*> readers(result->uses().begin(), result->uses().end());
       result->setSharding(partial_sharding);
       TensorView* complete = reshard(result, withoutReductions(*result, final_sharding), added);
+      if (std::optional<StreamAxis> stream = result->streamAxis()) {
+        // The completed value is what the user streamed: each slice is completed in the loop
+        // that computes it, while the next slice computes.
+        stream->axis = axisWithoutReductions(*result, stream->axis);
+        for (TensorView* step = complete; step != result;
+             step = step->definition()->input(0)->as<TensorView>())
+          step->setStreamAxis(stream);
+      }
       for (Expr* reader : readers) reader->replaceInput(result, complete);
       if (fusion.isOutput(result)) fusion.replaceOutput(result, complete);
     }

@@ -247,12 +247,14 @@ class Verifier {
             [&](const Communicate& c) {
               const std::string what =
                   where + " (communicate segment " + std::to_string(c.segment) + ")";
-              if (!open_loops_.empty()) return fail(what + " runs inside a loop");
               if (!usable(c.input, what) || !usable({SlotKind::Buffer, c.output}, what))
                 return false;
               if (!communicating_.insert(c.segment).second)
                 return fail(what + " communicates segment " + std::to_string(c.segment) +
                             " a second time");
+              if (slots_[static_cast<size_t>(c.output)].ring_loop >= 0)
+                return fail(what + " writes all of ring %" + std::to_string(c.output) +
+                            " instead of a slot of it");
               slots_[static_cast<size_t>(c.output)].communicating = c.segment;
               return true;
             },
@@ -277,8 +279,14 @@ class Verifier {
                 if (!visit(inner)) return false;
               }
               open_loops_.pop_back();
-              for (Slot& s : slots_) {
-                if (s.view_loop == f.loop && s.state == State::View) s.state = State::Undefined;
+              for (size_t b = 0; b < slots_.size(); ++b) {
+                Slot& s = slots_[b];
+                if (s.view_loop != f.loop || s.state != State::View) continue;
+                if (s.communicating >= 0)
+                  return fail(where + " ends an iteration before waiting for segment " +
+                              std::to_string(s.communicating) + ", which writes %" +
+                              std::to_string(b));
+                s.state = State::Undefined;
               }
               return true;
             },

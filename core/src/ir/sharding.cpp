@@ -60,6 +60,21 @@ int64_t meshDimOf(ParallelType type, const DeviceMesh& mesh, const std::string& 
   return 0;
 }
 
+// Where `tv`'s Stream loop axis comes from (a logical axis, or the outer axis of a split of
+// one), if it has one; takeStreamAxes checks the rest.
+std::optional<ir_detail::LoopAxisOrigin> streamOrigin(const TensorView* tv) {
+  for (const IterDomain* id : tv->loop()) {
+    if (id->parallelType() != ParallelType::Stream) continue;
+    const ir_detail::LoopAxisOriginOrReason origin = ir_detail::loopAxisOrigin(tv, id);
+    BRAZE_USER_CHECK(origin.origin.has_value())
+        << ir_detail::tensorLabel(tv) << " has a stream axis (" << id->name()
+        << ") beside its sharded axes, but it is " << origin.reason
+        << "; stream over another logical axis, or the outer axis of a split of one";
+    return origin.origin;
+  }
+  return std::nullopt;
+}
+
 // The sharded axes `tv`'s loop domain asks for, checked: each DID loop axis is the outer axis of
 // a split of a logical axis by the size of its mesh dim (or the logical axis itself when that dim
 // has one device), and nothing else of the loop domain is scheduled.
@@ -122,18 +137,22 @@ std::vector<ShardedAxis> shardedAxesOf(const TensorView* tv, const DeviceMesh& m
     }
     axes.push_back(sharded);
   }
+  // A stream axis may stand beside the sharded ones (another logical axis, or the outer axis of
+  // a split of one): the multi-device runtime runs its loop, resharding steps inside.
+  if (std::optional<ir_detail::LoopAxisOrigin> stream = streamOrigin(tv)) {
+    if (stream->split != nullptr) ir_detail::replaceBySplit(expected, tv, *stream);
+  }
   BRAZE_USER_CHECK(loop == expected)
       << ir_detail::tensorLabel(tv)
       << " has sharded axes and other scheduling on its loop domain; a definition "
-      << "schedules only its sharding (the schedulers do the rest)";
+      << "schedules only its sharding and stream axis (the schedulers do the rest)";
   for (size_t i = 0; i < loop.size(); ++i) {
     const ParallelType type = loop[i]->parallelType();
-    BRAZE_USER_CHECK(type == ParallelType::Serial || isDeviceDim(type))
+    BRAZE_USER_CHECK(type == ParallelType::Serial || type == ParallelType::Stream ||
+                     isDeviceDim(type))
         << ir_detail::tensorLabel(tv) << " loop axis " << i << " (" << loop[i]->name() << ") is "
-        << type << " beside its device mesh; "
-        << (type == ParallelType::Stream
-                ? "stream loops over a sharded tensor come with the multi-device runtime, not yet"
-                : "a definition parallelizes only its sharded axes");
+        << type << " beside its device mesh; a definition parallelizes only its sharded axes "
+        << "and a stream axis";
   }
   std::sort(axes.begin(), axes.end(),
             [](const ShardedAxis& a, const ShardedAxis& b) { return a.mesh_dim < b.mesh_dim; });
@@ -169,11 +188,19 @@ std::vector<TensorView*> takeShardings(Fusion& fusion) {
     if (has_device_dim) {
       Sharding sharding = *tv->sharding();
       sharding.axes = shardedAxesOf(tv, sharding.mesh);
+      const std::optional<ir_detail::LoopAxisOrigin> stream = streamOrigin(tv);
       for (IterDomain* id : loop) {
-        if (isDeviceDim(id->parallelType())) id->parallelize(ParallelType::Serial);
+        if (isDeviceDim(id->parallelType()) || id->parallelType() == ParallelType::Stream)
+          id->parallelize(ParallelType::Serial);
       }
       tv->setLoop(tv->logical());
       tv->setSharding(std::move(sharding));
+      if (stream) {
+        // The stream axis alone, for takeStreamAxes to take.
+        if (stream->split != nullptr)
+          tv->split(stream->logical_axis, *stream->constant_factor, !stream->by_count);
+        tv->parallelize(stream->logical_axis, ParallelType::Stream);
+      }
     }
     meshed.push_back(tv);
   }

@@ -10,8 +10,11 @@
 #include "braze/eval/expression_evaluator.h"
 #include "braze/host/resharding.h"
 #include "braze/host/sharding_propagation.h"
+#include "braze/host/stream_stages.h"
 #include "braze/ir/sharding.h"
+#include "braze/ir/stream_axes.h"
 #include "braze/ir/tensor_view.h"
+#include "runtime/host_program_run.h"
 
 namespace braze {
 
@@ -25,7 +28,10 @@ using host::ValueRef;
 // device passes its parts) and lose their shardings.
 Segment regionOf(const Fusion& fusion, std::span<const Expr* const> exprs) {
   Segment segment = extractSegment(fusion, exprs);
-  for (TensorView* tv : segment.fusion->allTensors()) tv->setSharding(std::nullopt);
+  for (TensorView* tv : segment.fusion->allTensors()) {
+    tv->setSharding(std::nullopt);
+    tv->setStreamAxis(std::nullopt);  // the multi-device program runs the loop
+  }
   return segment;
 }
 
@@ -71,16 +77,24 @@ HostTensor shardOf(const HostTensor& whole, const TensorView& tensor, int64_t de
   return part.contiguous();
 }
 
-MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCacheOptions options)
+MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCacheOptions options,
+                                         MultiDeviceOptions multidevice)
     : fusion_(definition.clone()), options_(options) {
   Fusion& fusion = *fusion_;
   BRAZE_USER_CHECK(!takeShardings(fusion).empty())
       << "MultiDeviceExecutor: the definition places no tensor on a device mesh; run it on one "
          "GPU with FusionExecutorCache, or give its tensors meshes (setDeviceMesh)";
+  takeStreamAxes(fusion);
   propagateShardings(fusion);
+  const int64_t first_new_statement = fusion.numStatements();
   insertResharding(fusion);
+  // A resharding step feeding a stream loop runs in it, a slice per iteration: the transfer of
+  // one slice overlaps the compute of another.
+  host::streamRewrittenProducers(fusion, first_new_statement);
+  stages_ = std::make_unique<host::StreamStages>(fusion);
 
   std::vector<const Expr*> region;
+  int32_t region_stage = -1;
   auto closeRegion = [&] {
     if (region.empty()) return;
     segmented_.segments.push_back(regionOf(fusion, region));
@@ -91,8 +105,11 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
     if (std::none_of(expr->outputs().begin(), expr->outputs().end(),
                      [](const Val* v) { return v->isA<TensorView>(); }))
       continue;  // scalar Exprs are copied into the regions that need them
+    const int32_t stage = stages_->stageOf(*expr);
     std::optional<Communication> step = braze::communicationOf(*expr);
     if (!step) {
+      if (stage != region_stage) closeRegion();
+      region_stage = stage;
       region.push_back(expr);
       continue;
     }
@@ -109,9 +126,11 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
   regions_.resize(segmented_.segments.size());
 
   host::HostProgramOptions program_options;
+  program_options.streams = multidevice.stream_pool;
   for (const std::optional<Communication>& step : communications_)
     program_options.communications.push_back(step.has_value());
-  program_ = host::buildHostProgram(segmented_, nullptr, program_options);
+  program_ = host::buildHostProgram(segmented_, stages_->hasLoops() ? stages_.get() : nullptr,
+                                    program_options);
 }
 
 MultiDeviceExecutor::~MultiDeviceExecutor() = default;
@@ -153,6 +172,52 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
   ExpressionEvaluator extents;
   validateAndBindArguments(fusion, whole, "MultiDeviceExecutor::run", extents);
 
+  auto regionFor = [&](int32_t segment) -> FusionExecutorCache& {
+    std::lock_guard lock(mutex_);
+    std::unique_ptr<FusionExecutorCache>& cache = regions_[static_cast<size_t>(segment)];
+    if (!cache) {
+      cache = std::make_unique<FusionExecutorCache>(
+          *segmented_.segments[static_cast<size_t>(segment)].fusion, options_);
+    }
+    return *cache;
+  };
+  const bool on_host = std::none_of(inputs.begin(), inputs.end(), [](const FusionArgument& a) {
+    return std::holds_alternative<DeviceTensor>(a);
+  });
+  if (on_host) {
+    // Slice by slice through the stream loops, as runOnHost runs a single-device program.
+    auto launch = [&](const host::LaunchKernel& l, std::vector<EvaluatorArgument> values) {
+      std::vector<FusionArgument> arguments;
+      for (EvaluatorArgument& value : values) {
+        if (auto* tensor = std::get_if<HostTensor>(&value)) {
+          arguments.emplace_back(std::move(*tensor));
+        } else {
+          arguments.emplace_back(std::get<ScalarValue>(value));
+        }
+      }
+      std::vector<HostTensor> results;
+      for (FusionArgument& result : regionFor(l.segment).run(arguments, options))
+        results.push_back(std::get<HostTensor>(std::move(result)));
+      return results;
+    };
+    auto communicate = [&](const host::Communicate& c, const HostTensor& part) {
+      const Communication& step = *communications_[static_cast<size_t>(c.segment)];
+      const std::vector<int64_t> team = host::teamOf(step, device);
+      if (step.kind != Communication::Kind::LocalSlice) return collectives.run(step, team, part);
+      // Every device holds the whole tensor: no transfer.
+      const auto position = std::find(team.begin(), team.end(), device) - team.begin();
+      return host::combineParts(step, std::vector<HostTensor>(team.size(), part), position);
+    };
+    std::vector<FusionArgument> outputs;
+    for (HostTensor& output :
+         runtime_detail::HostProgramRun(program_, inputs, extents, launch, communicate).run())
+      outputs.emplace_back(std::move(output));
+    return outputs;
+  }
+  BRAZE_USER_CHECK(!stages_->hasLoops())
+      << "MultiDeviceExecutor::run: stream loops of a sharded fusion run on host tensors (the "
+         "simulated mesh) for now, not yet on GPUs; leave the stream axes out on GPUs";
+
   std::vector<std::optional<FusionArgument>> slots(static_cast<size_t>(program_.num_buffers));
   auto valueOf = [&](const ValueRef& ref) -> FusionArgument {
     switch (ref.kind) {
@@ -172,15 +237,6 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
     }
     BRAZE_INTERNAL_CHECK(false) << "MultiDeviceExecutor: a stream loop's slice length";
     return ScalarValue(int64_t{0});
-  };
-  auto regionFor = [&](int32_t segment) -> FusionExecutorCache& {
-    std::lock_guard lock(mutex_);
-    std::unique_ptr<FusionExecutorCache>& cache = regions_[static_cast<size_t>(segment)];
-    if (!cache) {
-      cache = std::make_unique<FusionExecutorCache>(
-          *segmented_.segments[static_cast<size_t>(segment)].fusion, options_);
-    }
-    return *cache;
   };
   for (const host::Instruction& instruction : program_.instructions) {
     std::visit(

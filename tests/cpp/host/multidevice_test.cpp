@@ -284,3 +284,98 @@ TEST(MultiDeviceTest, AStepNobodyJoinsTimesOutNamingTheMissingDevices) {
 
 }  // namespace
 }  // namespace braze
+
+namespace braze {
+namespace {
+
+// A sharded axis beside a stream axis: the allgather of each chunk runs in the stream loop of
+// the work that reads it, so the transfer of chunk i + 1 overlaps the compute of chunk i.
+// x: [chunks, rows split over DIDx, K]; y (replicated) streamed over its chunks.
+std::unique_ptr<Fusion> pipelinedAllgather(int64_t n) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 3);
+  TensorView* e = exp(x);
+  TensorView* y = mul(e, e);
+  TensorView* r = sum(y, {2});
+  fusion->addOutput(y);
+  fusion->addOutput(r);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  test::shardAxis(x, mesh, 1);
+  for (TensorView* tv : {y, r}) {
+    tv->setDeviceMesh(mesh);
+    tv->parallelize(0, ParallelType::Stream);
+  }
+  return fusion;
+}
+
+// The partial sums of each chunk are reduce-scattered in the loop that computes them: x:
+// [chunks, M, K] with K split over DIDx; the row sums, streamed over the chunks, end split by M.
+std::unique_ptr<Fusion> pipelinedReduceScatter(int64_t n) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 3);
+  TensorView* rows = sum(mul(x, x), {2});
+  fusion->addOutput(rows);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  test::shardAxis(x, mesh, 2);
+  test::shardAxis(rows, mesh, 1);
+  rows->parallelize(0, ParallelType::Stream);
+  return fusion;
+}
+
+class PipelinedMeshTest : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(PipelinedMeshTest, EachChunksPartialSumsAreReduceScatteredInItsLoop) {
+  const int64_t n = GetParam();
+  std::unique_ptr<Fusion> fusion = pipelinedReduceScatter(n);
+  MultiDeviceExecutor executor(*fusion, shippedOptions());
+  EXPECT_EQ(stepsOf(executor), std::vector<Kind>{Kind::ReduceScatter});
+  const std::string program = executor.program().toString();
+  EXPECT_NE(program.find("\n  communicate segment"), std::string::npos) << program;  // in a loop
+  test::RandomTensors random(101 + n);
+  expectMatchesUnsharded(*fusion, {random.uniform(DataType::Float32, {3, 2 * n, 4 * n})},
+                         DeviceMesh::ofSize(n).devices());
+}
+
+TEST_P(PipelinedMeshTest, EachChunksAllgatherRunsInTheLoopOfItsReaders) {
+  const int64_t n = GetParam();
+  std::unique_ptr<Fusion> fusion = pipelinedAllgather(n);
+  test::RandomTensors random(97 + n);
+  expectMatchesUnsharded(*fusion, {random.uniform(DataType::Float32, {3, 2 * n, 8})},
+                         DeviceMesh::ofSize(n).devices());
+}
+
+INSTANTIATE_TEST_SUITE_P(Meshes, PipelinedMeshTest, ::testing::Values(2, 4, 8),
+                         [](const auto& info) { return "of" + std::to_string(info.param); });
+
+TEST(MultiDeviceTest, GoldenProgramOfAPipelinedAllgather) {
+  MultiDeviceExecutor executor(*pipelinedAllgather(2), shippedOptions());
+  // Each iteration, on its pool stream, gathers its chunk into a ring slot and computes on it:
+  // the gather of chunk i + 1 runs while chunk i computes on another stream.
+  EXPECT_EQ(executor.program().toString(),
+            "%0 = allocate float32[s0, s1, s2] on mesh{0, 1} axis 1 over DIDx  (T1)\n"
+            "launch segment 0 (T0) -> (%0)\n"
+            "%s0 = get_current_stream\n"
+            "%1 = allocate float32[s0, s1, s2] on mesh{0, 1} replicated ring of 4 slices of loop 0 "
+            "along dim 0  (T4)\n"
+            "%2 = allocate float32[s0, s1, s2] on mesh{0, 1} replicated  (T2)\n"
+            "%3 = allocate float32[s0, s1] on mesh{0, 1} replicated  (T3)\n"
+            "for loop 0 over T4 axis 0 per index (extent s0) on 4 streams:\n"
+            "  set_current_stream loop 0 stream\n"
+            "  synchronize %s0\n"
+            "  %4 = select %0 dim 0, slice of loop 0\n"
+            "  %5 = select %1 dim 0, ring slot of loop 0\n"
+            "  communicate segment 1 (%4) -> (%5)\n"
+            "  wait segment 1\n"
+            "  %6 = select %2 dim 0, slice of loop 0\n"
+            "  %7 = select %3 dim 0, slice of loop 0\n"
+            "  launch segment 2 (%5) -> (%6, %7)\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 0 streams\n"
+            "deallocate %1\n"
+            "deallocate %0\n"
+            "return (%2, %3)\n")
+      << executor.program().toString();
+}
+
+}  // namespace
+}  // namespace braze

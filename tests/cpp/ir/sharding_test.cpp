@@ -165,8 +165,20 @@ TEST(ShardingTest, ShardingsThatCannotBeTakenAreRefused) {
     p.y->split(1, 2, false);
     p.y->parallelize(1, ParallelType::DIDx);
     p.y->parallelize(0, ParallelType::Stream);
+    // Allowed on another axis: the sharding is taken, the stream axis left for takeStreamAxes.
+    takeShardings(*p.fusion);
+    EXPECT_EQ(p.y->sharding()->toString(), "mesh{0, 1} axis 1 over DIDx");
+    EXPECT_EQ(p.y->loop()[0]->parallelType(), ParallelType::Stream);
+    EXPECT_EQ(p.y->loop().size(), p.y->logical().size());
+  }
+  {
+    Pointwise p;
+    p.y->setDeviceMesh(DeviceMesh::ofSize(2));
+    p.y->split(1, 2, false);
+    p.y->parallelize(1, ParallelType::DIDx);
+    p.y->parallelize(2, ParallelType::Stream);  // the inner axis of the sharded split
     EXPECT_TRUE(throwsError([&] { takeShardings(*p.fusion); },
-                            {"is Stream beside its device mesh", "multi-device runtime"}));
+                            {"has a stream axis", "beside its sharded axes"}));
   }
   {
     Pointwise p;

@@ -68,8 +68,9 @@ std::optional<Sharding> requestedSharding(const TensorView& tv);
 /// naming the tensor and the axis: a DID axis on a tensor without a mesh, DIDy on a 1-D mesh,
 /// a DID axis that is not the outer axis of a split of a logical axis by its mesh dim's size
 /// (or the logical axis itself when that dim has one device), a reduced or broadcast axis,
-/// and any other scheduling beside it (a stream axis too: sharded stream loops come with the
-/// multi-device runtime). Returns the tensors with a mesh.
+/// and any other scheduling beside it. A stream axis on another logical axis (or the outer axis
+/// of a split of one) stays on the loop domain for takeStreamAxes: the multi-device runtime runs
+/// its loop with the resharding steps inside. Returns the tensors with a mesh.
 std::vector<TensorView*> takeShardings(Fusion& fusion);
 
 }  // namespace braze

@@ -6,10 +6,16 @@
 
 #include "braze/host/collectives.h"
 #include "braze/host/host_program.h"
+#include "braze/host/stream_stages.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/segment/segmented_fusion.h"
 
 namespace braze {
+
+struct MultiDeviceOptions {
+  /// Streams each stream loop's iterations run on (iteration i on stream i % stream_pool).
+  int32_t stream_pool = 4;
+};
 
 /// Runs a sharded definition (device meshes and DIDx / DIDy axes on its tensors, global shapes)
 /// on one device of its meshes: the same object on every device, each passing its parts of the
@@ -20,11 +26,14 @@ namespace braze {
 /// fusion cut at those steps into compute regions and communications: a SegmentedFusion whose
 /// host program runs each region (through a FusionExecutorCache of its own: segmentation,
 /// schedulers, kernels, as for any fusion) and each step as a Communicate, waited for before its
-/// result is first read. `program().toString()` prints it (BRAZE_DUMP=host_ir style), with each
+/// result is first read. A stream axis (ParallelType::Stream) on the tensors a step feeds puts
+/// the step in their stream loop, a slice per iteration, so the transfer of one slice overlaps
+/// the compute of another. `program().toString()` prints it (BRAZE_DUMP=host_ir style), with each
 /// buffer's sharding.
 class MultiDeviceExecutor {
  public:
-  explicit MultiDeviceExecutor(const Fusion& definition, ExecutorCacheOptions options = {});
+  explicit MultiDeviceExecutor(const Fusion& definition, ExecutorCacheOptions options = {},
+                               MultiDeviceOptions multidevice = {});
   ~MultiDeviceExecutor();
   MultiDeviceExecutor(const MultiDeviceExecutor&) = delete;
   MultiDeviceExecutor& operator=(const MultiDeviceExecutor&) = delete;
@@ -46,6 +55,7 @@ class MultiDeviceExecutor {
 
  private:
   std::unique_ptr<Fusion> fusion_;
+  std::unique_ptr<host::StreamStages> stages_;
   SegmentedFusion segmented_;
   host::HostProgram program_;
   std::vector<std::optional<Communication>> communications_;  // by segment

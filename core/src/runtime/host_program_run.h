@@ -1,0 +1,201 @@
+#pragma once
+
+// A host program run on the CPU: every tensor a host tensor, stream loops slice by slice in
+// order, each launch and communication by a hook (the reference evaluator for a segment,
+// a simulated mesh for a resharding step). FusionKernelRuntime::runOnHost and the multi-device
+// executor's host path both run their programs with it.
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+
+#include "braze/error.h"
+#include "braze/eval/expression_evaluator.h"
+#include "braze/eval/reference_evaluator.h"
+#include "braze/host/host_program.h"
+#include "braze/host/resharding.h"
+#include "braze/runtime/fusion_kernel_runtime.h"
+
+namespace braze::runtime_detail {
+
+using host::Overloaded;
+using host::SlotKind;
+using host::ValueRef;
+
+// One iteration of a running loop: where its slices start and how long they are.
+struct Iteration {
+  int64_t index = 0;
+  int64_t start = 0;
+  int64_t length = 0;
+};
+
+class HostProgramRun {
+ public:
+  /// Runs segment `launch.segment` on host values: its outputs, in order.
+  using Launch = std::function<std::vector<HostTensor>(const host::LaunchKernel& launch,
+                                                       std::vector<EvaluatorArgument> inputs)>;
+  /// Runs resharding segment `communicate.segment` on this device's part: its result.
+  using Communicate =
+      std::function<HostTensor(const host::Communicate& communicate, const HostTensor& part)>;
+
+  HostProgramRun(const host::HostProgram& program, const std::vector<FusionArgument>& arguments,
+                 ExpressionEvaluator& extents, Launch launch, Communicate communicate = {})
+      : program_(program),
+        arguments_(arguments),
+        extents_(extents),
+        launch_(std::move(launch)),
+        communicate_(std::move(communicate)),
+        tensors_(static_cast<size_t>(program.num_buffers)),
+        pending_(static_cast<size_t>(program.num_buffers), nullptr),
+        iterations_(program.loops.size()) {}
+
+  std::vector<HostTensor> run() {
+    for (const host::Instruction& instruction : program_.instructions) execute(instruction);
+    std::vector<HostTensor> outputs;
+    for (const ValueRef& ref : program_.outputs)
+      outputs.push_back(std::get<HostTensor>(valueOf(ref)));
+    return outputs;
+  }
+
+ private:
+  int64_t extent(const ValueRef& ref) const {
+    return toInt64(
+        extents_.evaluateOrThrow(program_.extents[static_cast<size_t>(ref.index)], "extent"));
+  }
+
+  // The length of every slice of loop `loop` but the last.
+  int64_t sliceLength(int32_t loop) const {
+    const host::Loop& l = program_.loops[static_cast<size_t>(loop)];
+    const int64_t whole = extent(l.extent);
+    return std::min(l.slicing.sliceLength(whole), whole);
+  }
+
+  // A buffer allocated but not written whole yet gets its memory when a slice of it is
+  // selected (a loop writes it slice by slice).
+  HostTensor& materialized(int32_t buffer) {
+    std::optional<HostTensor>& tensor = tensors_[static_cast<size_t>(buffer)];
+    if (tensor) return *tensor;
+    const host::Allocate* allocate = pending_[static_cast<size_t>(buffer)];
+    BRAZE_INTERNAL_CHECK(allocate != nullptr) << "runOnHost: %" << buffer << " has no memory";
+    std::vector<int64_t> sizes;
+    for (const Val* e : allocate->extents)
+      sizes.push_back(toInt64(extents_.evaluateOrThrow(e, "a buffer's extent")));
+    // A sharded tensor's buffer holds this device's part.
+    if (allocate->tensor->sharding()) sizes = localSizes(*allocate->tensor, sizes);
+    if (allocate->ring_slots > 0) {
+      const host::Loop& loop = program_.loops[static_cast<size_t>(allocate->ring_loop)];
+      sizes[static_cast<size_t>(allocate->ring_axis)] =
+          std::min<int64_t>(allocate->ring_slots, loop.slicing.slices(extent(loop.extent))) *
+          sliceLength(allocate->ring_loop);
+    }
+    tensor = HostTensor::empty(allocate->dtype, sizes, allocate->tensor->allocationOrder());
+    return *tensor;
+  }
+
+  EvaluatorArgument valueOf(const ValueRef& ref) {
+    switch (ref.kind) {
+      case SlotKind::Input: {
+        const FusionArgument& argument = arguments_[static_cast<size_t>(ref.index)];
+        if (const auto* scalar = std::get_if<ScalarValue>(&argument)) return *scalar;
+        return std::get<HostTensor>(argument);
+      }
+      case SlotKind::Buffer:
+        return materialized(ref.index);
+      case SlotKind::Extent:
+        return ScalarValue(extent(ref));
+      case SlotKind::SliceLength:
+        return ScalarValue(iterations_[static_cast<size_t>(ref.index)].length);
+    }
+    return ScalarValue(int64_t{0});
+  }
+
+  void launch(const host::LaunchKernel& launch) {
+    std::vector<EvaluatorArgument> inputs;
+    for (const ValueRef& ref : launch.inputs) inputs.push_back(valueOf(ref));
+    const std::vector<HostTensor> results = launch_(launch, std::move(inputs));
+    for (size_t j = 0; j < launch.outputs.size(); ++j) {
+      writeInto(launch.outputs[j], results[j],
+                "segment " + std::to_string(launch.segment) + " output " + std::to_string(j));
+    }
+  }
+
+  // Slot `buffer` holds `value`: it becomes the slot's tensor, or, for a view, an input written
+  // in place or a buffer a loop writes, is written where the slot is.
+  void writeInto(int32_t buffer, const HostTensor& value, const std::string& what) {
+    std::optional<HostTensor>& slot = tensors_[static_cast<size_t>(buffer)];
+    if (!slot && pending_[static_cast<size_t>(buffer)] != nullptr &&
+        pending_[static_cast<size_t>(buffer)]->ring_slots == 0) {
+      slot = value;
+      return;
+    }
+    HostTensor& into = slot ? *slot : materialized(buffer);
+    BRAZE_INTERNAL_CHECK(into.sizes() == value.sizes())
+        << "runOnHost: " << what << " is " << value.describe() << " but its slot is "
+        << into.describe();
+    for (int64_t i = 0; i < into.numel(); ++i) into.setFlat(i, value.atFlat(i));
+  }
+
+  void execute(const host::Instruction& instruction) {
+    std::visit(
+        Overloaded{
+            [&](const host::Allocate& a) {
+              if (a.alias_input >= 0) {
+                // The input's memory: what is written there, the caller sees.
+                tensors_[static_cast<size_t>(a.buffer)] =
+                    std::get<HostTensor>(arguments_[static_cast<size_t>(a.alias_input)]);
+              } else {
+                pending_[static_cast<size_t>(a.buffer)] = &a;
+              }
+            },
+            [&](const host::Deallocate& d) { tensors_[static_cast<size_t>(d.buffer)].reset(); },
+            [&](const host::LaunchKernel& l) { launch(l); },
+            [&](const host::Copy& c) {
+              const HostTensor source = std::get<HostTensor>(valueOf(c.source));
+              writeInto(c.target, source, "a copy");
+            },
+            [&](const host::Select& s) {
+              const Iteration& at = iterations_[static_cast<size_t>(s.loop)];
+              HostTensor source = std::get<HostTensor>(valueOf(s.source));
+              const int64_t start =
+                  s.ring_slots > 0 ? (at.index % s.ring_slots) * sliceLength(s.loop) : at.start;
+              tensors_[static_cast<size_t>(s.view)] = source.narrowed(s.axis, start, at.length);
+            },
+            // One CPU thread runs everything in order: streams change nothing here.
+            [&](const host::GetCurrentStream&) {},
+            [&](const host::SetCurrentStream&) {},
+            [&](const host::Synchronize&) {},
+            [&](const host::Communicate& c) {
+              BRAZE_INTERNAL_CHECK(communicate_ != nullptr)
+                  << "a single-device plan holds a communication: sharded fusions run on the "
+                     "multi-device runtime";
+              const HostTensor part = std::get<HostTensor>(valueOf(c.input));
+              writeInto(c.output, communicate_(c, part),
+                        "resharding segment " + std::to_string(c.segment));
+            },
+            // One CPU thread runs everything in order: a step is complete when it returns.
+            [&](const host::Wait&) {},
+            [&](const host::ForLoop& f) {
+              const host::Loop& loop = program_.loops[static_cast<size_t>(f.loop)];
+              const int64_t whole = extent(loop.extent);
+              const int64_t length = sliceLength(f.loop);
+              Iteration& at = iterations_[static_cast<size_t>(f.loop)];
+              for (int64_t i = 0; i < loop.slicing.slices(whole); ++i) {
+                at = {i, i * length, std::min(length, whole - i * length)};
+                for (const host::Instruction& inner : f.body) execute(inner);
+              }
+            },
+        },
+        instruction);
+  }
+
+  const host::HostProgram& program_;
+  const std::vector<FusionArgument>& arguments_;
+  ExpressionEvaluator& extents_;
+  Launch launch_;
+  Communicate communicate_;
+  std::vector<std::optional<HostTensor>> tensors_;
+  std::vector<const host::Allocate*> pending_;
+  std::vector<Iteration> iterations_;  // per loop: the iteration running now
+};
+
+}  // namespace braze::runtime_detail
