@@ -174,3 +174,25 @@ def test_simulate_a_two_by_two_mesh(rng):
         r, c = mesh.coordinates_of(device)
         np.testing.assert_allclose(y_part, 3 * whole[2 * r : 2 * r + 2, 3 * c : 3 * c + 3])
         np.testing.assert_allclose(rows_part, 3 * whole[2 * r : 2 * r + 2].sum(1), rtol=1e-5)
+
+
+def test_simulate_pipelines_an_allgather_over_stream_chunks(rng):
+    # x: [chunks, rows split over mesh_x, K]; y (replicated) is streamed over the chunks, so
+    # each chunk's allgather runs in the stream loop beside another chunk's compute.
+    mesh = DeviceMesh([0, 1])
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(
+            shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.Float
+        )
+        e = fd.ops.exp(x)
+        y = fd.ops.mul(e, e)
+        fd.add_output(y)
+        _split(x, mesh, 1)
+        y.set_device_mesh(mesh)
+        y.axis(0).parallelize(ParallelType.Stream)
+    program = braze.multidevice.program(fd)
+    assert "\n  communicate segment 1" in program, program  # inside the loop
+    whole = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    outputs = braze.multidevice.simulate(fd, [whole])
+    for device in (0, 1):
+        np.testing.assert_allclose(outputs[device][0], np.exp(whole) ** 2, rtol=1e-5)
