@@ -106,8 +106,8 @@ class Writer {
     for (const Val* input : fusion_.inputs()) {
       defineInput(input);
       if (const auto* tv = input->dynCast<TensorView>()) {
-        writeStreamAxis(*tv);
         writeSharding(*tv);
+        writeStreamAxis(*tv);
       }
     }
     const std::vector<Expr*> exprs = fusion_.exprs();
@@ -128,8 +128,8 @@ class Writer {
         writeExpr(*expr);
         for (const Val* output : expr->outputs()) {
           if (const auto* tv = output->dynCast<TensorView>()) {
-            writeStreamAxis(*tv);
             writeSharding(*tv);
+            writeStreamAxis(*tv);
           }
         }
       }
@@ -154,11 +154,18 @@ class Writer {
  private:
   void line(const std::string& text) { out_ << "    " << text << "\n"; }
 
-  // The split and parallelize calls that give `tv` its stream axis.
+  // The split and parallelize calls that give `tv` its stream axis, after its sharding: the
+  // sharded axes' splits before it move it along the loop domain.
   void writeStreamAxis(const TensorView& tv) {
     const std::optional<StreamAxis> axis = requestedStreamAxis(tv);
     if (!axis) return;
-    const std::string position = std::to_string(axis->axis);
+    int64_t loop_position = axis->axis;
+    if (const std::optional<Sharding> sharding = requestedSharding(tv)) {
+      for (const ShardedAxis& sharded : sharding->axes) {
+        if (sharded.axis < axis->axis && sharding->mesh.size(sharded.mesh_dim) > 1) ++loop_position;
+      }
+    }
+    const std::string position = std::to_string(loop_position);
     if (axis->by_count) {
       line(name(&tv) + ".split(" + position + ", " + std::to_string(axis->factor) + ", False)");
     } else if (axis->factor > 1) {

@@ -196,3 +196,27 @@ def test_simulate_pipelines_an_allgather_over_stream_chunks(rng):
     outputs = braze.multidevice.simulate(fd, [whole])
     for device in (0, 1):
         np.testing.assert_allclose(outputs[device][0], np.exp(whole) ** 2, rtol=1e-5)
+
+
+def test_the_repr_of_a_tensor_both_sharded_and_streamed_rebuilds_it():
+    from conftest import check_repro
+
+    mesh = DeviceMesh([0, 1])
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(
+            shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.Float
+        )
+        y = fd.ops.mul(fd.ops.exp(x), 2.0)
+        fd.add_output(y)
+        _split(x, mesh, 1)
+        y.set_device_mesh(mesh)
+        y.outer_split(0, 3)
+        y.axis(0).parallelize(ParallelType.Stream)
+        y.outer_split(2, 2)
+        y.axis(2).parallelize(ParallelType.mesh_x)
+    text = repr(fd)
+    # The sharding first (logical axis 1), then the stream split, at loop position 0.
+    assert "    T2.outer_split(1, 2)\n    T2.axis(1).parallelize(ParallelType.DIDx)\n" in text, text
+    assert "    T2.split(0, 3, False)\n    T2.axis(0).parallelize(ParallelType.Stream)\n" in text
+    again = check_repro(fd)
+    assert repr(again) == text

@@ -37,6 +37,10 @@ std::string StreamAxis::toString() const {
 
 namespace {
 
+bool isDeviceAxis(const IterDomain* id) {
+  return id->parallelType() == ParallelType::DIDx || id->parallelType() == ParallelType::DIDy;
+}
+
 // The StreamAxis that `tv`'s loop domain asks for, checked: its Stream loop axis is a logical
 // axis or the outer axis of one split of a logical axis by a constant, and nothing else of the
 // loop domain is scheduled.
@@ -75,12 +79,20 @@ StreamAxis streamAxisOf(const TensorView* tv, size_t loop_position) {
               ? ": the op reduces over it, so its slices cannot be computed apart. Stream over an "
                 "axis the reduction keeps"
               : ": it has one element. Stream over an axis with elements");
+  // Device axes of a sharded tensor may stand beside it: takeShardings checks and takes them.
+  for (const IterDomain* other : loop) {
+    if (!isDeviceAxis(other)) continue;
+    const ir_detail::LoopAxisOriginOrReason device = ir_detail::loopAxisOrigin(tv, other);
+    if (device.origin && device.origin->split != nullptr)
+      ir_detail::replaceBySplit(expected, tv, *device.origin);
+  }
   BRAZE_USER_CHECK(loop == expected)
       << ir_detail::tensorLabel(tv)
       << " has a stream-parallel axis and other scheduling on its loop domain; a "
-      << "definition schedules only its stream axis (the schedulers do the rest)";
+      << "definition schedules only its stream axis and sharded axes (the schedulers do the rest)";
   for (size_t i = 0; i < loop.size(); ++i) {
-    BRAZE_USER_CHECK(i == loop_position || loop[i]->parallelType() == ParallelType::Serial)
+    BRAZE_USER_CHECK(i == loop_position || loop[i]->parallelType() == ParallelType::Serial ||
+                     isDeviceAxis(loop[i]))
         << ir_detail::tensorLabel(tv) << " loop axis " << i << " (" << loop[i]->name() << ") is "
         << loop[i]->parallelType() << " beside its stream axis; a definition parallelizes only "
         << "its stream axis";

@@ -3,6 +3,7 @@
 // the attribute travels through clone, the printer and the canonical form, and every refusal.
 
 #include "braze/ir/sharding.h"
+#include "braze/ir/stream_axes.h"
 
 #include <gtest/gtest.h>
 
@@ -166,6 +167,7 @@ TEST(ShardingTest, ShardingsThatCannotBeTakenAreRefused) {
     p.y->parallelize(1, ParallelType::DIDx);
     p.y->parallelize(0, ParallelType::Stream);
     // Allowed on another axis: the sharding is taken, the stream axis left for takeStreamAxes.
+    EXPECT_EQ(requestedStreamAxis(*p.y)->axis, 0);  // read beside the device axis (repros)
     takeShardings(*p.fusion);
     EXPECT_EQ(p.y->sharding()->toString(), "mesh{0, 1} axis 1 over DIDx");
     EXPECT_EQ(p.y->loop()[0]->parallelType(), ParallelType::Stream);
