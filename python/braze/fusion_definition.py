@@ -399,10 +399,12 @@ class FusionDefinition:
         """The fusion's outputs for ``inputs`` (tensors, 0-d CPU tensors, Python numbers and
         lists of them). torch inputs give torch outputs, NumPy inputs NumPy outputs.
         ``scheduler`` forces one ("braze::inner_outer", "inner_outer", "inner_outer@1")."""
+        if self._sharded_executor is not None:
+            return self._execute_sharded(inputs, device, scheduler, unsupported)
         executor = self._executor
         if executor is None or unsupported:
-            if not unsupported and _braze.multidevice.is_sharded(self._fusion):
-                return self._execute_sharded(inputs, device, scheduler)
+            if _braze.multidevice.is_sharded(self._fusion):
+                return self._execute_sharded(inputs, device, scheduler, unsupported)
             executor = self._make_executor(unsupported)
         for position in self._in_place.values():
             target = inputs[position] if position < len(inputs) else None
@@ -423,11 +425,13 @@ class FusionDefinition:
             return outputs
         return self._write_aliases(inputs, outputs)
 
-    def _execute_sharded(self, inputs, device, scheduler):
+    def _execute_sharded(self, inputs, device, scheduler, unsupported):
         """This rank's parts of the outputs of a sharded definition, from its parts of the
         inputs on its GPU, over the process's communicator (braze.multidevice.communicator())."""
         from braze import multidevice
 
+        if unsupported:
+            raise Error(f"execute: Braze does not take {sorted(unsupported)}")
         if device is not None or scheduler:
             raise Error("execute: a sharded definition runs on its rank's GPU with the default "
                         "schedulers; leave device and scheduler out")

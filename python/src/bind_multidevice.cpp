@@ -4,9 +4,9 @@
 #include <pybind11/operators.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <exception>
 #include <set>
-#include <thread>
 
 #include "bindings.h"
 #include "braze/host/collectives.h"
@@ -64,39 +64,19 @@ class SimulatedRun {
     const std::vector<FusionArgument> whole = argumentsOf(inputs);
     const std::vector<int64_t> devices = this->devices();
     std::vector<std::vector<FusionArgument>> outputs(devices.size());
-    std::vector<std::exception_ptr> failures(devices.size());
+    std::vector<std::exception_ptr> failures;
     {
       py::gil_scoped_release released;
       host::SimulatedMesh mesh;
-      std::vector<std::thread> threads;
-      for (size_t k = 0; k < devices.size(); ++k) {
-        threads.emplace_back([&, k] {
-          try {
-            RunOptions options;
-            options.reference_evaluator = true;
-            outputs[k] =
-                executor_->run(partsFor(whole, devices[k]), mesh.device(devices[k]), options);
-          } catch (...) {
-            failures[k] = std::current_exception();
-            mesh.abort();
-          }
-        });
-      }
-      for (std::thread& thread : threads) thread.join();
+      failures = mesh.runEach(devices, [&](int64_t device, host::Collectives& collectives) {
+        RunOptions options;
+        options.reference_evaluator = true;
+        const size_t k = static_cast<size_t>(std::find(devices.begin(), devices.end(), device) -
+                                             devices.begin());
+        outputs[k] = executor_->run(partsFor(whole, device), collectives, options);
+      });
     }
-    // The first device's own failure, not another's "aborted" echo of it.
-    for (const std::exception_ptr& failure : failures) {
-      if (!failure) continue;
-      try {
-        std::rethrow_exception(failure);
-      } catch (const Error& error) {
-        if (std::string(error.what()).find("simulated mesh was aborted") == std::string::npos)
-          throw;
-      }
-    }
-    for (const std::exception_ptr& failure : failures) {
-      if (failure) std::rethrow_exception(failure);
-    }
+    host::SimulatedMesh::rethrowCause(failures);
     py::dict result;
     for (size_t k = 0; k < devices.size(); ++k)
       result[py::int_(devices[k])] = resultsOf(outputs[k], /*torch=*/false);

@@ -20,20 +20,21 @@ using driver::NcclRedOp;
 using driver::NcclResult;
 using Clock = std::chrono::steady_clock;
 
-const char* toString(ReduceOp op) {
+// How messages show a reduction, after the count: "allReduce of 4096 bfloat16 (sum)".
+const char* detailOf(ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum:
-      return "sum";
+      return "(sum)";
     case ReduceOp::Product:
-      return "product";
+      return "(product)";
     case ReduceOp::Max:
-      return "max";
+      return "(max)";
     case ReduceOp::Min:
-      return "min";
+      return "(min)";
     case ReduceOp::Average:
-      return "average";
+      return "(average)";
   }
-  return "unknown";
+  return "(unknown)";
 }
 
 NcclRedOp ncclOpOf(ReduceOp op) {
@@ -95,12 +96,6 @@ std::string describeNccl(NcclResult result, driver::NcclComm comm) {
   std::string text = description != nullptr ? description : "unknown NCCL error";
   if (last != nullptr && *last != '\0') text += std::string(" (") + last + ")";
   return text;
-}
-
-std::string describeCount(const char* collective, size_t count, DataType dtype) {
-  std::ostringstream text;
-  text << collective << " of " << count << " " << dtype;
-  return text.str();
 }
 
 }  // namespace
@@ -200,7 +195,7 @@ void Communicator::release() noexcept {
 
 void Communicator::fail(const std::string& reason) {
   failure_ = "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " (CUDA device " +
-             std::to_string(device_) + "): " + last_operation_ + " failed: " + reason;
+             std::to_string(device_) + "): " + last_operation_.toString() + " failed: " + reason;
   if (comm_ != nullptr) {
     // Abort, not destroy: destroy would wait for the work that cannot finish.
     driver::ncclApi().commAbort(comm_);
@@ -223,11 +218,25 @@ void Communicator::checkHealth() {
   }
 }
 
-void Communicator::begin(std::string what) {
+std::string Communicator::Operation::toString() const {
+  if (collective == nullptr) return "no collective yet";
+  std::ostringstream text;
+  text << collective << " of " << count << " " << dtype;
+  if (detail != nullptr) text << " " << detail;
+  if (peer >= 0) text << " " << peer;
+  return text.str();
+}
+
+void Communicator::begin(const char* collective, size_t count, DataType dtype, const char* detail,
+                         int64_t peer) {
   // An asynchronous error of earlier work surfaces here rather than as a hang later.
   checkHealth();
   driver::makePrimaryContextCurrent(device_);
-  last_operation_ = std::move(what);
+  last_operation_.collective = collective;
+  last_operation_.count = count;
+  last_operation_.dtype = dtype;
+  last_operation_.detail = detail;
+  last_operation_.peer = peer;
 }
 
 void Communicator::finish(NcclResult result, const char* call) {
@@ -236,13 +245,13 @@ void Communicator::finish(NcclResult result, const char* call) {
   // A bad argument leaves the communicator usable; a broken one is aborted by checkHealth.
   checkHealth();
   BRAZE_THROW() << "rank " << rank_ << " of " << size_ << ": " << call << " refused "
-                << last_operation_ << ": " << why;
+                << last_operation_.toString() << ": " << why;
 }
 
 void Communicator::allReduce(CUdeviceptr send, CUdeviceptr recv, size_t count, DataType dtype,
                              ReduceOp op, CUstream stream) {
   const NcclDataType type = ncclTypeOf(dtype, "allReduce", true);
-  begin(describeCount("allReduce", count, dtype) + " (" + toString(op) + ")");
+  begin("allReduce", count, dtype, detailOf(op));
   finish(driver::ncclApi().allReduce(pointerOf(send), mutablePointerOf(recv), count, type,
                                      ncclOpOf(op), comm_, stream),
          "ncclAllReduce");
@@ -251,7 +260,7 @@ void Communicator::allReduce(CUdeviceptr send, CUdeviceptr recv, size_t count, D
 void Communicator::allGather(CUdeviceptr send, CUdeviceptr recv, size_t send_count, DataType dtype,
                              CUstream stream) {
   const NcclDataType type = ncclTypeOf(dtype, "allGather", false);
-  begin(describeCount("allGather", send_count, dtype));
+  begin("allGather", send_count, dtype);
   finish(driver::ncclApi().allGather(pointerOf(send), mutablePointerOf(recv), send_count, type,
                                      comm_, stream),
          "ncclAllGather");
@@ -260,7 +269,7 @@ void Communicator::allGather(CUdeviceptr send, CUdeviceptr recv, size_t send_cou
 void Communicator::reduceScatter(CUdeviceptr send, CUdeviceptr recv, size_t recv_count,
                                  DataType dtype, ReduceOp op, CUstream stream) {
   const NcclDataType type = ncclTypeOf(dtype, "reduceScatter", true);
-  begin(describeCount("reduceScatter", recv_count, dtype) + " (" + toString(op) + ")");
+  begin("reduceScatter", recv_count, dtype, detailOf(op));
   finish(driver::ncclApi().reduceScatter(pointerOf(send), mutablePointerOf(recv), recv_count, type,
                                          ncclOpOf(op), comm_, stream),
          "ncclReduceScatter");
@@ -271,7 +280,7 @@ void Communicator::broadcast(CUdeviceptr send, CUdeviceptr recv, size_t count, D
   BRAZE_USER_CHECK(root >= 0 && root < size_)
       << "broadcast from root " << root << ": the communicator has ranks 0 .. " << size_ - 1;
   const NcclDataType type = ncclTypeOf(dtype, "broadcast", false);
-  begin(describeCount("broadcast", count, dtype) + " from rank " + std::to_string(root));
+  begin("broadcast", count, dtype, "from rank", root);
   finish(driver::ncclApi().broadcast(pointerOf(send), mutablePointerOf(recv), count, type,
                                      static_cast<int>(root), comm_, stream),
          "ncclBroadcast");
@@ -282,7 +291,7 @@ void Communicator::send(CUdeviceptr send, size_t count, DataType dtype, int64_t 
   BRAZE_USER_CHECK(peer >= 0 && peer < size_)
       << "send to rank " << peer << ": the communicator has ranks 0 .. " << size_ - 1;
   const NcclDataType type = ncclTypeOf(dtype, "send", false);
-  begin(describeCount("send", count, dtype) + " to rank " + std::to_string(peer));
+  begin("send", count, dtype, "to rank", peer);
   finish(
       driver::ncclApi().send(pointerOf(send), count, type, static_cast<int>(peer), comm_, stream),
       "ncclSend");
@@ -293,7 +302,7 @@ void Communicator::recv(CUdeviceptr recv, size_t count, DataType dtype, int64_t 
   BRAZE_USER_CHECK(peer >= 0 && peer < size_)
       << "recv from rank " << peer << ": the communicator has ranks 0 .. " << size_ - 1;
   const NcclDataType type = ncclTypeOf(dtype, "recv", false);
-  begin(describeCount("recv", count, dtype) + " from rank " + std::to_string(peer));
+  begin("recv", count, dtype, "from rank", peer);
   finish(driver::ncclApi().recv(mutablePointerOf(recv), count, type, static_cast<int>(peer), comm_,
                                 stream),
          "ncclRecv");
@@ -302,7 +311,7 @@ void Communicator::recv(CUdeviceptr recv, size_t count, DataType dtype, int64_t 
 void Communicator::allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per_rank,
                             DataType dtype, CUstream stream) {
   const NcclDataType type = ncclTypeOf(dtype, "allToAll", false);
-  begin(describeCount("allToAll", count_per_rank, dtype) + " per rank");
+  begin("allToAll", count_per_rank, dtype, "per rank");
   const driver::NcclApi& nccl = driver::ncclApi();
   const size_t block_bytes = count_per_rank * static_cast<size_t>(sizeInBytes(dtype));
   NcclResult result = nccl.groupStart();

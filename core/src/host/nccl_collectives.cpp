@@ -107,6 +107,15 @@ std::string listOf(const std::vector<int64_t>& devices) {
   return text + "}";
 }
 
+// The length of each device's part along dim `axis` of `sizes`, split in `n`.
+int64_t partLength(const Communication& communication, const std::vector<int64_t>& sizes,
+                   int64_t axis, int64_t n) {
+  const int64_t along = sizes[static_cast<size_t>(axis)];
+  BRAZE_USER_CHECK(along % n == 0) << communication.toString() << ": dim " << axis << " has "
+                                   << along << " elements, not a multiple of " << n;
+  return along / n;
+}
+
 std::vector<int64_t> withAxis(std::vector<int64_t> sizes, int64_t axis, int64_t size) {
   sizes[static_cast<size_t>(axis)] = size;
   return sizes;
@@ -169,10 +178,8 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
     }
     case Kind::ReduceScatter: {
       const int64_t axis = communication.output_axis;
-      const int64_t along = sizes[static_cast<size_t>(axis)];
-      BRAZE_USER_CHECK(along % n == 0) << communication.toString() << ": dim " << axis << " has "
-                                       << along << " elements, not a multiple of " << n;
-      DeviceTensor output = DeviceTensor::empty(dtype, withAxis(sizes, axis, along / n), device);
+      const int64_t part = partLength(communication, sizes, axis, n);
+      DeviceTensor output = DeviceTensor::empty(dtype, withAxis(sizes, axis, part), device);
       const PartLayout layout = layoutOf(sizes, axis, n, dtype);
       CUdeviceptr source = input.data();
       DeviceTensor blocks;
@@ -190,12 +197,10 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
       // receives is device i's part along input_axis, of this device's part along output_axis.
       const int64_t from = communication.input_axis;
       const int64_t to = communication.output_axis;
-      const int64_t along = sizes[static_cast<size_t>(to)];
-      BRAZE_USER_CHECK(along % n == 0) << communication.toString() << ": dim " << to << " has "
-                                       << along << " elements, not a multiple of " << n;
+      const int64_t part = partLength(communication, sizes, to, n);
       DeviceTensor sent = DeviceTensor::empty(dtype, sizes, device);
       pack(input.data(), layoutOf(sizes, to, n, dtype), n, sent.data(), stream);
-      std::vector<int64_t> out_sizes = withAxis(sizes, to, along / n);
+      std::vector<int64_t> out_sizes = withAxis(sizes, to, part);
       out_sizes = withAxis(out_sizes, from, out_sizes[static_cast<size_t>(from)] * n);
       DeviceTensor received = DeviceTensor::empty(dtype, out_sizes, device);
       communicator_.allToAll(sent.data(), received.data(), count / static_cast<size_t>(n), dtype,
@@ -206,10 +211,8 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
     }
     case Kind::LocalSlice: {
       const int64_t axis = communication.output_axis;
-      const int64_t along = sizes[static_cast<size_t>(axis)];
-      BRAZE_USER_CHECK(along % n == 0) << communication.toString() << ": dim " << axis << " has "
-                                       << along << " elements, not a multiple of " << n;
-      DeviceTensor output = DeviceTensor::empty(dtype, withAxis(sizes, axis, along / n), device);
+      const int64_t part = partLength(communication, sizes, axis, n);
+      DeviceTensor output = DeviceTensor::empty(dtype, withAxis(sizes, axis, part), device);
       const PartLayout layout = layoutOf(sizes, axis, n, dtype);
       copy2D(input.data() + static_cast<size_t>(communicator_.rank()) * layout.run_bytes,
              layout.pitch_bytes, output.data(), layout.run_bytes, layout.run_bytes, layout.outer,

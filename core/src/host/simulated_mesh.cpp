@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <type_traits>
 
 #include "braze/error.h"
@@ -147,6 +148,12 @@ HostTensor combineParts(const Communication& communication, const std::vector<Ho
   return parts.front();
 }
 
+// What a device raises when another device's failure aborted the mesh: not the cause.
+class MeshAborted : public Error {
+ public:
+  using Error::Error;
+};
+
 struct SimulatedMesh::State {
   struct Step {
     std::vector<std::optional<HostTensor>> parts;
@@ -211,8 +218,8 @@ class SimulatedMesh::Device : public Collectives {
       BRAZE_USER_CHECK(came) << "device " << device_ << " waited " << state_.timeout.count()
                              << " ms in " << step.what << " for devices" << missing.str()
                              << ", which never came";
-      throw Error("device " + std::to_string(device_) + " stopped in " + step.what +
-                  ": another device's run failed (the simulated mesh was aborted)");
+      throw MeshAborted("device " + std::to_string(device_) + " stopped in " + step.what +
+                        ": another device's run failed (the simulated mesh was aborted)");
     }
     HostTensor result = *step.results[position];
     if (++step.taken == team.size()) state_.pending.erase(key);
@@ -242,6 +249,39 @@ void SimulatedMesh::abort() {
   std::lock_guard lock(state_->mutex);
   state_->aborted = true;
   state_->changed.notify_all();
+}
+
+std::vector<std::exception_ptr> SimulatedMesh::runEach(
+    const std::vector<int64_t>& devices,
+    const std::function<void(int64_t device, Collectives& collectives)>& body) {
+  std::vector<std::exception_ptr> failures(devices.size());
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < devices.size(); ++k) {
+    threads.emplace_back([&, k] {
+      try {
+        body(devices[k], device(devices[k]));
+      } catch (...) {
+        failures[k] = std::current_exception();
+        abort();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return failures;
+}
+
+void SimulatedMesh::rethrowCause(const std::vector<std::exception_ptr>& failures) {
+  for (const std::exception_ptr& failure : failures) {
+    if (!failure) continue;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const MeshAborted&) {
+      // Another device's failure stopped this one.
+    }
+  }
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
 }
 
 int64_t SimulatedMesh::steps() const {

@@ -8,6 +8,7 @@
 #include "braze/error.h"
 #include "braze/eval/argument_binding.h"
 #include "braze/eval/expression_evaluator.h"
+#include "braze/eval/strided_layout.h"
 #include "braze/host/resharding.h"
 #include "braze/host/sharding_propagation.h"
 #include "braze/host/stream_stages.h"
@@ -33,13 +34,6 @@ Segment regionOf(const Fusion& fusion, std::span<const Expr* const> exprs) {
     tv->setStreamAxis(std::nullopt);  // the multi-device program runs the loop
   }
   return segment;
-}
-
-std::vector<int64_t> denseStrides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (size_t d = sizes.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * std::max<int64_t>(sizes[d], 1);
-  return strides;
 }
 
 // The whole tensor's sizes, from a device's part of fusion input `tv` (input `index`).
@@ -123,7 +117,12 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
   for (size_t s = 0; s < segmented_.segments.size(); ++s)
     segmented_.segments[s].id = static_cast<int64_t>(s);
   segmented_.original = &fusion;
-  regions_.resize(segmented_.segments.size());
+  // Each region's executor cache, made now so that runs on every device share it unlocked.
+  for (size_t s = 0; s < segmented_.segments.size(); ++s) {
+    regions_.push_back(communications_[s] ? nullptr
+                                          : std::make_unique<FusionExecutorCache>(
+                                                *segmented_.segments[s].fusion, options_));
+  }
 
   host::HostProgramOptions program_options;
   program_options.streams = multidevice.stream_pool;
@@ -166,20 +165,14 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
               device_part.defined(), device_part.describe()};
     }
     info.sizes = globalSizes(*tv, info.sizes, i, device);
-    info.strides = denseStrides(info.sizes);
+    info.strides = contiguousStrides(info.sizes);
     whole.emplace_back(std::move(info));
   }
   ExpressionEvaluator extents;
   validateAndBindArguments(fusion, whole, "MultiDeviceExecutor::run", extents);
 
   auto regionFor = [&](int32_t segment) -> FusionExecutorCache& {
-    std::lock_guard lock(mutex_);
-    std::unique_ptr<FusionExecutorCache>& cache = regions_[static_cast<size_t>(segment)];
-    if (!cache) {
-      cache = std::make_unique<FusionExecutorCache>(
-          *segmented_.segments[static_cast<size_t>(segment)].fusion, options_);
-    }
-    return *cache;
+    return *regions_[static_cast<size_t>(segment)];
   };
   const bool on_host = std::none_of(inputs.begin(), inputs.end(), [](const FusionArgument& a) {
     return std::holds_alternative<DeviceTensor>(a);

@@ -91,10 +91,6 @@ void expectMatchesReference(const Fusion& definition, const std::vector<HostTens
     test::expectClose(std::get<DeviceTensor>(outputs[o]).toHost(), expected[o], tolerance);
 }
 
-void shard(TensorView* tv, const DeviceMesh& mesh, int64_t axis) {
-  test::shardAxis(tv, mesh, axis);
-}
-
 TEST_F(MultiDeviceGpuTest, EverySharedCaseOnOneRank) {
   for (const std::string& name : test::shardedCaseNames()) {
     SCOPED_TRACE(name);
@@ -112,7 +108,7 @@ TEST_F(MultiDeviceGpuTest, AllgatherMatmulAndMatmulReduceScatter) {
     TensorView* w = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
     TensorView* y = matmul(x, w);
     fusion->addOutput(y);
-    shard(x, mesh, 0);
+    test::shardAxis(x, mesh, 0);
     w->setDeviceMesh(mesh);
     y->setDeviceMesh(mesh);
     expectMatchesReference(*fusion,
@@ -126,9 +122,9 @@ TEST_F(MultiDeviceGpuTest, AllgatherMatmulAndMatmulReduceScatter) {
     TensorView* b = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
     TensorView* c = relu(matmul(a, b));
     fusion->addOutput(c);
-    shard(a, mesh, 1);
-    shard(b, mesh, 0);
-    shard(c, mesh, 1);  // columns: the reduce-scatter packs an inner axis
+    test::shardAxis(a, mesh, 1);
+    test::shardAxis(b, mesh, 0);
+    test::shardAxis(c, mesh, 1);  // columns: the reduce-scatter packs an inner axis
     expectMatchesReference(*fusion,
                            {random.uniform(DataType::BFloat16, {128, 256}),
                             random.uniform(DataType::BFloat16, {256, 64})},
@@ -147,9 +143,9 @@ TEST_F(MultiDeviceGpuTest, ReductionsAllToAllAndLocalSlices) {
   TensorView* z = add(y, r);
   fusion->addOutput(columns);
   fusion->addOutput(z);
-  shard(x, mesh, 0);
+  test::shardAxis(x, mesh, 0);
   r->setDeviceMesh(mesh);
-  shard(y, mesh, 1);
+  test::shardAxis(y, mesh, 1);
   expectMatchesReference(
       *fusion,
       {random.uniform(DataType::Float32, {64, 96}), random.uniform(DataType::Float32, {64, 96})},

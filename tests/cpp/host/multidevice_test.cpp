@@ -6,8 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <exception>
-#include <thread>
 
 #include "braze/eval/reference_evaluator.h"
 #include "braze/host/resharding.h"
@@ -41,30 +42,20 @@ std::vector<std::vector<HostTensor>> runOnMesh(MultiDeviceExecutor& executor,
                                                const std::vector<int64_t>& devices) {
   host::SimulatedMesh mesh(std::chrono::seconds(120));
   std::vector<std::vector<HostTensor>> outputs(devices.size());
-  std::vector<std::exception_ptr> failures(devices.size());
-  std::vector<std::thread> threads;
-  for (size_t k = 0; k < devices.size(); ++k) {
-    threads.emplace_back([&, k] {
-      try {
-        std::vector<FusionArgument> parts;
-        for (size_t i = 0; i < whole.size(); ++i) {
-          parts.emplace_back(
-              shardOf(whole[i], *executor.fusion().inputs()[i]->as<TensorView>(), devices[k]));
-        }
-        RunOptions options;
-        options.reference_evaluator = true;
-        for (FusionArgument& output : executor.run(parts, mesh.device(devices[k]), options))
-          outputs[k].push_back(std::get<HostTensor>(output));
-      } catch (...) {
-        failures[k] = std::current_exception();
-        mesh.abort();
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  for (const std::exception_ptr& failure : failures) {
-    if (failure) std::rethrow_exception(failure);
-  }
+  host::SimulatedMesh::rethrowCause(mesh.runEach(devices, [&](int64_t device,
+                                                              host::Collectives& collectives) {
+    std::vector<FusionArgument> parts;
+    for (size_t i = 0; i < whole.size(); ++i) {
+      parts.emplace_back(
+          shardOf(whole[i], *executor.fusion().inputs()[i]->as<TensorView>(), device));
+    }
+    RunOptions options;
+    options.reference_evaluator = true;
+    const size_t k =
+        static_cast<size_t>(std::find(devices.begin(), devices.end(), device) - devices.begin());
+    for (FusionArgument& output : executor.run(parts, collectives, options))
+      outputs[k].push_back(std::get<HostTensor>(output));
+  }));
   return outputs;
 }
 
@@ -230,21 +221,12 @@ TEST(MultiDeviceTest, RefusesWhatItCannotRunNamingTheTensor) {
     const std::vector<HostTensor> parts = {random.uniform(DataType::Float32, {3}),
                                            random.uniform(DataType::Float32, {4})};
     host::SimulatedMesh mesh(std::chrono::seconds(30));
-    std::vector<std::exception_ptr> failures(2);
-    std::vector<std::thread> threads;
-    for (int64_t d = 0; d < 2; ++d) {
-      threads.emplace_back([&, d] {
-        try {
+    const std::vector<std::exception_ptr> failures =
+        mesh.runEach({0, 1}, [&](int64_t device, host::Collectives& collectives) {
           RunOptions options;
           options.reference_evaluator = true;
-          executor.run({parts[static_cast<size_t>(d)]}, mesh.device(d), options);
-        } catch (...) {
-          failures[static_cast<size_t>(d)] = std::current_exception();
-          mesh.abort();
-        }
-      });
-    }
-    for (std::thread& t : threads) t.join();
+          executor.run({parts[static_cast<size_t>(device)]}, collectives, options);
+        });
     ASSERT_TRUE(failures[0] && failures[1]);
     // The device that completes the step reports the mismatch; the other stops with it.
     const int64_t reported = std::count_if(failures.begin(), failures.end(), [](auto failure) {

@@ -11,15 +11,10 @@
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
 #include "braze/ops/shape.h"
+#include "support/sharded_cases.h"
 
 namespace braze {
 namespace {
-
-void shard(TensorView* tv, const DeviceMesh& mesh, int64_t axis) {
-  tv->setDeviceMesh(mesh);
-  tv->split(axis, mesh.size(), /*inner_split=*/false);
-  tv->parallelize(axis, ParallelType::DIDx);
-}
 
 std::vector<ShardedAxis> axesOf(const TensorView* tv) {
   EXPECT_TRUE(tv->sharding().has_value()) << tv->name() << " has no sharding";
@@ -36,7 +31,7 @@ TEST(ShardingPropagationTest, ElementwiseOpsCarryTheShardedAxisForward) {
   fusion->addOutput(rows);
   fusion->addOutput(cols);
   const DeviceMesh mesh = DeviceMesh::ofSize(4);
-  shard(x, mesh, 0);
+  test::shardAxis(x, mesh, 0);
   takeShardings(*fusion);
   EXPECT_EQ(propagateShardings(*fusion), 4);
   for (const TensorView* tv : {y, z, rows}) {
@@ -53,7 +48,7 @@ TEST(ShardingPropagationTest, OutputsPlaceTheInputsBackward) {
   TensorView* w = makeSymbolicTensor(*fusion, 1);
   TensorView* y = mul(x, broadcast(w, {true, false}));
   fusion->addOutput(y);
-  shard(y, DeviceMesh::ofSize(2), 1);  // columns sharded
+  test::shardAxis(y, DeviceMesh::ofSize(2), 1);  // columns sharded
   takeShardings(*fusion);
   propagateShardings(*fusion);
   EXPECT_EQ(axesOf(x), (std::vector<ShardedAxis>{{1, 0}}));
@@ -69,8 +64,8 @@ TEST(ShardingPropagationTest, AColumnShardedWeightShardsTheMatmulsN) {
   TensorView* d = relu(c);
   fusion->addOutput(d);
   const DeviceMesh mesh = DeviceMesh::ofSize(8);
-  a->setDeviceMesh(mesh);  // replicated activations [M, K]
-  shard(b, mesh, 1);       // the weight [K, N], N split over 8 devices
+  a->setDeviceMesh(mesh);       // replicated activations [M, K]
+  test::shardAxis(b, mesh, 1);  // the weight [K, N], N split over 8 devices
   takeShardings(*fusion);
   EXPECT_EQ(propagateShardings(*fusion), 2);
   EXPECT_EQ(axesOf(c), (std::vector<ShardedAxis>{{1, 0}}));
@@ -84,7 +79,7 @@ TEST(ShardingPropagationTest, ARowShardedActivationShardsTheMatmulsMAndNotItsK) 
   TensorView* b = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
   TensorView* c = matmul(a, b);
   fusion->addOutput(c);
-  shard(c, DeviceMesh::ofSize(4), 0);  // the output's M
+  test::shardAxis(c, DeviceMesh::ofSize(4), 0);  // the output's M
   takeShardings(*fusion);
   propagateShardings(*fusion);
   EXPECT_EQ(axesOf(a), (std::vector<ShardedAxis>{{0, 0}}));
@@ -96,7 +91,7 @@ TEST(ShardingPropagationTest, WhatTheUserPlacedIsKept) {
   TensorView* x = makeSymbolicTensor(*fusion, 2);
   TensorView* y = exp(x);
   fusion->addOutput(y);
-  shard(x, DeviceMesh::ofSize(2), 0);
+  test::shardAxis(x, DeviceMesh::ofSize(2), 0);
   y->setDeviceMesh(DeviceMesh::ofSize(2));  // replicated: an allgather the runtime inserts
   takeShardings(*fusion);
   EXPECT_EQ(propagateShardings(*fusion), 0);

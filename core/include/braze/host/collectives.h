@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -80,8 +82,17 @@ class SimulatedMesh {
   Collectives& device(int64_t device);
   /// Wakes every device waiting in a step, which then raises; later steps raise at once.
   void abort();
+  /// Runs `body(device, its collectives)` for every device of `devices` at once, each on a
+  /// thread of its own; a device whose body throws aborts the mesh, so the others stop instead
+  /// of waiting for it. Returns each device's failure (null where its body returned).
+  std::vector<std::exception_ptr> runEach(
+      const std::vector<int64_t>& devices,
+      const std::function<void(int64_t device, Collectives& collectives)>& body);
   /// Steps run so far, counting each team's step once.
   int64_t steps() const;
+  /// Rethrows the failure that stopped a runEach: the first that is not another device
+  /// stopping because the mesh was aborted. Returns when there is none.
+  static void rethrowCause(const std::vector<std::exception_ptr>& failures);
 
  private:
   struct State;

@@ -90,9 +90,21 @@ class Communicator {
  private:
   Communicator(driver::NcclComm comm, const LaunchEnvironment& launch, int device,
                CommunicatorOptions options);
-  /// Checks the state before enqueueing, makes the device current and records `what` for
-  /// later messages.
-  void begin(std::string what);
+  /// The collective last enqueued, kept as its parts (formatted only when a message needs it:
+  /// enqueueing stays free of string building). `detail` follows the count: "(sum)",
+  /// "per rank", or with `peer` >= 0 "from rank" / "to rank".
+  struct Operation {
+    const char* collective = nullptr;  ///< null: none yet
+    size_t count = 0;
+    DataType dtype = DataType::Float32;
+    const char* detail = nullptr;
+    int64_t peer = -1;
+    std::string toString() const;
+  };
+  /// Checks the state before enqueueing, makes the device current and records the collective
+  /// for later messages.
+  void begin(const char* collective, size_t count, DataType dtype, const char* detail = nullptr,
+             int64_t peer = -1);
   /// Throws naming the call when an enqueue failed; aborts first when NCCL says the
   /// communicator is broken.
   void finish(driver::NcclResult result, const char* call);
@@ -105,7 +117,7 @@ class Communicator {
   int64_t local_rank_ = 0;
   int device_ = 0;
   CommunicatorOptions options_;
-  std::string last_operation_ = "no collective yet";
+  Operation last_operation_;
   std::string failure_;
 };
 

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "braze/host/collectives.h"
@@ -60,8 +59,7 @@ class MultiDeviceExecutor {
   host::HostProgram program_;
   std::vector<std::optional<Communication>> communications_;  // by segment
   ExecutorCacheOptions options_;
-  std::mutex mutex_;                                           // guards regions_
-  std::vector<std::unique_ptr<FusionExecutorCache>> regions_;  // by segment, made on first run
+  std::vector<std::unique_ptr<FusionExecutorCache>> regions_;  // by segment; null for steps
 };
 
 /// The part of `whole` (a tensor of a sharded definition, as its global shape) that `device`
