@@ -94,15 +94,66 @@ class SimulatedRun {
   std::shared_ptr<MultiDeviceExecutor> executor_;
 };
 
+/// A store the caller already has, from Python: any object with `set(key, value)` and
+/// `get(key)` on bytes, as torch.distributed's stores (TCPStore, FileStore, the default process
+/// group's) have. Under torchrun, torchrun's own store serves MASTER_PORT, so Braze's TCP store
+/// cannot: the ranks meet through it instead.
+class PythonStore final : public host::Store {
+ public:
+  explicit PythonStore(py::object store) : store_(std::move(store)) {}
+  ~PythonStore() override {
+    py::gil_scoped_acquire held;
+    store_ = py::object();
+  }
+
+  void set(const std::string& key, std::string_view value) override {
+    py::gil_scoped_acquire held;
+    store_.attr("set")(key, py::bytes(value.data(), value.size()));
+  }
+  std::string get(const std::string& key, std::chrono::milliseconds timeout) override {
+    py::gil_scoped_acquire held;
+    // torch's stores wait for a key in get(), up to their own timeout; a wait() with ours
+    // first, where the store has one, makes the wait the one the caller asked for.
+    if (py::hasattr(store_, "wait")) {
+      try {
+        py::object datetime = py::module_::import("datetime");
+        store_.attr("wait")(py::list(py::make_tuple(key)),
+                            datetime.attr("timedelta")(py::arg("milliseconds") = timeout.count()));
+      } catch (py::error_already_set& e) {
+        if (!e.matches(PyExc_TypeError)) throwTimeout(key, timeout);
+      }
+    }
+    try {
+      return store_.attr("get")(key).cast<std::string>();
+    } catch (py::error_already_set& e) {
+      BRAZE_USER_CHECK(false) << "could not get key '" << key << "' from " << describe() << ": "
+                              << e.what()
+                              << ". Did rank 0 join through the same store, with the same launch?";
+    }
+    return {};
+  }
+  std::string describe() const override {
+    py::gil_scoped_acquire held;
+    return "the store " + py::repr(store_).cast<std::string>();
+  }
+
+ private:
+  py::object store_;
+};
+
 /// This process's rank of an NCCL communicator over every process of the launch (torchrun,
-/// mpirun, srun), made on first use: the store is a TCP store at MASTER_ADDR:MASTER_PORT served
-/// by rank 0, or a shared folder (`store_path`) where the launcher sets no address.
+/// mpirun, srun), made on first use: the ranks meet through `store` (a store object from
+/// Python), a shared folder (`store_path`), or a TCP store at MASTER_ADDR:MASTER_PORT served
+/// by rank 0.
 class PyCommunicator {
  public:
-  PyCommunicator(std::optional<std::string> store_path, std::optional<int> device, double timeout_s)
+  PyCommunicator(std::optional<std::string> store_path, std::optional<int> device, double timeout_s,
+                 py::object store)
       : launch_(host::readLaunchEnvironment()) {
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-    if (store_path) {
+    if (!store.is_none()) {
+      store_ = std::make_unique<PythonStore>(std::move(store));
+    } else if (store_path) {
       store_ = std::make_unique<host::FileStore>(*store_path);
     } else if (launch_.world_size == 1 && !launch_.master_address) {
       // One process: a store of its own on a free loopback port.
@@ -128,11 +179,39 @@ class PyCommunicator {
   host::NcclCollectives& collectives() { return *collectives_; }
   host::Communicator& communicator() { return *communicator_; }
 
+  // The collectives on raw device pointers and a stream (the Python layer passes torch
+  // tensors' pointers and torch's current stream): for measuring the communicator itself.
+  void allReduce(uintptr_t send, uintptr_t recv, size_t count, const std::string& dtype) {
+    communicator_->allReduce(send, recv, count, dtypeNamed(dtype), host::ReduceOp::Sum, stream_);
+  }
+  void allGather(uintptr_t send, uintptr_t recv, size_t send_count, const std::string& dtype) {
+    communicator_->allGather(send, recv, send_count, dtypeNamed(dtype), stream_);
+  }
+  void reduceScatter(uintptr_t send, uintptr_t recv, size_t recv_count, const std::string& dtype) {
+    communicator_->reduceScatter(send, recv, recv_count, dtypeNamed(dtype), host::ReduceOp::Sum,
+                                 stream_);
+  }
+  void setStream(uintptr_t stream) { stream_ = reinterpret_cast<CUstream>(stream); }
+  void waitFor() {
+    py::gil_scoped_release released;
+    communicator_->waitFor(stream_);
+  }
+
  private:
+  static DataType dtypeNamed(const std::string& name) {
+    if (name == "float32") return DataType::Float32;
+    if (name == "bfloat16") return DataType::BFloat16;
+    if (name == "float16") return DataType::Float16;
+    BRAZE_USER_CHECK(false) << "Communicator: dtype " << name
+                            << " is not one of float32, bfloat16, float16";
+    return DataType::Float32;
+  }
+
   host::LaunchEnvironment launch_;
   std::unique_ptr<host::Store> store_;
   std::unique_ptr<host::Communicator> communicator_;
   std::unique_ptr<host::NcclCollectives> collectives_;
+  CUstream stream_ = nullptr;
 };
 
 /// `fd.execute` of a sharded definition: this rank's parts in (CUDA tensors), its parts out.
@@ -213,14 +292,24 @@ void bindMultidevice(py::module_& m) {
   py::class_<PyCommunicator>(m, "Communicator",
                              "This process's rank of an NCCL communicator over every process "
                              "of the launch (torchrun, mpirun, srun)")
-      .def(py::init<std::optional<std::string>, std::optional<int>, double>(),
+      .def(py::init<std::optional<std::string>, std::optional<int>, double, py::object>(),
            py::arg("store_path") = py::none(), py::arg("device") = py::none(),
-           py::arg("timeout_s") = 600.0)
+           py::arg("timeout_s") = 600.0, py::arg("store") = py::none())
       .def_property_readonly("rank", &PyCommunicator::rank)
       .def_property_readonly("size", &PyCommunicator::size)
       .def_property_readonly("local_rank", &PyCommunicator::localRank)
       .def_property_readonly("device", &PyCommunicator::device)
-      .def_property_readonly("launcher", &PyCommunicator::launcher);
+      .def_property_readonly("launcher", &PyCommunicator::launcher)
+      .def("_all_reduce", &PyCommunicator::allReduce, py::arg("send"), py::arg("recv"),
+           py::arg("count"), py::arg("dtype"))
+      .def("_all_gather", &PyCommunicator::allGather, py::arg("send"), py::arg("recv"),
+           py::arg("send_count"), py::arg("dtype"))
+      .def("_reduce_scatter", &PyCommunicator::reduceScatter, py::arg("send"), py::arg("recv"),
+           py::arg("recv_count"), py::arg("dtype"))
+      .def("_set_stream", &PyCommunicator::setStream, py::arg("stream"))
+      .def("wait", &PyCommunicator::waitFor,
+           "Waits for the collectives enqueued so far; raises (and aborts the communicator) "
+           "when a peer died or stalled past the timeout");
   py::class_<ShardedExecutor>(m, "ShardedExecutor",
                               "fd.execute of a sharded definition on this rank's GPU")
       .def(py::init<const std::shared_ptr<Fusion>&>(), py::arg("fusion"))

@@ -220,3 +220,65 @@ def test_the_repr_of_a_tensor_both_sharded_and_streamed_rebuilds_it():
     assert "    T2.split(0, 3, False)\n    T2.axis(0).parallelize(ParallelType.Stream)\n" in text
     again = check_repro(fd)
     assert repr(again) == text
+
+
+class _DictStore:
+    """A store as torch.distributed's look from Braze: set and get of bytes."""
+
+    def __init__(self):
+        self.values = {}
+
+    def set(self, key, value):
+        self.values[key] = bytes(value)
+
+    def get(self, key):
+        return self.values[key]
+
+
+def test_outside_a_launch_there_is_no_torch_store(monkeypatch):
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    assert braze.multidevice._torch_store(1.0) is None
+
+
+def test_a_python_store_that_never_gets_the_key_is_a_message():
+    # Rank 1 of two waits for rank 0's id in a store where nobody puts it: the error names the
+    # store, not a KeyError from deep inside.
+    from conftest import cuda_torch
+
+    if cuda_torch() is None:
+        pytest.skip("makes an NCCL communicator: needs a GPU")
+    import os
+
+    env = {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "0"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        with pytest.raises(braze.Error, match="_DictStore|store"):
+            braze.multidevice.Communicator(store=_DictStore(), timeout_s=1.0)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def test_collectives_of_a_one_rank_communicator_through_a_python_store():
+    from conftest import cuda_torch
+
+    torch = cuda_torch()
+    if torch is None:
+        pytest.skip("needs PyTorch with a CUDA device")
+    store = _DictStore()
+    comm = braze.multidevice.Communicator(store=store, device=0)
+    assert store.values, "rank 0 put NCCL's id in the Python store"
+    assert (comm.rank, comm.size) == (0, 1)
+    x = torch.randn(1000, device="cuda", dtype=torch.bfloat16)
+    expected = x.clone()
+    braze.multidevice.all_reduce(x, comm)
+    out = torch.full((1000,), float("nan"), device="cuda", dtype=torch.bfloat16)
+    braze.multidevice.all_gather(out, x, comm)
+    scattered = torch.full((1000,), float("nan"), device="cuda", dtype=torch.bfloat16)
+    braze.multidevice.reduce_scatter(scattered, x, comm)
+    comm.wait()
+    assert torch.equal(x, expected) and torch.equal(out, expected) and torch.equal(scattered, expected)

@@ -180,8 +180,16 @@ std::shared_ptr<DeviceMemory> DeviceMemory::allocateOnStream(int device, size_t 
   return memory;
 }
 
+std::shared_ptr<DeviceMemory> DeviceMemory::borrow(int device, CUdeviceptr pointer, size_t bytes,
+                                                   std::shared_ptr<void> owner) {
+  std::shared_ptr<DeviceMemory> memory(new DeviceMemory(device, bytes));
+  memory->pointer_ = pointer;
+  memory->owner_ = owner ? std::move(owner) : std::make_shared<int>(0);
+  return memory;
+}
+
 DeviceMemory::~DeviceMemory() {
-  if (pointer_ == 0) return;
+  if (pointer_ == 0 || owner_ != nullptr) return;
   if (kept_bytes_ != 0 && DefaultStreamBlocks::instance().keep(device_, kept_bytes_, pointer_))
     return;
   // Destructors must not throw; at process exit the driver may already be shut down

@@ -8,7 +8,9 @@
 #include <numeric>
 
 #include "braze/driver/cuda_driver.h"
+#include "braze/driver/device_memory.h"
 #include "braze/error.h"
+#include "braze/eval/strided_layout.h"
 #include "braze/host/collectives.h"
 #include "braze/host/communicator.h"
 
@@ -16,7 +18,8 @@ namespace braze::host {
 
 DeviceTensor Collectives::runOnDevice(const Communication& communication,
                                       const std::vector<int64_t>& /*team*/,
-                                      const DeviceTensor& /*input*/, CUstream /*stream*/) {
+                                      const DeviceTensor& /*input*/, CUstream /*stream*/,
+                                      const DeviceTensor* /*into*/) {
   BRAZE_USER_CHECK(false) << communication.toString()
                           << ": these collectives run on host tensors; give the sharded run "
                              "host tensors, or run it with NCCL collectives (a Communicator)";
@@ -116,6 +119,20 @@ int64_t partLength(const Communication& communication, const std::vector<int64_t
   return along / n;
 }
 
+// A dense tensor in stream-ordered memory of `stream`: allocating and freeing it never waits
+// for the device (a plain allocation's free would, stalling every stream of a pipelined loop).
+DeviceTensor emptyOn(DataType dtype, std::vector<int64_t> sizes, int device, CUstream stream) {
+  std::vector<int64_t> strides = contiguousStrides(sizes);
+  const auto bytes = static_cast<size_t>(
+      std::accumulate(sizes.begin(), sizes.end(), int64_t{1}, std::multiplies<>()) *
+      sizeInBytes(dtype));
+  std::shared_ptr<driver::DeviceMemory> memory =
+      driver::DeviceMemory::allocateOnStream(device, bytes, stream);
+  const CUdeviceptr data = memory->pointer();
+  return DeviceTensor::borrow(dtype, std::move(sizes), std::move(strides), data, device,
+                              std::move(memory));
+}
+
 std::vector<int64_t> withAxis(std::vector<int64_t> sizes, int64_t axis, int64_t size) {
   sizes[static_cast<size_t>(axis)] = size;
   return sizes;
@@ -139,7 +156,8 @@ HostTensor NcclCollectives::run(const Communication& communication,
 
 DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
                                           const std::vector<int64_t>& team,
-                                          const DeviceTensor& input, CUstream stream) {
+                                          const DeviceTensor& input, CUstream stream,
+                                          const DeviceTensor* into) {
   const int64_t n = communicator_.size();
   std::vector<int64_t> ranks(static_cast<size_t>(n));
   std::iota(ranks.begin(), ranks.end(), 0);
@@ -154,24 +172,31 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
   const int device = communicator_.device();
   const std::vector<int64_t>& sizes = input.sizes();
   const auto count = static_cast<size_t>(input.numel());
+  // The step's result: in `into` where that fits, else new stream-ordered memory.
+  auto resultOf = [&](std::vector<int64_t> result_sizes, int result_device, CUstream on) {
+    if (into != nullptr && into->dtype() == dtype && into->sizes() == result_sizes &&
+        into->isContiguous())
+      return *into;
+    return emptyOn(dtype, std::move(result_sizes), result_device, on);
+  };
   using Kind = Communication::Kind;
   switch (communication.kind) {
     case Kind::Allreduce: {
-      DeviceTensor output = DeviceTensor::empty(dtype, sizes, device);
+      DeviceTensor output = resultOf(sizes, device, stream);
       communicator_.allReduce(input.data(), output.data(), count, dtype, reduceOpOf(communication),
                               stream);
       return output;
     }
     case Kind::Allgather: {
       const int64_t axis = communication.input_axis;
-      DeviceTensor output = DeviceTensor::empty(
-          dtype, withAxis(sizes, axis, sizes[static_cast<size_t>(axis)] * n), device);
+      DeviceTensor output =
+          resultOf(withAxis(sizes, axis, sizes[static_cast<size_t>(axis)] * n), device, stream);
       const PartLayout layout = layoutOf(output.sizes(), axis, n, dtype);
       if (layout.contiguousParts()) {
         communicator_.allGather(input.data(), output.data(), count, dtype, stream);
         return output;
       }
-      DeviceTensor blocks = DeviceTensor::empty(dtype, output.sizes(), device);
+      DeviceTensor blocks = emptyOn(dtype, output.sizes(), device, stream);
       communicator_.allGather(input.data(), blocks.data(), count, dtype, stream);
       unpack(blocks.data(), layout, n, output.data(), stream);
       return output;
@@ -179,12 +204,12 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
     case Kind::ReduceScatter: {
       const int64_t axis = communication.output_axis;
       const int64_t part = partLength(communication, sizes, axis, n);
-      DeviceTensor output = DeviceTensor::empty(dtype, withAxis(sizes, axis, part), device);
+      DeviceTensor output = resultOf(withAxis(sizes, axis, part), device, stream);
       const PartLayout layout = layoutOf(sizes, axis, n, dtype);
       CUdeviceptr source = input.data();
       DeviceTensor blocks;
       if (!layout.contiguousParts()) {
-        blocks = DeviceTensor::empty(dtype, sizes, device);
+        blocks = emptyOn(dtype, sizes, device, stream);
         pack(input.data(), layout, n, blocks.data(), stream);
         source = blocks.data();
       }
@@ -198,21 +223,21 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
       const int64_t from = communication.input_axis;
       const int64_t to = communication.output_axis;
       const int64_t part = partLength(communication, sizes, to, n);
-      DeviceTensor sent = DeviceTensor::empty(dtype, sizes, device);
+      DeviceTensor sent = emptyOn(dtype, sizes, device, stream);
       pack(input.data(), layoutOf(sizes, to, n, dtype), n, sent.data(), stream);
       std::vector<int64_t> out_sizes = withAxis(sizes, to, part);
       out_sizes = withAxis(out_sizes, from, out_sizes[static_cast<size_t>(from)] * n);
-      DeviceTensor received = DeviceTensor::empty(dtype, out_sizes, device);
+      DeviceTensor received = emptyOn(dtype, out_sizes, device, stream);
       communicator_.allToAll(sent.data(), received.data(), count / static_cast<size_t>(n), dtype,
                              stream);
-      DeviceTensor output = DeviceTensor::empty(dtype, out_sizes, device);
+      DeviceTensor output = resultOf(out_sizes, device, stream);
       unpack(received.data(), layoutOf(out_sizes, from, n, dtype), n, output.data(), stream);
       return output;
     }
     case Kind::LocalSlice: {
       const int64_t axis = communication.output_axis;
       const int64_t part = partLength(communication, sizes, axis, n);
-      DeviceTensor output = DeviceTensor::empty(dtype, withAxis(sizes, axis, part), device);
+      DeviceTensor output = resultOf(withAxis(sizes, axis, part), device, stream);
       const PartLayout layout = layoutOf(sizes, axis, n, dtype);
       copy2D(input.data() + static_cast<size_t>(communicator_.rank()) * layout.run_bytes,
              layout.pitch_bytes, output.data(), layout.run_bytes, layout.run_bytes, layout.outer,

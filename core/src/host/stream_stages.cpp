@@ -257,10 +257,11 @@ void streamRewrittenProducers(Fusion& fusion, int64_t first_new_statement) {
       if (producer == nullptr || producer->streamAxis() || producer->definition() == nullptr ||
           producer->id() < first_new_statement)
         continue;
-      for (const lower::DimPair& pair : lower::mapProducerToConsumer(*expr, i)) {
-        if (!pair.exact || pair.consumer != stream_id || !pair.producer->isIteration()) continue;
+      // Exact pairs, with a matmul's or linear's operands paired to its output (M, N, batch).
+      for (const auto& [producer_id, consumer_id] : host_detail::exactPairs(*expr, i, 0)) {
+        if (consumer_id != stream_id || !producer_id->isIteration()) continue;
         const std::vector<IterDomain*>& logical = producer->logical();
-        const auto at = std::find(logical.begin(), logical.end(), pair.producer);
+        const auto at = std::find(logical.begin(), logical.end(), producer_id);
         if (at == logical.end()) continue;
         StreamAxis inherited = axis;
         inherited.axis = at - logical.begin();

@@ -15,22 +15,11 @@
 #include "braze/eval/strided_layout.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
 #include "runtime/evaluated_sizes.h"
+#include "runtime/stream_pool.h"
 
 namespace braze {
-namespace {
 
-using Kind = KernelParameter::Kind;
-using host::Overloaded;
-using host::SlotKind;
-using host::ValueRef;
-using Step = ExecutionPlan::Step;
-
-// Where planning pretends buffers live: aligned like every pool allocation.
-constexpr CUdeviceptr kPlanningPointer = 256;
-
-size_t alignUp(size_t value, size_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
+namespace runtime_detail {
 
 // The streams of stream loops on `device`: made once per process, never destroyed (a plan
 // may be replayed until the process ends).
@@ -61,6 +50,26 @@ CUevent threadEvent(int device, size_t index) {
     list.push_back(event);
   }
   return list[index];
+}
+
+}  // namespace runtime_detail
+
+namespace {
+
+using runtime_detail::poolStreams;
+using runtime_detail::threadEvent;
+
+using Kind = KernelParameter::Kind;
+using host::Overloaded;
+using host::SlotKind;
+using host::ValueRef;
+using Step = ExecutionPlan::Step;
+
+// Where planning pretends buffers live: aligned like every pool allocation.
+constexpr CUdeviceptr kPlanningPointer = 256;
+
+size_t alignUp(size_t value, size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
 }
 
 // Fills a RunTrace: an event recorded on the caller's stream when the run starts, and one on
@@ -459,7 +468,8 @@ std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
 
 std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
                                                    const std::vector<FusionArgument>& arguments,
-                                                   CUstream stream, RunTrace* trace) const {
+                                                   CUstream stream, RunTrace* trace,
+                                                   std::span<const DeviceTensor> into) const {
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DriverApi& api = driver::driverApi();
   // Scratch reused by every run on this thread: the hit path allocates no bookkeeping.
@@ -471,6 +481,20 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
   // the caller's stream, lane k + 1 pool stream k.
   thread_local std::vector<CUdeviceptr> workspaces;
   buffers.assign(plan.buffers.size(), nullptr);
+  // Outputs the caller gave memory for: their buffers take it instead of an allocation.
+  thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> given;
+  given.assign(plan.buffers.size(), nullptr);
+  for (size_t j = 0; j < into.size() && j < plan.outputs.size(); ++j) {
+    const ValueRef& ref = plan.outputs[j];
+    if (!into[j].defined() || into[j].numel() == 0 || ref.kind != SlotKind::Buffer) continue;
+    const ExecutionPlan::Buffer& buffer = plan.buffers[static_cast<size_t>(ref.index)];
+    if (buffer.alias_input >= 0 || buffer.dtype != into[j].dtype() ||
+        buffer.sizes != into[j].sizes() || buffer.strides != into[j].strides() ||
+        into[j].device() != plan.device)
+      continue;
+    given[static_cast<size_t>(ref.index)] =
+        driver::DeviceMemory::borrow(plan.device, into[j].data(), buffer.bytes, into[j].owner());
+  }
   workspaces.assign(static_cast<size_t>(plan.pool_streams) + 1, 0);
   auto pointerOf = [&](const ValueRef& ref) -> CUdeviceptr {
     if (ref.kind == SlotKind::Buffer) {
@@ -496,8 +520,11 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
     }
     switch (step.kind) {
       case Step::Kind::Allocate:
-        buffers[static_cast<size_t>(step.buffer)] = driver::DeviceMemory::allocateOnStream(
-            plan.device, plan.buffers[static_cast<size_t>(step.buffer)].bytes, stream);
+        buffers[static_cast<size_t>(step.buffer)] =
+            given[static_cast<size_t>(step.buffer)]
+                ? std::move(given[static_cast<size_t>(step.buffer)])
+                : driver::DeviceMemory::allocateOnStream(
+                      plan.device, plan.buffers[static_cast<size_t>(step.buffer)].bytes, stream);
         break;
       case Step::Kind::Deallocate:
         buffers[static_cast<size_t>(step.buffer)].reset();

@@ -230,9 +230,9 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     if (last_raw_.load(std::memory_order_relaxed) != entry->runtime.get())
       rememberLast(entry->runtime);
     std::vector<DeviceTensor> outputs =
-        options.cuda_graph
-            ? entry->runtime->runGraph(*entry->plan, inputs, options.stream)
-            : entry->runtime->run(*entry->plan, inputs, options.stream, options.trace);
+        options.cuda_graph ? entry->runtime->runGraph(*entry->plan, inputs, options.stream)
+                           : entry->runtime->run(*entry->plan, inputs, options.stream,
+                                                 options.trace, options.outputs_into);
     if (entry->host_results) return toHost(std::move(outputs));
     return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
   }
@@ -278,7 +278,8 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     }
     rememberLast(runtime);
     return toHost(options.cuda_graph ? runtime->runGraph(*plan, inputs, options.stream)
-                                     : runtime->run(*plan, inputs, options.stream, options.trace));
+                                     : runtime->run(*plan, inputs, options.stream, options.trace,
+                                                    options.outputs_into));
   }
   if (has_host_tensors) {
     // Through the GPU: copies in, the device path (with its own plans), copies back.
@@ -316,8 +317,9 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
   }
   rememberLast(runtime);
   std::vector<DeviceTensor> outputs =
-      options.cuda_graph ? runtime->runGraph(*plan, inputs, options.stream)
-                         : runtime->run(*plan, inputs, options.stream, options.trace);
+      options.cuda_graph
+          ? runtime->runGraph(*plan, inputs, options.stream)
+          : runtime->run(*plan, inputs, options.stream, options.trace, options.outputs_into);
   return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
 }
 

@@ -15,15 +15,12 @@
 #include "braze/ir/sharding.h"
 #include "braze/ir/stream_axes.h"
 #include "braze/ir/tensor_view.h"
+#include "runtime/device_program_run.h"
 #include "runtime/host_program_run.h"
 
 namespace braze {
 
 namespace {
-
-using host::Overloaded;
-using host::SlotKind;
-using host::ValueRef;
 
 // A segment of `fusion` as a plain single-device fusion: its tensors keep their shapes (each
 // device passes its parts) and lose their shardings.
@@ -207,74 +204,39 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
       outputs.emplace_back(std::move(output));
     return outputs;
   }
-  BRAZE_USER_CHECK(!stages_->hasLoops())
-      << "MultiDeviceExecutor::run: stream loops of a sharded fusion run on host tensors (the "
-         "simulated mesh) for now, not yet on GPUs; leave the stream axes out on GPUs";
-
-  std::vector<std::optional<FusionArgument>> slots(static_cast<size_t>(program_.num_buffers));
-  auto valueOf = [&](const ValueRef& ref) -> FusionArgument {
-    switch (ref.kind) {
-      case SlotKind::Input:
-        return inputs[static_cast<size_t>(ref.index)];
-      case SlotKind::Buffer: {
-        const std::optional<FusionArgument>& slot = slots[static_cast<size_t>(ref.index)];
-        BRAZE_INTERNAL_CHECK(slot.has_value())
-            << "MultiDeviceExecutor: %" << ref.index << " read before it is written";
-        return *slot;
-      }
-      case SlotKind::Extent:
-        return extents.evaluateOrThrow(program_.extents[static_cast<size_t>(ref.index)],
-                                       "an extent of the whole tensors");
-      case SlotKind::SliceLength:
-        break;
-    }
-    BRAZE_INTERNAL_CHECK(false) << "MultiDeviceExecutor: a stream loop's slice length";
-    return ScalarValue(int64_t{0});
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    BRAZE_USER_CHECK(!std::holds_alternative<HostTensor>(inputs[i]))
+        << "MultiDeviceExecutor::run: input " << i << " ("
+        << fusion.inputs()[i]->as<TensorView>()->name()
+        << ") is in host memory but others are on the GPU; pass every part on the GPU, or every "
+           "part on the host for the simulated mesh";
+  }
+  // On the GPU: stream loops on the pool streams (a slice's step and compute on one stream,
+  // the next slice's on the next), every region through its executor cache.
+  auto launch = [&](const host::LaunchKernel& l, const std::vector<FusionArgument>& arguments,
+                    const std::vector<DeviceTensor>& into, CUstream stream) {
+    RunOptions on = options;
+    on.stream = stream;
+    on.outputs_into = into;  // a slice of a loop's buffer is written in place
+    std::vector<DeviceTensor> results;
+    for (FusionArgument& result : regionFor(l.segment).run(arguments, on))
+      results.push_back(std::get<DeviceTensor>(std::move(result)));
+    return results;
   };
-  for (const host::Instruction& instruction : program_.instructions) {
-    std::visit(
-        Overloaded{
-            [&](const host::Allocate& a) {
-              if (a.alias_input >= 0)
-                slots[static_cast<size_t>(a.buffer)] = inputs[static_cast<size_t>(a.alias_input)];
-            },
-            [&](const host::Deallocate& d) { slots[static_cast<size_t>(d.buffer)].reset(); },
-            [&](const host::LaunchKernel& l) {
-              std::vector<FusionArgument> arguments;
-              for (const ValueRef& ref : l.inputs) arguments.push_back(valueOf(ref));
-              std::vector<FusionArgument> results = regionFor(l.segment).run(arguments, options);
-              for (size_t j = 0; j < l.outputs.size(); ++j)
-                slots[static_cast<size_t>(l.outputs[j])] = std::move(results[j]);
-            },
-            [&](const host::Communicate& c) {
-              const Communication& step = *communications_[static_cast<size_t>(c.segment)];
-              const FusionArgument part = valueOf(c.input);
-              const std::vector<int64_t> team = host::teamOf(step, device);
-              FusionArgument result;
-              if (const auto* on_device = std::get_if<DeviceTensor>(&part)) {
-                result = collectives.runOnDevice(step, team, *on_device, options.stream);
-              } else if (step.kind == Communication::Kind::LocalSlice) {
-                // Every device holds the whole tensor: no transfer.
-                const auto position = std::find(team.begin(), team.end(), device) - team.begin();
-                result = host::combineParts(
-                    step, std::vector<HostTensor>(team.size(), std::get<HostTensor>(part)),
-                    position);
-              } else {
-                result = collectives.run(step, team, std::get<HostTensor>(part));
-              }
-              slots[static_cast<size_t>(c.output)] = std::move(result);
-            },
-            // Steps and regions run in the order of one stream (host tensors: in program order).
-            [&](const host::Wait&) {},
-            [&](const auto&) {
-              BRAZE_INTERNAL_CHECK(false)
-                  << "MultiDeviceExecutor: stream instructions in a sharded program";
-            },
-        },
-        instruction);
+  auto communicate = [&](const host::Communicate& c, const DeviceTensor& part,
+                         const DeviceTensor* into, CUstream stream) {
+    const Communication& step = *communications_[static_cast<size_t>(c.segment)];
+    return collectives.runOnDevice(step, host::teamOf(step, device), part, stream, into);
+  };
+  int ordinal = options.device;
+  for (const FusionArgument& input : inputs) {
+    if (const auto* tensor = std::get_if<DeviceTensor>(&input)) ordinal = tensor->device();
   }
   std::vector<FusionArgument> outputs;
-  for (const ValueRef& ref : program_.outputs) outputs.push_back(valueOf(ref));
+  for (DeviceTensor& output : runtime_detail::DeviceProgramRun(program_, inputs, extents, ordinal,
+                                                               options.stream, launch, communicate)
+                                  .run())
+    outputs.emplace_back(std::move(output));
   return outputs;
 }
 

@@ -96,6 +96,11 @@ TEST_P(MeshSizeTest, MatchesTheUnshardedResult) {
   test::ShardedCase c = test::makeShardedCase(name, n);
   MultiDeviceExecutor executor(*c.fusion, shippedOptions());
   EXPECT_EQ(stepsOf(executor), c.steps);
+  // A pipelined case communicates inside its stream loop (one indent deep), not before it.
+  const std::string program = executor.program().toString();
+  EXPECT_EQ(name.starts_with("pipelined") ? 1 : 0,
+            program.find("\n  communicate segment") != std::string::npos ? 1 : 0)
+      << program;
   expectMatchesUnsharded(*c.fusion, c.inputs, DeviceMesh::ofSize(n).devices(), c.tolerance);
 }
 

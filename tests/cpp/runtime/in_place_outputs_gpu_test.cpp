@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "braze/braze.h"
 #include "braze/driver/cuda_driver.h"
 #include "braze/ops/shape.h"
@@ -140,6 +142,46 @@ TEST_F(InPlaceOutputsGpuTest, AScatterIntoACacheWritesTheCacheInPlace) {
   BRAZE_CU(ctxSynchronize);
   EXPECT_EQ(std::get<DeviceTensor>(outputs[0]).data(), device.data());
   EXPECT_TRUE(test::isClose(device.toHost(), expected)) << executor.lastRuntime()->describe();
+}
+
+// RunOptions::outputs_into: an output goes where the caller says (a slice of a bigger tensor,
+// as a stream loop's buffer), another one left undefined is allocated; a destination that does
+// not fit (other sizes) is ignored, not written.
+TEST_F(InPlaceOutputsGpuTest, OutputsGoWhereTheCallerSays) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* doubled = mul(x, 2.0);
+  TensorView* row_sums = sum(x, {1});
+  fusion->addOutput(doubled);
+  fusion->addOutput(row_sums);
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  test::RandomTensors random(5);
+  const HostTensor host = random.uniform(DataType::Float32, {64, 96});
+  const std::vector<HostTensor> expected = evaluateFusionTensors(cache.fusion(), {host});
+  const DeviceTensor input = DeviceTensor::fromHost(host);
+  // Rows 64 .. 127 of a [192, 96] tensor, poisoned.
+  const DeviceTensor whole = DeviceTensor::empty(DataType::Float32, {192, 96});
+  whole.fillBytes(0xff);
+  const DeviceTensor slice =
+      DeviceTensor::borrow(DataType::Float32, {64, 96}, whole.strides(),
+                           whole.data() + 64 * 96 * sizeof(float), whole.device(), whole.owner());
+  for (bool fits : {true, false}) {
+    const std::vector<DeviceTensor> into = {
+        fits ? slice : DeviceTensor::empty(DataType::Float32, {63, 96}), DeviceTensor()};
+    RunOptions options;
+    options.outputs_into = into;
+    const std::vector<FusionArgument> outputs = cache.run({input}, options);
+    BRAZE_CU(ctxSynchronize);
+    const auto& first = std::get<DeviceTensor>(outputs[0]);
+    EXPECT_EQ(first.data() == slice.data(), fits);
+    test::expectClose(first.toHost(), expected[0]);
+    test::expectClose(std::get<DeviceTensor>(outputs[1]).toHost(), expected[1]);
+  }
+  // Only the slice was written: the rows around it are still poisoned.
+  const HostTensor after = whole.toHost();
+  EXPECT_TRUE(std::isnan(toDouble(after.narrowed(0, 0, 64).atFlat(0))));
+  EXPECT_TRUE(std::isnan(toDouble(after.narrowed(0, 128, 64).contiguous().atFlat(64 * 96 - 1))));
+  test::expectClose(after.narrowed(0, 64, 64).contiguous(), expected[0]);
 }
 
 }  // namespace

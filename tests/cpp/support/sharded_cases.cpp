@@ -139,6 +139,50 @@ ShardedCase allToAllAndLocalSlice(int64_t n, RandomTensors& random) {
   return c;
 }
 
+// The allgather + matmul of a sequence-parallel layer, pipelined: x is [chunks, rows, K] with
+// each chunk's rows split over the devices; the output, streamed over the chunks, gathers a
+// chunk in the iteration that multiplies it, so the gather of chunk i + 1 overlaps the matmul
+// of chunk i.
+ShardedCase pipelinedAllgatherMatmul(int64_t n, RandomTensors& random) {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*c.fusion, 3, DataType::BFloat16);
+  TensorView* w = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* y = matmul(x, w);
+  c.fusion->addOutput(y);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  shardAxis(x, mesh, 1);
+  w->setDeviceMesh(mesh);
+  y->setDeviceMesh(mesh);
+  y->parallelize(0, ParallelType::Stream);
+  c.inputs = {random.uniform(DataType::BFloat16, {3, 32 * n, 64}),
+              random.uniform(DataType::BFloat16, {64, 96})};
+  c.steps = {Kind::Allgather};
+  return c;
+}
+
+// The matmul + reduce-scatter of a row-parallel linear, pipelined: each chunk's partial sums
+// are reduce-scattered (by rows) in the iteration that computes them, while the next chunk's
+// matmul runs.
+ShardedCase pipelinedMatmulReduceScatter(int64_t n, RandomTensors& random) {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* a = makeSymbolicTensor(*c.fusion, 3, DataType::BFloat16);
+  TensorView* b = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* out = matmul(a, b);
+  c.fusion->addOutput(out);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  shardAxis(a, mesh, 2);
+  shardAxis(b, mesh, 0);
+  shardAxis(out, mesh, 1);
+  out->parallelize(0, ParallelType::Stream);
+  c.inputs = {random.uniform(DataType::BFloat16, {3, 32 * n, 16 * n}, -1, 1),
+              random.uniform(DataType::BFloat16, {16 * n, 64}, -1, 1)};
+  c.steps = {Kind::ReduceScatter};
+  c.tolerance = partialSumsInBFloat16(n);
+  return c;
+}
+
 using Builder = std::function<ShardedCase(int64_t, RandomTensors&)>;
 
 const std::vector<std::pair<std::string, Builder>>& builders() {
@@ -149,6 +193,8 @@ const std::vector<std::pair<std::string, Builder>>& builders() {
       {"tensor_parallel_mlp", tensorParallelMlp},
       {"reductions", reductions},
       {"all_to_all_and_local_slice", allToAllAndLocalSlice},
+      {"pipelined_allgather_matmul", pipelinedAllgatherMatmul},
+      {"pipelined_matmul_reduce_scatter", pipelinedMatmulReduceScatter},
   };
   return all;
 }

@@ -23,7 +23,8 @@ struct ShardedCase {
 };
 
 /// The names of the cases: allgather_matmul, matmul_reduce_scatter, matmul_allreduce,
-/// tensor_parallel_mlp, reductions, all_to_all_and_local_slice.
+/// tensor_parallel_mlp, reductions, all_to_all_and_local_slice, and the stream-pipelined
+/// pipelined_allgather_matmul and pipelined_matmul_reduce_scatter.
 std::vector<std::string> shardedCaseNames();
 /// Case `name` on a mesh of devices 0 .. n - 1, with inputs drawn from a seed of the name and n.
 ShardedCase makeShardedCase(const std::string& name, int64_t n);

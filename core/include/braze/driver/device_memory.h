@@ -21,6 +21,11 @@ class DeviceMemory {
   /// it, without a driver call either way.
   static std::shared_ptr<DeviceMemory> allocateOnStream(int device, size_t bytes, CUstream stream);
 
+  /// Memory someone else owns (`owner` keeps it alive), seen as a block: freed by its owner,
+  /// never by this. Lets a run write an output where the caller wants it.
+  static std::shared_ptr<DeviceMemory> borrow(int device, CUdeviceptr pointer, size_t bytes,
+                                              std::shared_ptr<void> owner);
+
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
   ~DeviceMemory();
@@ -41,6 +46,7 @@ class DeviceMemory {
   /// Nonzero for a block of the default stream: its rounded size, under which it is kept for
   /// reuse when the last reference goes (see device_memory.cpp).
   size_t kept_bytes_ = 0;
+  std::shared_ptr<void> owner_;  ///< set for borrowed memory, which this never frees
 };
 
 }  // namespace braze::driver

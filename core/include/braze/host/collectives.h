@@ -33,9 +33,11 @@ class Collectives {
   /// As run, on this device's part in GPU memory (dense, row-major), enqueued on `stream`: the
   /// result is ready in that stream's order. By default refused: these collectives run on host
   /// tensors.
+  /// With `into` (a dense tensor of the result's dtype and sizes), the result is written there
+  /// and returned as that memory; otherwise it is allocated in `stream`'s order.
   virtual DeviceTensor runOnDevice(const Communication& communication,
                                    const std::vector<int64_t>& team, const DeviceTensor& input,
-                                   CUstream stream);
+                                   CUstream stream, const DeviceTensor* into = nullptr);
 };
 
 class Communicator;
@@ -54,7 +56,8 @@ class NcclCollectives : public Collectives {
   HostTensor run(const Communication& communication, const std::vector<int64_t>& team,
                  const HostTensor& input) override;
   DeviceTensor runOnDevice(const Communication& communication, const std::vector<int64_t>& team,
-                           const DeviceTensor& input, CUstream stream) override;
+                           const DeviceTensor& input, CUstream stream,
+                           const DeviceTensor* into = nullptr) override;
 
  private:
   Communicator& communicator_;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -47,6 +48,11 @@ struct RunOptions {
   /// Filled with the device timestamps of the run's launches and copies (RunTrace), waiting
   /// for the run to finish; left empty where nothing ran on a GPU. Not with cuda_graph.
   RunTrace* trace = nullptr;
+  /// Where to write the outputs of a device run, one per fusion output: each defined dense
+  /// tensor of an output's dtype, sizes and strides is written in place (the output returned
+  /// is that memory); undefined ones, and outputs that are inputs written in place, are
+  /// allocated as usual. Not with cuda_graph. (FusionKernelRuntime::run's `into`.)
+  std::span<const DeviceTensor> outputs_into = {};
   DumpOptions dump = {};
 };
 

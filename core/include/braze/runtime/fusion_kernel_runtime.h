@@ -241,9 +241,15 @@ class FusionKernelRuntime {
                                             const RunContext& context) const;
   /// Runs `plan` on `stream`: the fusion's outputs, in order. With `trace`, records events
   /// around every launch and copy and fills it (waiting for the run to finish).
+  ///
+  /// With `into`, output j is written into `into[j]` where that is a defined dense tensor of
+  /// the output's dtype, sizes and strides that the plan would otherwise allocate (not an input
+  /// written in place): the returned tensor j is then `into[j]`'s memory. Other outputs are
+  /// allocated as usual; a caller wanting them elsewhere copies them.
   std::vector<DeviceTensor> run(const ExecutionPlan& plan,
                                 const std::vector<FusionArgument>& arguments, CUstream stream,
-                                RunTrace* trace = nullptr) const;
+                                RunTrace* trace = nullptr,
+                                std::span<const DeviceTensor> into = {}) const;
   /// Runs `plan` on `stream` as a CUDA graph: captured on the first call for this plan and
   /// stream, with intermediates and outputs in the graph's own memory, then launched with one
   /// call, after updating only the kernels whose input pointers changed. The outputs are the

@@ -1,0 +1,309 @@
+// DeviceProgramRun: a host program walked on a GPU, stream loops on the pool streams.
+
+#include "runtime/device_program_run.h"
+
+#include <algorithm>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/device_memory.h"
+#include "braze/error.h"
+#include "braze/eval/strided_layout.h"
+#include "braze/host/resharding.h"
+#include "runtime/stream_pool.h"
+
+namespace braze::runtime_detail {
+
+namespace {
+
+using host::Overloaded;
+using host::SlotKind;
+using host::ValueRef;
+
+// The thread events this runner records: apart from those of single-device plans, which a
+// region's own run may record on the same thread.
+constexpr size_t kFirstEvent = 64;
+
+// `from` (dense row-major) into `into` (same sizes: dense, or a slice of a dense tensor along
+// one axis, which is rows of contiguous bytes at a pitch), on `stream`: one 2-D copy.
+void copyInto(const DeviceTensor& into, const DeviceTensor& from, CUstream stream,
+              const std::string& what) {
+  BRAZE_INTERNAL_CHECK(into.sizes() == from.sizes() && into.dtype() == from.dtype() &&
+                       from.isContiguous())
+      << what << " is " << from.describe() << " but its slot is " << into.describe();
+  if (into.numel() == 0) return;
+  const std::vector<int64_t>& sizes = into.sizes();
+  const std::vector<int64_t>& strides = into.strides();
+  // The contiguous tail of `into`, then one pitch for everything outside it.
+  int64_t k = static_cast<int64_t>(sizes.size());
+  int64_t run = 1;
+  while (k > 0 &&
+         (sizes[static_cast<size_t>(k - 1)] == 1 || strides[static_cast<size_t>(k - 1)] == run)) {
+    run *= sizes[static_cast<size_t>(k - 1)];
+    --k;
+  }
+  int64_t rows = 1;
+  int64_t pitch = run;
+  bool first = true;
+  for (int64_t d = k - 1; d >= 0; --d) {
+    const auto size = sizes[static_cast<size_t>(d)];
+    if (size == 1) continue;
+    const auto stride = strides[static_cast<size_t>(d)];
+    if (first) {
+      pitch = stride;
+      first = false;
+    } else {
+      BRAZE_INTERNAL_CHECK(stride == pitch * rows)
+          << what << ": its slot " << into.describe() << " is not rows at one pitch";
+    }
+    rows *= size;
+  }
+  const auto element = static_cast<size_t>(sizeInBytes(into.dtype()));
+  CUDA_MEMCPY2D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = from.data();
+  copy.srcPitch = static_cast<size_t>(run) * element;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = into.data();
+  copy.dstPitch = static_cast<size_t>(pitch) * element;
+  copy.WidthInBytes = static_cast<size_t>(run) * element;
+  copy.Height = static_cast<size_t>(rows);
+  BRAZE_CU(memcpy2DAsync, &copy, stream);
+}
+
+}  // namespace
+
+DeviceProgramRun::DeviceProgramRun(const host::HostProgram& program,
+                                   const std::vector<FusionArgument>& arguments,
+                                   ExpressionEvaluator& extents, int device, CUstream stream,
+                                   Launch launch, Communicate communicate)
+    : program_(program),
+      arguments_(arguments),
+      extents_(extents),
+      device_(device),
+      caller_(stream),
+      current_(stream),
+      launch_(std::move(launch)),
+      communicate_(std::move(communicate)),
+      tensors_(static_cast<size_t>(program.num_buffers)),
+      pending_(static_cast<size_t>(program.num_buffers), nullptr),
+      iterations_(program.loops.size()) {}
+
+DeviceProgramRun::~DeviceProgramRun() {
+  if (pool_used_ == 0) return;
+  // Tensors made on a pool stream are freed in that stream's order: it first waits for the
+  // caller's stream, where their last readers may be. No throwing from a destructor: a failed
+  // call here leaves the run's memory to a later synchronization.
+  const driver::DriverApi& api = driver::driverApi();
+  CUevent done = threadEvent(device_, kFirstEvent);
+  if (api.eventRecord(done, caller_) != CUDA_SUCCESS) return;
+  const std::vector<CUstream>& pool = poolStreams(device_, pool_used_);
+  for (int32_t k = 0; k < pool_used_; ++k) (void)api.streamWaitEvent(pool[k], done, 0);
+}
+
+std::vector<DeviceTensor> DeviceProgramRun::run() {
+  for (const host::Instruction& instruction : program_.instructions) execute(instruction);
+  std::vector<DeviceTensor> outputs;
+  for (const ValueRef& ref : program_.outputs) outputs.push_back(tensorOf(ref, "an output"));
+  return outputs;
+}
+
+int64_t DeviceProgramRun::extent(const ValueRef& ref) const {
+  return toInt64(
+      extents_.evaluateOrThrow(program_.extents[static_cast<size_t>(ref.index)], "extent"));
+}
+
+int64_t DeviceProgramRun::sliceLength(int32_t loop) const {
+  const host::Loop& l = program_.loops[static_cast<size_t>(loop)];
+  const int64_t whole = extent(l.extent);
+  return std::min(l.slicing.sliceLength(whole), whole);
+}
+
+// A buffer not written whole gets its memory on the caller's stream, before the loop that
+// writes it slice by slice forks its pool streams.
+DeviceTensor& DeviceProgramRun::materialized(int32_t buffer) {
+  std::optional<DeviceTensor>& tensor = tensors_[static_cast<size_t>(buffer)];
+  if (tensor) return *tensor;
+  const host::Allocate* allocate = pending_[static_cast<size_t>(buffer)];
+  BRAZE_INTERNAL_CHECK(allocate != nullptr) << "a device run: %" << buffer << " has no memory";
+  std::vector<int64_t> sizes;
+  for (const Val* e : allocate->extents)
+    sizes.push_back(toInt64(extents_.evaluateOrThrow(e, "a buffer's extent")));
+  // A sharded tensor's buffer holds this device's part.
+  if (allocate->tensor->sharding()) sizes = localSizes(*allocate->tensor, sizes);
+  if (allocate->ring_slots > 0) {
+    const host::Loop& loop = program_.loops[static_cast<size_t>(allocate->ring_loop)];
+    sizes[static_cast<size_t>(allocate->ring_axis)] =
+        std::min<int64_t>(allocate->ring_slots, loop.slicing.slices(extent(loop.extent))) *
+        sliceLength(allocate->ring_loop);
+  }
+  std::vector<int64_t> strides = denseStrides(sizes, allocate->tensor->allocationOrder());
+  const auto bytes = static_cast<size_t>(numelOf(sizes) * sizeInBytes(allocate->dtype));
+  std::shared_ptr<driver::DeviceMemory> memory =
+      driver::DeviceMemory::allocateOnStream(device_, bytes, caller_);
+  const CUdeviceptr data = memory->pointer();
+  tensor = DeviceTensor::borrow(allocate->dtype, std::move(sizes), std::move(strides), data,
+                                device_, std::move(memory));
+  made_.push_back(*tensor);
+  return *tensor;
+}
+
+FusionArgument DeviceProgramRun::valueOf(const ValueRef& ref) {
+  switch (ref.kind) {
+    case SlotKind::Input:
+      return arguments_[static_cast<size_t>(ref.index)];
+    case SlotKind::Buffer:
+      return materialized(ref.index);
+    case SlotKind::Extent:
+      return ScalarValue(extent(ref));
+    case SlotKind::SliceLength:
+      return ScalarValue(iterations_[static_cast<size_t>(ref.index)].length);
+  }
+  return ScalarValue(int64_t{0});
+}
+
+DeviceTensor DeviceProgramRun::tensorOf(const ValueRef& ref, const char* what) {
+  FusionArgument value = valueOf(ref);
+  auto* tensor = std::get_if<DeviceTensor>(&value);
+  BRAZE_INTERNAL_CHECK(tensor != nullptr) << "a device run: " << what << " is not a device tensor";
+  return std::move(*tensor);
+}
+
+// Slot `buffer` holds `value`: it becomes the slot's tensor, or, for a view (a slice a loop
+// writes, a ring slot), is copied where the slot is.
+void DeviceProgramRun::writeInto(int32_t buffer, DeviceTensor value, const std::string& what) {
+  made_.push_back(value);
+  std::optional<DeviceTensor>& slot = tensors_[static_cast<size_t>(buffer)];
+  if (!slot && pending_[static_cast<size_t>(buffer)] != nullptr &&
+      pending_[static_cast<size_t>(buffer)]->ring_slots == 0) {
+    slot = std::move(value);
+    return;
+  }
+  DeviceTensor& target = slot ? *slot : materialized(buffer);
+  if (target.data() == value.data() && target.sizes() == value.sizes()) return;  // in place
+  copyInto(target, value, current_, what);
+}
+
+DeviceTensor DeviceProgramRun::destinationOf(int32_t buffer) const {
+  const std::optional<DeviceTensor>& slot = tensors_[static_cast<size_t>(buffer)];
+  return slot ? *slot : DeviceTensor();
+}
+
+CUstream DeviceProgramRun::poolStream(int32_t index) {
+  pool_used_ = std::max(pool_used_, index + 1);
+  return poolStreams(device_, pool_used_)[static_cast<size_t>(index)];
+}
+
+// Pool stream `pool_index` starts after what the caller's stream has enqueued so far.
+void DeviceProgramRun::fork(int32_t pool_index) {
+  CUevent caller = threadEvent(device_, kFirstEvent);
+  BRAZE_CU(eventRecord, caller, caller_);
+  BRAZE_CU(streamWaitEvent, poolStream(pool_index), caller, 0);
+}
+
+// The caller's stream waits for the first `used` pool streams.
+void DeviceProgramRun::join(int32_t used) {
+  for (int32_t k = 0; k < used; ++k) {
+    CUevent done = threadEvent(device_, kFirstEvent + 1 + static_cast<size_t>(k));
+    BRAZE_CU(eventRecord, done, poolStream(k));
+    BRAZE_CU(streamWaitEvent, caller_, done, 0);
+  }
+}
+
+void DeviceProgramRun::runLoop(const host::ForLoop& f) {
+  const host::Loop& loop = program_.loops[static_cast<size_t>(f.loop)];
+  // The buffers the body slices get their memory now, on the caller's stream, before any
+  // pool stream forks from it.
+  for (const host::Instruction& inner : f.body) {
+    if (const auto* select = std::get_if<host::Select>(&inner);
+        select != nullptr && select->source.kind == SlotKind::Buffer)
+      materialized(select->source.index);
+  }
+  const int64_t whole = extent(loop.extent);
+  const int64_t length = sliceLength(f.loop);
+  forked_.assign(static_cast<size_t>(loop.streams), false);
+  Iteration& at = iterations_[static_cast<size_t>(f.loop)];
+  for (int64_t i = 0; i < loop.slicing.slices(whole); ++i) {
+    at = {i, i * length, std::min(length, whole - i * length)};
+    for (const host::Instruction& inner : f.body) execute(inner);
+  }
+}
+
+void DeviceProgramRun::execute(const host::Instruction& instruction) {
+  std::visit(
+      Overloaded{
+          [&](const host::Allocate& a) {
+            if (a.alias_input >= 0) {
+              tensors_[static_cast<size_t>(a.buffer)] =
+                  std::get<DeviceTensor>(arguments_[static_cast<size_t>(a.alias_input)]);
+            } else {
+              pending_[static_cast<size_t>(a.buffer)] = &a;
+            }
+          },
+          [&](const host::Deallocate& d) { tensors_[static_cast<size_t>(d.buffer)].reset(); },
+          [&](const host::LaunchKernel& l) {
+            std::vector<FusionArgument> inputs;
+            for (const ValueRef& ref : l.inputs) inputs.push_back(valueOf(ref));
+            std::vector<DeviceTensor> into;
+            for (int32_t buffer : l.outputs) into.push_back(destinationOf(buffer));
+            std::vector<DeviceTensor> results = launch_(l, inputs, into, current_);
+            for (size_t j = 0; j < l.outputs.size(); ++j) {
+              writeInto(l.outputs[j], std::move(results[j]),
+                        "segment " + std::to_string(l.segment) + " output " + std::to_string(j));
+            }
+          },
+          [&](const host::Copy&) {
+            BRAZE_INTERNAL_CHECK(false) << "a device run stages no host inputs";
+          },
+          [&](const host::Select& s) {
+            const Iteration& at = iterations_[static_cast<size_t>(s.loop)];
+            const DeviceTensor source = tensorOf(s.source, "a sliced tensor");
+            const int64_t start =
+                s.ring_slots > 0 ? (at.index % s.ring_slots) * sliceLength(s.loop) : at.start;
+            std::vector<int64_t> sizes = source.sizes();
+            sizes[static_cast<size_t>(s.axis)] = at.length;
+            const auto offset =
+                static_cast<CUdeviceptr>(start * source.strides()[static_cast<size_t>(s.axis)] *
+                                         sizeInBytes(source.dtype()));
+            tensors_[static_cast<size_t>(s.view)] =
+                DeviceTensor::borrow(source.dtype(), std::move(sizes), source.strides(),
+                                     source.data() + offset, device_, source.owner());
+          },
+          [&](const host::GetCurrentStream&) {},
+          [&](const host::SetCurrentStream& s) {
+            if (s.stream.saved >= 0) {
+              current_ = caller_;
+              current_pool_ = -1;
+              return;
+            }
+            const host::Loop& loop = program_.loops[static_cast<size_t>(s.stream.loop)];
+            current_pool_ = static_cast<int32_t>(
+                iterations_[static_cast<size_t>(s.stream.loop)].index % loop.streams);
+            current_ = poolStream(current_pool_);
+          },
+          [&](const host::Synchronize& s) {
+            if (s.stream.every) {
+              const host::Loop& loop = program_.loops[static_cast<size_t>(s.stream.loop)];
+              join(static_cast<int32_t>(
+                  std::min<int64_t>(loop.streams, loop.slicing.slices(extent(loop.extent)))));
+              return;
+            }
+            // A pool stream waits for the caller once per loop: later iterations on it are
+            // ordered after that wait already.
+            if (current_pool_ < 0 || forked_[static_cast<size_t>(current_pool_)]) return;
+            forked_[static_cast<size_t>(current_pool_)] = true;
+            fork(current_pool_);
+          },
+          [&](const host::Communicate& c) {
+            const DeviceTensor part = tensorOf(c.input, "a communicated part");
+            const DeviceTensor into = destinationOf(c.output);
+            writeInto(c.output, communicate_(c, part, into.defined() ? &into : nullptr, current_),
+                      "resharding segment " + std::to_string(c.segment));
+          },
+          // Each step is enqueued on the stream of its readers: ordered before them already.
+          [&](const host::Wait&) {},
+          [&](const host::ForLoop& f) { runLoop(f); },
+      },
+      instruction);
+}
+
+}  // namespace braze::runtime_detail
