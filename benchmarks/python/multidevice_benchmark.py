@@ -111,6 +111,24 @@ def report(case, size, variant, ms, flops=0.0, busbw=0.0, error=None, note=""):
         print(f"{case:10} {size:>14} {variant:28} {ms:9.3f} ms {extra}{err} {note}", flush=True)
 
 
+def timeline(fd, inputs):
+    """Where a sharded run's time goes, from one traced run: the steps' and regions' summed
+    times and how long steps ran beside regions on other streams (ms)."""
+    spans = fd._sharded_executor.trace(list(inputs), comm)
+    comm_us = sum(e - s for k, _, _, s, e in spans if k == "communicate")
+    compute_us = sum(e - s for k, _, _, s, e in spans if k == "launch")
+    beside = 0.0
+    for k1, _, s1, b1, e1 in spans:
+        if k1 != "communicate":
+            continue
+        for k2, _, s2, b2, e2 in spans:
+            if k2 == "launch" and s2 != s1:
+                beside += max(0.0, min(e1, e2) - max(b1, b2))
+    end = max(e for *_, e in spans)
+    return (f"steps {comm_us / 1e3:.3f} ms, regions {compute_us / 1e3:.3f} ms, "
+            f"overlapped {beside / 1e3:.3f} ms, span {end / 1e3:.3f} ms")
+
+
 def split(tv, axis):
     tv.set_device_mesh(mesh)
     tv.outer_split(axis, world)
@@ -159,6 +177,17 @@ def collectives():
 
 # ---- allgather + GEMM
 
+def timed_matmul(a, b):
+    """Braze's matmul of this rank's whole operands on its GPU alone: the compute floor of the
+    sharded cases, without communication."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1] * a.dim(), contiguity=[True] * a.dim(),
+                             dtype=DataType.BFloat16)
+        w = fd.define_tensor(shape=[-1, -1], contiguity=[True] * 2, dtype=DataType.BFloat16)
+        fd.add_output(fd.ops.matmul(x, w))
+    return timed(lambda: fd.execute([a, b]))
+
+
 def ag_gemm_definition(chunks):
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.BFloat16)
@@ -204,6 +233,9 @@ def ag_gemm(m):
     except Exception as e:  # noqa: BLE001
         report("ag_gemm", f"M={m}", "pytorch fused_all_gather_matmul", float("nan"),
                note=f"failed: {str(e).splitlines()[0][:120]}")
+    report("ag_gemm", f"M={m}", "braze matmul alone (1 GPU)", timed_matmul(gathered, w), flops)
+    report("ag_gemm", f"M={m}", "braze matmul alone, [1, M, K] (1 GPU)",
+           timed_matmul(gathered.view(1, m, k), w), flops)
     for chunks in [1] + CHUNKS:
         # [chunks, m / chunks, k], each chunk's rows split over the ranks: this rank's part of
         # chunk i is rows i * m / (chunks * world) ... of its own rows.
@@ -216,7 +248,8 @@ def ag_gemm(m):
             error = max_error(out.view_as(expected), expected)
             ms = timed(lambda: fd.execute([x_part, w]))
             variant = "braze, no overlap" if chunks == 1 else f"braze, {chunks} stream chunks"
-            report("ag_gemm", f"M={m}", variant, ms, flops, error=error)
+            report("ag_gemm", f"M={m}", variant, ms, flops, error=error,
+                   note=timeline(fd, [x_part, w]))
         except Exception as e:  # noqa: BLE001 - a row says what failed; others go on
             report("ag_gemm", f"M={m}", f"braze, {chunks} chunks", float("nan"),
                    note=f"failed: {str(e).splitlines()[0][:120]}")
@@ -265,6 +298,7 @@ def gemm_rs(m):
     except Exception as e:  # noqa: BLE001
         report("gemm_rs", f"M={m}", "pytorch fused_matmul_reduce_scatter", float("nan"),
                note=f"failed: {str(e).splitlines()[0][:120]}")
+    report("gemm_rs", f"M={m}", "braze matmul alone (1 GPU)", timed_matmul(a, b), flops)
     partial = (a @ b).float()
     dist.all_reduce(partial)
     for chunks in [1] + CHUNKS:
@@ -277,7 +311,8 @@ def gemm_rs(m):
             error = max_error(out.view_as(expected), expected)
             ms = timed(lambda: fd.execute([a_part, b]))
             variant = "braze, no overlap" if chunks == 1 else f"braze, {chunks} stream chunks"
-            report("gemm_rs", f"M={m}", variant, ms, flops, error=error)
+            report("gemm_rs", f"M={m}", variant, ms, flops, error=error,
+                   note=timeline(fd, [a_part, b]))
         except Exception as e:  # noqa: BLE001
             report("gemm_rs", f"M={m}", f"braze, {chunks} chunks", float("nan"),
                    note=f"failed: {str(e).splitlines()[0][:120]}")

@@ -239,6 +239,28 @@ class ShardedExecutor {
     return resultsOf(outputs, run.torch);
   }
 
+  /// Runs as execute() does and returns the timeline: (kind, segment, stream, start_us,
+  /// end_us) per region ("launch") and step ("communicate"), from the run's start; stream -1 is
+  /// the caller's, k pool stream k.
+  py::list trace(const py::handle& inputs, PyCommunicator& communicator) {
+    RunArguments run = runArgumentsOf(inputs);
+    RunOptions options;
+    options.device = communicator.device();
+    RunTrace trace;
+    options.trace = &trace;
+    {
+      py::gil_scoped_release released;
+      (void)executor_->run(run.arguments, communicator.collectives(), options);
+      communicator.communicator().waitFor(options.stream);
+    }
+    py::list spans;
+    for (const RunTrace::Span& span : trace.spans) {
+      const char* kind = span.kind == RunTrace::Span::Kind::Communicate ? "communicate" : "launch";
+      spans.append(py::make_tuple(kind, span.segment, span.stream, span.start_us, span.end_us));
+    }
+    return spans;
+  }
+
   std::string program() const { return executor_->program().toString(); }
 
  private:
@@ -314,6 +336,9 @@ void bindMultidevice(py::module_& m) {
                               "fd.execute of a sharded definition on this rank's GPU")
       .def(py::init<const std::shared_ptr<Fusion>&>(), py::arg("fusion"))
       .def("execute", &ShardedExecutor::execute, py::arg("inputs"), py::arg("communicator"))
+      .def("trace", &ShardedExecutor::trace, py::arg("inputs"), py::arg("communicator"),
+           "Runs once and returns each region's and step's (kind, segment, stream, start_us, "
+           "end_us)")
       .def("program", &ShardedExecutor::program);
   m.def("is_sharded", &isSharded, py::arg("fusion"),
         "Whether the definition places a tensor on a device mesh");

@@ -98,6 +98,8 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuMemFreeHost", api.memFreeHost, failure) &&
       resolve(get_proc, "cuMemsetD8Async", api.memsetD8Async, failure) &&
       resolve(get_proc, "cuStreamCreate", api.streamCreate, failure) &&
+      resolve(get_proc, "cuStreamCreateWithPriority", api.streamCreateWithPriority, failure) &&
+      resolve(get_proc, "cuCtxGetStreamPriorityRange", api.ctxGetStreamPriorityRange, failure) &&
       resolve(get_proc, "cuStreamDestroy", api.streamDestroy, failure) &&
       resolve(get_proc, "cuStreamSynchronize", api.streamSynchronize, failure) &&
       resolve(get_proc, "cuStreamQuery", api.streamQuery, failure) &&

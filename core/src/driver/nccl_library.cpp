@@ -45,6 +45,11 @@ std::string resolveAll(void* library, NcclApi& api) {
                   resolve(library, "ncclRecv", api.recv, missing) &&
                   resolve(library, "ncclGroupStart", api.groupStart, missing) &&
                   resolve(library, "ncclGroupEnd", api.groupEnd, missing);
+  if (ok) {
+    // Optional: only sharded fusions on 2-D meshes split the communicator.
+    std::string absent;
+    (void)resolve(library, "ncclCommSplit", api.commSplit, absent);
+  }
   if (!ok && api.getVersion == nullptr) return "it has no " + missing + ": not an NCCL library";
   if (!ok) return "it has no " + missing + " (an NCCL older than 2.13?)";
   if (api.getVersion(&api.version) != NcclResult::Success) return "ncclGetVersion failed";

@@ -154,22 +154,38 @@ HostTensor NcclCollectives::run(const Communication& communication,
   return {};
 }
 
+Communicator& NcclCollectives::communicatorFor(const Communication& communication,
+                                               const std::vector<int64_t>& team) {
+  const int64_t world = communicator_.size();
+  std::vector<int64_t> ranks(static_cast<size_t>(world));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  if (team == ranks) return communicator_;
+  // A team of some of the ranks: a mesh dim of a 2-D mesh. Every rank reaches this step at the
+  // same point of the same program, each with its own team of the mesh dim, so the split that
+  // makes the teams' communicators is collective as NCCL needs, once per team.
+  if (auto found = teams_.find(team); found != teams_.end()) return found->second;
+  const std::vector<int64_t> devices = communication.mesh.devices();
+  std::vector<int64_t> sorted = devices;
+  std::sort(sorted.begin(), sorted.end());
+  BRAZE_USER_CHECK(sorted == ranks)
+      << communication.toString() << " runs among devices " << listOf(team) << " of "
+      << communication.mesh.toString() << ", but the communicator has " << world
+      << " ranks: a mesh must hold every rank once (its teams are split off the communicator "
+         "of all ranks together)";
+  std::optional<Communicator> sub = communicator_.split(team);
+  return teams_.emplace(team, std::move(*sub)).first->second;
+}
+
 DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
                                           const std::vector<int64_t>& team,
                                           const DeviceTensor& input, CUstream stream,
                                           const DeviceTensor* into) {
-  const int64_t n = communicator_.size();
-  std::vector<int64_t> ranks(static_cast<size_t>(n));
-  std::iota(ranks.begin(), ranks.end(), 0);
-  BRAZE_USER_CHECK(team == ranks)
-      << communication.toString() << " runs among devices " << listOf(team)
-      << ", but the communicator's " << n
-      << " ranks are all of one team today: shard over a 1-D mesh of every rank, in rank "
-         "order (teams of a 2-D mesh need sub-communicators, which are not there yet)";
+  Communicator& communicator = communicatorFor(communication, team);
+  const auto n = static_cast<int64_t>(team.size());
   BRAZE_USER_CHECK(input.isContiguous()) << communication.toString() << ": this device's part "
                                          << input.describe() << " is not dense row-major";
   const DataType dtype = input.dtype();
-  const int device = communicator_.device();
+  const int device = communicator.device();
   const std::vector<int64_t>& sizes = input.sizes();
   const auto count = static_cast<size_t>(input.numel());
   // The step's result: in `into` where that fits, else new stream-ordered memory.
@@ -183,8 +199,8 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
   switch (communication.kind) {
     case Kind::Allreduce: {
       DeviceTensor output = resultOf(sizes, device, stream);
-      communicator_.allReduce(input.data(), output.data(), count, dtype, reduceOpOf(communication),
-                              stream);
+      communicator.allReduce(input.data(), output.data(), count, dtype, reduceOpOf(communication),
+                             stream);
       return output;
     }
     case Kind::Allgather: {
@@ -193,11 +209,11 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
           resultOf(withAxis(sizes, axis, sizes[static_cast<size_t>(axis)] * n), device, stream);
       const PartLayout layout = layoutOf(output.sizes(), axis, n, dtype);
       if (layout.contiguousParts()) {
-        communicator_.allGather(input.data(), output.data(), count, dtype, stream);
+        communicator.allGather(input.data(), output.data(), count, dtype, stream);
         return output;
       }
       DeviceTensor blocks = emptyOn(dtype, output.sizes(), device, stream);
-      communicator_.allGather(input.data(), blocks.data(), count, dtype, stream);
+      communicator.allGather(input.data(), blocks.data(), count, dtype, stream);
       unpack(blocks.data(), layout, n, output.data(), stream);
       return output;
     }
@@ -213,8 +229,8 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
         pack(input.data(), layout, n, blocks.data(), stream);
         source = blocks.data();
       }
-      communicator_.reduceScatter(source, output.data(), count / static_cast<size_t>(n), dtype,
-                                  reduceOpOf(communication), stream);
+      communicator.reduceScatter(source, output.data(), count / static_cast<size_t>(n), dtype,
+                                 reduceOpOf(communication), stream);
       return output;
     }
     case Kind::AllToAll: {
@@ -228,8 +244,8 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
       std::vector<int64_t> out_sizes = withAxis(sizes, to, part);
       out_sizes = withAxis(out_sizes, from, out_sizes[static_cast<size_t>(from)] * n);
       DeviceTensor received = emptyOn(dtype, out_sizes, device, stream);
-      communicator_.allToAll(sent.data(), received.data(), count / static_cast<size_t>(n), dtype,
-                             stream);
+      communicator.allToAll(sent.data(), received.data(), count / static_cast<size_t>(n), dtype,
+                            stream);
       DeviceTensor output = resultOf(out_sizes, device, stream);
       unpack(received.data(), layoutOf(out_sizes, from, n, dtype), n, output.data(), stream);
       return output;
@@ -239,7 +255,7 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
       const int64_t part = partLength(communication, sizes, axis, n);
       DeviceTensor output = resultOf(withAxis(sizes, axis, part), device, stream);
       const PartLayout layout = layoutOf(sizes, axis, n, dtype);
-      copy2D(input.data() + static_cast<size_t>(communicator_.rank()) * layout.run_bytes,
+      copy2D(input.data() + static_cast<size_t>(communicator.rank()) * layout.run_bytes,
              layout.pitch_bytes, output.data(), layout.run_bytes, layout.run_bytes, layout.outer,
              stream);
       return output;

@@ -75,7 +75,7 @@ void copyInto(const DeviceTensor& into, const DeviceTensor& from, CUstream strea
 DeviceProgramRun::DeviceProgramRun(const host::HostProgram& program,
                                    const std::vector<FusionArgument>& arguments,
                                    ExpressionEvaluator& extents, int device, CUstream stream,
-                                   Launch launch, Communicate communicate)
+                                   Launch launch, Communicate communicate, RunTrace* trace)
     : program_(program),
       arguments_(arguments),
       extents_(extents),
@@ -86,25 +86,70 @@ DeviceProgramRun::DeviceProgramRun(const host::HostProgram& program,
       communicate_(std::move(communicate)),
       tensors_(static_cast<size_t>(program.num_buffers)),
       pending_(static_cast<size_t>(program.num_buffers), nullptr),
-      iterations_(program.loops.size()) {}
+      iterations_(program.loops.size()),
+      trace_(trace) {
+  if (trace_ == nullptr) return;
+  trace_->spans.clear();
+  BRAZE_CU(eventCreate, &trace_start_, CU_EVENT_DEFAULT);
+  BRAZE_CU(eventRecord, trace_start_, caller_);
+}
 
 DeviceProgramRun::~DeviceProgramRun() {
+  const driver::DriverApi& api = driver::driverApi();
+  for (auto& [begin, end] : trace_marks_) {
+    (void)api.eventDestroy(begin);
+    if (end != nullptr) (void)api.eventDestroy(end);
+  }
+  if (trace_start_ != nullptr) (void)api.eventDestroy(trace_start_);
   if (pool_used_ == 0) return;
   // Tensors made on a pool stream are freed in that stream's order: it first waits for the
   // caller's stream, where their last readers may be. No throwing from a destructor: a failed
   // call here leaves the run's memory to a later synchronization.
-  const driver::DriverApi& api = driver::driverApi();
   CUevent done = threadEvent(device_, kFirstEvent);
   if (api.eventRecord(done, caller_) != CUDA_SUCCESS) return;
   const std::vector<CUstream>& pool = poolStreams(device_, pool_used_);
   for (int32_t k = 0; k < pool_used_; ++k) (void)api.streamWaitEvent(pool[k], done, 0);
+  if (comm_used_ == 0) return;
+  const std::vector<CUstream>& steps = priorityStreams(device_, comm_used_);
+  for (int32_t k = 0; k < comm_used_; ++k) (void)api.streamWaitEvent(steps[k], done, 0);
 }
 
 std::vector<DeviceTensor> DeviceProgramRun::run() {
   for (const host::Instruction& instruction : program_.instructions) execute(instruction);
   std::vector<DeviceTensor> outputs;
   for (const ValueRef& ref : program_.outputs) outputs.push_back(tensorOf(ref, "an output"));
+  if (trace_ != nullptr) finishTrace();
   return outputs;
+}
+
+void DeviceProgramRun::mark(RunTrace::Span::Kind kind, int32_t segment) {
+  if (trace_ == nullptr) return;
+  CUevent begin = nullptr;
+  BRAZE_CU(eventCreate, &begin, CU_EVENT_DEFAULT);
+  BRAZE_CU(eventRecord, begin, current_);
+  trace_marks_.emplace_back(begin, nullptr);
+  trace_->spans.push_back({kind, segment, -1, current_pool_, 0, 0});
+}
+
+void DeviceProgramRun::endMark() {
+  if (trace_ == nullptr) return;
+  CUevent end = nullptr;
+  BRAZE_CU(eventCreate, &end, CU_EVENT_DEFAULT);
+  BRAZE_CU(eventRecord, end, current_);
+  trace_marks_.back().second = end;
+}
+
+void DeviceProgramRun::finishTrace() {
+  auto since = [&](CUevent event) {
+    float ms = 0;
+    BRAZE_CU(eventElapsedTime, &ms, trace_start_, event);
+    return static_cast<double>(ms) * 1e3;
+  };
+  for (size_t i = 0; i < trace_marks_.size(); ++i) {
+    BRAZE_CU(eventSynchronize, trace_marks_[i].second);
+    trace_->spans[i].start_us = since(trace_marks_[i].first);
+    trace_->spans[i].end_us = since(trace_marks_[i].second);
+  }
 }
 
 int64_t DeviceProgramRun::extent(const ValueRef& ref) const {
@@ -209,6 +254,38 @@ void DeviceProgramRun::join(int32_t used) {
   }
 }
 
+// A step in a stream loop runs on its lane's high-priority stream, between an event from the
+// lane (its input is ready) and one back to it (its readers wait): its kernels get SMs as
+// soon as any free up, instead of after every CTA of a GEMM enqueued before it, so the transfer
+// of chunk i + 1 runs while chunk i computes. Steps go in program order, each after the one
+// before: chunk i's transfer has the links to itself and ends early, instead of every chunk's
+// sharing them and ending late.
+void DeviceProgramRun::communicate(const host::Communicate& c) {
+  const DeviceTensor part = tensorOf(c.input, "a communicated part");
+  const DeviceTensor into = destinationOf(c.output);
+  const CUstream lane = current_;
+  CUstream on = lane;
+  if (current_pool_ >= 0) {
+    comm_used_ = std::max(comm_used_, current_pool_ + 1);
+    on = priorityStreams(device_, comm_used_)[static_cast<size_t>(current_pool_)];
+    CUevent ready = threadEvent(device_, kFirstEvent + 32 + static_cast<size_t>(current_pool_));
+    BRAZE_CU(eventRecord, ready, lane);
+    BRAZE_CU(streamWaitEvent, on, ready, 0);
+  }
+  CUevent previous = threadEvent(device_, kFirstEvent - 1);
+  if (steps_enqueued_ > 0 && last_step_stream_ != on) BRAZE_CU(streamWaitEvent, on, previous, 0);
+  current_ = on;
+  mark(RunTrace::Span::Kind::Communicate, c.segment);
+  DeviceTensor result = communicate_(c, part, into.defined() ? &into : nullptr, on);
+  endMark();
+  current_ = lane;
+  BRAZE_CU(eventRecord, previous, on);
+  last_step_stream_ = on;
+  ++steps_enqueued_;
+  if (on != lane) BRAZE_CU(streamWaitEvent, lane, previous, 0);
+  writeInto(c.output, std::move(result), "resharding segment " + std::to_string(c.segment));
+}
+
 void DeviceProgramRun::runLoop(const host::ForLoop& f) {
   const host::Loop& loop = program_.loops[static_cast<size_t>(f.loop)];
   // The buffers the body slices get their memory now, on the caller's stream, before any
@@ -245,7 +322,9 @@ void DeviceProgramRun::execute(const host::Instruction& instruction) {
             for (const ValueRef& ref : l.inputs) inputs.push_back(valueOf(ref));
             std::vector<DeviceTensor> into;
             for (int32_t buffer : l.outputs) into.push_back(destinationOf(buffer));
+            mark(RunTrace::Span::Kind::Launch, l.segment);
             std::vector<DeviceTensor> results = launch_(l, inputs, into, current_);
+            endMark();
             for (size_t j = 0; j < l.outputs.size(); ++j) {
               writeInto(l.outputs[j], std::move(results[j]),
                         "segment " + std::to_string(l.segment) + " output " + std::to_string(j));
@@ -293,12 +372,7 @@ void DeviceProgramRun::execute(const host::Instruction& instruction) {
             forked_[static_cast<size_t>(current_pool_)] = true;
             fork(current_pool_);
           },
-          [&](const host::Communicate& c) {
-            const DeviceTensor part = tensorOf(c.input, "a communicated part");
-            const DeviceTensor into = destinationOf(c.output);
-            writeInto(c.output, communicate_(c, part, into.defined() ? &into : nullptr, current_),
-                      "resharding segment " + std::to_string(c.segment));
-          },
+          [&](const host::Communicate& c) { communicate(c); },
           // Each step is enqueued on the stream of its readers: ordered before them already.
           [&](const host::Wait&) {},
           [&](const host::ForLoop& f) { runLoop(f); },

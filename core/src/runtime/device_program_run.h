@@ -15,6 +15,7 @@
 #include "braze/host/host_program.h"
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "braze/runtime/fusion_kernel_runtime.h"
 
 namespace braze::runtime_detail {
 
@@ -34,9 +35,11 @@ class DeviceProgramRun {
 
   /// `arguments` are the program's inputs (device tensors and scalars); `extents` evaluates
   /// the program's extents; work is enqueued on `stream` and the pool streams of `device`.
+  /// With `trace`, each launch and communication is timed by events on its stream; run()
+  /// waits for the last and fills the trace.
   DeviceProgramRun(const host::HostProgram& program, const std::vector<FusionArgument>& arguments,
                    ExpressionEvaluator& extents, int device, CUstream stream, Launch launch,
-                   Communicate communicate);
+                   Communicate communicate, RunTrace* trace = nullptr);
   ~DeviceProgramRun();
   DeviceProgramRun(const DeviceProgramRun&) = delete;
   DeviceProgramRun& operator=(const DeviceProgramRun&) = delete;
@@ -61,9 +64,14 @@ class DeviceProgramRun {
   DeviceTensor destinationOf(int32_t buffer) const;
   void execute(const host::Instruction& instruction);
   void runLoop(const host::ForLoop& loop);
+  void communicate(const host::Communicate& communicate);
   CUstream poolStream(int32_t index);
   void fork(int32_t pool_index);
   void join(int32_t used);
+  /// Records an event on the current stream (trace only): before and after a traced step.
+  void mark(RunTrace::Span::Kind kind, int32_t segment);
+  void endMark();
+  void finishTrace();
 
   const host::HostProgram& program_;
   const std::vector<FusionArgument>& arguments_;
@@ -76,13 +84,19 @@ class DeviceProgramRun {
   Communicate communicate_;
   std::vector<std::optional<DeviceTensor>> tensors_;
   std::vector<const host::Allocate*> pending_;
-  std::vector<Iteration> iterations_;  // per loop: the iteration enqueued now
-  std::vector<bool> forked_;           // per pool stream: waited for the caller in this loop
-  int32_t pool_used_ = 0;              // pool streams used by the run
+  std::vector<Iteration> iterations_;    // per loop: the iteration enqueued now
+  std::vector<bool> forked_;             // per pool stream: waited for the caller in this loop
+  int32_t pool_used_ = 0;                // pool streams used by the run
+  int32_t comm_used_ = 0;                // high-priority streams used by steps in loops
+  int64_t steps_enqueued_ = 0;           // communications so far
+  CUstream last_step_stream_ = nullptr;  // where the last one went
   // Every tensor the run made: kept until the pool streams have waited for the caller's last
   // work, since each is freed in the order of the stream it was made on, which another stream
   // may still be reading.
   std::vector<DeviceTensor> made_;
+  RunTrace* trace_ = nullptr;
+  CUevent trace_start_ = nullptr;
+  std::vector<std::pair<CUevent, CUevent>> trace_marks_;
 };
 
 }  // namespace braze::runtime_detail

@@ -21,20 +21,41 @@ namespace braze {
 
 namespace runtime_detail {
 
-// The streams of stream loops on `device`: made once per process, never destroyed (a plan
-// may be replayed until the process ends).
-const std::vector<CUstream>& poolStreams(int device, int32_t count) {
+namespace {
+
+// The first `count` streams of one process-wide set per device, of the context's greatest
+// priority or of the default one: made once, never destroyed (a plan may be replayed until
+// the process ends).
+const std::vector<CUstream>& processStreams(int device, int32_t count, bool high_priority) {
   static std::mutex mutex;
-  static std::map<int, std::vector<CUstream>> pools;
+  static std::map<std::pair<int, bool>, std::vector<CUstream>> sets;
   std::lock_guard<std::mutex> lock(mutex);
-  std::vector<CUstream>& pool = pools[device];
-  while (static_cast<int32_t>(pool.size()) < count) {
+  std::vector<CUstream>& streams = sets[{device, high_priority}];
+  const driver::DriverApi& api = driver::driverApi();
+  while (static_cast<int32_t>(streams.size()) < count) {
+    int least = 0;
+    int greatest = 0;
+    if (high_priority) {
+      driver::checkDriver(api.ctxGetStreamPriorityRange(&least, &greatest),
+                          "cuCtxGetStreamPriorityRange", "while making a stream loop's streams");
+    }
     CUstream stream = nullptr;
-    driver::checkDriver(driver::driverApi().streamCreate(&stream, CU_STREAM_NON_BLOCKING),
-                        "cuStreamCreate", "while making the pool streams of a stream loop");
-    pool.push_back(stream);
+    driver::checkDriver(
+        api.streamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, high_priority ? greatest : 0),
+        "cuStreamCreateWithPriority", "while making a stream loop's streams");
+    streams.push_back(stream);
   }
-  return pool;
+  return streams;
+}
+
+}  // namespace
+
+const std::vector<CUstream>& poolStreams(int device, int32_t count) {
+  return processStreams(device, count, false);
+}
+
+const std::vector<CUstream>& priorityStreams(int device, int32_t count) {
+  return processStreams(device, count, true);
 }
 
 // Events a thread records to order its streams: one per pool stream and one for the caller's.

@@ -4,6 +4,8 @@
 #include "braze/runtime/multidevice_executor.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "braze/error.h"
 #include "braze/eval/argument_binding.h"
@@ -49,6 +51,21 @@ std::vector<int64_t> globalSizes(const TensorView& tv, std::vector<int64_t> size
   return sizes;
 }
 
+// How many parts each logical extent of `tv` is cut into on a device (1 where whole).
+std::vector<std::pair<const Val*, int64_t>> partsPerExtent(const TensorView& tv) {
+  std::vector<std::pair<const Val*, int64_t>> parts;
+  const std::vector<IterDomain*> logical = tv.logical();
+  for (const IterDomain* id : logical) {
+    if (!id->isReduction()) parts.emplace_back(id->extent(), 1);
+  }
+  if (!tv.sharding()) return parts;
+  for (const ShardedAxis& sharded : tv.sharding()->axes) {
+    const auto axis = static_cast<size_t>(axisWithoutReductions(tv, sharded.axis));
+    if (axis < parts.size()) parts[axis].second *= tv.sharding()->mesh.size(sharded.mesh_dim);
+  }
+  return parts;
+}
+
 }  // namespace
 
 HostTensor shardOf(const HostTensor& whole, const TensorView& tensor, int64_t device) {
@@ -86,11 +103,37 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
 
   std::vector<const Expr*> region;
   int32_t region_stage = -1;
+  // A region binds each extent once from its inputs' sizes: two inputs cut differently along
+  // the same extent (a part and its gathered whole) go to different regions.
+  std::map<const Val*, int64_t> region_parts;
+  std::set<const Val*> region_computed;
   auto closeRegion = [&] {
+    region_parts.clear();
+    region_computed.clear();
     if (region.empty()) return;
     segmented_.segments.push_back(regionOf(fusion, region));
     communications_.emplace_back();
     region.clear();
+  };
+  auto conflictsWithRegion = [&](const Expr& expr) {
+    for (const Val* input : expr.inputs()) {
+      const auto* tv = input->dynCast<TensorView>();
+      if (tv == nullptr || region_computed.count(tv) != 0) continue;
+      for (const auto& [extent, parts] : partsPerExtent(*tv)) {
+        const auto found = region_parts.find(extent);
+        if (found != region_parts.end() && found->second != parts) return true;
+      }
+    }
+    return false;
+  };
+  auto addToRegion = [&](const Expr* expr) {
+    for (const Val* input : expr->inputs()) {
+      const auto* tv = input->dynCast<TensorView>();
+      if (tv == nullptr || region_computed.count(tv) != 0) continue;
+      for (const auto& [extent, parts] : partsPerExtent(*tv)) region_parts.emplace(extent, parts);
+    }
+    for (const Val* output : expr->outputs()) region_computed.insert(output);
+    region.push_back(expr);
   };
   for (const Expr* expr : fusion.exprs()) {
     if (std::none_of(expr->outputs().begin(), expr->outputs().end(),
@@ -99,9 +142,9 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
     const int32_t stage = stages_->stageOf(*expr);
     std::optional<Communication> step = braze::communicationOf(*expr);
     if (!step) {
-      if (stage != region_stage) closeRegion();
+      if (stage != region_stage || conflictsWithRegion(*expr)) closeRegion();
       region_stage = stage;
-      region.push_back(expr);
+      addToRegion(expr);
       continue;
     }
     closeRegion();
@@ -217,6 +260,7 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
                     const std::vector<DeviceTensor>& into, CUstream stream) {
     RunOptions on = options;
     on.stream = stream;
+    on.trace = nullptr;      // the run traces whole regions
     on.outputs_into = into;  // a slice of a loop's buffer is written in place
     std::vector<DeviceTensor> results;
     for (FusionArgument& result : regionFor(l.segment).run(arguments, on))
@@ -233,9 +277,10 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
     if (const auto* tensor = std::get_if<DeviceTensor>(&input)) ordinal = tensor->device();
   }
   std::vector<FusionArgument> outputs;
-  for (DeviceTensor& output : runtime_detail::DeviceProgramRun(program_, inputs, extents, ordinal,
-                                                               options.stream, launch, communicate)
-                                  .run())
+  for (DeviceTensor& output :
+       runtime_detail::DeviceProgramRun(program_, inputs, extents, ordinal, options.stream, launch,
+                                        communicate, options.trace)
+           .run())
     outputs.emplace_back(std::move(output));
   return outputs;
 }

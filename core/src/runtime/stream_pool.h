@@ -14,6 +14,12 @@ namespace braze::runtime_detail {
 /// destroyed: a plan may be replayed until the process ends.
 const std::vector<CUstream>& poolStreams(int device, int32_t count);
 
+/// The first `count` high-priority streams of `device` (non-blocking, the context's greatest
+/// priority), made once per process: where a stream loop's communication runs, so that its
+/// kernels get SMs as soon as any free up instead of after every CTA of a GEMM launched
+/// earlier.
+const std::vector<CUstream>& priorityStreams(int device, int32_t count);
+
 /// Event `index` of this thread on `device`, made on first use and kept. Recording an event
 /// again is safe once a wait has been enqueued on it: the wait keeps the work recorded at the
 /// time it was enqueued.

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -147,6 +148,31 @@ class CommunicatorGpuTest : public ::testing::Test {
     return stream;
   }
 };
+
+// A team split off the communicator (how a 2-D mesh's teams get theirs): on one rank, the team
+// of rank 0 runs collectives on its own communicator; a rank in no team gets none; a team
+// without this rank is refused before NCCL sees it.
+TEST_F(CommunicatorGpuTest, ATeamSplitOffRunsItsOwnCollectives) {
+  TcpStore store("127.0.0.1", 0, true);
+  Communicator communicator = Communicator::create(rankOf(0, 1), store, 0, {.timeout = 60s});
+  if (driver::ncclApi().commSplit == nullptr) GTEST_SKIP() << "this NCCL has no ncclCommSplit";
+  std::optional<Communicator> team = communicator.split({0});
+  ASSERT_TRUE(team.has_value());
+  EXPECT_EQ(team->rank(), 0);
+  EXPECT_EQ(team->size(), 1);
+  const CUstream stream = newStream(0);
+  const std::vector<float> values = randomValues<float>(300, 9);
+  const auto send = upload(0, values);
+  const auto recv = poisoned(0, values.size() * sizeof(float));
+  team->allReduce(send->pointer(), recv->pointer(), values.size(), DataType::Float32, ReduceOp::Sum,
+                  stream);
+  team->waitFor(stream);
+  EXPECT_EQ(download<float>(*recv), values);
+  EXPECT_FALSE(communicator.split({}).has_value());
+  EXPECT_TRUE(test::throwsError([&] { (void)communicator.split({1}); },
+                                {"rank 0 of 1", "outside the communicator"}));
+  (void)driver::driverApi().streamDestroy(stream);
+}
 
 TEST_F(CommunicatorGpuTest, OneRankRunsEveryCollective) {
   TcpStore store("127.0.0.1", 0, true);

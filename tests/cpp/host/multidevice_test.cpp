@@ -138,6 +138,13 @@ TEST(MultiDeviceTest, TwoByTwoMeshSplitsRowsAndColumns) {
       mesh.devices());
 }
 
+TEST(MultiDeviceTest, TwoByTwoMeshStepsAlongEachMeshDim) {
+  test::ShardedCase c = test::makeTwoByTwoCase();
+  MultiDeviceExecutor executor(*c.fusion, shippedOptions());
+  EXPECT_EQ(stepsOf(executor), c.steps);
+  expectMatchesUnsharded(*c.fusion, c.inputs, {0, 1, 2, 3}, c.tolerance);
+}
+
 TEST(MultiDeviceTest, BFloat16SumOverTheSplitAxisAllreducesInFloat32) {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);

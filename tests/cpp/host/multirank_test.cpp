@@ -1,10 +1,15 @@
 // The multi-GPU tier: one process per GPU, started by tools/multigpu-test.sh NGPUS (or torchrun,
 // mpirun, srun with this binary and --gtest_filter='MultiRankTest.*'). Each rank joins one NCCL
 // communicator through the TCP store at MASTER_ADDR:MASTER_PORT, runs every shared sharded case
-// on a mesh of all ranks with its parts on its GPU, and checks its parts of the outputs against
-// the unsharded reference. Skipped when the process was not started as one of several ranks.
+// on a mesh of all ranks with its parts on its GPU (and with four ranks a 2x2 mesh), and checks
+// its parts of the outputs against the unsharded reference. Skipped when the process was not
+// started as one of several ranks.
 
 #include <gtest/gtest.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/nccl_library.h"
@@ -14,6 +19,8 @@
 #include "braze/host/launch_environment.h"
 #include "braze/host/store.h"
 #include "braze/runtime/multidevice_executor.h"
+#include "support/error_matchers.h"
+#include "support/random_tensor.h"
 #include "support/sharded_cases.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -23,46 +30,125 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(MultiRankTest, EverySharedCaseMatchesTheReferenceOnEveryRank) {
-  const host::LaunchEnvironment launch = host::readLaunchEnvironment();
-  if (launch.world_size < 2)
-    GTEST_SKIP() << "started as one process (" << launch.launcher
-                 << "); tools/multigpu-test.sh NGPUS starts one per GPU";
-  std::string why;
-  if (!driver::isDriverAvailable(&why)) GTEST_SKIP() << "no CUDA driver or device: " << why;
-  if (!driver::ncclAvailable(&why)) GTEST_SKIP() << "NCCL is not installed here: " << why;
-  ASSERT_TRUE(launch.master_address && launch.master_port)
-      << "rank " << launch.rank << ": set MASTER_ADDR and MASTER_PORT";
-  host::TcpStore store(*launch.master_address, *launch.master_port, launch.rank == 0);
-  host::Communicator communicator = host::Communicator::create(
-      launch, store, static_cast<int>(launch.local_rank), {.timeout = 120s});
-  host::NcclCollectives collectives(communicator);
+// Runs `c` on this rank with its parts on its GPU and checks them against the unsharded
+// reference's parts.
+void expectRankMatchesReference(test::ShardedCase& c, const host::LaunchEnvironment& launch,
+                                host::Communicator& communicator,
+                                host::NcclCollectives& collectives) {
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();
+  MultiDeviceExecutor executor(*c.fusion, options);
+  std::vector<FusionArgument> parts;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const auto* tv = executor.fusion().inputs()[i]->as<TensorView>();
+    parts.emplace_back(DeviceTensor::fromHost(shardOf(c.inputs[i], *tv, launch.rank),
+                                              static_cast<int>(launch.local_rank)));
+  }
+  RunOptions run;
+  run.device = static_cast<int>(launch.local_rank);
+  const std::vector<FusionArgument> outputs = executor.run(parts, collectives, run);
+  communicator.waitFor(run.stream);
+  const std::vector<HostTensor> expected =
+      evaluateFusionTensors(*test::unshardedCopy(*c.fusion), std::vector<HostTensor>(c.inputs));
+  ASSERT_EQ(outputs.size(), expected.size());
+  for (size_t o = 0; o < expected.size(); ++o) {
+    const auto* tv = executor.fusion().outputs()[o]->as<TensorView>();
+    test::expectClose(std::get<DeviceTensor>(outputs[o]).toHost(),
+                      shardOf(expected[o], *tv, launch.rank), c.tolerance);
+  }
+}
+
+// This process's rank: its store, communicator and collectives, made on first use and kept
+// until the process ends (never destroyed: the last test kills a rank, and a communicator's
+// destruction would wait for it).
+struct Rank {
+  host::LaunchEnvironment launch;
+  std::unique_ptr<host::TcpStore> store;
+  std::unique_ptr<host::Communicator> communicator;
+  std::unique_ptr<host::NcclCollectives> collectives;
+};
+
+// Null after a skip: started as one process, or without a GPU or NCCL.
+Rank* thisRank() {
+  static Rank* rank = []() -> Rank* {
+    auto made = new Rank;
+    made->launch = host::readLaunchEnvironment();
+    std::string why;
+    if (made->launch.world_size < 2 || !driver::isDriverAvailable(&why) ||
+        !driver::ncclAvailable(&why) || !made->launch.master_address || !made->launch.master_port)
+      return nullptr;
+    made->store = std::make_unique<host::TcpStore>(
+        *made->launch.master_address, *made->launch.master_port, made->launch.rank == 0);
+    made->communicator = std::make_unique<host::Communicator>(host::Communicator::create(
+        made->launch, *made->store, static_cast<int>(made->launch.local_rank), {.timeout = 30s}));
+    made->collectives = std::make_unique<host::NcclCollectives>(*made->communicator);
+    return made;
+  }();
+  return rank;
+}
+
+TEST(MultiRankTest, EverySharedCaseMatchesTheReferenceOnEveryRank) {
+  Rank* rank = thisRank();
+  if (rank == nullptr)
+    GTEST_SKIP() << "not one of several ranks with a GPU and NCCL; tools/multigpu-test.sh NGPUS "
+                    "starts one process per GPU";
+  const host::LaunchEnvironment& launch = rank->launch;
+  host::Communicator& communicator = *rank->communicator;
+  host::NcclCollectives& collectives = *rank->collectives;
   for (const std::string& name : test::shardedCaseNames()) {
     SCOPED_TRACE(name + " on rank " + std::to_string(launch.rank) + " of " +
                  std::to_string(launch.world_size));
     test::ShardedCase c = test::makeShardedCase(name, launch.world_size);
-    MultiDeviceExecutor executor(*c.fusion, options);
-    std::vector<FusionArgument> parts;
-    for (size_t i = 0; i < c.inputs.size(); ++i) {
-      const auto* tv = executor.fusion().inputs()[i]->as<TensorView>();
-      parts.emplace_back(DeviceTensor::fromHost(shardOf(c.inputs[i], *tv, launch.rank),
-                                                static_cast<int>(launch.local_rank)));
-    }
-    RunOptions run;
-    run.device = static_cast<int>(launch.local_rank);
-    const std::vector<FusionArgument> outputs = executor.run(parts, collectives, run);
-    communicator.waitFor(run.stream);
-    const std::vector<HostTensor> expected =
-        evaluateFusionTensors(*test::unshardedCopy(*c.fusion), std::vector<HostTensor>(c.inputs));
-    ASSERT_EQ(outputs.size(), expected.size());
-    for (size_t o = 0; o < expected.size(); ++o) {
-      const auto* tv = executor.fusion().outputs()[o]->as<TensorView>();
-      test::expectClose(std::get<DeviceTensor>(outputs[o]).toHost(),
-                        shardOf(expected[o], *tv, launch.rank), c.tolerance);
-    }
+    expectRankMatchesReference(c, launch, communicator, collectives);
   }
+  // A 2-D mesh: each mesh dim's teams on communicators split off the whole one.
+  if (launch.world_size == 4) {
+    SCOPED_TRACE("2x2 mesh on rank " + std::to_string(launch.rank));
+    test::ShardedCase c = test::makeTwoByTwoCase();
+    expectRankMatchesReference(c, launch, communicator, collectives);
+  }
+}
+
+// Ends this process at once (no destructors: a communicator's would wait for a dead rank),
+// with the summary line tools/multigpu-test.sh reads and the status of every test so far.
+[[noreturn]] void leaveNow(const char* why) {
+  const bool failed =
+      ::testing::Test::HasFailure() || ::testing::UnitTest::GetInstance()->failed_test_count() > 0;
+  std::printf("[  %s  ] %d tests, then left (%s)\n", failed ? "FAILED" : "PASSED",
+              ::testing::UnitTest::GetInstance()->test_to_run_count(), why);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(failed ? 1 : 0);
+}
+
+// Runs last: the last rank dies between two collectives, as a crashed process would. Every
+// other rank's next collective fails within the communicator's timeout (or sooner, when NCCL
+// sees the peer gone) with an error naming the rank and the collective, instead of hanging.
+TEST(MultiRankTest, AKilledRankMakesEveryOtherRankRaise) {
+  Rank* rank = thisRank();
+  if (rank == nullptr) GTEST_SKIP() << "not one of several ranks";
+  host::Communicator& communicator = *rank->communicator;
+  const int device = static_cast<int>(rank->launch.local_rank);
+  const DeviceTensor values =
+      DeviceTensor::fromHost(test::RandomTensors(3).uniform(DataType::Float32, {1024}), device);
+  CUstream stream = nullptr;
+  communicator.allReduce(values.data(), values.data(), 1024, DataType::Float32, host::ReduceOp::Sum,
+                         stream);
+  communicator.waitFor(stream);  // every rank is alive up to here
+  if (rank->launch.rank == rank->launch.world_size - 1) leaveNow("killed as planned");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(test::throwsError(
+      [&] {
+        communicator.allReduce(values.data(), values.data(), 1024, DataType::Float32,
+                               host::ReduceOp::Sum, stream);
+        communicator.waitFor(stream);
+      },
+      {"rank " + std::to_string(rank->launch.rank) + " of " +
+           std::to_string(rank->launch.world_size),
+       "allReduce of 1024 float32", "The communicator was aborted"}));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 60s) << "the error came after the timeout";
+  // The aborted communicator cannot be destroyed cleanly: leave without it.
+  leaveNow("the others raised");
 }
 
 }  // namespace

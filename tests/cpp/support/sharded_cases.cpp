@@ -217,6 +217,30 @@ ShardedCase makeShardedCase(const std::string& name, int64_t n) {
   return {};
 }
 
+ShardedCase makeTwoByTwoCase() {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* w = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* y = matmul(x, w);
+  TensorView* z = tanh(y);
+  TensorView* columns = sum(cast(y, DataType::Float32), {0});
+  c.fusion->addOutput(z);
+  c.fusion->addOutput(columns);
+  const DeviceMesh mesh({0, 1, 2, 3}, {2, 2});
+  shardAxis(x, mesh, 0, ParallelType::DIDy);
+  shardAxis(w, mesh, 1, ParallelType::DIDx);
+  shardAxis(z, mesh, 0, ParallelType::DIDy);
+  RandomTensors random(4242);
+  c.inputs = {random.uniform(DataType::BFloat16, {8, 6}, -1, 1),
+              random.uniform(DataType::BFloat16, {6, 10}, -1, 1)};
+  // z gathers N along DIDx (teams {0, 1} and {2, 3}); the column sums add the rows' partial
+  // sums along DIDy (teams {0, 2} and {1, 3}).
+  c.steps = {Kind::Allgather, Kind::Allreduce};
+  c.tolerance = partialSumsInBFloat16(2);
+  return c;
+}
+
 void shardAxis(TensorView* tv, const DeviceMesh& mesh, int64_t axis, ParallelType type) {
   tv->setDeviceMesh(mesh);
   const int64_t dim = type == ParallelType::DIDx ? mesh.numDims() - 1 : 0;

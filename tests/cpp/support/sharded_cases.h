@@ -29,6 +29,10 @@ std::vector<std::string> shardedCaseNames();
 /// Case `name` on a mesh of devices 0 .. n - 1, with inputs drawn from a seed of the name and n.
 ShardedCase makeShardedCase(const std::string& name, int64_t n);
 
+/// A 2x2 mesh (devices 0 .. 3): rows over DIDy, columns over DIDx, a step along each mesh dim
+/// (an allgather among {0, 1} and {2, 3}, an allreduce among {0, 2} and {1, 3}).
+ShardedCase makeTwoByTwoCase();
+
 /// Shards `tv`'s logical axis `axis` over the mesh dim `type` names, as a user writes it.
 void shardAxis(TensorView* tv, const DeviceMesh& mesh, int64_t axis,
                ParallelType type = ParallelType::DIDx);

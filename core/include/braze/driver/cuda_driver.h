@@ -50,6 +50,8 @@ struct DriverApi {
   decltype(&::cuMemFreeHost) memFreeHost;
   decltype(&::cuMemsetD8Async) memsetD8Async;
   decltype(&::cuStreamCreate) streamCreate;
+  decltype(&::cuStreamCreateWithPriority) streamCreateWithPriority;
+  decltype(&::cuCtxGetStreamPriorityRange) ctxGetStreamPriorityRange;
   decltype(&::cuStreamDestroy) streamDestroy;
   decltype(&::cuStreamSynchronize) streamSynchronize;
   decltype(&::cuStreamQuery) streamQuery;

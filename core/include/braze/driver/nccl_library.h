@@ -81,6 +81,10 @@ struct NcclApi {
                      CUstream stream);
   NcclResult (*groupStart)();
   NcclResult (*groupEnd)();
+  /// ncclCommSplit (NCCL 2.18+), or null where the library predates it. The config is passed
+  /// as null: the new communicator inherits its parent's.
+  NcclResult (*commSplit)(NcclComm comm, int color, int key, NcclComm* new_comm,
+                          void* config) = nullptr;
 
   /// The file that was loaded, as it was named ("libnccl.so.2" or a path).
   std::string path;

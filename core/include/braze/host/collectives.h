@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "braze/eval/host_tensor.h"
+#include "braze/host/communicator.h"
 #include "braze/host/resharding.h"
 #include "braze/runtime/device_tensor.h"
 
@@ -40,14 +42,13 @@ class Collectives {
                                    CUstream stream, const DeviceTensor* into = nullptr);
 };
 
-class Communicator;
-
 /// The collectives of one rank of an NCCL communicator, on device tensors: a mesh's device ids
 /// are the communicator's ranks. Each step is one NCCL collective on `stream` (an all-to-all is
 /// one group of sends and receives), with the parts laid out as NCCL wants them by strided
-/// device copies when the split axis is not the outermost. A team must be every rank of the
-/// communicator in rank order (a 1-D mesh of all ranks; teams of a 2-D mesh need
-/// sub-communicators, not there yet): refused otherwise, naming the team.
+/// device copies when the split axis is not the outermost. A team of every rank in rank order
+/// uses the communicator itself; any other team (a mesh dim of a 2-D mesh) its own
+/// communicator, split off once (Communicator::split) when every rank first reaches a step
+/// along that mesh dim, which needs the mesh to hold every rank.
 class NcclCollectives : public Collectives {
  public:
   explicit NcclCollectives(Communicator& communicator);
@@ -60,7 +61,12 @@ class NcclCollectives : public Collectives {
                            const DeviceTensor* into = nullptr) override;
 
  private:
+  /// The communicator of `team`: the whole one, or the team's, split off on first use.
+  Communicator& communicatorFor(const Communication& communication,
+                                const std::vector<int64_t>& team);
+
   Communicator& communicator_;
+  std::map<std::vector<int64_t>, Communicator> teams_;
 };
 
 /// This device's part of the result of `communication` when the parts of `team` are `parts`

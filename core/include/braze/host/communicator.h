@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "braze/driver/nccl_library.h"
@@ -41,6 +42,13 @@ class Communicator {
   /// out, ncclCommInitRank failed. ncclCommInitRank itself blocks until every rank joins.
   static Communicator create(const LaunchEnvironment& launch, Store& store, int device,
                              CommunicatorOptions options = {});
+
+  /// A communicator of the ranks of `team` (ranks of this one, in the order the new ranks
+  /// take), made with ncclCommSplit. Collective over this communicator: every rank calls it at
+  /// the same point, each with its own team (teams are disjoint); a rank outside every team
+  /// passes an empty one and gets nothing. Throws naming the team when this rank is not in it
+  /// twice or at all, or when the NCCL library has no ncclCommSplit (before 2.18).
+  std::optional<Communicator> split(const std::vector<int64_t>& team);
 
   Communicator(Communicator&& other) noexcept;
   Communicator& operator=(Communicator&& other) noexcept;

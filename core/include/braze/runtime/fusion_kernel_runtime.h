@@ -120,8 +120,10 @@ struct FrozenLaunch {
 /// stream loop's iterations overlap and for profiling. Tracing adds two event records per step.
 struct RunTrace {
   struct Span {
-    enum class Kind : uint8_t { Launch, Copy } kind = Kind::Launch;
-    int32_t segment = -1;  ///< Launch: its segment; Copy: -1
+    /// Communicate: a resharding step of a sharded fusion (MultiDeviceExecutor), whose Launch
+    /// spans are then whole regions (every kernel of the region's run).
+    enum class Kind : uint8_t { Launch, Copy, Communicate } kind = Kind::Launch;
+    int32_t segment = -1;  ///< Launch, Communicate: its segment; Copy: -1
     int32_t input = -1;    ///< Copy: the fusion input copied; Launch: -1
     int32_t stream = -1;   ///< -1 the caller's stream, k >= 0 pool stream k
     double start_us = 0;   ///< microseconds from the run's start on the caller's stream
