@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The multi-GPU test tier: starts one process per GPU, as torchrun would (RANK, WORLD_SIZE,
 # LOCAL_RANK, MASTER_ADDR, MASTER_PORT), each running braze_host_tests' MultiRankTest: every
-# shared sharded case (tests/cpp/support/sharded_cases.h) on a mesh of all ranks over NCCL,
-# each rank checking its parts of the outputs against the unsharded reference.
+# shared sharded case (tests/cpp/support/sharded_cases.h, the stream-pipelined ones included, and
+# with four ranks a 2x2 mesh) on a mesh of all ranks over NCCL, each rank checking its parts of
+# the outputs against the unsharded reference; then the last rank exits between two collectives
+# and every other rank must raise within the communicator's timeout (30 s) instead of hanging.
 #
 #   tools/multigpu-test.sh NGPUS [--filter PATTERN]
 #
