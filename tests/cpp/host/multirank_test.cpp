@@ -71,12 +71,13 @@ struct Rank {
 // Null after a skip: started as one process, or without a GPU or NCCL.
 Rank* thisRank() {
   static Rank* rank = []() -> Rank* {
-    auto made = new Rank;
-    made->launch = host::readLaunchEnvironment();
+    const host::LaunchEnvironment launch = host::readLaunchEnvironment();
     std::string why;
-    if (made->launch.world_size < 2 || !driver::isDriverAvailable(&why) ||
-        !driver::ncclAvailable(&why) || !made->launch.master_address || !made->launch.master_port)
+    if (launch.world_size < 2 || !driver::isDriverAvailable(&why) || !driver::ncclAvailable(&why) ||
+        !launch.master_address || !launch.master_port)
       return nullptr;
+    auto* made = new Rank;  // kept to the end of the process on purpose (see above)
+    made->launch = launch;
     made->store = std::make_unique<host::TcpStore>(
         *made->launch.master_address, *made->launch.master_port, made->launch.rank == 0);
     made->communicator = std::make_unique<host::Communicator>(host::Communicator::create(
