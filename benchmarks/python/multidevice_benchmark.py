@@ -13,7 +13,10 @@ Cases (bf16, tensor-parallel MLP sizes: hidden 8192, intermediate 28672 split ov
 - gemm_rs: this rank's row block of W2 ([M, 28672 / n] x [28672 / n, 8192]), partial sums
   reduce-scattered by tokens; the same variants;
 - mlp: a tensor-parallel MLP block forward: RMS norm, x W1 (column-parallel), SiLU, W2
-  (row-parallel), allreduce; PyTorch eager with dist.all_reduce.
+  (row-parallel), allreduce; PyTorch eager with dist.all_reduce;
+- mlp_bwd: its backward (forward recomputed; dx, dg, dW1, dW2, the input gradient allreduced);
+  PyTorch eager autograd with dist.all_reduce.
+The Braze definitions are in tp_definitions.py beside this script.
 
 Times are the slowest rank's median over the timed iterations (CUDA events around each call,
 host included). Rank 0 prints one table; --json writes the rows.
@@ -35,7 +38,7 @@ parser.add_argument("--tokens", default="4096,16384")
 parser.add_argument("--skip", default="", help="comma-separated cases to skip")
 parser.add_argument("--nvfuser", action="store_true", help="also run nvFuser's executor")
 parser.add_argument("--only", default="", help="run only these cases (collectives, ag_gemm, "
-                    "gemm_rs, mlp, nvfuser)")
+                    "gemm_rs, mlp, mlp_bwd, nvfuser)")
 args = parser.parse_args()
 
 rank = int(os.environ["RANK"])
@@ -47,14 +50,16 @@ dist.init_process_group("nccl", device_id=device)
 
 SKIP = set(filter(None, args.skip.split(",")))
 if args.only:
-    SKIP = {"collectives", "ag_gemm", "gemm_rs", "mlp", "nvfuser"} - set(args.only.split(","))
+    SKIP = {"collectives", "ag_gemm", "gemm_rs", "mlp", "mlp_bwd", "nvfuser"} - set(
+        args.only.split(","))
 elif args.nvfuser is False:
     SKIP.add("nvfuser")
-if SKIP >= {"collectives", "ag_gemm", "gemm_rs", "mlp"}:
+if SKIP >= {"collectives", "ag_gemm", "gemm_rs", "mlp", "mlp_bwd"}:
     braze = comm = mesh = None  # nvFuser alone: Braze stays out of the process
 else:
     import braze
-    from braze import DataType, FusionDefinition, ParallelType
+    import tp_definitions as tp  # beside this script; checked on the CPU by test_multidevice.py
+    from braze import DataType, FusionDefinition
     from braze.multidevice import DeviceMesh
 
     comm = braze.multidevice.communicator()  # through the default process group's store
@@ -129,12 +134,6 @@ def timeline(fd, inputs):
             f"overlapped {beside / 1e3:.3f} ms, span {end / 1e3:.3f} ms")
 
 
-def split(tv, axis):
-    tv.set_device_mesh(mesh)
-    tv.outer_split(axis, world)
-    tv.axis(axis).parallelize(ParallelType.mesh_x)
-
-
 def max_error(a, b):
     return (a.float() - b.float()).abs().max().item()
 
@@ -165,7 +164,6 @@ def collectives():
         ):
             ms = timed(fn, iters=iters)
             report("allgather", label, name, ms, busbw=nbytes / ms / 1e6 * (world - 1) / world)
-        del x, part, out
     # Results agree with torch's.
     x = torch.randn(4096, device=device, dtype=torch.float32)
     y = x.clone()
@@ -186,20 +184,6 @@ def timed_matmul(a, b):
         w = fd.define_tensor(shape=[-1, -1], contiguity=[True] * 2, dtype=DataType.BFloat16)
         fd.add_output(fd.ops.matmul(x, w))
     return timed(lambda: fd.execute([a, b]))
-
-
-def ag_gemm_definition(chunks):
-    with FusionDefinition() as fd:
-        x = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.BFloat16)
-        w = fd.define_tensor(shape=[-1, -1], contiguity=[True] * 2, dtype=DataType.BFloat16)
-        y = fd.ops.matmul(x, w)
-        fd.add_output(y)
-        split(x, 1)  # each chunk's tokens split over the ranks
-        split(w, 1)  # column-parallel
-        split(y, 2)
-        if chunks > 1:
-            y.axis(0).parallelize(ParallelType.Stream)
-    return fd
 
 
 def ag_gemm(m):
@@ -240,7 +224,7 @@ def ag_gemm(m):
         # [chunks, m / chunks, k], each chunk's rows split over the ranks: this rank's part of
         # chunk i is rows i * m / (chunks * world) ... of its own rows.
         x_part = x_rows.view(chunks, m // chunks // world, k)
-        fd = ag_gemm_definition(chunks)
+        fd = tp.ag_gemm(mesh, chunks)
         try:
             (out,) = fd.execute([x_part, w])
             # Chunk i gathers every rank's part i: the rows of reference in that order.
@@ -256,20 +240,6 @@ def ag_gemm(m):
 
 
 # ---- GEMM + reduce-scatter
-
-def gemm_rs_definition(chunks):
-    with FusionDefinition() as fd:
-        a = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True] * 3, dtype=DataType.BFloat16)
-        b = fd.define_tensor(shape=[-1, -1], contiguity=[True] * 2, dtype=DataType.BFloat16)
-        out = fd.ops.matmul(a, b)
-        fd.add_output(out)
-        split(a, 2)  # K split: row-parallel
-        split(b, 0)
-        split(out, 1)  # the sums scattered by tokens
-        if chunks > 1:
-            out.axis(0).parallelize(ParallelType.Stream)
-    return fd
-
 
 def gemm_rs(m):
     k, n = INTER, HIDDEN
@@ -303,7 +273,7 @@ def gemm_rs(m):
     dist.all_reduce(partial)
     for chunks in [1] + CHUNKS:
         a_part = a.view(chunks, m // chunks, k // world)
-        fd = gemm_rs_definition(chunks)
+        fd = tp.gemm_rs(mesh, chunks)
         try:
             (out,) = fd.execute([a_part, b])
             rows = m // chunks // world
@@ -319,29 +289,6 @@ def gemm_rs(m):
 
 
 # ---- tensor-parallel MLP block forward
-
-def mlp_definition():
-    with FusionDefinition() as fd:
-        x = fd.define_tensor(shape=[-1, -1], contiguity=[True] * 2, dtype=DataType.BFloat16)
-        g = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16)
-        w1 = fd.define_tensor(shape=[-1, -1], contiguity=[True] * 2, dtype=DataType.BFloat16)
-        w2 = fd.define_tensor(shape=[-1, -1], contiguity=[True] * 2, dtype=DataType.BFloat16)
-        xf = fd.ops.cast(x, DataType.Float)
-        ms = fd.ops.mean(fd.ops.mul(xf, xf), dims=[1], keepdim=True)
-        normed = fd.ops.mul(fd.ops.mul(xf, fd.ops.rsqrt(fd.ops.add(ms, 1e-6))),
-                            fd.ops.cast(g, DataType.Float))
-        h = fd.ops.matmul(fd.ops.cast(normed, DataType.BFloat16), w1)
-        hf = fd.ops.cast(h, DataType.Float)
-        act = fd.ops.cast(fd.ops.mul(hf, fd.ops.sigmoid(hf)), DataType.BFloat16)
-        y = fd.ops.matmul(act, w2)
-        fd.add_output(y)
-        for tv in (x, g):
-            tv.set_device_mesh(mesh)
-        split(w1, 1)
-        split(w2, 0)
-        y.set_device_mesh(mesh)  # the sum over ranks, on every rank
-    return fd
-
 
 def mlp(m):
     hdim, inter = HIDDEN, INTER
@@ -361,7 +308,7 @@ def mlp(m):
 
     expected = torch_mlp()
     report("mlp_fwd", f"M={m}", "pytorch TP (eager)", timed(torch_mlp), flops)
-    fd = mlp_definition()
+    fd = tp.mlp_forward(mesh)
     try:
         (out,) = fd.execute([x, g, w1, w2])
         error = max_error(out, expected)
@@ -369,6 +316,46 @@ def mlp(m):
                error=error)
     except Exception as e:  # noqa: BLE001
         report("mlp_fwd", f"M={m}", "braze", float("nan"),
+               note=f"failed: {str(e).splitlines()[0][:120]}")
+
+
+def mlp_backward(m):
+    hdim, inter = HIDDEN, INTER
+    flops = 2.0 * 6 * m * hdim * (inter // world)  # recomputed forward (2) + 4 gradients
+    torch.manual_seed(1)
+    x = torch.randn(m, hdim, device=device, dtype=torch.bfloat16)
+    g = torch.rand(hdim, device=device, dtype=torch.bfloat16) + 0.5
+    dy = torch.randn(m, hdim, device=device, dtype=torch.bfloat16)
+    torch.manual_seed(2 + rank)
+    w1 = torch.randn(hdim, inter // world, device=device, dtype=torch.bfloat16) * hdim**-0.5
+    w2 = torch.randn(inter // world, hdim, device=device, dtype=torch.bfloat16) * inter**-0.5
+    leaves = [t.detach().clone().requires_grad_(True) for t in (x, g, w1, w2)]
+
+    def torch_backward():
+        # Tensor-parallel backward in eager PyTorch: autograd through the local block, the
+        # input gradient's partial sums over the split intermediate dim allreduced.
+        xs, gs, w1s, w2s = leaves
+        for t in leaves:
+            t.grad = None
+        normed = torch.nn.functional.rms_norm(xs, (hdim,), gs, 1e-6)
+        n_detached = normed.detach().requires_grad_(True)
+        y = torch.nn.functional.silu(n_detached @ w1s) @ w2s
+        y.backward(dy)
+        dist.all_reduce(n_detached.grad)
+        normed.backward(n_detached.grad)
+        return xs.grad, gs.grad, w1s.grad, w2s.grad
+
+    expected = torch_backward()
+    report("mlp_bwd", f"M={m}", "pytorch TP (eager autograd)", timed(torch_backward), flops)
+    fd = tp.mlp_backward(mesh)
+    try:
+        outs = fd.execute([x, g, w1, w2, dy])
+        error = max(max_error(o, e) / max(e.abs().max().item(), 1e-6)
+                    for o, e in zip(outs, expected))
+        report("mlp_bwd", f"M={m}", "braze", timed(lambda: fd.execute([x, g, w1, w2, dy])),
+               flops, error=error, note="err: max |diff| / max |torch| over dx, dg, dw1, dw2")
+    except Exception as e:  # noqa: BLE001
+        report("mlp_bwd", f"M={m}", "braze", float("nan"),
                note=f"failed: {str(e).splitlines()[0][:120]}")
 
 
@@ -430,6 +417,8 @@ for m in TOKENS:
         gemm_rs(m)
     if "mlp" not in SKIP:
         mlp(m)
+    if "mlp_bwd" not in SKIP:
+        mlp_backward(m)
 if "nvfuser" not in SKIP:
     nvfuser_cases()
 if rank == 0 and args.json:

@@ -282,3 +282,78 @@ def test_collectives_of_a_one_rank_communicator_through_a_python_store():
     braze.multidevice.reduce_scatter(scattered, x, comm)
     comm.wait()
     assert torch.equal(x, expected) and torch.equal(out, expected) and torch.equal(scattered, expected)
+
+
+def _tp_definitions():
+    import pathlib
+    import sys
+
+    folder = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "python"
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    import tp_definitions
+
+    return tp_definitions
+
+
+def _rms_norm_reference(x, g):
+    rstd = 1.0 / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6)
+    return x * rstd, rstd, x * rstd * g
+
+
+@pytest.mark.parametrize("chunks", [1, 2])
+def test_the_benchmarks_allgather_and_reduce_scatter_matmuls(rng, chunks):
+    # The definitions benchmarks/python/multidevice_benchmark.py times on GPUs, checked on the
+    # simulated mesh: each device's parts against NumPy on the whole tensors.
+    tp = _tp_definitions()
+    mesh = DeviceMesh([0, 1])
+    x = rng.uniform(-1, 1, (chunks, 8, 16)).astype(np.float16)
+    w = rng.uniform(-1, 1, (16, 12)).astype(np.float16)
+    whole = x.astype(np.float32) @ w.astype(np.float32)
+    outputs = braze.multidevice.simulate(tp.ag_gemm(mesh, chunks, DataType.Half), [x, w])
+    for device in (0, 1):
+        np.testing.assert_allclose(outputs[device][0].astype(np.float32),
+                                   whole[:, :, 6 * device:6 * device + 6], rtol=2e-2, atol=2e-2)
+    outputs = braze.multidevice.simulate(tp.gemm_rs(mesh, chunks, DataType.Half), [x, w])
+    for device in (0, 1):
+        np.testing.assert_allclose(outputs[device][0].astype(np.float32),
+                                   whole[:, 4 * device:4 * device + 4], rtol=2e-2, atol=2e-2)
+
+
+def test_the_benchmarks_tensor_parallel_mlp_forward_and_backward(rng):
+    tp = _tp_definitions()
+    mesh = DeviceMesh([0, 1])
+    m, h, i = 8, 16, 24
+    x = rng.uniform(-1, 1, (m, h)).astype(np.float16)
+    g = rng.uniform(0.5, 1.5, (h,)).astype(np.float16)
+    w1 = (rng.uniform(-1, 1, (h, i)) / 4).astype(np.float16)
+    w2 = (rng.uniform(-1, 1, (i, h)) / 4).astype(np.float16)
+    dy = rng.uniform(-1, 1, (m, h)).astype(np.float16)
+    f = [t.astype(np.float64) for t in (x, g, w1, w2, dy)]
+    xf, gf, w1f, w2f, dyf = f
+    xhat, rstd, normed = _rms_norm_reference(xf, gf)
+    hid = normed @ w1f
+    sig = 1.0 / (1.0 + np.exp(-hid))
+    act = hid * sig
+    y = act @ w2f
+    outputs = braze.multidevice.simulate(tp.mlp_forward(mesh, DataType.Half), [x, g, w1, w2])
+    for device in (0, 1):
+        np.testing.assert_allclose(outputs[device][0].astype(np.float64), y, rtol=3e-2, atol=3e-2)
+
+    dw2 = act.T @ dyf
+    dh = (dyf @ w2f.T) * sig * (1.0 + hid * (1.0 - sig))
+    dw1 = normed.T @ dh
+    dnormed = dh @ w1f.T
+    dxg = dnormed * gf
+    dx = rstd * (dxg - xhat * (dxg * xhat).mean(axis=1, keepdims=True))
+    dg = (dnormed * xhat).sum(axis=0)
+    outputs = braze.multidevice.simulate(tp.mlp_backward(mesh, DataType.Half), [x, g, w1, w2, dy])
+    half = i // 2
+    for device in (0, 1):
+        got_dx, got_dg, got_dw1, got_dw2 = (o.astype(np.float64) for o in outputs[device])
+        np.testing.assert_allclose(got_dx, dx, rtol=5e-2, atol=5e-2)
+        np.testing.assert_allclose(got_dg, dg, rtol=5e-2, atol=5e-2)
+        np.testing.assert_allclose(got_dw1, dw1[:, half * device:half * (device + 1)],
+                                   rtol=5e-2, atol=5e-2)
+        np.testing.assert_allclose(got_dw2, dw2[half * device:half * (device + 1)],
+                                   rtol=5e-2, atol=5e-2)
