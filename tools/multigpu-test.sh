@@ -6,7 +6,14 @@
 # the outputs against the unsharded reference; then the last rank exits between two collectives
 # and every other rank must raise within the communicator's timeout (30 s) instead of hanging.
 #
-#   tools/multigpu-test.sh NGPUS [--filter PATTERN]
+#   tools/multigpu-test.sh NGPUS [--filter PATTERN] [--tests-only] [--bench-args "ARGS"]
+#
+# Then, unless --tests-only, with NGPUS > 1 and a python3 that has PyTorch, the benchmarks:
+# benchmarks/python/multidevice_benchmark.py under torchrun with one process per GPU (collectives,
+# allgather + GEMM, GEMM + reduce-scatter, the MLP block forward and backward, each against
+# PyTorch), through the Braze wheel of the bundle ($BRAZE_GPU_BUNDLE/python-wheel) installed
+# into a folder of its own, or an installed `braze` when there is no wheel. Its log and JSON go
+# beside the test logs (and to $OUT/multigpu), and its table is printed after the tests'.
 #
 # The binary comes from the build folder ($BRAZE_BUILD_DIR, default ./build), or where there is
 # none or $BRAZE_GPU_BUNDLE is set, from the GPU bundle (tools/gpu-test.sh pack; default
@@ -26,9 +33,13 @@ fi
 ranks=$1
 shift
 filter='MultiRankTest.*'
+run_bench=1
+bench_args=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --filter) filter=$2; shift 2 ;;
+    --tests-only) run_bench=0; shift ;;
+    --bench-args) bench_args=$2; shift 2 ;;
     *) echo "tools/multigpu-test.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -90,4 +101,35 @@ for ((rank = 0; rank < ranks; ++rank)); do
   result=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?[,.]' "$logs/rank$rank.log" | tr '\n' ' ' || true)
   printf '%-6s %-6s %s\n' "$rank" "${statuses[$rank]}" "${result:-no gtest summary}"
 done
+
+# ---- benchmarks, one process per GPU under torchrun
+if ((run_bench && ranks > 1)) && python3 -c 'import torch' 2>/dev/null; then
+  site=
+  wheel=$(ls "$bundle"/python-wheel/braze-*.whl 2>/dev/null | head -1 || true)
+  if [[ -n $wheel ]]; then
+    site=$logs/python-site
+    rm -rf "$site"
+    python3 -m pip install --quiet --no-deps --no-index --target "$site" "$wheel"
+  elif ! python3 -c 'import braze' 2>/dev/null; then
+    echo "multigpu-test: no Braze wheel in $bundle/python-wheel and no installed braze;" \
+      "benchmarks skipped" >&2
+    exit $failed
+  fi
+  echo
+  echo "multigpu-test: benchmarks on $ranks GPUs (log: $logs/benchmark.log)"
+  bench_status=0
+  # The wheel carries its own core and plugins: the bundle's may not leak in.
+  # shellcheck disable=SC2086
+  (cd "$root" && env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER \
+    LD_LIBRARY_PATH="${LD_LIBRARY_PATH//$bundle\/lib/}" \
+    PYTHONPATH="${site}${PYTHONPATH:+:$PYTHONPATH}" \
+    torchrun --nproc-per-node "$ranks" benchmarks/python/multidevice_benchmark.py \
+    --json "$logs/benchmark.json" $bench_args) >"$logs/benchmark.log" 2>&1 || bench_status=$?
+  [[ -n ${OUT:-} ]] && cp "$logs"/benchmark.* "$OUT/multigpu/" 2>/dev/null
+  grep -v -E '^[WE][0-9]{4} |FutureWarning|enable_symm_mem_for_group' "$logs/benchmark.log" | tail -n 60
+  if ((bench_status != 0)); then
+    echo "multigpu-test: the benchmarks failed (exit $bench_status); see $logs/benchmark.log" >&2
+    failed=1
+  fi
+fi
 exit $failed
