@@ -21,6 +21,25 @@ namespace braze::python {
 
 namespace {
 
+/// `outputs` of `device` as Python objects, None for those on a mesh without it (the executor
+/// leaves them undefined).
+py::list heldResults(const Fusion& fusion, std::vector<FusionArgument> outputs, int64_t device,
+                     bool torch) {
+  std::vector<bool> held(outputs.size(), true);
+  for (size_t o = 0; o < outputs.size() && o < fusion.outputs().size(); ++o) {
+    const auto* tv = fusion.outputs()[o]->as<TensorView>();
+    if (tv->sharding() && !tv->sharding()->mesh.has(device)) {
+      held[o] = false;
+      outputs[o] = ScalarValue(int64_t{0});  // converted, then replaced by None
+    }
+  }
+  py::list converted = resultsOf(outputs, torch);
+  for (size_t o = 0; o < held.size(); ++o) {
+    if (!held[o]) converted[o] = py::none();
+  }
+  return converted;
+}
+
 /// A sharded definition's executor, for checking a sharding on the CPU: every device of its
 /// meshes a thread of this process (host::SimulatedMesh), each running its parts.
 class SimulatedRun {
@@ -54,7 +73,11 @@ class SimulatedRun {
         parts.push_back(whole[i]);
         continue;
       }
-      parts.emplace_back(shardOf(*host, *fusion.inputs()[i]->as<TensorView>(), device));
+      const auto* tv = fusion.inputs()[i]->as<TensorView>();
+      // A device outside the input's mesh passes a stand-in of a part's sizes (not read).
+      const bool held = !tv->sharding() || tv->sharding()->mesh.has(device);
+      parts.emplace_back(
+          shardOf(*host, *tv, held ? device : tv->sharding()->mesh.devices().front()));
     }
     return parts;
   }
@@ -78,8 +101,9 @@ class SimulatedRun {
     }
     host::SimulatedMesh::rethrowCause(failures);
     py::dict result;
+    const Fusion& fusion = executor_->fusion();
     for (size_t k = 0; k < devices.size(); ++k)
-      result[py::int_(devices[k])] = resultsOf(outputs[k], /*torch=*/false);
+      result[py::int_(devices[k])] = heldResults(fusion, outputs[k], devices[k], false);
     return result;
   }
 
@@ -236,7 +260,7 @@ class ShardedExecutor {
       outputs = executor_->run(run.arguments, communicator.collectives(), options);
       communicator.communicator().waitFor(options.stream);
     }
-    return resultsOf(outputs, run.torch);
+    return heldResults(executor_->fusion(), std::move(outputs), communicator.rank(), run.torch);
   }
 
   /// Runs as execute() does and returns the timeline: (kind, segment, stream, start_us,

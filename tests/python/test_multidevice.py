@@ -357,3 +357,37 @@ def test_the_benchmarks_tensor_parallel_mlp_forward_and_backward(rng):
                                    rtol=5e-2, atol=5e-2)
         np.testing.assert_allclose(got_dw2, dw2[half * device:half * (device + 1)],
                                    rtol=5e-2, atol=5e-2)
+
+
+def test_simulate_two_pipeline_stages_on_their_own_meshes(rng):
+    # Stage one on devices 0 and 1 (w1's columns split), stage two on 2 and 3 (w2's rows
+    # split): h moves part for part between the meshes (send / receive). Each device returns
+    # the outputs of its own stage and None for the other's.
+    first, second = DeviceMesh([0, 1]), DeviceMesh([2, 3])
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Half)
+        w1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Half)
+        w2 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Half)
+        h = fd.ops.relu(fd.ops.matmul(x, w1))
+        y = fd.ops.matmul(h, w2)
+        fd.add_output(h)
+        fd.add_output(y)
+        x.set_device_mesh(first)
+        _split(w1, first, 1)
+        _split(w2, second, 0)
+        y.set_device_mesh(second)
+    xs = rng.uniform(-1, 1, (4, 6)).astype(np.float16)
+    w1s = rng.uniform(-1, 1, (6, 8)).astype(np.float16)
+    w2s = rng.uniform(-1, 1, (8, 3)).astype(np.float16)
+    hs = np.maximum(xs.astype(np.float32) @ w1s.astype(np.float32), 0)
+    ys = hs @ w2s.astype(np.float32)
+    outputs = braze.multidevice.simulate(fd, [xs, w1s, w2s])
+    for device in (0, 1):
+        got_h, got_y = outputs[device]
+        assert got_y is None
+        np.testing.assert_allclose(got_h.astype(np.float32), hs[:, 4 * device:4 * device + 4],
+                                   rtol=2e-2, atol=2e-2)
+    for device in (2, 3):
+        got_h, got_y = outputs[device]
+        assert got_h is None
+        np.testing.assert_allclose(got_y.astype(np.float32), ys, rtol=3e-2, atol=3e-2)

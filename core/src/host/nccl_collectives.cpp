@@ -154,32 +154,75 @@ HostTensor NcclCollectives::run(const Communication& communication,
   return {};
 }
 
+namespace {
+
+// Ranks 0 .. n - 1.
+std::vector<int64_t> allRanks(int64_t n) {
+  std::vector<int64_t> ranks(static_cast<size_t>(n));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  return ranks;
+}
+
+}  // namespace
+
+// A step's teams get communicators of their own (a mesh dim of a 2-D mesh, or the mesh of a
+// pipeline stage that holds some of the ranks), split off the communicator of every rank.
+// The split is collective over every rank: each reaches the first step over this mesh dim at
+// the same point of the same program, members with their team and the others (through skip())
+// with none, so every rank splits once per mesh dim, in the same order.
+NcclCollectives::TeamKey NcclCollectives::keyOf(const Communication& communication) {
+  return {communication.mesh.devices(), communication.mesh.shape(), communication.mesh_dim};
+}
+
 Communicator& NcclCollectives::communicatorFor(const Communication& communication,
                                                const std::vector<int64_t>& team) {
-  const int64_t world = communicator_.size();
-  std::vector<int64_t> ranks(static_cast<size_t>(world));
-  std::iota(ranks.begin(), ranks.end(), 0);
-  if (team == ranks) return communicator_;
-  // A team of some of the ranks: a mesh dim of a 2-D mesh. Every rank reaches this step at the
-  // same point of the same program, each with its own team of the mesh dim, so the split that
-  // makes the teams' communicators is collective as NCCL needs, once per team.
-  if (auto found = teams_.find(team); found != teams_.end()) return found->second;
+  if (team == allRanks(communicator_.size())) return communicator_;
+  std::optional<Communicator>& sub = teams_[keyOf(communication)];
+  if (!sub) {
+    sub = communicator_.split(team);
+  } else {
+    BRAZE_INTERNAL_CHECK(sub->size() == static_cast<int64_t>(team.size()))
+        << communication.toString() << ": team " << listOf(team) << " of another size";
+  }
+  return *sub;
+}
+
+void NcclCollectives::skip(const Communication& communication) {
+  if (communication.kind == Communication::Kind::SendRecv) return;  // the whole communicator
   const std::vector<int64_t> devices = communication.mesh.devices();
-  std::vector<int64_t> sorted = devices;
-  std::sort(sorted.begin(), sorted.end());
-  BRAZE_USER_CHECK(sorted == ranks)
-      << communication.toString() << " runs among devices " << listOf(team) << " of "
-      << communication.mesh.toString() << ", but the communicator has " << world
-      << " ranks: a mesh must hold every rank once (its teams are split off the communicator "
-         "of all ranks together)";
-  std::optional<Communicator> sub = communicator_.split(team);
-  return teams_.emplace(team, std::move(*sub)).first->second;
+  if (static_cast<int64_t>(devices.size()) == communicator_.size()) {
+    // Every rank is on the mesh: this rank is on it too and runs the step.
+    return;
+  }
+  const TeamKey key = keyOf(communication);
+  if (teams_.count(key) != 0) return;
+  (void)communicator_.split({});  // in no team: NCCL_SPLIT_NOCOLOR
+  teams_[key] = std::nullopt;
 }
 
 DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
                                           const std::vector<int64_t>& team,
                                           const DeviceTensor& input, CUstream stream,
                                           const DeviceTensor* into) {
+  if (communication.kind == Communication::Kind::SendRecv) {
+    // Point to point on the communicator of every rank: the sender's part, whole, into the
+    // receiver's memory of the same sizes (`into`, which the receiver must give).
+    const int64_t me = communicator_.rank();
+    BRAZE_INTERNAL_CHECK(team.size() == 2 && (team[0] == me || team[1] == me))
+        << communication.toString() << ": rank " << me << " is not in team " << listOf(team);
+    if (team[0] == me) {
+      BRAZE_USER_CHECK(input.isContiguous()) << communication.toString() << ": this device's part "
+                                             << input.describe() << " is not dense row-major";
+      communicator_.send(input.data(), static_cast<size_t>(input.numel()), input.dtype(), team[1],
+                         stream);
+      return input;
+    }
+    BRAZE_INTERNAL_CHECK(into != nullptr && into->isContiguous())
+        << communication.toString() << ": rank " << me << " receives without a dense buffer";
+    communicator_.recv(into->data(), static_cast<size_t>(into->numel()), into->dtype(), team[0],
+                       stream);
+    return *into;
+  }
   Communicator& communicator = communicatorFor(communication, team);
   const auto n = static_cast<int64_t>(team.size());
   BRAZE_USER_CHECK(input.isContiguous()) << communication.toString() << ": this device's part "
@@ -250,6 +293,8 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
       unpack(received.data(), layoutOf(out_sizes, from, n, dtype), n, output.data(), stream);
       return output;
     }
+    case Kind::SendRecv:
+      break;
     case Kind::LocalSlice: {
       const int64_t axis = communication.output_axis;
       const int64_t part = partLength(communication, sizes, axis, n);

@@ -66,6 +66,35 @@ TensorView* reshard(TensorView* tv, const Sharding& want, int64_t& added) {
   return tv;
 }
 
+// `tv` (on another mesh than `reader`'s output) sent to `mesh`: a `set` holding it as `tv`
+// does, on `mesh` (a SendRecv step). Refused, naming both, unless the meshes have one shape and
+// no device in common.
+TensorView* moveToMesh(TensorView* tv, const Expr& reader, const DeviceMesh& mesh, int64_t& added) {
+  const Sharding& from = *tv->sharding();
+  const auto describe = [&] {
+    std::ostringstream os;
+    os << reader.op() << " reads " << tv->name() << " on " << from.mesh.toString() << " and writes "
+       << reader.output(0)->name() << " on " << mesh.toString();
+    return os.str();
+  };
+  BRAZE_USER_CHECK(from.partial.empty())
+      << describe() << ", but " << tv->name() << " holds partial sums there; complete them first";
+  BRAZE_USER_CHECK(from.mesh.shape() == mesh.shape())
+      << describe() << ": moving a tensor between meshes (send / receive) needs meshes of one "
+      << "shape, device for device";
+  for (int64_t device : from.mesh.devices()) {
+    BRAZE_USER_CHECK(!mesh.has(device))
+        << describe() << ": the meshes share device " << device
+        << "; a tensor moves between meshes with no device in common (pipeline stages)";
+  }
+  Sharding moved = withoutReductions(*tv, from);
+  moved.mesh = mesh;
+  TensorView* step = set(tv);
+  step->setSharding(moved);
+  ++added;
+  return step;
+}
+
 const Sharding& placed(const TensorView& tv) {
   BRAZE_USER_CHECK(tv.sharding().has_value())
       << tv.name() << " has no device mesh, but the fusion is sharded: give it one "
@@ -193,6 +222,8 @@ std::string_view toString(Communication::Kind kind) {
       return "reduce_scatter";
     case Communication::Kind::AllToAll:
       return "all_to_all";
+    case Communication::Kind::SendRecv:
+      return "send_recv";
   }
   return "?";
 }
@@ -208,6 +239,10 @@ std::string Communication::toString() const {
   } else if (output_axis >= 0) {
     os << " axis " << output_axis;
   }
+  if (kind == Kind::SendRecv) {
+    os << " from " << mesh.toString() << " to " << destination.toString();
+    return os.str();
+  }
   os << " over " << meshDimName(mesh_dim, mesh.numDims()) << " of " << mesh.toString();
   return os.str();
 }
@@ -220,8 +255,17 @@ std::optional<Communication> communicationOf(const Expr& expr) {
   const Sharding from = withoutReductions(*in, *in->sharding());
   const Sharding& to = *out->sharding();
   if (from == to) return std::nullopt;
-  BRAZE_INTERNAL_CHECK(from.mesh == to.mesh)
-      << "a resharding step from " << in->name() << " to " << out->name() << " changes meshes";
+  if (from.mesh != to.mesh) {
+    Sharding moved = from;
+    moved.mesh = to.mesh;
+    BRAZE_INTERNAL_CHECK(moved == to) << "the step from " << in->name() << " to " << out->name()
+                                      << " changes meshes and how they hold it at once";
+    Communication c;
+    c.kind = Communication::Kind::SendRecv;
+    c.mesh = from.mesh;
+    c.destination = to.mesh;
+    return c;
+  }
   std::optional<int64_t> dim;
   for (int64_t d = 0; d < to.mesh.numDims(); ++d) {
     if (sameOver(from, to, d)) continue;
@@ -260,17 +304,15 @@ int64_t insertResharding(Fusion& fusion) {
     auto* out = expr->outputs().empty() ? nullptr : expr->output(0)->dynCast<TensorView>();
     if (out == nullptr) continue;
     const Sharding produce = placed(*out);
-    for (const Val* input : expr->inputs()) {
-      if (const auto* x = input->dynCast<TensorView>()) {
-        BRAZE_USER_CHECK(placed(*x).mesh == produce.mesh)
-            << expr->op() << " reads " << x->name() << " on " << x->sharding()->mesh.toString()
-            << " and writes " << out->name() << " on " << produce.mesh.toString()
-            << ": moving tensors between meshes (send / receive) is not supported yet; put both "
-               "on one mesh";
-      }
-    }
-    const std::vector<PartialReduction> partial = partialDims(*expr);
     std::map<TensorView*, TensorView*> replaced;
+    for (size_t i = 0; i < expr->inputs().size(); ++i) {
+      auto* x = expr->input(i)->dynCast<TensorView>();
+      if (x == nullptr || placed(*x).mesh == produce.mesh || replaced.count(x) != 0) continue;
+      replaced[x] = moveToMesh(x, *expr, produce.mesh, added);
+    }
+    for (const auto& [x, moved] : replaced) expr->replaceInput(x, moved);
+    replaced.clear();
+    const std::vector<PartialReduction> partial = partialDims(*expr);
     for (size_t i = 0; i < expr->inputs().size(); ++i) {
       auto* x = expr->input(i)->dynCast<TensorView>();
       if (x == nullptr || replaced.count(x) != 0) continue;

@@ -101,6 +101,17 @@ void checkParts(const Communication& communication, const std::vector<HostTensor
 }  // namespace
 
 std::vector<int64_t> teamOf(const Communication& communication, int64_t device) {
+  if (communication.kind == Communication::Kind::SendRecv) {
+    // The sender and the receiver at this device's position of its mesh.
+    const bool sends = communication.mesh.has(device);
+    const DeviceMesh& own = sends ? communication.mesh : communication.destination;
+    const std::vector<int64_t> at = own.coordinatesOf(device);
+    int64_t flat = 0;
+    for (int64_t d = 0; d < own.numDims(); ++d)
+      flat = flat * own.size(d) + at[static_cast<size_t>(d)];
+    const auto position = static_cast<size_t>(flat);
+    return {communication.mesh.devices()[position], communication.destination.devices()[position]};
+  }
   const DeviceMesh& mesh = communication.mesh;
   const std::vector<int64_t> at = mesh.coordinatesOf(device);
   std::vector<int64_t> team;
@@ -125,6 +136,8 @@ HostTensor combineParts(const Communication& communication, const std::vector<Ho
   if (communication.kind == Kind::LocalSlice)
     return partOf(parts[static_cast<size_t>(position)], communication.output_axis, position, n,
                   communication);
+  // The receiver (position 1) gets the sender's part; the sender keeps nothing.
+  if (communication.kind == Kind::SendRecv) return parts.front();
   checkParts(communication, parts);
   switch (communication.kind) {
     case Kind::Allgather:
@@ -143,6 +156,7 @@ HostTensor combineParts(const Communication& communication, const std::vector<Ho
       return concatenate(pieces, communication.input_axis);
     }
     case Kind::LocalSlice:
+    case Kind::SendRecv:
       break;
   }
   return parts.front();

@@ -75,7 +75,8 @@ void copyInto(const DeviceTensor& into, const DeviceTensor& from, CUstream strea
 DeviceProgramRun::DeviceProgramRun(const host::HostProgram& program,
                                    const std::vector<FusionArgument>& arguments,
                                    ExpressionEvaluator& extents, int device, CUstream stream,
-                                   Launch launch, Communicate communicate, RunTrace* trace)
+                                   Launch launch, Communicate communicate, RunTrace* trace,
+                                   ProgramPlacement placement)
     : program_(program),
       arguments_(arguments),
       extents_(extents),
@@ -87,6 +88,8 @@ DeviceProgramRun::DeviceProgramRun(const host::HostProgram& program,
       tensors_(static_cast<size_t>(program.num_buffers)),
       pending_(static_cast<size_t>(program.num_buffers), nullptr),
       iterations_(program.loops.size()),
+      placement_(std::move(placement)),
+      allocations_(static_cast<size_t>(program.num_buffers), nullptr),
       trace_(trace) {
   if (trace_ == nullptr) return;
   trace_->spans.clear();
@@ -117,7 +120,10 @@ DeviceProgramRun::~DeviceProgramRun() {
 std::vector<DeviceTensor> DeviceProgramRun::run() {
   for (const host::Instruction& instruction : program_.instructions) execute(instruction);
   std::vector<DeviceTensor> outputs;
-  for (const ValueRef& ref : program_.outputs) outputs.push_back(tensorOf(ref, "an output"));
+  for (const ValueRef& ref : program_.outputs) {
+    // An output on a mesh without this device: an undefined tensor.
+    outputs.push_back(held(ref) ? tensorOf(ref, "an output") : DeviceTensor());
+  }
   if (trace_ != nullptr) finishTrace();
   return outputs;
 }
@@ -228,6 +234,12 @@ void DeviceProgramRun::writeInto(int32_t buffer, DeviceTensor value, const std::
   copyInto(target, value, current_, what);
 }
 
+bool DeviceProgramRun::held(const ValueRef& ref) const {
+  if (ref.kind != SlotKind::Buffer) return true;
+  const host::Allocate* allocate = allocations_[static_cast<size_t>(ref.index)];
+  return allocate == nullptr || placement_.holdsTensor(*allocate->tensor);
+}
+
 DeviceTensor DeviceProgramRun::destinationOf(int32_t buffer) const {
   const std::optional<DeviceTensor>& slot = tensors_[static_cast<size_t>(buffer)];
   return slot ? *slot : DeviceTensor();
@@ -261,7 +273,11 @@ void DeviceProgramRun::join(int32_t used) {
 // before: chunk i's transfer has the links to itself and ends early, instead of every chunk's
 // sharing them and ending late.
 void DeviceProgramRun::communicate(const host::Communicate& c) {
-  const DeviceTensor part = tensorOf(c.input, "a communicated part");
+  std::optional<DeviceTensor> part;
+  if (held(c.input)) part = tensorOf(c.input, "a communicated part");
+  // A device receiving what it does not hold gets memory for it first, on the caller's
+  // stream's order like every buffer.
+  if (!part && held({SlotKind::Buffer, c.output})) (void)materialized(c.output);
   const DeviceTensor into = destinationOf(c.output);
   const CUstream lane = current_;
   CUstream on = lane;
@@ -276,14 +292,16 @@ void DeviceProgramRun::communicate(const host::Communicate& c) {
   if (steps_enqueued_ > 0 && last_step_stream_ != on) BRAZE_CU(streamWaitEvent, on, previous, 0);
   current_ = on;
   mark(RunTrace::Span::Kind::Communicate, c.segment);
-  DeviceTensor result = communicate_(c, part, into.defined() ? &into : nullptr, on);
+  std::optional<DeviceTensor> result =
+      communicate_(c, part ? &*part : nullptr, into.defined() ? &into : nullptr, on);
   endMark();
   current_ = lane;
   BRAZE_CU(eventRecord, previous, on);
   last_step_stream_ = on;
   ++steps_enqueued_;
   if (on != lane) BRAZE_CU(streamWaitEvent, lane, previous, 0);
-  writeInto(c.output, std::move(result), "resharding segment " + std::to_string(c.segment));
+  if (result)
+    writeInto(c.output, std::move(*result), "resharding segment " + std::to_string(c.segment));
 }
 
 void DeviceProgramRun::runLoop(const host::ForLoop& f) {
@@ -292,7 +310,7 @@ void DeviceProgramRun::runLoop(const host::ForLoop& f) {
   // pool stream forks from it.
   for (const host::Instruction& inner : f.body) {
     if (const auto* select = std::get_if<host::Select>(&inner);
-        select != nullptr && select->source.kind == SlotKind::Buffer)
+        select != nullptr && select->source.kind == SlotKind::Buffer && held(select->source))
       materialized(select->source.index);
   }
   const int64_t whole = extent(loop.extent);
@@ -309,6 +327,7 @@ void DeviceProgramRun::execute(const host::Instruction& instruction) {
   std::visit(
       Overloaded{
           [&](const host::Allocate& a) {
+            allocations_[static_cast<size_t>(a.buffer)] = &a;
             if (a.alias_input >= 0) {
               tensors_[static_cast<size_t>(a.buffer)] =
                   std::get<DeviceTensor>(arguments_[static_cast<size_t>(a.alias_input)]);
@@ -318,6 +337,7 @@ void DeviceProgramRun::execute(const host::Instruction& instruction) {
           },
           [&](const host::Deallocate& d) { tensors_[static_cast<size_t>(d.buffer)].reset(); },
           [&](const host::LaunchKernel& l) {
+            if (!placement_.runsSegment(l.segment)) return;
             std::vector<FusionArgument> inputs;
             for (const ValueRef& ref : l.inputs) inputs.push_back(valueOf(ref));
             std::vector<DeviceTensor> into;
@@ -334,6 +354,12 @@ void DeviceProgramRun::execute(const host::Instruction& instruction) {
             BRAZE_INTERNAL_CHECK(false) << "a device run stages no host inputs";
           },
           [&](const host::Select& s) {
+            if (!held(s.source)) {
+              // A slice of a tensor this device does not hold: not held either.
+              allocations_[static_cast<size_t>(s.view)] =
+                  allocations_[static_cast<size_t>(s.source.index)];
+              return;
+            }
             const Iteration& at = iterations_[static_cast<size_t>(s.loop)];
             const DeviceTensor source = tensorOf(s.source, "a sliced tensor");
             const int64_t start =

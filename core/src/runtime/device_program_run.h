@@ -16,6 +16,7 @@
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
+#include "runtime/program_placement.h"
 
 namespace braze::runtime_detail {
 
@@ -29,9 +30,11 @@ class DeviceProgramRun {
       const std::vector<DeviceTensor>& into, CUstream stream)>;
   /// Runs resharding segment `communicate.segment` on this device's part, enqueued on
   /// `stream`: its result.
-  using Communicate =
-      std::function<DeviceTensor(const host::Communicate& communicate, const DeviceTensor& part,
-                                 const DeviceTensor* into, CUstream stream)>;
+  /// `part` is null on a device that receives a tensor it does not hold (send / receive
+  /// between meshes; `into` is then its memory); nullopt: this device keeps no result.
+  using Communicate = std::function<std::optional<DeviceTensor>(
+      const host::Communicate& communicate, const DeviceTensor* part, const DeviceTensor* into,
+      CUstream stream)>;
 
   /// `arguments` are the program's inputs (device tensors and scalars); `extents` evaluates
   /// the program's extents; work is enqueued on `stream` and the pool streams of `device`.
@@ -39,7 +42,8 @@ class DeviceProgramRun {
   /// waits for the last and fills the trace.
   DeviceProgramRun(const host::HostProgram& program, const std::vector<FusionArgument>& arguments,
                    ExpressionEvaluator& extents, int device, CUstream stream, Launch launch,
-                   Communicate communicate, RunTrace* trace = nullptr);
+                   Communicate communicate, RunTrace* trace = nullptr,
+                   ProgramPlacement placement = {});
   ~DeviceProgramRun();
   DeviceProgramRun(const DeviceProgramRun&) = delete;
   DeviceProgramRun& operator=(const DeviceProgramRun&) = delete;
@@ -62,6 +66,8 @@ class DeviceProgramRun {
   void writeInto(int32_t buffer, DeviceTensor value, const std::string& what);
   /// Where a result for slot `buffer` goes: the slot's view, or undefined (a new tensor).
   DeviceTensor destinationOf(int32_t buffer) const;
+  /// Whether this device holds slot `ref`'s tensor (ProgramPlacement).
+  bool held(const host::ValueRef& ref) const;
   void execute(const host::Instruction& instruction);
   void runLoop(const host::ForLoop& loop);
   void communicate(const host::Communicate& communicate);
@@ -84,7 +90,9 @@ class DeviceProgramRun {
   Communicate communicate_;
   std::vector<std::optional<DeviceTensor>> tensors_;
   std::vector<const host::Allocate*> pending_;
-  std::vector<Iteration> iterations_;    // per loop: the iteration enqueued now
+  ProgramPlacement placement_;
+  std::vector<const host::Allocate*> allocations_;  // per buffer (and slices of it)
+  std::vector<Iteration> iterations_;               // per loop: the iteration enqueued now
   std::vector<bool> forked_;             // per pool stream: waited for the caller in this loop
   int32_t pool_used_ = 0;                // pool streams used by the run
   int32_t comm_used_ = 0;                // high-priority streams used by steps in loops

@@ -15,6 +15,7 @@
 #include "braze/host/host_program.h"
 #include "braze/host/resharding.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
+#include "runtime/program_placement.h"
 
 namespace braze::runtime_detail {
 
@@ -35,16 +36,21 @@ class HostProgramRun {
   using Launch = std::function<std::vector<HostTensor>(const host::LaunchKernel& launch,
                                                        std::vector<EvaluatorArgument> inputs)>;
   /// Runs resharding segment `communicate.segment` on this device's part: its result.
-  using Communicate =
-      std::function<HostTensor(const host::Communicate& communicate, const HostTensor& part)>;
+  /// `part` is null on a device that receives a tensor it does not hold (send / receive
+  /// between meshes); nullopt: this device keeps no result (it only sent).
+  using Communicate = std::function<std::optional<HostTensor>(const host::Communicate& communicate,
+                                                              const HostTensor* part)>;
 
   HostProgramRun(const host::HostProgram& program, const std::vector<FusionArgument>& arguments,
-                 ExpressionEvaluator& extents, Launch launch, Communicate communicate = {})
+                 ExpressionEvaluator& extents, Launch launch, Communicate communicate = {},
+                 ProgramPlacement placement = {})
       : program_(program),
         arguments_(arguments),
         extents_(extents),
         launch_(std::move(launch)),
         communicate_(std::move(communicate)),
+        placement_(std::move(placement)),
+        allocations_(static_cast<size_t>(program.num_buffers), nullptr),
         tensors_(static_cast<size_t>(program.num_buffers)),
         pending_(static_cast<size_t>(program.num_buffers), nullptr),
         iterations_(program.loops.size()) {}
@@ -52,8 +58,11 @@ class HostProgramRun {
   std::vector<HostTensor> run() {
     for (const host::Instruction& instruction : program_.instructions) execute(instruction);
     std::vector<HostTensor> outputs;
-    for (const ValueRef& ref : program_.outputs)
-      outputs.push_back(std::get<HostTensor>(valueOf(ref)));
+    for (const ValueRef& ref : program_.outputs) {
+      // An output on a mesh without this device: an empty tensor.
+      outputs.push_back(held(ref) ? std::get<HostTensor>(valueOf(ref))
+                                  : HostTensor::empty(DataType::Float32, {0}));
+    }
     return outputs;
   }
 
@@ -109,7 +118,16 @@ class HostProgramRun {
     return ScalarValue(int64_t{0});
   }
 
+  // Whether this device holds slot `ref`'s tensor (inputs and slots without an allocation:
+  // yes).
+  bool held(const ValueRef& ref) const {
+    if (ref.kind != SlotKind::Buffer) return true;
+    const host::Allocate* allocate = allocations_[static_cast<size_t>(ref.index)];
+    return allocate == nullptr || placement_.holdsTensor(*allocate->tensor);
+  }
+
   void launch(const host::LaunchKernel& launch) {
+    if (!placement_.runsSegment(launch.segment)) return;
     std::vector<EvaluatorArgument> inputs;
     for (const ValueRef& ref : launch.inputs) inputs.push_back(valueOf(ref));
     const std::vector<HostTensor> results = launch_(launch, std::move(inputs));
@@ -139,6 +157,7 @@ class HostProgramRun {
     std::visit(
         Overloaded{
             [&](const host::Allocate& a) {
+              allocations_[static_cast<size_t>(a.buffer)] = &a;
               if (a.alias_input >= 0) {
                 // The input's memory: what is written there, the caller sees.
                 tensors_[static_cast<size_t>(a.buffer)] =
@@ -154,6 +173,12 @@ class HostProgramRun {
               writeInto(c.target, source, "a copy");
             },
             [&](const host::Select& s) {
+              if (!held(s.source)) {
+                // A slice of a tensor this device does not hold: not held either.
+                allocations_[static_cast<size_t>(s.view)] =
+                    allocations_[static_cast<size_t>(s.source.index)];
+                return;
+              }
               const Iteration& at = iterations_[static_cast<size_t>(s.loop)];
               HostTensor source = std::get<HostTensor>(valueOf(s.source));
               const int64_t start =
@@ -168,9 +193,11 @@ class HostProgramRun {
               BRAZE_INTERNAL_CHECK(communicate_ != nullptr)
                   << "a single-device plan holds a communication: sharded fusions run on the "
                      "multi-device runtime";
-              const HostTensor part = std::get<HostTensor>(valueOf(c.input));
-              writeInto(c.output, communicate_(c, part),
-                        "resharding segment " + std::to_string(c.segment));
+              std::optional<HostTensor> part;
+              if (held(c.input)) part = std::get<HostTensor>(valueOf(c.input));
+              std::optional<HostTensor> result = communicate_(c, part ? &*part : nullptr);
+              if (result)
+                writeInto(c.output, *result, "resharding segment " + std::to_string(c.segment));
             },
             // One CPU thread runs everything in order: a step is complete when it returns.
             [&](const host::Wait&) {},
@@ -193,6 +220,8 @@ class HostProgramRun {
   ExpressionEvaluator& extents_;
   Launch launch_;
   Communicate communicate_;
+  ProgramPlacement placement_;
+  std::vector<const host::Allocate*> allocations_;  // per buffer, once allocated
   std::vector<std::optional<HostTensor>> tensors_;
   std::vector<const host::Allocate*> pending_;
   std::vector<Iteration> iterations_;  // per loop: the iteration running now

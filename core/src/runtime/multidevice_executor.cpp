@@ -35,15 +35,11 @@ Segment regionOf(const Fusion& fusion, std::span<const Expr* const> exprs) {
   return segment;
 }
 
-// The whole tensor's sizes, from a device's part of fusion input `tv` (input `index`).
-std::vector<int64_t> globalSizes(const TensorView& tv, std::vector<int64_t> sizes, size_t index,
-                                 int64_t device) {
+// The whole tensor's sizes, from a device's part of fusion input `tv` (a device outside its
+// mesh passes a stand-in of a part's sizes, whose values are not read).
+std::vector<int64_t> globalSizes(const TensorView& tv, std::vector<int64_t> sizes) {
   if (!tv.sharding()) return sizes;
   const Sharding& sharding = *tv.sharding();
-  BRAZE_USER_CHECK(sharding.mesh.has(device))
-      << "input " << index << " (" << tv.name() << ") lives on " << sharding.mesh.toString()
-      << ", which does not hold device " << device << ": run this device with inputs of a "
-      << "definition that places them on its mesh";
   for (const ShardedAxis& sharded : sharding.axes) {
     const auto axis = static_cast<size_t>(axisWithoutReductions(tv, sharded.axis));
     if (axis < sizes.size()) sizes[axis] *= sharding.mesh.size(sharded.mesh_dim);
@@ -64,6 +60,12 @@ std::vector<std::pair<const Val*, int64_t>> partsPerExtent(const TensorView& tv)
     if (axis < parts.size()) parts[axis].second *= tv.sharding()->mesh.size(sharded.mesh_dim);
   }
   return parts;
+}
+
+// Whether `device` takes part in `step`: it is on the step's mesh, or on either end of a send.
+bool takesPart(const Communication& step, int64_t device) {
+  return step.mesh.has(device) ||
+         (step.kind == Communication::Kind::SendRecv && step.destination.has(device));
 }
 
 }  // namespace
@@ -113,6 +115,9 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
     if (region.empty()) return;
     segmented_.segments.push_back(regionOf(fusion, region));
     communications_.emplace_back();
+    const auto* placed = region.front()->output(0)->as<TensorView>();
+    region_meshes_.push_back(placed->sharding() ? std::optional(placed->sharding()->mesh)
+                                                : std::nullopt);
     region.clear();
   };
   auto conflictsWithRegion = [&](const Expr& expr) {
@@ -152,6 +157,7 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
     segment.scheduler = "communication";
     segmented_.segments.push_back(std::move(segment));
     communications_.push_back(step);
+    region_meshes_.emplace_back();
   }
   closeRegion();
   for (size_t s = 0; s < segmented_.segments.size(); ++s)
@@ -187,6 +193,20 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
       << "MultiDeviceExecutor::run: the fusion takes " << fusion.inputs().size()
       << " inputs but was given " << inputs.size();
 
+  {
+    std::set<int64_t> devices;
+    std::string meshes;
+    for (const TensorView* tv : fusion.allTensors()) {
+      if (!tv->sharding()) continue;
+      const std::string name = tv->sharding()->mesh.toString();
+      if (meshes.find(name) == std::string::npos) meshes += (meshes.empty() ? "" : ", ") + name;
+      for (int64_t d : tv->sharding()->mesh.devices()) devices.insert(d);
+    }
+    BRAZE_USER_CHECK(devices.count(device) != 0)
+        << "MultiDeviceExecutor::run: device " << device
+        << " is on none of the definition's meshes (" << meshes
+        << "); run it on a device of one of them";
+  }
   // Extents of the whole tensors, for the scalars a region takes (a mean's count over a split
   // axis is the whole axis' length).
   std::vector<ArgumentInfo> whole;
@@ -204,7 +224,7 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
       info = {device_part.dtype(), device_part.sizes(), device_part.strides(),
               device_part.defined(), device_part.describe()};
     }
-    info.sizes = globalSizes(*tv, info.sizes, i, device);
+    info.sizes = globalSizes(*tv, info.sizes);
     info.strides = contiguousStrides(info.sizes);
     whole.emplace_back(std::move(info));
   }
@@ -213,6 +233,16 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
 
   auto regionFor = [&](int32_t segment) -> FusionExecutorCache& {
     return *regions_[static_cast<size_t>(segment)];
+  };
+  // On several meshes (pipeline stages), this device runs the regions and keeps the tensors of
+  // the meshes that hold it.
+  runtime_detail::ProgramPlacement placement;
+  placement.runs = [&](int32_t segment) {
+    const std::optional<DeviceMesh>& mesh = region_meshes_[static_cast<size_t>(segment)];
+    return !mesh || mesh->has(device);
+  };
+  placement.holds = [&](const TensorView& tv) {
+    return !tv.sharding() || tv.sharding()->mesh.has(device);
   };
   const bool on_host = std::none_of(inputs.begin(), inputs.end(), [](const FusionArgument& a) {
     return std::holds_alternative<DeviceTensor>(a);
@@ -233,17 +263,28 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
         results.push_back(std::get<HostTensor>(std::move(result)));
       return results;
     };
-    auto communicate = [&](const host::Communicate& c, const HostTensor& part) {
+    auto communicate = [&](const host::Communicate& c,
+                           const HostTensor* part) -> std::optional<HostTensor> {
       const Communication& step = *communications_[static_cast<size_t>(c.segment)];
+      if (!takesPart(step, device)) return std::nullopt;  // another stage's step
       const std::vector<int64_t> team = host::teamOf(step, device);
-      if (step.kind != Communication::Kind::LocalSlice) return collectives.run(step, team, part);
+      if (step.kind == Communication::Kind::SendRecv) {
+        // The sender hands its part over and keeps nothing; the receiver gets it.
+        HostTensor result =
+            collectives.run(step, team, part ? *part : HostTensor::empty(DataType::Float32, {0}));
+        if (team[0] == device) return std::nullopt;
+        return result;
+      }
+      BRAZE_INTERNAL_CHECK(part != nullptr) << step.toString() << " without this device's part";
+      if (step.kind != Communication::Kind::LocalSlice) return collectives.run(step, team, *part);
       // Every device holds the whole tensor: no transfer.
       const auto position = std::find(team.begin(), team.end(), device) - team.begin();
-      return host::combineParts(step, std::vector<HostTensor>(team.size(), part), position);
+      return host::combineParts(step, std::vector<HostTensor>(team.size(), *part), position);
     };
     std::vector<FusionArgument> outputs;
     for (HostTensor& output :
-         runtime_detail::HostProgramRun(program_, inputs, extents, launch, communicate).run())
+         runtime_detail::HostProgramRun(program_, inputs, extents, launch, communicate, placement)
+             .run())
       outputs.emplace_back(std::move(output));
     return outputs;
   }
@@ -267,10 +308,18 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
       results.push_back(std::get<DeviceTensor>(std::move(result)));
     return results;
   };
-  auto communicate = [&](const host::Communicate& c, const DeviceTensor& part,
-                         const DeviceTensor* into, CUstream stream) {
+  auto communicate = [&](const host::Communicate& c, const DeviceTensor* part,
+                         const DeviceTensor* into, CUstream stream) -> std::optional<DeviceTensor> {
     const Communication& step = *communications_[static_cast<size_t>(c.segment)];
-    return collectives.runOnDevice(step, host::teamOf(step, device), part, stream, into);
+    if (!takesPart(step, device)) {
+      collectives.skip(step);  // another stage's step
+      return std::nullopt;
+    }
+    const std::vector<int64_t> team = host::teamOf(step, device);
+    DeviceTensor result =
+        collectives.runOnDevice(step, team, part ? *part : DeviceTensor(), stream, into);
+    if (step.kind == Communication::Kind::SendRecv && team[0] == device) return std::nullopt;
+    return result;
   };
   int ordinal = options.device;
   for (const FusionArgument& input : inputs) {
@@ -279,7 +328,7 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
   std::vector<FusionArgument> outputs;
   for (DeviceTensor& output :
        runtime_detail::DeviceProgramRun(program_, inputs, extents, ordinal, options.stream, launch,
-                                        communicate, options.trace)
+                                        communicate, options.trace, placement)
            .run())
     outputs.emplace_back(std::move(output));
   return outputs;

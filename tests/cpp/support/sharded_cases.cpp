@@ -241,6 +241,31 @@ ShardedCase makeTwoByTwoCase() {
   return c;
 }
 
+ShardedCase makeTwoStageCase() {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* w1 = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* w2 = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* h = relu(matmul(x, w1));
+  TensorView* y = matmul(h, w2);
+  c.fusion->addOutput(h);
+  c.fusion->addOutput(y);
+  const DeviceMesh first({0, 1});
+  const DeviceMesh second({2, 3});
+  x->setDeviceMesh(first);
+  shardAxis(w1, first, 1);
+  shardAxis(w2, second, 0);
+  y->setDeviceMesh(second);
+  RandomTensors random(811);
+  c.inputs = {random.uniform(DataType::BFloat16, {8, 6}, -1, 1),
+              random.uniform(DataType::BFloat16, {6, 10}, -1, 1),
+              random.uniform(DataType::BFloat16, {10, 4}, -1, 1)};
+  c.steps = {Kind::SendRecv, Kind::Allreduce};
+  c.tolerance = partialSumsInBFloat16(2);
+  return c;
+}
+
 void shardAxis(TensorView* tv, const DeviceMesh& mesh, int64_t axis, ParallelType type) {
   tv->setDeviceMesh(mesh);
   const int64_t dim = type == ParallelType::DIDx ? mesh.numDims() - 1 : 0;

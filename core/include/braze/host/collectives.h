@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "braze/eval/host_tensor.h"
@@ -40,15 +41,20 @@ class Collectives {
   virtual DeviceTensor runOnDevice(const Communication& communication,
                                    const std::vector<int64_t>& team, const DeviceTensor& input,
                                    CUstream stream, const DeviceTensor* into = nullptr);
+  /// Called instead of run / runOnDevice on a device that takes no part in `communication`
+  /// (a step of another pipeline stage's mesh), where the others run it: collectives that set
+  /// up teams together (NCCL's communicator splits) take part there. Nothing by default.
+  virtual void skip(const Communication& /*communication*/) {}
 };
 
 /// The collectives of one rank of an NCCL communicator, on device tensors: a mesh's device ids
 /// are the communicator's ranks. Each step is one NCCL collective on `stream` (an all-to-all is
 /// one group of sends and receives), with the parts laid out as NCCL wants them by strided
 /// device copies when the split axis is not the outermost. A team of every rank in rank order
-/// uses the communicator itself; any other team (a mesh dim of a 2-D mesh) its own
-/// communicator, split off once (Communicator::split) when every rank first reaches a step
-/// along that mesh dim, which needs the mesh to hold every rank.
+/// uses the communicator itself; any other team (a mesh dim of a 2-D mesh, a pipeline stage's
+/// mesh) its own communicator, split off once (Communicator::split) when every rank first
+/// reaches a step over that mesh dim (ranks off the mesh through skip()). A SendRecv between
+/// meshes is one send and one receive on the communicator of every rank.
 class NcclCollectives : public Collectives {
  public:
   explicit NcclCollectives(Communicator& communicator);
@@ -59,14 +65,19 @@ class NcclCollectives : public Collectives {
   DeviceTensor runOnDevice(const Communication& communication, const std::vector<int64_t>& team,
                            const DeviceTensor& input, CUstream stream,
                            const DeviceTensor* into = nullptr) override;
+  void skip(const Communication& communication) override;
 
  private:
+  /// A mesh (devices, shape) and one of its dims: the teams of one split.
+  using TeamKey = std::tuple<std::vector<int64_t>, std::vector<int64_t>, int64_t>;
+  static TeamKey keyOf(const Communication& communication);
   /// The communicator of `team`: the whole one, or the team's, split off on first use.
   Communicator& communicatorFor(const Communication& communication,
                                 const std::vector<int64_t>& team);
 
   Communicator& communicator_;
-  std::map<std::vector<int64_t>, Communicator> teams_;
+  /// Per mesh dim split so far: this rank's team's communicator, or none when it is in no team.
+  std::map<TeamKey, std::optional<Communicator>> teams_;
 };
 
 /// This device's part of the result of `communication` when the parts of `team` are `parts`

@@ -22,12 +22,17 @@ namespace braze {
 ///   partial (a reduction)  | replicated             | Allreduce with the reduction's op
 ///   partial (a reduction)  | axis a split           | ReduceScatter along a
 ///   axis a split           | axis b split           | AllToAll: split along b, gathered along a
+///   on mesh A              | the same, on mesh B    | SendRecv: the device at each position of
+///                          |                        |   A sends its part to B's at that position
 ///
-/// The same dim on another mesh (send / receive between meshes) is not supported yet.
+/// SendRecv moves a tensor between two meshes of one shape with no device in common (pipeline
+/// stages); `mesh` is the source and `destination` the other, and no mesh dim changes.
 struct Communication {
-  enum class Kind : uint8_t { Allgather, LocalSlice, Allreduce, ReduceScatter, AllToAll };
+  enum class Kind : uint8_t { Allgather, LocalSlice, Allreduce, ReduceScatter, AllToAll, SendRecv };
   Kind kind = Kind::Allgather;
   DeviceMesh mesh = DeviceMesh::ofSize(1);
+  /// SendRecv: the mesh that receives.
+  DeviceMesh destination = DeviceMesh::ofSize(1);
   int64_t mesh_dim = 0;
   /// Allgather: the axis gathered; AllToAll: the axis the input is split along.
   int64_t input_axis = -1;
@@ -55,8 +60,10 @@ std::optional<Communication> communicationOf(const Expr& expr);
 ///   whose K is split) computes partial results there: its output becomes partial over that dim
 ///   and a `set` after it completes the value its readers see (an allreduce, or a
 ///   reduce-scatter where the output is split over the same dim).
-/// Refused, naming the tensors: a tensor left without a mesh, operands on different meshes
-/// (send / receive between meshes is not supported yet), a Welford or scan over a split axis,
+/// - an input on another mesh than the Expr's output is first moved there (SendRecv), when the
+///   meshes have one shape and no device in common.
+/// Refused, naming the tensors: a tensor left without a mesh, operands on meshes of different
+/// shapes or sharing devices, a Welford or scan over a split axis,
 /// and a fusion input split along a dim whose extent the definition fixes (define it with a
 /// size known at run time). Returns the number of resharding steps added.
 int64_t insertResharding(Fusion& fusion);

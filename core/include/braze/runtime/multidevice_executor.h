@@ -38,7 +38,10 @@ class MultiDeviceExecutor {
   MultiDeviceExecutor& operator=(const MultiDeviceExecutor&) = delete;
 
   /// `collectives.device()`'s parts of the outputs, from its parts of the inputs (a replicated
-  /// input whole, a split one its part along each split axis): host tensors on the reference
+  /// input whole, a split one its part along each split axis; for an input on a mesh without
+  /// this device, a stand-in of a part's sizes, which is not read). On several meshes (stages
+  /// that send tensors to each other), each device runs the regions of its meshes, and an
+  /// output on a mesh without it comes back empty (undefined). Host tensors on the reference
   /// evaluator (SimulatedMesh), or device tensors on the GPU with NcclCollectives, every region
   /// and step enqueued on options.stream. Errors name the input and axis: a device outside an
   /// input's mesh, a part whose size does not match the others'.
@@ -58,6 +61,7 @@ class MultiDeviceExecutor {
   SegmentedFusion segmented_;
   host::HostProgram program_;
   std::vector<std::optional<Communication>> communications_;  // by segment
+  std::vector<std::optional<DeviceMesh>> region_meshes_;      // by segment; none for steps
   ExecutorCacheOptions options_;
   std::vector<std::unique_ptr<FusionExecutorCache>> regions_;  // by segment; null for steps
 };

@@ -1,0 +1,25 @@
+#pragma once
+
+// Which parts of a host program one device runs. A single-device program runs everything; a
+// sharded one whose tensors live on several meshes (pipeline stages) runs on each device only the
+// regions and buffers of the meshes that hold it.
+
+#include <cstdint>
+#include <functional>
+
+#include "braze/ir/tensor_view.h"
+
+namespace braze::runtime_detail {
+
+struct ProgramPlacement {
+  /// Whether this device runs compute segment `segment`; unset: every segment.
+  std::function<bool(int32_t segment)> runs;
+  /// Whether this device holds tensor `tensor` (its buffer is allocated and returned here);
+  /// unset: every tensor.
+  std::function<bool(const TensorView& tensor)> holds;
+
+  bool runsSegment(int32_t segment) const { return !runs || runs(segment); }
+  bool holdsTensor(const TensorView& tensor) const { return !holds || holds(tensor); }
+};
+
+}  // namespace braze::runtime_detail
