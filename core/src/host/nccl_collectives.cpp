@@ -8,9 +8,7 @@
 #include <numeric>
 
 #include "braze/driver/cuda_driver.h"
-#include "braze/driver/device_memory.h"
 #include "braze/error.h"
-#include "braze/eval/strided_layout.h"
 #include "braze/host/collectives.h"
 #include "braze/host/communicator.h"
 
@@ -119,18 +117,10 @@ int64_t partLength(const Communication& communication, const std::vector<int64_t
   return along / n;
 }
 
-// A dense tensor in stream-ordered memory of `stream`: allocating and freeing it never waits
-// for the device (a plain allocation's free would, stalling every stream of a pipelined loop).
+// A dense tensor in stream-ordered memory of `stream`: a plain allocation's free would wait
+// for the device, stalling every stream of a pipelined loop.
 DeviceTensor emptyOn(DataType dtype, std::vector<int64_t> sizes, int device, CUstream stream) {
-  std::vector<int64_t> strides = contiguousStrides(sizes);
-  const auto bytes = static_cast<size_t>(
-      std::accumulate(sizes.begin(), sizes.end(), int64_t{1}, std::multiplies<>()) *
-      sizeInBytes(dtype));
-  std::shared_ptr<driver::DeviceMemory> memory =
-      driver::DeviceMemory::allocateOnStream(device, bytes, stream);
-  const CUdeviceptr data = memory->pointer();
-  return DeviceTensor::borrow(dtype, std::move(sizes), std::move(strides), data, device,
-                              std::move(memory));
+  return DeviceTensor::emptyOnStream(dtype, std::move(sizes), {}, device, stream);
 }
 
 std::vector<int64_t> withAxis(std::vector<int64_t> sizes, int64_t axis, int64_t size) {

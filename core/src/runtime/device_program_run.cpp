@@ -5,10 +5,8 @@
 #include <algorithm>
 
 #include "braze/driver/cuda_driver.h"
-#include "braze/driver/device_memory.h"
 #include "braze/error.h"
-#include "braze/eval/strided_layout.h"
-#include "braze/host/resharding.h"
+#include "runtime/program_sizes.h"
 #include "runtime/stream_pool.h"
 
 namespace braze::runtime_detail {
@@ -159,14 +157,11 @@ void DeviceProgramRun::finishTrace() {
 }
 
 int64_t DeviceProgramRun::extent(const ValueRef& ref) const {
-  return toInt64(
-      extents_.evaluateOrThrow(program_.extents[static_cast<size_t>(ref.index)], "extent"));
+  return programExtent(program_, extents_, ref);
 }
 
 int64_t DeviceProgramRun::sliceLength(int32_t loop) const {
-  const host::Loop& l = program_.loops[static_cast<size_t>(loop)];
-  const int64_t whole = extent(l.extent);
-  return std::min(l.slicing.sliceLength(whole), whole);
+  return loopSliceLength(program_, extents_, loop);
 }
 
 // A buffer not written whole gets its memory on the caller's stream, before the loop that
@@ -176,24 +171,9 @@ DeviceTensor& DeviceProgramRun::materialized(int32_t buffer) {
   if (tensor) return *tensor;
   const host::Allocate* allocate = pending_[static_cast<size_t>(buffer)];
   BRAZE_INTERNAL_CHECK(allocate != nullptr) << "a device run: %" << buffer << " has no memory";
-  std::vector<int64_t> sizes;
-  for (const Val* e : allocate->extents)
-    sizes.push_back(toInt64(extents_.evaluateOrThrow(e, "a buffer's extent")));
-  // A sharded tensor's buffer holds this device's part.
-  if (allocate->tensor->sharding()) sizes = localSizes(*allocate->tensor, sizes);
-  if (allocate->ring_slots > 0) {
-    const host::Loop& loop = program_.loops[static_cast<size_t>(allocate->ring_loop)];
-    sizes[static_cast<size_t>(allocate->ring_axis)] =
-        std::min<int64_t>(allocate->ring_slots, loop.slicing.slices(extent(loop.extent))) *
-        sliceLength(allocate->ring_loop);
-  }
-  std::vector<int64_t> strides = denseStrides(sizes, allocate->tensor->allocationOrder());
-  const auto bytes = static_cast<size_t>(numelOf(sizes) * sizeInBytes(allocate->dtype));
-  std::shared_ptr<driver::DeviceMemory> memory =
-      driver::DeviceMemory::allocateOnStream(device_, bytes, caller_);
-  const CUdeviceptr data = memory->pointer();
-  tensor = DeviceTensor::borrow(allocate->dtype, std::move(sizes), std::move(strides), data,
-                                device_, std::move(memory));
+  tensor =
+      DeviceTensor::emptyOnStream(allocate->dtype, allocationSizes(program_, extents_, *allocate),
+                                  allocate->tensor->allocationOrder(), device_, caller_);
   made_.push_back(*tensor);
   return *tensor;
 }
@@ -235,9 +215,8 @@ void DeviceProgramRun::writeInto(int32_t buffer, DeviceTensor value, const std::
 }
 
 bool DeviceProgramRun::held(const ValueRef& ref) const {
-  if (ref.kind != SlotKind::Buffer) return true;
-  const host::Allocate* allocate = allocations_[static_cast<size_t>(ref.index)];
-  return allocate == nullptr || placement_.holdsTensor(*allocate->tensor);
+  return ref.kind != SlotKind::Buffer ||
+         placement_.holdsBuffer(allocations_[static_cast<size_t>(ref.index)]);
 }
 
 DeviceTensor DeviceProgramRun::destinationOf(int32_t buffer) const {

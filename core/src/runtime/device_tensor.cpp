@@ -62,6 +62,18 @@ DeviceTensor DeviceTensor::empty(DataType dtype, std::vector<int64_t> sizes,
   return borrow(dtype, std::move(sizes), std::move(strides), data, device, std::move(memory));
 }
 
+DeviceTensor DeviceTensor::emptyOnStream(DataType dtype, std::vector<int64_t> sizes,
+                                         const std::vector<int64_t>& allocation_order, int device,
+                                         CUstream stream) {
+  std::vector<int64_t> strides = denseStrides(sizes, allocation_order);
+  checkShape(sizes, strides, "DeviceTensor::emptyOnStream");
+  const int64_t bytes = spanElements(sizes, strides) * sizeInBytes(dtype);
+  std::shared_ptr<driver::DeviceMemory> memory =
+      driver::DeviceMemory::allocateOnStream(device, static_cast<size_t>(bytes), stream);
+  const CUdeviceptr data = memory->pointer();
+  return borrow(dtype, std::move(sizes), std::move(strides), data, device, std::move(memory));
+}
+
 DeviceTensor DeviceTensor::borrow(DataType dtype, std::vector<int64_t> sizes,
                                   std::vector<int64_t> strides, CUdeviceptr data, int device,
                                   std::shared_ptr<void> owner) {

@@ -503,8 +503,10 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
   thread_local std::vector<CUdeviceptr> workspaces;
   buffers.assign(plan.buffers.size(), nullptr);
   // Outputs the caller gave memory for: their buffers take it instead of an allocation.
+  // Empty unless the caller gave memory: the usual run touches none of it.
   thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> given;
-  given.assign(plan.buffers.size(), nullptr);
+  given.clear();
+  if (!into.empty()) given.resize(plan.buffers.size());
   for (size_t j = 0; j < into.size() && j < plan.outputs.size(); ++j) {
     const ValueRef& ref = plan.outputs[j];
     if (!into[j].defined() || into[j].numel() == 0 || ref.kind != SlotKind::Buffer) continue;
@@ -542,7 +544,7 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
     switch (step.kind) {
       case Step::Kind::Allocate:
         buffers[static_cast<size_t>(step.buffer)] =
-            given[static_cast<size_t>(step.buffer)]
+            !given.empty() && given[static_cast<size_t>(step.buffer)]
                 ? std::move(given[static_cast<size_t>(step.buffer)])
                 : driver::DeviceMemory::allocateOnStream(
                       plan.device, plan.buffers[static_cast<size_t>(step.buffer)].bytes, stream);

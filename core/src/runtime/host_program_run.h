@@ -16,6 +16,7 @@
 #include "braze/host/resharding.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
 #include "runtime/program_placement.h"
+#include "runtime/program_sizes.h"
 
 namespace braze::runtime_detail {
 
@@ -67,17 +68,8 @@ class HostProgramRun {
   }
 
  private:
-  int64_t extent(const ValueRef& ref) const {
-    return toInt64(
-        extents_.evaluateOrThrow(program_.extents[static_cast<size_t>(ref.index)], "extent"));
-  }
-
-  // The length of every slice of loop `loop` but the last.
-  int64_t sliceLength(int32_t loop) const {
-    const host::Loop& l = program_.loops[static_cast<size_t>(loop)];
-    const int64_t whole = extent(l.extent);
-    return std::min(l.slicing.sliceLength(whole), whole);
-  }
+  int64_t extent(const ValueRef& ref) const { return programExtent(program_, extents_, ref); }
+  int64_t sliceLength(int32_t loop) const { return loopSliceLength(program_, extents_, loop); }
 
   // A buffer allocated but not written whole yet gets its memory when a slice of it is
   // selected (a loop writes it slice by slice).
@@ -86,17 +78,7 @@ class HostProgramRun {
     if (tensor) return *tensor;
     const host::Allocate* allocate = pending_[static_cast<size_t>(buffer)];
     BRAZE_INTERNAL_CHECK(allocate != nullptr) << "runOnHost: %" << buffer << " has no memory";
-    std::vector<int64_t> sizes;
-    for (const Val* e : allocate->extents)
-      sizes.push_back(toInt64(extents_.evaluateOrThrow(e, "a buffer's extent")));
-    // A sharded tensor's buffer holds this device's part.
-    if (allocate->tensor->sharding()) sizes = localSizes(*allocate->tensor, sizes);
-    if (allocate->ring_slots > 0) {
-      const host::Loop& loop = program_.loops[static_cast<size_t>(allocate->ring_loop)];
-      sizes[static_cast<size_t>(allocate->ring_axis)] =
-          std::min<int64_t>(allocate->ring_slots, loop.slicing.slices(extent(loop.extent))) *
-          sliceLength(allocate->ring_loop);
-    }
+    const std::vector<int64_t> sizes = allocationSizes(program_, extents_, *allocate);
     tensor = HostTensor::empty(allocate->dtype, sizes, allocate->tensor->allocationOrder());
     return *tensor;
   }
@@ -121,9 +103,8 @@ class HostProgramRun {
   // Whether this device holds slot `ref`'s tensor (inputs and slots without an allocation:
   // yes).
   bool held(const ValueRef& ref) const {
-    if (ref.kind != SlotKind::Buffer) return true;
-    const host::Allocate* allocate = allocations_[static_cast<size_t>(ref.index)];
-    return allocate == nullptr || placement_.holdsTensor(*allocate->tensor);
+    return ref.kind != SlotKind::Buffer ||
+           placement_.holdsBuffer(allocations_[static_cast<size_t>(ref.index)]);
   }
 
   void launch(const host::LaunchKernel& launch) {

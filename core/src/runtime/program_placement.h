@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "braze/host/host_program.h"
 #include "braze/ir/tensor_view.h"
 
 namespace braze::runtime_detail {
@@ -20,6 +21,11 @@ struct ProgramPlacement {
 
   bool runsSegment(int32_t segment) const { return !runs || runs(segment); }
   bool holdsTensor(const TensorView& tensor) const { return !holds || holds(tensor); }
+  /// Whether this device holds the buffer `allocate` made (null: a slot with no allocation,
+  /// an input: yes).
+  bool holdsBuffer(const host::Allocate* allocate) const {
+    return allocate == nullptr || holdsTensor(*allocate->tensor);
+  }
 };
 
 }  // namespace braze::runtime_detail

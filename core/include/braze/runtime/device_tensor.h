@@ -29,6 +29,11 @@ class DeviceTensor {
   /// As above, dense in `allocation_order` (dims outermost first; empty: row-major).
   static DeviceTensor empty(DataType dtype, std::vector<int64_t> sizes,
                             const std::vector<int64_t>& allocation_order, int device);
+  /// As above, in stream-ordered memory of `stream` (DeviceMemory::allocateOnStream): usable by
+  /// work enqueued there from now on and freed in its order, never waiting for the device.
+  static DeviceTensor emptyOnStream(DataType dtype, std::vector<int64_t> sizes,
+                                    const std::vector<int64_t>& allocation_order, int device,
+                                    CUstream stream);
   /// A view of existing device memory at `data`. `owner` is kept alive as long as any view
   /// exists (may be null when the caller guarantees the memory's lifetime).
   static DeviceTensor borrow(DataType dtype, std::vector<int64_t> sizes,
