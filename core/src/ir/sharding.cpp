@@ -135,7 +135,8 @@ std::vector<ShardedAxis> shardedAxesOf(const TensorView* tv, const DeviceMesh& m
           << " over two mesh dims; split it over "
           << "one dim, or merge the mesh";
     }
-    axes.push_back(sharded);
+    // A mesh dim of one device holds the whole axis: nothing is split, so nothing is sent.
+    if (parts > 1) axes.push_back(sharded);
   }
   // A stream axis may stand beside the sharded ones (another logical axis, or the outer axis of
   // a split of one): the multi-device runtime runs its loop, resharding steps inside.

@@ -167,6 +167,13 @@ TEST(MultiDeviceTest, PipelineStagesSendTheirPartsToTheNextMesh) {
   expectMatchesUnsharded(*c.fusion, c.inputs, {0, 1, 2, 3}, c.tolerance);
 }
 
+TEST(MultiDeviceTest, PipelineStagesOfOneDeviceEachOnlySendAndReceive) {
+  test::ShardedCase c = test::makeTwoStageCase(/*stage_size=*/1);
+  MultiDeviceExecutor executor(*c.fusion, shippedOptions());
+  EXPECT_EQ(stepsOf(executor), c.steps);
+  expectMatchesUnsharded(*c.fusion, c.inputs, {0, 1}, c.tolerance);
+}
+
 TEST(MultiDeviceTest, MovingBetweenMeshesNeedsOneShapeAndNoSharedDevice) {
   for (const auto& [second, fragment] : std::vector<std::pair<DeviceMesh, std::string>>{
            {DeviceMesh({1, 2}), "the meshes share device 1"},

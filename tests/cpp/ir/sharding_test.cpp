@@ -105,12 +105,25 @@ TEST(ShardingTest, TwoAxesOverATwoDimensionalMesh) {
             "mesh[3, 2]{0, 1, 2, 3, 4, 5} axis 0 over DIDy, axis 1 over DIDx");
 }
 
-TEST(ShardingTest, AMeshDimOfOneDeviceShardsALogicalAxisUnsplit) {
-  Pointwise p;
-  p.z->setDeviceMesh(DeviceMesh({3}));
-  p.z->parallelize(0, ParallelType::DIDx);
-  takeShardings(*p.fusion);
-  EXPECT_EQ(p.z->sharding()->axes, (std::vector<ShardedAxis>{{0, 0}}));
+// One device along a mesh dim holds the whole axis, split or not: the tensor is not sharded
+// there, so no step communicates over that dim (a stage of one device in a pipeline).
+TEST(ShardingTest, AMeshDimOfOneDeviceLeavesTheAxisWhole) {
+  {
+    Pointwise p;
+    p.z->setDeviceMesh(DeviceMesh({3}));
+    p.z->parallelize(0, ParallelType::DIDx);
+    takeShardings(*p.fusion);
+    EXPECT_TRUE(p.z->sharding()->axes.empty());
+    EXPECT_EQ(p.z->sharding()->mesh, DeviceMesh({3}));
+  }
+  {
+    Pointwise p;
+    p.z->setDeviceMesh(DeviceMesh({3}));
+    p.z->split(1, 1, /*inner_split=*/false);
+    p.z->parallelize(1, ParallelType::DIDx);
+    takeShardings(*p.fusion);
+    EXPECT_TRUE(p.z->sharding()->axes.empty());
+  }
 }
 
 TEST(ShardingTest, ShardingsThatCannotBeTakenAreRefused) {

@@ -33,10 +33,11 @@ ShardedCase makeShardedCase(const std::string& name, int64_t n);
 /// (an allgather among {0, 1} and {2, 3}, an allreduce among {0, 2} and {1, 3}).
 ShardedCase makeTwoByTwoCase();
 
-/// Two pipeline stages on devices 0 .. 3: relu(x w1) with w1's columns split over {0, 1}, sent
-/// part for part to {2, 3} (SendRecv), times w2 with its rows split there, allreduced. Output
-/// h lives on the first stage, y on the second.
-ShardedCase makeTwoStageCase();
+/// Two pipeline stages of `stage_size` devices each (0 .. 3 by default): relu(x w1) with w1's
+/// columns split over the first stage {0, 1}, sent part for part to the second {2, 3}
+/// (SendRecv), times w2 with its rows split there, allreduced (no allreduce for stages of one
+/// device). Output h lives on the first stage, y on the second.
+ShardedCase makeTwoStageCase(int64_t stage_size = 2);
 
 /// Shards `tv`'s logical axis `axis` over the mesh dim `type` names, as a user writes it.
 void shardAxis(TensorView* tv, const DeviceMesh& mesh, int64_t axis,
