@@ -133,7 +133,7 @@ flatbuffers::Offset<fb::KernelRecipe> encodeKernelRecipe(flatbuffers::FlatBuffer
           ? 0
           : builder.CreateVector(
                 std::vector<int64_t>(recipe.cluster.begin(), recipe.cluster.end())),
-      recipe.arch_specific);
+      recipe.arch_specific, recipe.cooperative);
 }
 
 std::optional<KernelRecipe> decodeKernelRecipe(const fb::KernelRecipe& stored,
@@ -256,6 +256,7 @@ std::optional<KernelRecipe> decodeKernelRecipe(const fb::KernelRecipe& stored,
     std::copy(stored.cluster()->begin(), stored.cluster()->end(), recipe.cluster.begin());
   }
   recipe.arch_specific = stored.arch_specific();
+  recipe.cooperative = stored.cooperative();
   if (stored.launch_checks() != nullptr) {
     for (const fb::LaunchCheck* check : *stored.launch_checks())
       recipe.launch_checks.emplace_back(check->formula(), text(check->message()));
@@ -307,6 +308,7 @@ void hashKernelRecipe(ContentHasher& hasher, const KernelRecipe& recipe) {
     for (int64_t ctas : recipe.cluster) hasher.add(ctas);
   }
   if (recipe.arch_specific) hasher.add(std::string_view("arch_specific"));
+  if (recipe.cooperative) hasher.add(std::string_view("cooperative"));
   hasher.add(static_cast<int64_t>(recipe.launch_checks.size()));
   for (const auto& [formula, message] : recipe.launch_checks) hasher.add(formula).add(message);
   hasher.add(static_cast<int64_t>(recipe.alignments.size()));

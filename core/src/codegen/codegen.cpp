@@ -107,6 +107,7 @@ GeneratedKernel generateCuda(const kir::Kernel& kernel) {
     if (kernel.launch[axis + 3].used) generated.launch.block[axis] = kernel.launch[axis + 3].size;
   }
   generated.launch.dynamic_shared_memory_bytes = dynamicSharedMemory(kernel);
+  generated.launch.cooperative = kernel.cooperative;
   generated.index_type = kernel.index_type;
   generated.launch_checks = kernel.launch_checks;
   generated.launch_bounds = kernel.launch_bounds;
@@ -162,6 +163,7 @@ GeneratedKernel generateFromTemplate(const Fusion& fusion, const KernelTemplate&
   }
   generated.launch.dynamic_shared_memory_bytes = kernel.dynamic_shared_memory_bytes;
   generated.launch.cluster = kernel.cluster;
+  generated.launch.cooperative = fusion.cooperativeLaunch();
   for (const auto& [check, message] : kernel.launch_checks)
     generated.launch_checks.emplace_back(check, message);
   generated.index_type = DataType::Int32;

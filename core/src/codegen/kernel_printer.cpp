@@ -408,9 +408,13 @@ class KernelPrinter {
     os_ << text.type << " " << groupName(op) << "[" << elements << "];\n";
     printGroupValues(loop, op, text, depth + 1);
     indent(depth + 1);
-    os_ << op.grid_flag << " = braze::gridReduceGroup<" << maskArgs(op.grid) << ", "
-        << maskArgs(op.block) << ", " << elements << ">(" << groupName(op) << ", "
-        << reductionFunctor(expr) << ", " << text.identity << ", "
+    // Blocks all resident at once (a cooperative launch) finish the sums together after a grid
+    // barrier; otherwise the last block to arrive finishes them. Welford triplets take the
+    // last-block path (three values per slot).
+    const bool resident = kernel_.cooperative && !text.welford;
+    os_ << op.grid_flag << " = braze::gridReduceGroup" << (resident ? "Resident" : "") << "<"
+        << maskArgs(op.grid) << ", " << maskArgs(op.block) << ", " << elements << ">("
+        << groupName(op) << ", " << reductionFunctor(expr) << ", " << text.identity << ", "
         << kernel_.parameters[static_cast<size_t>(op.workspace)].name
         << ", braze::gridReduceRegionBytes(" << (text.welford ? "24" : "8") << "), "
         << (op.block.any() ? "braze_smem" : "nullptr") << ");\n";

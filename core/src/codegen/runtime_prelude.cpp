@@ -63,8 +63,8 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
       // The finishing block reduces with blockReduce; Welford triplets load through their own
       // loadCoherent.
       {"grid_reduction.cuh",
-       {"gridReduce", "gridReduceGroup", "gridReduceRegionBytes", "gridCoordinates", "loadCoherent",
-        "gridSemaphores", "arriveLast"},
+       {"gridReduce", "gridReduceGroup", "gridReduceGroupResident", "gridReduceRegionBytes",
+        "gridCoordinates", "loadCoherent", "gridSemaphores", "arriveLast"},
        {"welford.cuh", "block_reduction.cuh"}},
       // Hopper (sm_90/sm_90a) machinery, for kernels that name it: plugin-owned kernel
       // templates (HOPPER_LOWERING.md). Each namespace (braze::mbarrier, braze::tma, ...) is one

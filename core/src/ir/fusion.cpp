@@ -298,6 +298,7 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   for (Val* output : outputs_) copy->outputs_.push_back(map[output]);
   for (const auto& [output, input] : aliases_) copy->aliases_.emplace_back(map[output], map[input]);
   copy->launch_bounds_ = launch_bounds_;
+  copy->cooperative_launch_ = cooperative_launch_;
   if (kernel_template_ != nullptr) {
     KernelTemplate kernel = *kernel_template_;
     for (KernelTemplate::Parameter& parameter : kernel.parameters)

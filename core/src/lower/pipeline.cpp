@@ -94,6 +94,7 @@ kir::Kernel lowerFusion(const Fusion& scheduled, const LowerOptions& options) {
   kernel.index_type = options.index_type;
   kernel.scalar_names = ctx.scalarNames();
   kernel.launch_bounds = scheduled.launchBounds();
+  kernel.cooperative = scheduled.cooperativeLaunch();
   checkLaunchBounds(kernel);
 #ifdef NDEBUG
   const bool verify = options.verify;

@@ -173,6 +173,13 @@ void buildGraph(const ExecutionPlan& plan, const std::vector<FusionArgument>& ar
                               node.node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &cluster),
                           "cuGraphKernelNodeSetAttribute", launch.launch.toString());
     }
+    if (launch.launch.cooperative) {
+      CUlaunchAttributeValue cooperative{};
+      cooperative.cooperative = 1;
+      driver::checkDriver(
+          api.graphKernelNodeSetAttribute(node.node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &cooperative),
+          "cuGraphKernelNodeSetAttribute", launch.launch.toString());
+    }
   }
   driver::checkDriver(api.graphInstantiate(&instance.exec, instance.graph, 0),
                       "cuGraphInstantiateWithFlags");

@@ -232,6 +232,7 @@ std::variant<KernelRecipe, std::string> recordKernelRecipe(const GeneratedKernel
   if (!record(kernel.launch.dynamic_shared_memory_bytes, recipe.dynamic_shared_memory_bytes))
     return recorder.failure_;
   recipe.cluster = kernel.launch.cluster;
+  recipe.cooperative = kernel.launch.cooperative;
   recipe.arch_specific = kernel.arch_specific;
   for (const auto& [check, message] : kernel.launch_checks) {
     int32_t node = -1;
@@ -339,6 +340,7 @@ GeneratedKernel rebuildKernel(const KernelRecipe& recipe, Fusion& segment, std::
         << "kernel " << name << " has a cluster of " << ctas << " CTAs along a dim";
   }
   kernel.launch.cluster = recipe.cluster;
+  kernel.launch.cooperative = recipe.cooperative;
   kernel.arch_specific = recipe.arch_specific;
   for (const auto& [check, message] : recipe.launch_checks) {
     const Val* val = formulas.val(check, "a launch check");

@@ -36,6 +36,7 @@ std::string LaunchParams::toString() const {
      << " bytes";
   if (cluster != std::array<int64_t, 3>{1, 1, 1})
     os << " cluster (" << cluster[0] << ", " << cluster[1] << ", " << cluster[2] << ")";
+  if (cooperative) os << " cooperative";
   return os.str();
 }
 
@@ -51,6 +52,7 @@ LaunchParams evaluateLaunchParams(const LaunchExtents& extents, ExpressionEvalua
   params.dynamic_shared_memory_bytes = evaluateExtent(extents.dynamic_shared_memory_bytes, scalars,
                                                       "dynamic shared memory", kernel_name, 0);
   params.cluster = extents.cluster;
+  params.cooperative = extents.cooperative;
   return params;
 }
 
@@ -108,14 +110,22 @@ DriverLaunchConfig::DriverLaunchConfig(const LaunchParams& params, CUstream stre
   config.blockDimZ = static_cast<unsigned>(params.block[2]);
   config.sharedMemBytes = static_cast<unsigned>(params.dynamic_shared_memory_bytes);
   config.hStream = stream;
+  unsigned count = 0;
   if (params.ctasPerCluster() > 1) {
-    CUlaunchAttribute& cluster = attributes[0];
+    CUlaunchAttribute& cluster = attributes[count++];
     cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     cluster.value.clusterDim.x = static_cast<unsigned>(params.cluster[0]);
     cluster.value.clusterDim.y = static_cast<unsigned>(params.cluster[1]);
     cluster.value.clusterDim.z = static_cast<unsigned>(params.cluster[2]);
+  }
+  if (params.cooperative) {
+    CUlaunchAttribute& cooperative = attributes[count++];
+    cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    cooperative.value.cooperative = 1;
+  }
+  if (count > 0) {
     config.attrs = attributes.data();
-    config.numAttrs = 1;
+    config.numAttrs = count;
   }
 }
 

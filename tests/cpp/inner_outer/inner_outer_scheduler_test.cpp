@@ -218,8 +218,11 @@ TEST_P(InnerOuterBackwardTest, RowsInRegistersColumnSumsThroughTheGrid) {
   const int64_t elements = params.persistent_batch * params.vector_width;
   const std::string dims =
       params.rows_per_block > 1 ? "false, true, false, " : "false, false, false, ";
-  EXPECT_THAT(kernel.source, HasSubstr("braze::gridReduceGroup<true, false, false, " + dims +
-                                       std::to_string(elements) + ">"))
+  // The row blocks are all resident (one per SM): launched cooperatively, they finish the
+  // column sums together after a grid barrier.
+  EXPECT_TRUE(kernel.launch.cooperative);
+  EXPECT_THAT(kernel.source, HasSubstr("braze::gridReduceGroupResident<true, false, false, " +
+                                       dims + std::to_string(elements) + ">"))
       << kernel.source;
   EXPECT_THAT(kernel.source, HasSubstr("braze::gridReduceRegionBytes(8)"));
   // Layer norm's two row sums (of w dy and w dy xhat) meet in one block reduction.

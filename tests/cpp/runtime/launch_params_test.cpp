@@ -160,6 +160,21 @@ TEST(LaunchParamsTest, TheDriverConfigCarriesTheClusterShape) {
   EXPECT_EQ(config.attributes[0].value.clusterDim.x, 2u);
   EXPECT_EQ(config.attributes[0].value.clusterDim.y, 1u);
   EXPECT_EQ(config.attributes[0].value.clusterDim.z, 1u);
+
+  // Cooperative (every block resident at once), alone and beside a cluster shape.
+  LaunchParams cooperative = plain;
+  cooperative.cooperative = true;
+  EXPECT_EQ(cooperative.toString(),
+            "grid (4, 1, 1) block (32, 1, 1) dynamic smem 0 bytes cooperative");
+  const DriverLaunchConfig alone(cooperative, nullptr);
+  ASSERT_EQ(alone.config.numAttrs, 1u);
+  EXPECT_EQ(alone.attributes[0].id, CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+  EXPECT_EQ(alone.attributes[0].value.cooperative, 1);
+  cooperative.cluster = {2, 1, 1};
+  const DriverLaunchConfig both(cooperative, nullptr);
+  ASSERT_EQ(both.config.numAttrs, 2u);
+  EXPECT_EQ(both.attributes[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+  EXPECT_EQ(both.attributes[1].id, CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
 }
 
 }  // namespace

@@ -56,8 +56,9 @@ TEST(TensorMapParameterTest, AMapThatCannotDescribeItsTensorIsAContractError) {
       {"is not output 3"}));
 }
 
-TEST(TensorMapParameterTest, RecipesKeepMapsAndClusters) {
+TEST(TensorMapParameterTest, RecipesKeepMapsClustersAndCooperativeLaunches) {
   test::HandWrittenKernel copy = test::tmaCopy(2);
+  copy.kernel.launch.cooperative = true;
   auto recorded = recordKernelRecipe(copy.kernel, *copy.fusion, std::string(64, 'k'));
   ASSERT_TRUE(std::holds_alternative<KernelRecipe>(recorded)) << std::get<std::string>(recorded);
   const KernelRecipe& recipe = std::get<KernelRecipe>(recorded);
@@ -65,6 +66,8 @@ TEST(TensorMapParameterTest, RecipesKeepMapsAndClusters) {
   EXPECT_EQ(recipe.parameters[0].tensor_map.swizzle, Swizzle::Bytes128);
   const GeneratedKernel rebuilt = rebuildKernel(recipe, *copy.fusion, copy.kernel.source);
   EXPECT_EQ(rebuilt.launch.cluster, copy.kernel.launch.cluster);
+  EXPECT_TRUE(recipe.cooperative);
+  EXPECT_TRUE(rebuilt.launch.cooperative);
   ASSERT_EQ(rebuilt.parameters.size(), copy.kernel.parameters.size());
   for (size_t i = 0; i < rebuilt.parameters.size(); ++i) {
     EXPECT_EQ(rebuilt.parameters[i].kind, copy.kernel.parameters[i].kind);

@@ -70,6 +70,7 @@ KernelRecipe sampleRecipe() {
   };
   recipe.cluster = {2, 1, 1};
   recipe.arch_specific = true;
+  recipe.cooperative = true;
   recipe.grid = {5, -1, -1};
   recipe.block = {2, 0, -1};
   recipe.dynamic_shared_memory_bytes = 5;

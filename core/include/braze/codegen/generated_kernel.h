@@ -63,6 +63,8 @@ struct LaunchExtents {
   /// Thread-block cluster shape (sm_90+): the grid is made of clusters of this many CTAs per
   /// dim, launched together and sharing distributed shared memory. Constant per kernel.
   std::array<int64_t, 3> cluster = {1, 1, 1};
+  /// Launched cooperatively: every block resident at once (Fusion::setCooperativeLaunch).
+  bool cooperative = false;
 };
 
 /// What code generation hands to execution: the CUDA C++ of one kernel (including Braze's

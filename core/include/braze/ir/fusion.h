@@ -116,6 +116,15 @@ class Fusion {
   /// The bounds setLaunchBounds stated, if any.
   const std::optional<LaunchBounds>& launchBounds() const { return launch_bounds_; }
 
+  /// States that every block of the fusion's kernel must be resident at once (part of its
+  /// schedule): the kernel is launched cooperatively, so the driver refuses a grid that cannot
+  /// all be resident instead of letting blocks wait on blocks that never start, and its grouped
+  /// grid reductions finish across all blocks after a grid barrier instead of in the last block
+  /// to arrive. A schedule states it where its grid is at most the blocks its launch bounds keep
+  /// resident on every SM.
+  void setCooperativeLaunch(bool cooperative) { cooperative_launch_ = cooperative; }
+  bool cooperativeLaunch() const { return cooperative_launch_; }
+
   /// Makes `kernel` this fusion's kernel (part of its schedule, braze/ir/kernel_template.h):
   /// code generation uses it instead of lowering the fusion's loop nest. Its tensors must be
   /// this fusion's inputs and outputs, its launch values this fusion's scalars.
@@ -162,6 +171,7 @@ class Fusion {
   int64_t num_scalars_ = 0;
   int64_t num_iter_domains_ = 0;
   std::optional<LaunchBounds> launch_bounds_;
+  bool cooperative_launch_ = false;
   std::vector<std::pair<Val*, Val*>> aliases_;  // (output, input)
   std::shared_ptr<const KernelTemplate> kernel_template_;
 };

@@ -317,6 +317,9 @@ struct Kernel {
   Value dynamic_shared_tensor_bytes_in_kernel;
   /// The fusion's launch bounds (Fusion::setLaunchBounds), printed as __launch_bounds__.
   std::optional<LaunchBounds> launch_bounds;
+  /// Every block resident at once (Fusion::setCooperativeLaunch): launched cooperatively, and
+  /// grouped grid reductions finish across the blocks (gridReduceGroupResident).
+  bool cooperative = false;
   /// Counter for fresh symbol names.
   int64_t next_name = 0;
 

@@ -70,6 +70,7 @@ struct KernelRecipe {
   int32_t dynamic_shared_memory_bytes = -1;
   std::array<int64_t, 3> cluster = {1, 1, 1};
   bool arch_specific = false;  ///< compiled for sm_90a rather than sm_90
+  bool cooperative = false;    ///< launched cooperatively (LaunchExtents::cooperative)
   std::vector<std::pair<int32_t, std::string>> launch_checks;
   std::vector<GeneratedKernel::Alignment> alignments;
   std::optional<LaunchBounds> launch_bounds;

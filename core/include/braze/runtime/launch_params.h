@@ -21,6 +21,9 @@ struct LaunchParams {
   /// run at once on one GPU processing cluster and can reach each other's shared memory. Each
   /// grid dim must be a multiple of it. (1, 1, 1), the default, launches without clusters.
   std::array<int64_t, 3> cluster = {1, 1, 1};
+  /// Every block resident at once (a cooperative launch): the driver refuses a grid larger
+  /// than the device holds at once, which a kernel with grid barriers needs.
+  bool cooperative = false;
 
   bool operator==(const LaunchParams&) const = default;
   int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
@@ -28,12 +31,13 @@ struct LaunchParams {
   bool isEmpty() const;
   int64_t ctasPerCluster() const { return cluster[0] * cluster[1] * cluster[2]; }
   /// "grid (4, 1, 1) block (128, 1, 1) dynamic smem 0 bytes", then " cluster (2, 1, 1)" when
-  /// clustered.
+  /// clustered and " cooperative" when cooperative.
   std::string toString() const;
 };
 
 /// The driver's launch configuration for `params` on `stream`, with a cluster-dimension
-/// attribute when params.cluster is not (1, 1, 1). `config` points at `attributes`, so the
+/// attribute when params.cluster is not (1, 1, 1) and the cooperative attribute when
+/// params.cooperative. `config` points at `attributes`, so the
 /// object is neither copied nor moved: build it where the launch happens and pass &config.
 struct DriverLaunchConfig {
   DriverLaunchConfig(const LaunchParams& params, CUstream stream);
@@ -41,7 +45,7 @@ struct DriverLaunchConfig {
   DriverLaunchConfig& operator=(const DriverLaunchConfig&) = delete;
 
   CUlaunchConfig config{};
-  std::array<CUlaunchAttribute, 1> attributes{};
+  std::array<CUlaunchAttribute, 2> attributes{};
 };
 
 /// Evaluates `extents` with the scalars bound in `scalars` (null entries are 1). An extent

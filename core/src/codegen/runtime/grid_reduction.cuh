@@ -209,4 +209,122 @@ __device__ bool gridReduceGroup(T (&values)[N], Op op, T identity, char* workspa
   return true;
 }
 
+// gridReduceGroup for kernels whose blocks are all resident at once (launched cooperatively:
+// Fusion::setCooperativeLaunch). The last-block scheme above leaves one SM reading every
+// block's partials while the others sit idle: for a layer norm backward's two column sums of
+// rows of 4096 on 132 SMs that is 4.3 MB through one SM, tens of microseconds at the end of
+// the kernel. Here the blocks of a group meet at a grid barrier instead, and each finishes
+// its share of the N x (kept threads) sums: a warp's lanes take consecutive sums (their
+// partials are adjacent in the workspace), the warps of the block split the blocks' partials
+// of them, and shared memory adds the warps' sums. The group's block 0 waits until every share
+// is done and returns true with the totals, like the finishing block above. Same workspace
+// layout and size as gridReduceGroup: the two counters of each group sit in region 0's
+// semaphores, the finished sums of region i after them in region i (room checked below).
+template <bool GX, bool GY, bool GZ, bool BX, bool BY, bool BZ, int N, typename T, typename Op>
+__device__ bool gridReduceGroupResident(T (&values)[N], Op op, T identity, char* workspace,
+                                        unsigned long long region_bytes, void* smem) {
+  static_assert(sizeof(T) <= 8, "resident grid reductions hold one T per semaphore slot");
+  const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned long long blocks =
+      static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z;
+  unsigned long long reduced, group, count;
+  gridCoordinates<GX, GY, GZ>(reduced, group, count);
+  // One block per group, or blocks of one thread: the region has no room for the finished sums
+  // beside the counters, and the last-block scheme is as fast.
+  if (count < 2 || threads < 2)
+    return gridReduceGroup<GX, GY, GZ, BX, BY, BZ, N>(values, op, identity, workspace, region_bytes,
+                                                      smem);
+  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  unsigned copy, kept, copies;
+  reductionCoordinates<BX, BY, BZ>(copy, kept, copies);
+  const unsigned long long kept_threads = threads / copies;
+  const unsigned long long slots = threads * blocks;
+  const unsigned long long groups = blocks / count;
+  unsigned long long* counters = gridSemaphores<T>(workspace, slots) + 2 * group;
+  // Region i's finished sums: after its first 2 * groups semaphore slots, one T per kept thread
+  // of each group. 16 + 8 * kept_threads <= 8 * count * threads for count, threads >= 2, so they
+  // fit in the region's semaphore slots.
+  const auto finished = [&](int i) {
+    return reinterpret_cast<T*>(gridSemaphores<T>(workspace + i * region_bytes, slots) +
+                                2 * groups) +
+           group * kept_threads;
+  };
+  const auto partials = [&](int i) {
+    return reinterpret_cast<T*>(workspace + i * region_bytes) + group * count * kept_threads;
+  };
+
+  if (copy == 0) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) partials(i)[reduced * kept_threads + kept] = values[i];
+  }
+  // The grid barrier of the group: every block's partials are visible past it.
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) {
+    atomicAdd(&counters[0], 1ULL);
+    while (*reinterpret_cast<volatile unsigned long long*>(&counters[0]) < count) __nanosleep(32);
+  }
+  __syncthreads();
+  __threadfence();
+
+  // This block's share of the sums, sum s = i * kept_threads + k.
+  const unsigned long long sums = N * kept_threads;
+  const unsigned long long share = (sums + count - 1) / count;
+  const unsigned long long first = reduced * share;
+  const unsigned long long end = first + share < sums ? first + share : sums;
+  const unsigned lanes = threads < 32 ? static_cast<unsigned>(threads) : 32u;
+  const unsigned teams = static_cast<unsigned>(threads / lanes);
+  const unsigned lane = tid % lanes;
+  const unsigned team = tid / lanes;
+  __shared__ T team_sums[1024];
+  for (unsigned long long base = first; base < end; base += lanes) {
+    const unsigned long long s = base + lane;
+    if (team < teams && s < end) {
+      const int i = static_cast<int>(s / kept_threads);
+      const unsigned long long k = s % kept_threads;
+      const T* column = partials(i) + k;
+      constexpr int kInFlight = 4;
+      T part[kInFlight];
+#pragma unroll
+      for (int j = 0; j < kInFlight; ++j) part[j] = identity;
+      unsigned long long b = team;
+      for (; b + (kInFlight - 1) * teams < count; b += kInFlight * teams) {
+#pragma unroll
+        for (int j = 0; j < kInFlight; ++j)
+          part[j] = op(part[j], loadCoherent(&column[(b + j * teams) * kept_threads]));
+      }
+      for (; b < count; b += teams) part[0] = op(part[0], loadCoherent(&column[b * kept_threads]));
+      T sum = part[0];
+#pragma unroll
+      for (int j = 1; j < kInFlight; ++j) sum = op(sum, part[j]);
+      team_sums[team * lanes + lane] = sum;
+    }
+    __syncthreads();
+    if (team == 0 && s < end) {
+      T total = identity;
+      for (unsigned t = 0; t < teams; ++t) total = op(total, team_sums[t * lanes + lane]);
+      finished(static_cast<int>(s / kept_threads))[s % kept_threads] = total;
+    }
+    __syncthreads();
+  }
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) atomicAdd(&counters[1], 1ULL);
+  if (reduced != 0) return false;
+  if (tid == 0) {
+    while (*reinterpret_cast<volatile unsigned long long*>(&counters[1]) < count) __nanosleep(32);
+  }
+  __syncthreads();
+  __threadfence();
+#pragma unroll
+  for (int i = 0; i < N; ++i) values[i] = loadCoherent(&finished(i)[kept]);
+  __syncthreads();
+  // Every block has passed both counters: ready for the next launch with this workspace.
+  if (tid == 0) {
+    counters[0] = 0;
+    counters[1] = 0;
+  }
+  return true;
+}
+
 }  // namespace braze
