@@ -389,6 +389,23 @@ const SchedulerEntry& SchedulerRegistry::find(const std::string& name) const {
   return *best;
 }
 
+std::string SchedulerRegistry::describeNoneAvailable() const {
+  if (!candidates().empty()) return {};
+  std::string text = "no scheduler is available";
+  for (const SchedulerEntry& entry : entries_) {
+    text += "\n  " + entry.id + "@" + entry.version + " (" + entry.path.string() + ") " +
+            entry.status + (entry.reason.empty() ? "" : ": " + entry.reason);
+  }
+  for (const auto& [path, error] : failures_) text += "\n  " + path.string() + ": " + error;
+  if (entries_.empty() && failures_.empty()) {
+    text += "; no plugin was found in";
+    if (search_path_.empty()) text += " an empty search path";
+    for (const std::filesystem::path& folder : search_path_) text += " '" + folder.string() + "'";
+    text += " (set BRAZE_PLUGIN_PATH to the folder of the scheduler plugins)";
+  }
+  return text;
+}
+
 std::string SchedulerChoice::describeAttempts() const {
   std::string text;
   for (const SchedulerAttempt& attempt : attempts) {

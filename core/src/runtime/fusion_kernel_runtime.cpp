@@ -98,7 +98,9 @@ class RegistryChecker final : public SegmentChecker {
     return choice.scheduler->id + "@" + choice.scheduler->version;
   }
   std::string refusalReason(const Segment& segment) override {
-    return registry_.choose(*segment.fusion, info_(segment)).describeAttempts();
+    const std::string attempts =
+        registry_.choose(*segment.fusion, info_(segment)).describeAttempts();
+    return attempts.empty() ? registry_.describeNoneAvailable() : attempts;
   }
 
  private:

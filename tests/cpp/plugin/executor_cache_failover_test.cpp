@@ -65,6 +65,31 @@ TEST(ExecutorCacheFailoverTest, ASchedulerThatFailsIsReportedAndTheNextIsUsed) {
   EXPECT_EQ(cache.numRuntimes(), 1u);
 }
 
+// Plugins that could not be loaded (here: no scanner to probe them) leave no scheduler; the
+// run's error says so and why, not only that no scheduler accepted the first op.
+TEST(ExecutorCacheFailoverTest, WithNoSchedulerLoadedTheErrorSaysWhy) {
+  test::IsolatedOptions isolated;
+  isolated.install.install("fixture_good", "test::good", "1.0.0");
+  isolated.options.scanner = std::filesystem::path();
+  const SchedulerRegistry registry(isolated.options);
+  ExecutorCacheOptions options;
+  options.registry = &registry;
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  fusion->addOutput(add(x, x));
+  FusionExecutorCache cache(std::move(fusion), options);
+  try {
+    cache.run({rampInput(3, 5, 0.5, -3)});
+    ADD_FAILURE() << "no scheduler is loaded; the run must fail";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("no scheduler accepts"), std::string::npos) << message;
+    EXPECT_NE(message.find("no scheduler is available"), std::string::npos) << message;
+    EXPECT_NE(message.find("test::good@1.0.0"), std::string::npos) << message;
+    EXPECT_NE(message.find("no scanner"), std::string::npos) << message;
+  }
+}
+
 TEST(ExecutorCacheFailoverTest, ASegmentNoSchedulerCanBuildIsSplit) {
   // The only scheduler accepts the whole fusion but builds single ops only: the runtime
   // segments again without that segment and runs the fusion as one kernel per op.

@@ -151,9 +151,26 @@ TEST(SchedulerRegistry, WithoutAScannerPluginsAreRefusedNotLoadedUnprotected) {
                   HasSubstr("test::good@1.0.0 (refused: plugin '" + entry.path.string() +
                             "' failed the probe check: expected the plugin scanner")));
 
+  // With nothing available, what a segmentation error quotes says why.
+  EXPECT_THAT(registry.describeNoneAvailable(),
+              AllOf(HasSubstr("no scheduler is available"),
+                    HasSubstr("test::good@1.0.0 (" + entry.path.string() + ") refused"),
+                    HasSubstr("no scanner")));
+
   isolated.options.probe = false;
   SchedulerRegistry unprotected(isolated.options);
   EXPECT_EQ(entryFor(unprotected, "test::good", "1.0.0").status, "available");
+  EXPECT_EQ(unprotected.describeNoneAvailable(), "");
+}
+
+TEST(SchedulerRegistry, WithNoPluginsFoundTheSearchedFoldersAreNamed) {
+  IsolatedOptions isolated;
+  SchedulerRegistry registry(isolated.options);
+  ASSERT_TRUE(registry.candidates().empty());
+  EXPECT_THAT(registry.describeNoneAvailable(),
+              AllOf(HasSubstr("no plugin was found in"),
+                    HasSubstr("'" + isolated.install.path().string() + "'"),
+                    HasSubstr("BRAZE_PLUGIN_PATH")));
 }
 
 TEST(SchedulerRegistry, TwoVersionsSideBySideAndPinning) {

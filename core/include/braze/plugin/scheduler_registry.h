@@ -121,6 +121,10 @@ class SchedulerRegistry {
 
   /// Available schedulers in the order they are tried.
   std::vector<const SchedulerEntry*> candidates() const;
+  /// When no scheduler is available: why, for an error message (each scheduler found with its
+  /// status and reason, each plugin file that failed to load, and the folders searched).
+  /// Empty while some scheduler is available.
+  std::string describeNoneAvailable() const;
   /// The available scheduler `name` ("id", "name" or "name@version-prefix"). Throws
   /// braze::Error listing what is available when there is none.
   const SchedulerEntry& find(const std::string& name) const;
