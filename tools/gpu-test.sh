@@ -7,7 +7,9 @@
 #       builds the test binaries and benchmarks (in $BRAZE_BUILD_DIR, default ./build) and
 #       copies them, stripped, with libbraze_core, the libraries they need that a CUDA machine
 #       may not have (Google Benchmark) and the dlpack header, into $BRAZE_GPU_BUNDLE
-#       (default ./build-gpu-bundle, a few MiB: small enough to carry to the GPU machine).
+#       (default ./build-gpu-bundle, about 50 MiB: small enough to carry to the GPU machine
+#       with the source tree). Test binaries with no GPU test (their folder never skips) are
+#       left out: CI runs them.
 #   there (GPU machine):   tools/gpu-test.sh [run]
 #       runs every test binary of the bundle and the benchmarks, then prints a summary table:
 #       tests passed / failed / skipped per binary, each benchmark's bandwidth and its
@@ -135,6 +137,18 @@ pack() {
     [[ -x $binary && -f $binary ]] || continue
     # The plugin host's tests use fixture plugins that exist only in the build tree (CI runs them).
     [[ $(basename "$binary") == braze_plugin_tests ]] && continue
+    # Binaries without a GPU test stay here (CI runs them): every GPU test skips itself without
+    # a device (GTEST_SKIP), so a test folder that never skips has none. That keeps the bundle
+    # small enough to carry with the source tree.
+    local name=$(basename "$binary") folder
+    if [[ $name == braze_*_tests ]]; then
+      folder=$root/tests/cpp/${name#braze_}
+      folder=${folder%_tests}
+      if [[ -d $folder ]] && ! grep -rqs GTEST_SKIP "$folder"; then
+        log "leaving out $name (no GPU test)"
+        continue
+      fi
+    fi
     strip --strip-debug -o "$bundle/bin/$(basename "$binary")" "$binary"
   done
   # Processes the tests start (the kernel cache's worker), found beside the test binary, and
