@@ -22,36 +22,33 @@ def _tensor(fd, rank, dtype):
     return fd.define_tensor(shape=[-1] * rank, contiguity=[True] * rank, dtype=dtype)
 
 
+def _chunked_matmul(mesh, chunks, dtype, lhs_axis, rhs_axis, out_axis):
+    """lhs [chunks, M / chunks, K] times rhs [K, N], each split over the mesh along the given
+    axis; streamed over the chunks when chunks > 1."""
+    with FusionDefinition() as fd:
+        lhs, rhs = _tensor(fd, 3, dtype), _tensor(fd, 2, dtype)
+        out = fd.ops.matmul(lhs, rhs)
+        fd.add_output(out)
+        split(lhs, mesh, lhs_axis)
+        split(rhs, mesh, rhs_axis)
+        split(out, mesh, out_axis)
+        if chunks > 1:
+            out.axis(0).parallelize(ParallelType.Stream)
+    return fd
+
+
 def ag_gemm(mesh, chunks, dtype=DataType.BFloat16):
     """x [chunks, M / chunks, K] with each chunk's rows split over the mesh (sequence parallel),
     times w [K, N] split by columns: y [chunks, M / chunks, N] with N split. With chunks > 1, y
     is streamed over its chunks, so chunk i + 1's allgather runs beside chunk i's matmul."""
-    with FusionDefinition() as fd:
-        x, w = _tensor(fd, 3, dtype), _tensor(fd, 2, dtype)
-        y = fd.ops.matmul(x, w)
-        fd.add_output(y)
-        split(x, mesh, 1)
-        split(w, mesh, 1)
-        split(y, mesh, 2)
-        if chunks > 1:
-            y.axis(0).parallelize(ParallelType.Stream)
-    return fd
+    return _chunked_matmul(mesh, chunks, dtype, lhs_axis=1, rhs_axis=1, out_axis=2)
 
 
 def gemm_rs(mesh, chunks, dtype=DataType.BFloat16):
     """a [chunks, M / chunks, K] times b [K, N], K split on both (row-parallel): the partial
     sums reduce-scattered by rows, out [chunks, M / chunks, N] with each chunk's rows split;
     streamed over the chunks when chunks > 1."""
-    with FusionDefinition() as fd:
-        a, b = _tensor(fd, 3, dtype), _tensor(fd, 2, dtype)
-        out = fd.ops.matmul(a, b)
-        fd.add_output(out)
-        split(a, mesh, 2)
-        split(b, mesh, 0)
-        split(out, mesh, 1)
-        if chunks > 1:
-            out.axis(0).parallelize(ParallelType.Stream)
-    return fd
+    return _chunked_matmul(mesh, chunks, dtype, lhs_axis=2, rhs_axis=0, out_axis=1)
 
 
 def _rms_norm(fd, x, g, dtype):

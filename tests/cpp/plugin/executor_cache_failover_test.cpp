@@ -28,17 +28,25 @@ void expectRunMatchesReference(FusionExecutorCache& cache, const HostTensor& inp
     EXPECT_EQ(toDouble(actual.atFlat(i)), toDouble(expected.atFlat(i))) << "element " << i;
 }
 
+// x + x of a symbolic 2-D float tensor, and the cache options that schedule with `registry`.
+std::unique_ptr<Fusion> doubling() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  fusion->addOutput(add(x, x));
+  return fusion;
+}
+ExecutorCacheOptions optionsWith(const SchedulerRegistry& registry) {
+  ExecutorCacheOptions options;
+  options.registry = &registry;
+  return options;
+}
+
 TEST(ExecutorCacheFailoverTest, ASchedulerThatFailsIsReportedAndTheNextIsUsed) {
   test::IsolatedOptions isolated;
   isolated.install.install("fixture_throws", "test::throws", "1.0.0", 1);
   isolated.install.install("fixture_good", "test::good", "1.0.0");
   const SchedulerRegistry registry(isolated.options);
-  ExecutorCacheOptions options;
-  options.registry = &registry;
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  fusion->addOutput(add(x, x));
-  FusionExecutorCache cache(std::move(fusion), options);
+  FusionExecutorCache cache(doubling(), optionsWith(registry));
 
   const HostTensor input = rampInput(3, 5, 0.5, -3);
   expectRunMatchesReference(cache, input);
@@ -72,12 +80,7 @@ TEST(ExecutorCacheFailoverTest, WithNoSchedulerLoadedTheErrorSaysWhy) {
   isolated.install.install("fixture_good", "test::good", "1.0.0");
   isolated.options.scanner = std::filesystem::path();
   const SchedulerRegistry registry(isolated.options);
-  ExecutorCacheOptions options;
-  options.registry = &registry;
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  fusion->addOutput(add(x, x));
-  FusionExecutorCache cache(std::move(fusion), options);
+  FusionExecutorCache cache(doubling(), optionsWith(registry));
   try {
     cache.run({rampInput(3, 5, 0.5, -3)});
     ADD_FAILURE() << "no scheduler is loaded; the run must fail";

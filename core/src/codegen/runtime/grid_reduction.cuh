@@ -77,6 +77,26 @@ __device__ __forceinline__ bool arriveLast(unsigned long long* semaphore, unsign
   return true;
 }
 
+// Counts this block on `counter` once its writes are visible to the grid. Every thread of the
+// block must call it.
+__device__ __forceinline__ void arrive(unsigned long long* counter, unsigned tid) {
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) atomicAdd(counter, 1ULL);
+}
+
+// Waits until `count` blocks have arrived on `counter`; their writes are visible after it. Only
+// for blocks that are all resident at once (a cooperative launch): a block waiting here would
+// otherwise keep the ones it waits for from starting. Every thread of the block must call it.
+__device__ __forceinline__ void waitForArrivals(unsigned long long* counter,
+                                                unsigned long long count, unsigned tid) {
+  if (tid == 0) {
+    while (*reinterpret_cast<volatile unsigned long long*>(counter) < count) __nanosleep(32);
+  }
+  __syncthreads();
+  __threadfence();
+}
+
 template <bool GX, bool GY, bool GZ, typename T, typename Op>
 __device__ bool gridReduce(T& value, Op op, T identity, char* workspace) {
   const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
@@ -258,14 +278,8 @@ __device__ bool gridReduceGroupResident(T (&values)[N], Op op, T identity, char*
     for (int i = 0; i < N; ++i) partials(i)[reduced * kept_threads + kept] = values[i];
   }
   // The grid barrier of the group: every block's partials are visible past it.
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) {
-    atomicAdd(&counters[0], 1ULL);
-    while (*reinterpret_cast<volatile unsigned long long*>(&counters[0]) < count) __nanosleep(32);
-  }
-  __syncthreads();
-  __threadfence();
+  arrive(&counters[0], tid);
+  waitForArrivals(&counters[0], count, tid);
 
   // This block's share of the sums, sum s = i * kept_threads + k.
   const unsigned long long sums = N * kept_threads;
@@ -307,15 +321,9 @@ __device__ bool gridReduceGroupResident(T (&values)[N], Op op, T identity, char*
     }
     __syncthreads();
   }
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) atomicAdd(&counters[1], 1ULL);
+  arrive(&counters[1], tid);
   if (reduced != 0) return false;
-  if (tid == 0) {
-    while (*reinterpret_cast<volatile unsigned long long*>(&counters[1]) < count) __nanosleep(32);
-  }
-  __syncthreads();
-  __threadfence();
+  waitForArrivals(&counters[1], count, tid);
 #pragma unroll
   for (int i = 0; i < N; ++i) values[i] = loadCoherent(&finished(i)[kept]);
   __syncthreads();
