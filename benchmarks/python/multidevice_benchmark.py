@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import statistics
+import time
 
 import torch
 import torch.distributed as dist
@@ -39,6 +40,9 @@ parser.add_argument("--skip", default="", help="comma-separated cases to skip")
 parser.add_argument("--nvfuser", action="store_true", help="also run nvFuser's executor")
 parser.add_argument("--only", default="", help="run only these cases (collectives, ag_gemm, "
                     "gemm_rs, mlp, mlp_bwd, nvfuser)")
+parser.add_argument("--breakdown", action="store_true",
+                    help="print the MLP blocks' per-kernel times: Braze's traced regions and "
+                    "steps beside PyTorch's profiled kernels (rank 0)")
 args = parser.parse_args()
 
 rank = int(os.environ["RANK"])
@@ -98,6 +102,19 @@ def timed(fn, iters=ITERS, warmup=WARMUP):
     return slowest(statistics.median(times))
 
 
+def host_time(fn, iters=ITERS):
+    """This rank's median host milliseconds per call of fn, each started with the GPU idle: what
+    the call costs before its last launch is enqueued (fd.execute returns without waiting)."""
+    times = []
+    for _ in range(iters):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    torch.cuda.synchronize()
+    return statistics.median(times)
+
+
 def report(case, size, variant, ms, flops=0.0, busbw=0.0, error=None, note=""):
     row = dict(case=case, size=size, variant=variant, ms=ms, devices=world)
     if flops:
@@ -132,6 +149,37 @@ def timeline(fd, inputs):
     end = max(e for *_, e in spans)
     return (f"steps {comm_us / 1e3:.3f} ms, regions {compute_us / 1e3:.3f} ms, "
             f"overlapped {beside / 1e3:.3f} ms, span {end / 1e3:.3f} ms")
+
+
+def breakdown(name, fd, inputs, torch_fn):
+    """Rank 0 prints where the time goes: each traced region and step of Braze's run (segment,
+    stream, milliseconds) and the GPU kernels of PyTorch's, by total time."""
+    spans = fd._sharded_executor.trace(list(inputs), comm)
+    from torch.profiler import ProfilerActivity, profile
+
+    def profiled(fn):
+        fn()
+        torch.cuda.synchronize()
+        dist.barrier()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        return prof
+
+    prof = profiled(torch_fn)
+    # CUPTI sees every kernel of the process: Braze's too.
+    braze_prof = profiled(lambda: fd.execute(list(inputs)))
+    if rank != 0:
+        return
+    print(f"--- {name}: Braze's kernels")
+    print(braze_prof.key_averages().table(sort_by="cuda_time_total", row_limit=20,
+                                          max_name_column_width=90))
+    print(f"--- {name}: Braze's regions and steps (segment, stream, ms)")
+    for kind, segment, stream, start, end in spans:
+        print(f"  {kind:12} segment {segment:3} stream {stream:2} {(end - start) / 1e3:8.3f} ms")
+    print(f"--- {name}: PyTorch's kernels")
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=12))
+    print(f"--- {name}: Braze's program\n{fd._sharded_executor.program()}")
 
 
 def max_error(a, b):
@@ -233,7 +281,8 @@ def ag_gemm(m):
             ms = timed(lambda: fd.execute([x_part, w]))
             variant = "braze, no overlap" if chunks == 1 else f"braze, {chunks} stream chunks"
             report("ag_gemm", f"M={m}", variant, ms, flops, error=error,
-                   note=timeline(fd, [x_part, w]))
+                   note=f"host {host_time(lambda: fd.execute([x_part, w])):.3f} ms, "
+                   + timeline(fd, [x_part, w]))
         except Exception as e:  # noqa: BLE001 - a row says what failed; others go on
             report("ag_gemm", f"M={m}", f"braze, {chunks} chunks", float("nan"),
                    note=f"failed: {str(e).splitlines()[0][:120]}")
@@ -282,7 +331,8 @@ def gemm_rs(m):
             ms = timed(lambda: fd.execute([a_part, b]))
             variant = "braze, no overlap" if chunks == 1 else f"braze, {chunks} stream chunks"
             report("gemm_rs", f"M={m}", variant, ms, flops, error=error,
-                   note=timeline(fd, [a_part, b]))
+                   note=f"host {host_time(lambda: fd.execute([a_part, b])):.3f} ms, "
+                   + timeline(fd, [a_part, b]))
         except Exception as e:  # noqa: BLE001
             report("gemm_rs", f"M={m}", f"braze, {chunks} chunks", float("nan"),
                    note=f"failed: {str(e).splitlines()[0][:120]}")
@@ -312,8 +362,9 @@ def mlp(m):
     try:
         (out,) = fd.execute([x, g, w1, w2])
         error = max_error(out, expected)
-        report("mlp_fwd", f"M={m}", "braze", timed(lambda: fd.execute([x, g, w1, w2])), flops,
-               error=error)
+        run = lambda: fd.execute([x, g, w1, w2])  # noqa: E731
+        report("mlp_fwd", f"M={m}", "braze", timed(run), flops, error=error,
+               note=f"host {host_time(run):.3f} ms, " + timeline(fd, [x, g, w1, w2]))
     except Exception as e:  # noqa: BLE001
         report("mlp_fwd", f"M={m}", "braze", float("nan"),
                note=f"failed: {str(e).splitlines()[0][:120]}")
@@ -352,8 +403,12 @@ def mlp_backward(m):
         outs = fd.execute([x, g, w1, w2, dy])
         error = max(max_error(o, e) / max(e.abs().max().item(), 1e-6)
                     for o, e in zip(outs, expected))
-        report("mlp_bwd", f"M={m}", "braze", timed(lambda: fd.execute([x, g, w1, w2, dy])),
-               flops, error=error, note="err: max |diff| / max |torch| over dx, dg, dw1, dw2")
+        run = lambda: fd.execute([x, g, w1, w2, dy])  # noqa: E731
+        if args.breakdown:
+            breakdown(f"mlp_bwd M={m}", fd, [x, g, w1, w2, dy], torch_backward)
+        report("mlp_bwd", f"M={m}", "braze", timed(run), flops, error=error,
+               note=f"host {host_time(run):.3f} ms, " + timeline(fd, [x, g, w1, w2, dy])
+               + " (err: max |diff| / max |torch| over dx, dg, dw1, dw2)")
     except Exception as e:  # noqa: BLE001
         report("mlp_bwd", f"M={m}", "braze", float("nan"),
                note=f"failed: {str(e).splitlines()[0][:120]}")

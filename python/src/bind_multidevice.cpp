@@ -258,7 +258,9 @@ class ShardedExecutor {
     {
       py::gil_scoped_release released;
       outputs = executor_->run(run.arguments, communicator.collectives(), options);
-      communicator.communicator().waitFor(options.stream);
+      // Returns with the work enqueued, as torch's own ops do; the watchdog bounds it, so a
+      // dead peer ends in an error on the next call instead of a stream that never drains.
+      communicator.communicator().watch(options.stream);
     }
     return heldResults(executor_->fusion(), std::move(outputs), communicator.rank(), run.torch);
   }

@@ -103,10 +103,12 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuStreamDestroy", api.streamDestroy, failure) &&
       resolve(get_proc, "cuStreamSynchronize", api.streamSynchronize, failure) &&
       resolve(get_proc, "cuStreamQuery", api.streamQuery, failure) &&
+      resolve(get_proc, "cuLaunchHostFunc", api.launchHostFunc, failure) &&
       resolve(get_proc, "cuEventCreate", api.eventCreate, failure) &&
       resolve(get_proc, "cuEventDestroy", api.eventDestroy, failure) &&
       resolve(get_proc, "cuEventRecord", api.eventRecord, failure) &&
       resolve(get_proc, "cuEventSynchronize", api.eventSynchronize, failure) &&
+      resolve(get_proc, "cuEventQuery", api.eventQuery, failure) &&
       resolve(get_proc, "cuEventElapsedTime", api.eventElapsedTime, failure) &&
       resolve(get_proc, "cuStreamWaitEvent", api.streamWaitEvent, failure) &&
       resolve(get_proc, "cuGraphCreate", api.graphCreate, failure) &&

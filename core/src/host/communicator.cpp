@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/primary_context.h"
 #include "braze/error.h"
+#include "braze/host/watchdog.h"
 
 namespace braze::host {
 
@@ -100,6 +105,101 @@ std::string describeNccl(NcclResult result, driver::NcclComm comm) {
 
 }  // namespace
 
+struct Communicator::Handle {
+  mutable std::mutex mutex;
+  driver::NcclComm comm = nullptr;
+  /// "rank 1 of 4 (CUDA device 1)": how messages name this communicator.
+  std::string who;
+  std::string failure;
+
+  /// Aborts (not destroys: destroy would wait for work that cannot finish) and keeps the
+  /// first failure. The lock is held.
+  void abortLocked(const std::string& reason) {
+    if (failure.empty()) failure = reason;
+    if (comm == nullptr) return;
+    driver::ncclApi().commAbort(comm);
+    comm = nullptr;
+  }
+};
+
+struct Communicator::Watch {
+  explicit Watch(int device) : device(device) {}
+  ~Watch() {
+    watchdog.reset();  // stops its thread, which returns events here
+    if (free_events.empty()) return;
+    try {
+      driver::makePrimaryContextCurrent(device);
+      for (CUevent event : free_events) (void)driver::driverApi().eventDestroy(event);
+    } catch (...) {
+      // A destructor cannot report; the events go with the context.
+    }
+  }
+  CUevent takeEvent() {
+    {
+      std::lock_guard<std::mutex> lock(events_mutex);
+      if (!free_events.empty()) {
+        CUevent event = free_events.back();
+        free_events.pop_back();
+        return event;
+      }
+    }
+    CUevent event = nullptr;
+    BRAZE_CU(eventCreate, &event, CU_EVENT_DISABLE_TIMING);
+    return event;
+  }
+  void giveBack(CUevent event) {
+    std::lock_guard<std::mutex> lock(events_mutex);
+    free_events.push_back(event);
+  }
+  std::vector<std::shared_ptr<Handle>> guardedHandles() {
+    std::vector<std::shared_ptr<Handle>> alive;
+    std::lock_guard<std::mutex> lock(handles_mutex);
+    for (const std::weak_ptr<Handle>& weak : guarded) {
+      if (std::shared_ptr<Handle> handle = weak.lock()) alive.push_back(std::move(handle));
+    }
+    return alive;
+  }
+  void guard(const std::shared_ptr<Handle>& handle) {
+    std::lock_guard<std::mutex> lock(handles_mutex);
+    guarded.push_back(handle);
+  }
+
+  const int device;
+  std::mutex events_mutex;
+  std::vector<CUevent> free_events;
+  std::mutex handles_mutex;
+  std::vector<std::weak_ptr<Handle>> guarded;
+  std::unique_ptr<Watchdog> watchdog;
+};
+
+namespace {
+
+// Work enqueued on a stream up to an event: done when the event is.
+class WatchedStream : public Watchdog::Work {
+ public:
+  WatchedStream(CUevent event, std::function<void(CUevent)> give_back,
+                std::function<std::string()> describe)
+      : event_(event), give_back_(std::move(give_back)), describe_(std::move(describe)) {}
+  ~WatchedStream() override { give_back_(event_); }
+  bool done(std::string& error) override {
+    const CUresult state = driver::driverApi().eventQuery(event_);
+    if (state == CUDA_SUCCESS) return true;
+    if (state == CUDA_ERROR_NOT_READY) return false;
+    const char* name = nullptr;
+    driver::driverApi().getErrorName(state, &name);
+    error = std::string("its stream reports ") + (name != nullptr ? name : "an unknown CUDA error");
+    return false;
+  }
+  std::string describe() const override { return describe_(); }
+
+ private:
+  CUevent event_;
+  std::function<void(CUevent)> give_back_;
+  std::function<std::string()> describe_;
+};
+
+}  // namespace
+
 Communicator Communicator::create(const LaunchEnvironment& launch, Store& store, int device,
                                   CommunicatorOptions options) {
   const std::string who =
@@ -169,45 +269,51 @@ std::optional<Communicator> Communicator::split(const std::vector<int64_t>& team
   const int key = team.empty() ? 0 : static_cast<int>(at - team.begin());
   driver::NcclComm sub = nullptr;
   last_operation_ = {"ncclCommSplit", team.size(), DataType::Int64, "ranks", -1};
-  finish(nccl.commSplit(comm_, color, key, &sub, nullptr), "ncclCommSplit");
+  {
+    Lock held = lock();
+    checkHealthLocked();
+    finish(nccl.commSplit(handle_->comm, color, key, &sub, nullptr), "ncclCommSplit");
+  }
   if (team.empty()) return std::nullopt;
   LaunchEnvironment launch;
   launch.rank = key;
   launch.world_size = static_cast<int64_t>(team.size());
   launch.local_rank = local_rank_;
-  return Communicator(sub, launch, device_, options_);
+  Communicator split(sub, launch, device_, options_);
+  // A team's collectives run on the streams this communicator's runs do: one watchdog aborts
+  // them all.
+  watchState();
+  split.watch_ = watch_;
+  split.watch_->guard(split.handle_);
+  return split;
 }
 
 Communicator::Communicator(driver::NcclComm comm, const LaunchEnvironment& launch, int device,
                            CommunicatorOptions options)
-    : comm_(comm),
+    : handle_(std::make_shared<Handle>()),
       rank_(launch.rank),
       size_(launch.world_size),
       local_rank_(launch.local_rank),
       device_(device),
-      options_(options) {}
+      options_(options) {
+  handle_->comm = comm;
+  handle_->who = "rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
+                 " (CUDA device " + std::to_string(device_) + ")";
+}
 
-Communicator::Communicator(Communicator&& other) noexcept
-    : comm_(std::exchange(other.comm_, nullptr)),
-      rank_(other.rank_),
-      size_(other.size_),
-      local_rank_(other.local_rank_),
-      device_(other.device_),
-      options_(other.options_),
-      last_operation_(std::move(other.last_operation_)),
-      failure_(std::move(other.failure_)) {}
+Communicator::Communicator(Communicator&& other) noexcept = default;
 
 Communicator& Communicator::operator=(Communicator&& other) noexcept {
   if (this != &other) {
     release();
-    comm_ = std::exchange(other.comm_, nullptr);
+    handle_ = std::move(other.handle_);
+    watch_ = std::move(other.watch_);
     rank_ = other.rank_;
     size_ = other.size_;
     local_rank_ = other.local_rank_;
     device_ = other.device_;
     options_ = other.options_;
-    last_operation_ = std::move(other.last_operation_);
-    failure_ = std::move(other.failure_);
+    last_operation_ = other.last_operation_;
   }
   return *this;
 }
@@ -217,38 +323,64 @@ Communicator::~Communicator() {
 }
 
 void Communicator::release() noexcept {
-  if (comm_ == nullptr) return;
+  if (handle_ == nullptr) return;
   try {
-    driver::makePrimaryContextCurrent(device_);
-    driver::ncclApi().commDestroy(comm_);
+    // Work handed to the watchdog ends first (or the watchdog aborts it): destroying the NCCL
+    // communicator waits for its work, and would wait forever for a dead peer's.
+    if (watch_ != nullptr && watch_->watchdog != nullptr) watch_->watchdog->drain();
+    driver::NcclComm comm = nullptr;
+    {
+      Lock held = lock();
+      comm = std::exchange(handle_->comm, nullptr);
+      if (handle_->failure.empty()) handle_->failure = "this communicator was destroyed";
+    }
+    if (comm != nullptr) {
+      driver::makePrimaryContextCurrent(device_);
+      driver::ncclApi().commDestroy(comm);
+    }
   } catch (...) {
     // A destructor cannot report; the process keeps running with the communicator leaked.
   }
-  comm_ = nullptr;
+  handle_.reset();
+  watch_.reset();
+}
+
+Communicator::Lock Communicator::lock() const {
+  BRAZE_USER_CHECK(handle_ != nullptr) << "this communicator was moved from or destroyed";
+  return Lock(handle_->mutex);
+}
+
+driver::NcclComm Communicator::comm() const {
+  return handle_->comm;
+}
+
+driver::NcclComm Communicator::handle() const {
+  if (handle_ == nullptr) return nullptr;
+  Lock held = lock();
+  return handle_->comm;
 }
 
 void Communicator::fail(const std::string& reason) {
-  failure_ = "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " (CUDA device " +
-             std::to_string(device_) + "): " + last_operation_.toString() + " failed: " + reason;
-  if (comm_ != nullptr) {
-    // Abort, not destroy: destroy would wait for the work that cannot finish.
-    driver::ncclApi().commAbort(comm_);
-    comm_ = nullptr;
-  }
-  BRAZE_THROW() << failure_ << ". The communicator was aborted; create a new one to go on";
+  handle_->abortLocked(handle_->who + ": " + last_operation_.toString() + " failed: " + reason);
+  BRAZE_THROW() << handle_->failure << ". The communicator was aborted; create a new one to go on";
 }
 
 void Communicator::checkHealth() {
-  BRAZE_USER_CHECK(comm_ != nullptr)
-      << (failure_.empty() ? "this communicator was moved from or destroyed"
-                           : "this communicator was aborted earlier: " + failure_);
+  Lock held = lock();
+  checkHealthLocked();
+}
+
+void Communicator::checkHealthLocked() {
+  BRAZE_USER_CHECK(handle_->comm != nullptr)
+      << (handle_->failure.empty() ? "this communicator was moved from or destroyed"
+                                   : "this communicator was aborted earlier: " + handle_->failure);
   NcclResult async = NcclResult::Success;
-  const NcclResult queried = driver::ncclApi().commGetAsyncError(comm_, &async);
+  const NcclResult queried = driver::ncclApi().commGetAsyncError(handle_->comm, &async);
   if (queried != NcclResult::Success) {
-    fail("ncclCommGetAsyncError failed: " + describeNccl(queried, comm_));
+    fail("ncclCommGetAsyncError failed: " + describeNccl(queried, handle_->comm));
   }
   if (async != NcclResult::Success && async != NcclResult::InProgress) {
-    fail("NCCL reported " + describeNccl(async, comm_));
+    fail("NCCL reported " + describeNccl(async, handle_->comm));
   }
 }
 
@@ -261,23 +393,25 @@ std::string Communicator::Operation::toString() const {
   return text.str();
 }
 
-void Communicator::begin(const char* collective, size_t count, DataType dtype, const char* detail,
-                         int64_t peer) {
+Communicator::Lock Communicator::begin(const char* collective, size_t count, DataType dtype,
+                                       const char* detail, int64_t peer) {
+  Lock held = lock();
   // An asynchronous error of earlier work surfaces here rather than as a hang later.
-  checkHealth();
+  checkHealthLocked();
   driver::makePrimaryContextCurrent(device_);
   last_operation_.collective = collective;
   last_operation_.count = count;
   last_operation_.dtype = dtype;
   last_operation_.detail = detail;
   last_operation_.peer = peer;
+  return held;
 }
 
 void Communicator::finish(NcclResult result, const char* call) {
   if (result == NcclResult::Success) return;
-  const std::string why = describeNccl(result, comm_);
+  const std::string why = describeNccl(result, handle_->comm);
   // A bad argument leaves the communicator usable; a broken one is aborted by checkHealth.
-  checkHealth();
+  checkHealthLocked();
   BRAZE_THROW() << "rank " << rank_ << " of " << size_ << ": " << call << " refused "
                 << last_operation_.toString() << ": " << why;
 }
@@ -285,27 +419,27 @@ void Communicator::finish(NcclResult result, const char* call) {
 void Communicator::allReduce(CUdeviceptr send, CUdeviceptr recv, size_t count, DataType dtype,
                              ReduceOp op, CUstream stream) {
   const NcclDataType type = ncclTypeOf(dtype, "allReduce", true);
-  begin("allReduce", count, dtype, detailOf(op));
+  Lock held = begin("allReduce", count, dtype, detailOf(op));
   finish(driver::ncclApi().allReduce(pointerOf(send), mutablePointerOf(recv), count, type,
-                                     ncclOpOf(op), comm_, stream),
+                                     ncclOpOf(op), comm(), stream),
          "ncclAllReduce");
 }
 
 void Communicator::allGather(CUdeviceptr send, CUdeviceptr recv, size_t send_count, DataType dtype,
                              CUstream stream) {
   const NcclDataType type = ncclTypeOf(dtype, "allGather", false);
-  begin("allGather", send_count, dtype);
+  Lock held = begin("allGather", send_count, dtype);
   finish(driver::ncclApi().allGather(pointerOf(send), mutablePointerOf(recv), send_count, type,
-                                     comm_, stream),
+                                     comm(), stream),
          "ncclAllGather");
 }
 
 void Communicator::reduceScatter(CUdeviceptr send, CUdeviceptr recv, size_t recv_count,
                                  DataType dtype, ReduceOp op, CUstream stream) {
   const NcclDataType type = ncclTypeOf(dtype, "reduceScatter", true);
-  begin("reduceScatter", recv_count, dtype, detailOf(op));
+  Lock held = begin("reduceScatter", recv_count, dtype, detailOf(op));
   finish(driver::ncclApi().reduceScatter(pointerOf(send), mutablePointerOf(recv), recv_count, type,
-                                         ncclOpOf(op), comm_, stream),
+                                         ncclOpOf(op), comm(), stream),
          "ncclReduceScatter");
 }
 
@@ -314,9 +448,9 @@ void Communicator::broadcast(CUdeviceptr send, CUdeviceptr recv, size_t count, D
   BRAZE_USER_CHECK(root >= 0 && root < size_)
       << "broadcast from root " << root << ": the communicator has ranks 0 .. " << size_ - 1;
   const NcclDataType type = ncclTypeOf(dtype, "broadcast", false);
-  begin("broadcast", count, dtype, "from rank", root);
+  Lock held = begin("broadcast", count, dtype, "from rank", root);
   finish(driver::ncclApi().broadcast(pointerOf(send), mutablePointerOf(recv), count, type,
-                                     static_cast<int>(root), comm_, stream),
+                                     static_cast<int>(root), comm(), stream),
          "ncclBroadcast");
 }
 
@@ -325,9 +459,9 @@ void Communicator::send(CUdeviceptr send, size_t count, DataType dtype, int64_t 
   BRAZE_USER_CHECK(peer >= 0 && peer < size_)
       << "send to rank " << peer << ": the communicator has ranks 0 .. " << size_ - 1;
   const NcclDataType type = ncclTypeOf(dtype, "send", false);
-  begin("send", count, dtype, "to rank", peer);
+  Lock held = begin("send", count, dtype, "to rank", peer);
   finish(
-      driver::ncclApi().send(pointerOf(send), count, type, static_cast<int>(peer), comm_, stream),
+      driver::ncclApi().send(pointerOf(send), count, type, static_cast<int>(peer), comm(), stream),
       "ncclSend");
 }
 
@@ -336,8 +470,8 @@ void Communicator::recv(CUdeviceptr recv, size_t count, DataType dtype, int64_t 
   BRAZE_USER_CHECK(peer >= 0 && peer < size_)
       << "recv from rank " << peer << ": the communicator has ranks 0 .. " << size_ - 1;
   const NcclDataType type = ncclTypeOf(dtype, "recv", false);
-  begin("recv", count, dtype, "from rank", peer);
-  finish(driver::ncclApi().recv(mutablePointerOf(recv), count, type, static_cast<int>(peer), comm_,
+  Lock held = begin("recv", count, dtype, "from rank", peer);
+  finish(driver::ncclApi().recv(mutablePointerOf(recv), count, type, static_cast<int>(peer), comm(),
                                 stream),
          "ncclRecv");
 }
@@ -345,7 +479,7 @@ void Communicator::recv(CUdeviceptr recv, size_t count, DataType dtype, int64_t 
 void Communicator::allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per_rank,
                             DataType dtype, CUstream stream) {
   const NcclDataType type = ncclTypeOf(dtype, "allToAll", false);
-  begin("allToAll", count_per_rank, dtype, "per rank");
+  Lock held = begin("allToAll", count_per_rank, dtype, "per rank");
   const driver::NcclApi& nccl = driver::ncclApi();
   const size_t block_bytes = count_per_rank * static_cast<size_t>(sizeInBytes(dtype));
   NcclResult result = nccl.groupStart();
@@ -354,11 +488,11 @@ void Communicator::allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per
     for (int64_t peer = 0; peer < size_ && result == NcclResult::Success; ++peer) {
       const size_t offset = static_cast<size_t>(peer) * block_bytes;
       result = nccl.send(pointerOf(send + offset), count_per_rank, type, static_cast<int>(peer),
-                         comm_, stream);
+                         comm(), stream);
       call = "ncclSend";
       if (result != NcclResult::Success) break;
       result = nccl.recv(mutablePointerOf(recv + offset), count_per_rank, type,
-                         static_cast<int>(peer), comm_, stream);
+                         static_cast<int>(peer), comm(), stream);
       call = "ncclRecv";
     }
     // Closed whatever happened inside: an open group would swallow the next collective.
@@ -386,9 +520,11 @@ void Communicator::waitFor(CUstream stream) {
     if (state != CUDA_ERROR_NOT_READY) {
       const char* name = nullptr;
       driver::driverApi().getErrorName(state, &name);
+      Lock held = lock();
       fail(std::string("its stream reports ") + (name != nullptr ? name : "an unknown CUDA error"));
     }
     if (Clock::now() >= deadline) {
+      Lock held = lock();
       fail("not finished after " + std::to_string(options_.timeout.count()) +
            " ms: a peer rank may have died, hung, or not called the same collective with the "
            "same counts (CommunicatorOptions::timeout sets the wait)");
@@ -396,6 +532,58 @@ void Communicator::waitFor(CUstream stream) {
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(50));
   }
+}
+
+Communicator::Watch& Communicator::watchState() {
+  if (watch_ != nullptr) return *watch_;
+  watch_ = std::make_shared<Watch>(device_);
+  watch_->guard(handle_);
+  Watch* watch = watch_.get();  // owns the watchdog: outlives its thread
+  const std::string timeout = std::to_string(options_.timeout.count());
+  auto expire = [watch, timeout](const std::string& reason) {
+    for (const std::shared_ptr<Handle>& handle : watch->guardedHandles()) {
+      std::lock_guard<std::mutex> held(handle->mutex);
+      handle->abortLocked(handle->who + ": " + reason + " (the watchdog's timeout: " + timeout +
+                          " ms; a peer rank may have died, hung, or not called the same "
+                          "collective with the same counts; CommunicatorOptions::timeout sets "
+                          "the wait)");
+    }
+  };
+  // NCCL's asynchronous error of any guarded communicator, while work is pending.
+  auto health = [watch]() -> std::string {
+    for (const std::shared_ptr<Handle>& handle : watch->guardedHandles()) {
+      std::lock_guard<std::mutex> held(handle->mutex);
+      if (handle->comm == nullptr) continue;
+      NcclResult async = NcclResult::Success;
+      const NcclResult queried = driver::ncclApi().commGetAsyncError(handle->comm, &async);
+      if (queried != NcclResult::Success) return "ncclCommGetAsyncError failed";
+      if (async != NcclResult::Success && async != NcclResult::InProgress)
+        return "NCCL reported " + describeNccl(async, handle->comm);
+    }
+    return {};
+  };
+  const int device = device_;
+  watch_->watchdog =
+      std::make_unique<Watchdog>(options_.timeout, std::move(expire), std::move(health),
+                                 [device] { driver::makePrimaryContextCurrent(device); });
+  return *watch_;
+}
+
+void Communicator::watch(CUstream stream) {
+  checkHealth();
+  driver::makePrimaryContextCurrent(device_);
+  Watch& state = watchState();
+  CUevent event = state.takeEvent();
+  const CUresult recorded = driver::driverApi().eventRecord(event, stream);
+  if (recorded != CUDA_SUCCESS) {
+    state.giveBack(event);
+    driver::checkDriver(recorded, "cuEventRecord", "while handing a stream to the watchdog");
+  }
+  Watch* watch = &state;
+  const Operation last = last_operation_;
+  state.watchdog->watch(std::make_unique<WatchedStream>(
+      event, [watch](CUevent done) { watch->giveBack(done); },
+      [last] { return "the work up to " + last.toString(); }));
 }
 
 }  // namespace braze::host

@@ -85,9 +85,9 @@ DeviceProgramRun::DeviceProgramRun(const host::HostProgram& program,
       communicate_(std::move(communicate)),
       tensors_(static_cast<size_t>(program.num_buffers)),
       pending_(static_cast<size_t>(program.num_buffers), nullptr),
-      iterations_(program.loops.size()),
       placement_(std::move(placement)),
       allocations_(static_cast<size_t>(program.num_buffers), nullptr),
+      iterations_(program.loops.size()),
       trace_(trace) {
   if (trace_ == nullptr) return;
   trace_->spans.clear();

@@ -170,6 +170,13 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
                                                 *segmented_.segments[s].fusion, options_));
   }
 
+  std::set<int64_t> devices;
+  for (const TensorView* tv : fusion.allTensors()) {
+    if (tv->sharding())
+      devices.insert(tv->sharding()->mesh.devices().begin(), tv->sharding()->mesh.devices().end());
+  }
+  devices_.assign(devices.begin(), devices.end());
+
   host::HostProgramOptions program_options;
   program_options.streams = multidevice.stream_pool;
   for (const std::optional<Communication>& step : communications_)
@@ -193,19 +200,16 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
       << "MultiDeviceExecutor::run: the fusion takes " << fusion.inputs().size()
       << " inputs but was given " << inputs.size();
 
-  {
-    std::set<int64_t> devices;
+  if (!std::binary_search(devices_.begin(), devices_.end(), device)) {
     std::string meshes;
     for (const TensorView* tv : fusion.allTensors()) {
       if (!tv->sharding()) continue;
       const std::string name = tv->sharding()->mesh.toString();
       if (meshes.find(name) == std::string::npos) meshes += (meshes.empty() ? "" : ", ") + name;
-      for (int64_t d : tv->sharding()->mesh.devices()) devices.insert(d);
     }
-    BRAZE_USER_CHECK(devices.count(device) != 0)
-        << "MultiDeviceExecutor::run: device " << device
-        << " is on none of the definition's meshes (" << meshes
-        << "); run it on a device of one of them";
+    BRAZE_USER_CHECK(false) << "MultiDeviceExecutor::run: device " << device
+                            << " is on none of the definition's meshes (" << meshes
+                            << "); run it on a device of one of them";
   }
   // Extents of the whole tensors, for the scalars a region takes (a mean's count over a split
   // axis is the whole axis' length).

@@ -174,6 +174,51 @@ TEST_F(CommunicatorGpuTest, ATeamSplitOffRunsItsOwnCollectives) {
   (void)driver::driverApi().streamDestroy(stream);
 }
 
+// watch() returns at once; the watchdog retires finished work, and aborts the communicator
+// when watched work runs past the timeout (here a host function holding the stream, standing
+// for a collective whose peer died): the next call throws naming the last collective. The
+// host function lets go after a while of its own, since NCCL's abort may wait for the stream.
+TEST_F(CommunicatorGpuTest, WatchedWorkPastTheTimeoutAbortsTheCommunicator) {
+  TcpStore store("127.0.0.1", 0, true);
+  Communicator communicator = Communicator::create(rankOf(0, 1), store, 0, {.timeout = 300ms});
+  const CUstream stream = newStream(0);
+  const std::vector<float> values = randomValues<float>(1024, 11);
+  const auto buffer = upload(0, values);
+  communicator.allReduce(buffer->pointer(), buffer->pointer(), values.size(), DataType::Float32,
+                         ReduceOp::Sum, stream);
+  communicator.watch(stream);
+  BRAZE_CU(streamSynchronize, stream);
+  std::this_thread::sleep_for(600ms);  // twice the timeout: finished work never expires
+  EXPECT_NO_THROW(communicator.checkHealth());
+  EXPECT_EQ(download<float>(*buffer), values);
+
+  communicator.allReduce(buffer->pointer(), buffer->pointer(), values.size(), DataType::Float32,
+                         ReduceOp::Sum, stream);
+  BRAZE_CU(streamSynchronize, stream);
+  // Holds the stream for 1.5 s: five times the timeout.
+  BRAZE_CU(
+      launchHostFunc, stream, [](void*) { std::this_thread::sleep_for(1500ms); }, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  communicator.watch(stream);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 50ms) << "watch() does not wait";
+  bool aborted = false;
+  while (!aborted && std::chrono::steady_clock::now() - start < 20s) {
+    std::this_thread::sleep_for(10ms);
+    aborted = communicator.handle() == nullptr;
+  }
+  EXPECT_TRUE(aborted) << "the watchdog did not abort within 20 s";
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  EXPECT_TRUE(test::throwsError(
+      [&] {
+        communicator.allReduce(buffer->pointer(), buffer->pointer(), values.size(),
+                               DataType::Float32, ReduceOp::Sum, stream);
+      },
+      {"aborted earlier", "rank 0 of 1 (CUDA device 0)", "allReduce of 1024 float32 (sum)",
+       "not finished after 300 ms", "CommunicatorOptions::timeout"}));
+  BRAZE_CU(streamSynchronize, stream);
+  (void)driver::driverApi().streamDestroy(stream);
+}
+
 TEST_F(CommunicatorGpuTest, OneRankRunsEveryCollective) {
   TcpStore store("127.0.0.1", 0, true);
   Communicator communicator = Communicator::create(rankOf(0, 1), store, 0, {.timeout = 60s});

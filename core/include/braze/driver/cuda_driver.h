@@ -55,10 +55,12 @@ struct DriverApi {
   decltype(&::cuStreamDestroy) streamDestroy;
   decltype(&::cuStreamSynchronize) streamSynchronize;
   decltype(&::cuStreamQuery) streamQuery;
+  decltype(&::cuLaunchHostFunc) launchHostFunc;
   decltype(&::cuEventCreate) eventCreate;
   decltype(&::cuEventDestroy) eventDestroy;
   decltype(&::cuEventRecord) eventRecord;
   decltype(&::cuEventSynchronize) eventSynchronize;
+  decltype(&::cuEventQuery) eventQuery;
   decltype(&::cuEventElapsedTime) eventElapsedTime;
   decltype(&::cuStreamWaitEvent) streamWaitEvent;
   decltype(&::cuGraphCreate) graphCreate;

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -89,11 +91,18 @@ class Communicator {
   /// the communicator and throws a braze::Error naming this rank, the last collective enqueued
   /// and the reason, so a dead peer raises instead of hanging.
   void waitFor(CUstream stream);
+  /// Returns at once, handing the work enqueued on `stream` so far to this communicator's
+  /// watchdog thread (started on first use, shared with the teams split off): when that work
+  /// is not done within the timeout (a dead or stalled peer), or NCCL reports an asynchronous
+  /// error first, the watchdog aborts this communicator and its teams, so the stream drains
+  /// instead of hanging, and the next call throws naming the collective and the reason. For
+  /// callers that leave the waiting to the user (Python's fd.execute of a sharded definition).
+  void watch(CUstream stream);
   /// Throws as waitFor() does when NCCL reported an asynchronous error; never blocks.
   void checkHealth();
 
   /// The NCCL handle, for code that calls NCCL itself; null after a failure.
-  driver::NcclComm handle() const { return comm_; }
+  driver::NcclComm handle() const;
 
  private:
   Communicator(driver::NcclComm comm, const LaunchEnvironment& launch, int device,
@@ -109,24 +118,38 @@ class Communicator {
     int64_t peer = -1;
     std::string toString() const;
   };
-  /// Checks the state before enqueueing, makes the device current and records the collective
-  /// for later messages.
-  void begin(const char* collective, size_t count, DataType dtype, const char* detail = nullptr,
+  /// The NCCL communicator and its first failure, behind a lock: the watchdog's thread may
+  /// abort it while this one enqueues.
+  struct Handle;
+  /// The watchdog thread, its events and the handles it guards (this one's and its teams').
+  struct Watch;
+  using Lock = std::unique_lock<std::mutex>;
+
+  /// Locks the handle, checks the state before enqueueing, makes the device current and
+  /// records the collective for later messages. The enqueue happens under the returned lock.
+  Lock begin(const char* collective, size_t count, DataType dtype, const char* detail = nullptr,
              int64_t peer = -1);
   /// Throws naming the call when an enqueue failed; aborts first when NCCL says the
-  /// communicator is broken.
+  /// communicator is broken. The handle's lock is held.
   void finish(driver::NcclResult result, const char* call);
+  /// Aborts and throws; the handle's lock is held.
   [[noreturn]] void fail(const std::string& reason);
+  /// checkHealth() with the handle's lock held.
+  void checkHealthLocked();
+  Lock lock() const;
+  driver::NcclComm comm() const;
+  /// This communicator's watch, made on first use.
+  Watch& watchState();
   void release() noexcept;
 
-  driver::NcclComm comm_ = nullptr;
+  std::shared_ptr<Handle> handle_;
+  std::shared_ptr<Watch> watch_;
   int64_t rank_ = 0;
   int64_t size_ = 1;
   int64_t local_rank_ = 0;
   int device_ = 0;
   CommunicatorOptions options_;
   Operation last_operation_;
-  std::string failure_;
 };
 
 }  // namespace braze::host

@@ -62,6 +62,7 @@ class MultiDeviceExecutor {
   host::HostProgram program_;
   std::vector<std::optional<Communication>> communications_;  // by segment
   std::vector<std::optional<DeviceMesh>> region_meshes_;      // by segment; none for steps
+  std::vector<int64_t> devices_;  ///< every device of the definition's meshes, sorted
   ExecutorCacheOptions options_;
   std::vector<std::unique_ptr<FusionExecutorCache>> regions_;  // by segment; null for steps
 };
