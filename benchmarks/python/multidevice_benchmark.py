@@ -180,6 +180,7 @@ def breakdown(name, fd, inputs, torch_fn):
     print(f"--- {name}: PyTorch's kernels")
     print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=12))
     print(f"--- {name}: Braze's program\n{fd._sharded_executor.program()}")
+    print(f"--- {name}: Braze's steps and regions' kernels\n{fd._sharded_executor.describe()}")
 
 
 def max_error(a, b):

@@ -55,7 +55,9 @@ struct GemmLayout {
   bool b_mn_major = false;  ///< B's N dim is innermost (matmul's row-major b)
   int a_rank = 2;           ///< 2 plus A's leading batch dims
   int b_rank = 2;
-  int b_n_dim = 0;     ///< B's dim that is N: 0 for linear's weight [N, K]
+  int b_n_dim = 0;  ///< B's dim that is N: 0 for linear's weight [N, K]
+  /// A's source is [..., K, M]: the contraction reads a transpose of it (M is its last dim).
+  bool a_transposed = false;
   int batch_dims = 0;  ///< the result's leading batch dims, 0 to kMaxBatchDims
   /// A (B) is the fp32 input of a cast to the operand type (K-major): its tiles are copied into
   /// a staging ring of fp32 and converted into the operand ring by the producer warp group.
@@ -154,6 +156,8 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
          constant("bool", "kBMnMajor", layout.b_mn_major) +
          constant("int", "kARank", layout.a_rank) + constant("int", "kBRank", layout.b_rank) +
          constant("int", "kBNDim", layout.b_n_dim) +
+         constant("int", "kAMDim", layout.a_rank - (layout.a_transposed ? 1 : 2)) +
+         constant("int", "kAKDim", layout.a_rank - (layout.a_transposed ? 2 : 1)) +
          constant("int", "kBatchDims", layout.batch_dims) +
          constant("bool", "kAConvert", layout.a_convert) +
          constant("bool", "kBConvert", layout.b_convert) +
@@ -188,9 +192,9 @@ struct Problem {
   int m, n, k_tiles, tiles_m, tiles_n, batches;
   int batch_sizes[kBatchSlots];  // the result's, operands broadcast against each other
   __device__ __forceinline__ Problem(const ASizes& a, const BSizes& b) {
-    m = a.size[kARank - 2];
+    m = a.size[kAMDim];
     n = b.size[kBNDim];
-    k_tiles = (a.size[kARank - 1] + kBlockK - 1) / kBlockK;
+    k_tiles = (a.size[kAKDim] + kBlockK - 1) / kBlockK;
     tiles_m = (m + kBlockM * kClusterM - 1) / (kBlockM * kClusterM);
     tiles_n = (n + kBlockN - 1) / kBlockN;
     batches = 1;

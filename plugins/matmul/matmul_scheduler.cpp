@@ -41,7 +41,11 @@ struct Operands {
   TensorView* out = nullptr;
   TensorView* bias = nullptr;  ///< linear's, or null
   int64_t b_k_dim = 0;
+  bool b_transposed = false;  ///< b is a transpose of b_source (its dims in b_k_dim, b_n_dim)
   GemmLayout layout;
+  /// A's M and K dims in a_source.
+  int64_t aMDim() const { return layout.a_rank - (layout.a_transposed ? 1 : 2); }
+  int64_t aKDim() const { return layout.a_rank - (layout.a_transposed ? 2 : 1); }
 };
 
 // Which of `tv`'s dims is stored innermost.
@@ -62,20 +66,53 @@ std::variant<bool, std::string> mnMajor(const TensorView* tv, const char* name, 
          (std::string(name) == "a" ? "M" : "N");
 }
 
-// The fusion input the kernel copies for an operand: the operand itself, or the fp32 input of
-// a cast to it that nothing else reads (the kernel converts it as it copies it in); or why
-// neither.
-std::variant<TensorView*, std::string> sourceOf(const Fusion& fusion, TensorView* operand,
-                                                const char* name) {
+// Whether `expr` swaps the last two dims of its input and keeps the others in place.
+bool swapsLastTwoDims(const Expr& expr) {
+  if (expr.op() != OpKind::Permute) return false;
+  const auto& perm = expr.attribute<std::vector<int64_t>>("perm");
+  const auto rank = static_cast<int64_t>(perm.size());
+  if (rank < 2) return false;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t expected = d == rank - 2 ? rank - 1 : d == rank - 1 ? rank - 2 : d;
+    if (perm[static_cast<size_t>(d)] != expected) return false;
+  }
+  return true;
+}
+
+// The fusion input the kernel copies for an operand: the operand itself; the input of a
+// transpose of its last two dims to it that nothing else reads (the kernel copies the input's
+// tiles with its rows and columns swapped: a transposed operand is the other major-ness of the
+// same storage, so no copy is made first); or the fp32 input of a cast to it that nothing else
+// reads (the kernel converts it as it copies it in); or why none.
+struct OperandSource {
+  TensorView* tensor = nullptr;
+  bool transposed = false;
+};
+std::variant<OperandSource, std::string> sourceOf(const Fusion& fusion, TensorView* operand,
+                                                  const char* name) {
   if (operand == nullptr) return std::string(name) + " is not a tensor";
-  if (fusion.isInput(operand)) return operand;
+  if (fusion.isInput(operand)) return OperandSource{operand};
   const Expr* def = operand->definition();
   const std::string prologue = std::string(name) + " (" + operand->name() + ") is computed by " +
                                std::string(toString(def->op()));
+  if (def->op() == OpKind::Permute) {
+    auto* source = def->input(0)->dynCast<TensorView>();
+    if (!swapsLastTwoDims(*def))
+      return prologue +
+             " moving a batch dim; the kernel reads an operand transposed in its "
+             "last two dims only";
+    if (source == nullptr || !fusion.isInput(source))
+      return prologue + " of an intermediate; the kernel reads a transposed fusion input only";
+    if (operand->uses().size() != 1 || fusion.isOutput(operand))
+      return prologue +
+             ", which other ops read too; the kernel reads the transposed view for "
+             "the contraction only";
+    return OperandSource{source, true};
+  }
   if (def->op() != OpKind::Cast)
     return prologue +
-           "; the kernel fuses a cast of an input before the contraction, no other "
-           "prologue";
+           "; the kernel fuses a cast or a transpose of an input before the contraction, no "
+           "other prologue";
   auto* source = def->input(0)->dynCast<TensorView>();
   if (source == nullptr || !fusion.isInput(source))
     return prologue + " of an intermediate; the kernel fuses a cast of a fusion input only";
@@ -86,7 +123,7 @@ std::variant<TensorView*, std::string> sourceOf(const Fusion& fusion, TensorView
     return prologue +
            ", which other ops read too; the kernel converts it in shared memory, "
            "for the contraction only";
-  return source;
+  return OperandSource{source};
 }
 
 std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
@@ -101,8 +138,10 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
   if (auto* problem = std::get_if<std::string>(&a_source)) return *problem;
   auto b_source = sourceOf(fusion, ops.b, "b");
   if (auto* problem = std::get_if<std::string>(&b_source)) return *problem;
-  ops.a_source = std::get<TensorView*>(a_source);
-  ops.b_source = std::get<TensorView*>(b_source);
+  ops.a_source = std::get<OperandSource>(a_source).tensor;
+  ops.b_source = std::get<OperandSource>(b_source).tensor;
+  ops.layout.a_transposed = std::get<OperandSource>(a_source).transposed;
+  ops.b_transposed = std::get<OperandSource>(b_source).transposed;
   ops.bias = biasOf(*expr);
   if (is_linear && expr->inputs().size() > 2 &&
       (ops.bias == nullptr || !fusion.isInput(ops.bias) || ops.bias->rank() != 1))
@@ -122,19 +161,23 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
       (ops.a->dtype() != DataType::BFloat16 && ops.a->dtype() != DataType::Float16))
     return std::string(toString(ops.a->dtype())) + " by " + std::string(toString(ops.b->dtype())) +
            " operands; bf16 or fp16 operands of one dtype only";
+  // B's K and N dims, and A's, as dims of the tensors the kernel copies: a transposed
+  // operand's last two are its source's swapped.
   ops.b_k_dim = is_linear ? 1 : b_rank - 2;
+  int64_t b_n_dim = is_linear ? 0 : b_rank - 1;
+  if (ops.b_transposed) std::swap(ops.b_k_dim, b_n_dim);
   ops.layout.a_rank = static_cast<int>(a_rank);
   ops.layout.b_rank = static_cast<int>(b_rank);
-  ops.layout.b_n_dim = static_cast<int>(is_linear ? 0 : b_rank - 1);
+  ops.layout.b_n_dim = static_cast<int>(b_n_dim);
   ops.layout.batch_dims = static_cast<int>(ops.out->logicalNoReductions().size()) - 2;
-  auto a_major = mnMajor(ops.a_source, "a", a_rank - 1, a_rank - 2);
+  auto a_major = mnMajor(ops.a_source, "a", ops.aKDim(), ops.aMDim());
   if (auto* problem = std::get_if<std::string>(&a_major)) return *problem;
   auto b_major = mnMajor(ops.b_source, "b", ops.b_k_dim, ops.layout.b_n_dim);
   if (auto* problem = std::get_if<std::string>(&b_major)) return *problem;
   ops.layout.a_mn_major = std::get<bool>(a_major);
   ops.layout.b_mn_major = std::get<bool>(b_major);
-  ops.layout.a_convert = ops.a_source != ops.a;
-  ops.layout.b_convert = ops.b_source != ops.b;
+  ops.layout.a_convert = ops.a_source != ops.a && !ops.layout.a_transposed;
+  ops.layout.b_convert = ops.b_source != ops.b && !ops.b_transposed;
   if ((ops.layout.a_convert && ops.layout.a_mn_major) ||
       (ops.layout.b_convert && ops.layout.b_mn_major))
     return std::string("a cast of an operand stored M- or N-major (") +
@@ -165,9 +208,9 @@ std::optional<ProblemSize> problemSize(const Fusion& fusion, const Operands& ops
   if (a == nullptr || b == nullptr || a->sizes.size() != size_t(ops.layout.a_rank) ||
       b->sizes.size() != size_t(ops.layout.b_rank))
     return std::nullopt;
-  ProblemSize size{.m = a->sizes[a->sizes.size() - 2],
+  ProblemSize size{.m = a->sizes[size_t(ops.aMDim())],
                    .n = b->sizes[size_t(ops.layout.b_n_dim)],
-                   .k = a->sizes.back()};
+                   .k = a->sizes[size_t(ops.aKDim())]};
   // The result's batch dims: the operands' leading dims, lined up from the right.
   for (int j = 0; j < ops.layout.batch_dims; ++j) {
     const int ja = j - (ops.layout.batch_dims - (ops.layout.a_rank - 2));
@@ -182,11 +225,12 @@ int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-// The operands the kernel computes itself (casts it converts as it copies their inputs in).
+// The operands the kernel computes itself (casts it converts as it copies their inputs in,
+// transposes it copies swapped).
 std::vector<TensorView*> prologueOf(const Operands& ops) {
   std::vector<TensorView*> prologue;
-  if (ops.layout.a_convert) prologue.push_back(ops.a);
-  if (ops.layout.b_convert) prologue.push_back(ops.b);
+  if (ops.layout.a_convert || ops.layout.a_transposed) prologue.push_back(ops.a);
+  if (ops.layout.b_convert || ops.b_transposed) prologue.push_back(ops.b);
   return prologue;
 }
 
@@ -456,7 +500,7 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   kernel.source = gemmTemplateSource(shape);
   kernel.parameters = {
       {Kind::TensorMap, ops.a_source,
-       map(ops.a_source, ops.layout.a_mn_major, a_rank - 1, a_rank - 2, params.tile_m)},
+       map(ops.a_source, ops.layout.a_mn_major, ops.aKDim(), ops.aMDim(), params.tile_m)},
       {Kind::TensorMap, ops.b_source,
        map(ops.b_source, ops.layout.b_mn_major, ops.b_k_dim, ops.layout.b_n_dim,
            params.tile_n / params.cluster_m)},

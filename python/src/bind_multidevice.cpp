@@ -15,6 +15,7 @@
 #include "braze/host/store.h"
 #include "braze/ir/device_mesh.h"
 #include "braze/ir/printer.h"
+#include "braze/runtime/dump_options.h"
 #include "braze/runtime/multidevice_executor.h"
 
 namespace braze::python {
@@ -112,6 +113,7 @@ class SimulatedRun {
   }
 
   std::string program() const { return executor_->program().toString(); }
+  std::string describe() const { return executor_->describe(); }
   std::string fusionText() const { return printMath(executor_->fusion()); }
 
  private:
@@ -238,6 +240,12 @@ class PyCommunicator {
   CUstream stream_ = nullptr;
 };
 
+// BRAZE_DUMP, read once per process as the single-device executor reads it.
+const DumpOptions& dumpOptions() {
+  static const DumpOptions dump = DumpOptions::fromEnvironment();
+  return dump;
+}
+
 /// `fd.execute` of a sharded definition: this rank's parts in (CUDA tensors), its parts out.
 class ShardedExecutor {
  public:
@@ -254,6 +262,7 @@ class ShardedExecutor {
     }
     RunOptions options;
     options.device = communicator.device();
+    options.dump = dumpOptions();
     std::vector<FusionArgument> outputs;
     {
       py::gil_scoped_release released;
@@ -288,6 +297,7 @@ class ShardedExecutor {
   }
 
   std::string program() const { return executor_->program().toString(); }
+  std::string describe() const { return executor_->describe(); }
 
  private:
   std::shared_ptr<MultiDeviceExecutor> executor_;
@@ -365,7 +375,10 @@ void bindMultidevice(py::module_& m) {
       .def("trace", &ShardedExecutor::trace, py::arg("inputs"), py::arg("communicator"),
            "Runs once and returns each region's and step's (kind, segment, stream, start_us, "
            "end_us)")
-      .def("program", &ShardedExecutor::program);
+      .def("program", &ShardedExecutor::program)
+      .def("describe", &ShardedExecutor::describe,
+           "Each step, and each compute region's kernels of its last run (segments, schedulers "
+           "and their choices)");
   m.def("is_sharded", &isSharded, py::arg("fusion"),
         "Whether the definition places a tensor on a device mesh");
 }

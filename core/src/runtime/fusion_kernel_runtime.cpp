@@ -577,7 +577,10 @@ std::string FusionKernelRuntime::describe() const {
     os << "), writes (";
     for (size_t i = 0; i < segment.outputs.size(); ++i)
       os << (i ? ", " : "") << segment.outputs[i]->name();
-    os << ")\n";
+    os << ")";
+    // The name profilers show for it.
+    if (kernel.executor) os << ", kernel " << kernel.executor->generatedKernel().kernel_name;
+    os << "\n";
   }
   return os.str();
 }

@@ -191,6 +191,31 @@ std::optional<Communication> MultiDeviceExecutor::stepOf(int32_t segment) const 
   return communications_.at(static_cast<size_t>(segment));
 }
 
+std::string MultiDeviceExecutor::describe() const {
+  std::string text;
+  for (size_t s = 0; s < segmented_.segments.size(); ++s) {
+    if (communications_[s]) {
+      text += "segment " + std::to_string(s) + ": " + communications_[s]->toString() + "\n";
+      continue;
+    }
+    text += "segment " + std::to_string(s) + ": compute region\n";
+    const std::shared_ptr<const FusionKernelRuntime> runtime = regions_[s]->lastRuntime();
+    if (!runtime) {
+      text += "  (not run yet)\n";
+      continue;
+    }
+    const std::string kernels = runtime->describe();
+    size_t start = 0;
+    while (start < kernels.size()) {
+      const size_t end = kernels.find('\n', start);
+      text += "  " + kernels.substr(start, end - start) + "\n";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  return text;
+}
+
 std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArgument>& inputs,
                                                      host::Collectives& collectives,
                                                      const RunOptions& options) {

@@ -237,6 +237,14 @@ TEST(MultiDeviceTest, GoldenProgramOfMatmulThenReduceScatter) {
             "deallocate %1\n"
             "return (%2)\n")
       << executor.program().toString();
+  // Before a run, describe() names the step and says the regions have no kernels yet.
+  const std::string described = executor.describe();
+  EXPECT_EQ(described.find("segment 0: compute region\n  (not run yet)\n"), 0u) << described;
+  EXPECT_NE(described.find("segment 1: " + executor.stepOf(1)->toString() + "\n"),
+            std::string::npos)
+      << described;
+  EXPECT_NE(described.find("segment 2: compute region\n  (not run yet)\n"), std::string::npos)
+      << described;
 }
 
 TEST(MultiDeviceTest, RefusesWhatItCannotRunNamingTheTensor) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "braze/ops/contraction.h"
+#include "braze/ops/shape.h"
 #include "epilogue_cases.h"
 
 namespace braze::test {
@@ -25,6 +26,10 @@ struct LayoutCase {
   /// Sizes of more batch dims in front of the batch dim (outermost first; 1: a broadcast).
   std::vector<int64_t> a_outer = {};
   std::vector<int64_t> b_outer = {};
+  /// The fusion's input is the operand with its last two dims swapped (stored the same), and
+  /// the fusion transposes it back before the contraction: x^T or W^T read in place.
+  bool a_transposed = false;
+  bool b_transposed = false;
 
   /// Sizes the kernel takes: an MN-major operand's K stride is M (N), a multiple of 8.
   bool accepts(int64_t m, int64_t n) const {
@@ -61,13 +66,26 @@ struct LayoutCase {
     return {std::move(sizes), std::move(order)};
   }
 
+  // `shape` with its last two dims swapped: the input a transposed operand is read from.
+  static Operand swappedLastTwo(Operand shape) {
+    const auto rank = static_cast<int64_t>(shape.sizes.size());
+    std::swap(shape.sizes[size_t(rank - 2)], shape.sizes[size_t(rank - 1)]);
+    for (int64_t& d : shape.order) {
+      if (d >= rank - 2) d = 2 * rank - 3 - d;
+    }
+    return shape;
+  }
+
   std::unique_ptr<Fusion> build(DataType dtype) const {
     auto fusion = std::make_unique<Fusion>();
     const auto declare = [&](bool is_a) {
       const int64_t batch = is_a ? a_batch : b_batch;
+      const bool transposed = is_a ? a_transposed : b_transposed;
       Operand shape = operand(is_a, batch == 1 ? 1 : -1, -1, -1, /*symbolic=*/true);
-      return makeInputTensor(
+      if (transposed) shape = swappedLastTwo(std::move(shape));
+      TensorView* input = makeInputTensor(
           *fusion, {.dtype = dtype, .sizes = shape.sizes, .allocation_order = shape.order});
+      return transposed ? transpose(input, -2, -1) : input;
     };
     TensorView* a = declare(true);
     TensorView* b = declare(false);
@@ -89,7 +107,15 @@ struct LayoutCase {
       std::vector<int64_t> to_logical(shape.order.size());
       for (size_t i = 0; i < shape.order.size(); ++i)
         to_logical[size_t(shape.order[i])] = int64_t(i);
-      tensors.push_back(exactOperand(random, dtype, stored).permuted(to_logical));
+      HostTensor tensor = exactOperand(random, dtype, stored).permuted(to_logical);
+      if (is_a ? a_transposed : b_transposed) {
+        // The input whose transpose is this operand: the same storage, last two dims swapped.
+        std::vector<int64_t> swap(shape.order.size());
+        for (size_t d = 0; d < swap.size(); ++d) swap[d] = int64_t(d);
+        std::swap(swap[swap.size() - 2], swap[swap.size() - 1]);
+        tensor = tensor.permuted(swap);
+      }
+      tensors.push_back(std::move(tensor));
     }
     return tensors;
   }
@@ -125,6 +151,21 @@ inline std::vector<LayoutCase> layoutCases() {
        .a_outer = {2, 3},
        .b_outer = {1, 3}},
       {.name = "linear_two_batch_dims", .linear = true, .a_batch = 3, .a_outer = {2}},
+      // Transposed inputs read in place: dy @ w^T and act^T @ dy of an MLP's backward.
+      {.name = "matmul_b_transposed_row_major_weight", .b_transposed = true},
+      {.name = "matmul_a_transposed_row_major_activation",
+       .a_mn_major = true,
+       .b_mn_major = true,
+       .a_transposed = true},
+      {.name = "matmul_both_transposed", .a_transposed = true, .b_transposed = true},
+      {.name = "matmul_both_transposed_batched",
+       .a_mn_major = true,
+       .b_mn_major = true,
+       .a_batch = 3,
+       .b_batch = 3,
+       .a_transposed = true,
+       .b_transposed = true},
+      {.name = "linear_x_transposed", .linear = true, .a_transposed = true},
   };
 }
 

@@ -222,6 +222,25 @@ TEST(MatmulSchedulerTest, RefusalsSayWhy) {
   column_cast->addOutput(linear(cast(column32, DataType::BFloat16),
                                 makeSymbolicTensor(*column_cast, 2, DataType::BFloat16)));
   EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*column_cast), "K-major operands only"));
+  // Transposes: of a fusion input's last two dims, read by the contraction only.
+  auto transposed_intermediate = std::make_unique<Fusion>();
+  transposed_intermediate->addOutput(matmul(
+      transpose(relu(makeSymbolicTensor(*transposed_intermediate, 2, DataType::BFloat16)), 0, 1),
+      makeSymbolicTensor(*transposed_intermediate, 2, DataType::BFloat16)));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*transposed_intermediate),
+                  "reads a transposed fusion input only"));
+  auto batch_moved = std::make_unique<Fusion>();
+  batch_moved->addOutput(
+      matmul(permute(makeSymbolicTensor(*batch_moved, 3, DataType::BFloat16), {1, 0, 2}),
+             makeSymbolicTensor(*batch_moved, 3, DataType::BFloat16)));
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*batch_moved), "moving a batch dim"));
+  auto transposed_twice = std::make_unique<Fusion>();
+  TensorView* weight_t =
+      transpose(makeSymbolicTensor(*transposed_twice, 2, DataType::BFloat16), 0, 1);
+  transposed_twice->addOutput(
+      matmul(makeSymbolicTensor(*transposed_twice, 2, DataType::BFloat16), weight_t));
+  transposed_twice->addOutput(weight_t);
+  EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*transposed_twice), "other ops read"));
   auto unrelated = linearFusion(DataType::BFloat16);
   unrelated->addOutput(relu(unrelated->inputs()[0]->as<TensorView>()));
   EXPECT_TRUE(has(matmul_scheduler::canScheduleCompileTime(*unrelated), "does not depend"));
@@ -485,6 +504,8 @@ TEST(MatmulSchedulerTest, EveryLayoutAndBatchBecomesOneKernel) {
     }
     const std::string described = runAndCheck(layout.build(DataType::BFloat16), inputs);
     EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
+    // A transposed input is read in place: no kernel copies it first.
+    EXPECT_EQ(described.find("segment 1"), std::string::npos) << described;
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "braze/host/collectives.h"
@@ -54,6 +55,10 @@ class MultiDeviceExecutor {
   const host::HostProgram& program() const { return program_; }
   /// The step segment `segment` communicates, or nullopt for a compute region.
   std::optional<Communication> stepOf(int32_t segment) const;
+  /// One line per step (what it communicates) and, per compute region, the kernels of its last
+  /// run (segments, their schedulers and what each chose), as FusionKernelRuntime::describe
+  /// prints them: where a traced region's time goes.
+  std::string describe() const;
 
  private:
   std::unique_ptr<Fusion> fusion_;
