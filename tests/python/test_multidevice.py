@@ -320,6 +320,17 @@ def test_the_benchmarks_allgather_and_reduce_scatter_matmuls(rng, chunks):
                                    whole[:, 4 * device:4 * device + 4], rtol=2e-2, atol=2e-2)
 
 
+def test_a_sharded_executor_describes_its_steps_and_regions():
+    # Before any run: each step by what it communicates, each region not run yet (after a run
+    # on GPUs, its kernels: scheduler, choice and kernel name).
+    tp = _tp_definitions()
+    fd = tp.mlp_forward(DeviceMesh([0, 1]), DataType.Half)
+    described = braze._braze.multidevice.ShardedExecutor(fd._fusion).describe()
+    lines = described.splitlines()
+    assert lines[0] == "segment 0: compute region" and lines[1] == "  (not run yet)", described
+    assert "allreduce sum over DIDx of mesh{0, 1}" in described, described
+
+
 def test_the_benchmarks_tensor_parallel_mlp_forward_and_backward(rng):
     tp = _tp_definitions()
     mesh = DeviceMesh([0, 1])
