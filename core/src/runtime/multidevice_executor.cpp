@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "braze/error.h"
 #include "braze/eval/argument_binding.h"
@@ -66,6 +67,33 @@ std::vector<std::pair<const Val*, int64_t>> partsPerExtent(const TensorView& tv)
 bool takesPart(const Communication& step, int64_t device) {
   return step.mesh.has(device) ||
          (step.kind == Communication::Kind::SendRecv && step.destination.has(device));
+}
+
+// `fusion`'s exprs with each as early as the steps it depends on allow: first every expr that
+// reads no step's result, then the steps that need only those, then what reads one step's
+// result, and so on; topological order within each level. Work that needs no step (a
+// tensor-parallel backward's weight gradients, beside its input gradient's allreduce) then
+// joins the region before the step instead of the one after it, so its intermediates (the
+// recomputed forward's fp32 activations) do not cross the cut into memory.
+std::vector<const Expr*> stepOrdered(const Fusion& fusion) {
+  std::unordered_map<const Val*, int32_t> steps_before;  // steps on the value's longest chain
+  std::vector<std::pair<int32_t, const Expr*>> keyed;
+  for (const Expr* expr : fusion.exprs()) {
+    int32_t level = 0;
+    for (const Val* input : expr->inputs()) {
+      const auto found = steps_before.find(input);
+      if (found != steps_before.end()) level = std::max(level, found->second);
+    }
+    const bool step = braze::communicationOf(*expr).has_value();
+    for (const Val* output : expr->outputs()) steps_before[output] = level + (step ? 1 : 0);
+    keyed.emplace_back(2 * level + (step ? 1 : 0), expr);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const Expr*> ordered;
+  ordered.reserve(keyed.size());
+  for (const auto& [level, expr] : keyed) ordered.push_back(expr);
+  return ordered;
 }
 
 }  // namespace
@@ -140,7 +168,14 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
     for (const Val* output : expr->outputs()) region_computed.insert(output);
     region.push_back(expr);
   };
-  for (const Expr* expr : fusion.exprs()) {
+  // Stream loops keep the definition's order: their stages group consecutive exprs.
+  std::vector<const Expr*> exprs;
+  if (stages_->hasLoops()) {
+    for (const Expr* expr : fusion.exprs()) exprs.push_back(expr);
+  } else {
+    exprs = stepOrdered(fusion);
+  }
+  for (const Expr* expr : exprs) {
     if (std::none_of(expr->outputs().begin(), expr->outputs().end(),
                      [](const Val* v) { return v->isA<TensorView>(); }))
       continue;  // scalar Exprs are copied into the regions that need them

@@ -247,6 +247,37 @@ TEST(MultiDeviceTest, GoldenProgramOfMatmulThenReduceScatter) {
       << described;
 }
 
+// Work that reads no step's result runs before the step, whatever the definition's order:
+// here the squares of x, defined after the sum whose partials are allreduced, join the first
+// region (so nothing of them crosses the cut), and only what reads the allreduced sum waits.
+TEST(MultiDeviceTest, WorkThatNeedsNoStepRunsBeforeIt) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::Float32);
+  TensorView* row_sums = sum(x, {1});
+  TensorView* squares = mul(x, x);
+  TensorView* shifted = add(row_sums, 1.0);
+  fusion->addOutput(shifted);
+  fusion->addOutput(squares);
+  const DeviceMesh mesh = DeviceMesh::ofSize(2);
+  test::shardAxis(x, mesh, 1);
+  test::shardAxis(squares, mesh, 1);
+  shifted->setDeviceMesh(mesh);
+  MultiDeviceExecutor executor(*fusion, shippedOptions());
+  EXPECT_EQ(executor.program().toString(),
+            "%0 = allocate float32[s0, s1] on mesh{0, 1} axis 1 over DIDx  (T2)\n"
+            "%1 = allocate float32[s0] on mesh{0, 1} partial sum over DIDx  (T1)\n"
+            "launch segment 0 (T0) -> (%0, %1)\n"
+            "%2 = allocate float32[s0] on mesh{0, 1} replicated  (T4)\n"
+            "communicate segment 1 (%1) -> (%2)\n"
+            "deallocate %1\n"
+            "wait segment 1\n"
+            "%3 = allocate float32[s0] on mesh{0, 1} replicated  (T3)\n"
+            "launch segment 2 (%2) -> (%3)\n"
+            "deallocate %2\n"
+            "return (%3, %0)\n")
+      << executor.program().toString();
+}
+
 TEST(MultiDeviceTest, RefusesWhatItCannotRunNamingTheTensor) {
   {
     auto fusion = std::make_unique<Fusion>();
