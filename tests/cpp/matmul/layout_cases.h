@@ -166,6 +166,7 @@ inline std::vector<LayoutCase> layoutCases() {
        .a_transposed = true,
        .b_transposed = true},
       {.name = "linear_x_transposed", .linear = true, .a_transposed = true},
+      {.name = "linear_weight_transposed", .linear = true, .b_transposed = true},
   };
 }
 
