@@ -262,6 +262,7 @@ class ShardedExecutor {
     }
     RunOptions options;
     options.device = communicator.device();
+    options.stream = reinterpret_cast<CUstream>(run.torch_stream);
     options.dump = dumpOptions();
     std::vector<FusionArgument> outputs;
     {
@@ -281,6 +282,7 @@ class ShardedExecutor {
     RunArguments run = runArgumentsOf(inputs);
     RunOptions options;
     options.device = communicator.device();
+    options.stream = reinterpret_cast<CUstream>(run.torch_stream);
     RunTrace trace;
     options.trace = &trace;
     {

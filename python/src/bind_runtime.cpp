@@ -39,6 +39,7 @@ class Executor {
     RunOptions options;
     options.scheduler = scheduler;
     options.device = device;
+    options.stream = reinterpret_cast<CUstream>(run.torch_stream);
     // Python is the edge where BRAZE_DUMP is read (braze/runtime/dump_options.h): once per
     // process.
     static const DumpOptions dump = DumpOptions::fromEnvironment();

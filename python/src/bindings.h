@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+
 // What the binding files share: the handles Python holds on a fusion and its values, and the
 // conversion of Python arguments to op operands.
 
@@ -41,6 +43,11 @@ TensorView* toTensor(const py::handle& object, std::string_view op, std::string_
 struct RunArguments {
   std::vector<FusionArgument> arguments;
   bool torch = false;
+  /// torch's current stream on the GPU of the inputs' first torch CUDA tensor, as a raw handle
+  /// (0: the legacy default stream, or no such input). Braze runs there, so its kernels come
+  /// after the work that produced the inputs and before the work that reads the outputs,
+  /// whichever stream the caller made current.
+  uintptr_t torch_stream = 0;
 };
 RunArguments runArgumentsOf(const py::handle& inputs);
 std::vector<FusionArgument> argumentsOf(const py::handle& inputs);

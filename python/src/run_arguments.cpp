@@ -112,6 +112,8 @@ struct Torch {
   PyTypeObject* tensor_type = nullptr;
   py::object to_dlpack;
   py::object from_dlpack;
+  /// torch._C._cuda_getCurrentRawStream(device): None in a build of torch without CUDA.
+  py::object current_raw_stream;
 };
 
 const Torch* torchIfImported() {
@@ -126,6 +128,8 @@ const Torch* torchIfImported() {
   py::object c = torch_module.attr("_C");
   torch.to_dlpack = c.attr("_to_dlpack");
   torch.from_dlpack = c.attr("_from_dlpack");
+  if (py::hasattr(c, "_cuda_getCurrentRawStream"))
+    torch.current_raw_stream = c.attr("_cuda_getCurrentRawStream");
   torch.tensor_type = reinterpret_cast<PyTypeObject*>(torch_module.attr("Tensor").ptr());
   // The type object lives as long as the torch module, which is never unloaded.
   return &torch;
@@ -207,7 +211,16 @@ RunArguments runArgumentsOf(const py::handle& inputs) {
     throw py::type_error("the inputs must be a list or tuple, not " +
                          std::string(py::str(py::type::of(inputs).attr("__name__"))));
   }
-  appendArguments(inputs, torchIfImported(), run);
+  const Torch* torch = torchIfImported();
+  appendArguments(inputs, torch, run);
+  if (run.torch && torch != nullptr && !torch->current_raw_stream.is_none()) {
+    for (const FusionArgument& argument : run.arguments) {
+      const auto* device = std::get_if<DeviceTensor>(&argument);
+      if (device == nullptr) continue;
+      run.torch_stream = torch->current_raw_stream(device->device()).cast<uintptr_t>();
+      break;
+    }
+  }
   return run;
 }
 

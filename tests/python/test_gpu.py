@@ -306,3 +306,26 @@ def test_matmul_and_linear_against_pytorch(case):
     (out,) = fd.execute(inputs)
     assert isinstance(out, torch.Tensor) and out.is_cuda and out.dtype == torch.bfloat16
     torch.testing.assert_close(out.float(), expected, rtol=2e-2, atol=2e-1)
+
+
+@requires_cuda
+def test_execute_runs_on_torchs_current_stream():
+    # On a side stream (non-blocking: no implicit order with the legacy default stream) the
+    # input is written after the GPU sleeps a while, and the output is read right after
+    # execute: Braze must run between the two on that stream.
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+        fd.add_output(fd.ops.mul(t, 2.0))
+    values = torch.randn(1 << 20, device="cuda")
+    fd.execute([values])  # compiled outside the timed part
+    side = torch.cuda.Stream()
+    for _ in range(3):
+        x = torch.full_like(values, float("nan"))
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(50_000_000)  # tens of milliseconds of GPU time
+            x.copy_(values)
+            (out,) = fd.execute([x])
+            doubled = out * 1.0  # read on the side stream, ordered after Braze's kernel
+        side.synchronize()
+        torch.testing.assert_close(doubled, values * 2.0)
