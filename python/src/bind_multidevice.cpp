@@ -272,6 +272,8 @@ class ShardedExecutor {
       // dead peer ends in an error on the next call instead of a stream that never drains.
       communicator.communicator().watch(options.stream);
     }
+    // comm.wait() then waits for this run's stream.
+    communicator.setStream(run.torch_stream);
     return heldResults(executor_->fusion(), std::move(outputs), communicator.rank(), run.torch);
   }
 
@@ -368,8 +370,9 @@ void bindMultidevice(py::module_& m) {
            py::arg("recv_count"), py::arg("dtype"))
       .def("_set_stream", &PyCommunicator::setStream, py::arg("stream"))
       .def("wait", &PyCommunicator::waitFor,
-           "Waits for the collectives enqueued so far; raises (and aborts the communicator) "
-           "when a peer died or stalled past the timeout");
+           "Waits for the work enqueued so far on the stream last used (the last fd.execute's "
+           "or collective's); raises (and aborts the communicator) when a peer died or stalled "
+           "past the timeout");
   py::class_<ShardedExecutor>(m, "ShardedExecutor",
                               "fd.execute of a sharded definition on this rank's GPU")
       .def(py::init<const std::shared_ptr<Fusion>&>(), py::arg("fusion"))
