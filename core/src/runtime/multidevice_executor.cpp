@@ -77,7 +77,23 @@ bool takesPart(const Communication& step, int64_t device) {
 // recomputed forward's fp32 activations) do not cross the cut into memory.
 std::vector<const Expr*> stepOrdered(const Fusion& fusion) {
   std::unordered_map<const Val*, int32_t> steps_before;  // steps on the value's longest chain
-  std::vector<std::pair<int32_t, const Expr*>> keyed;
+  // Within a level, each mesh's ops together (in the order the meshes first appear): a region
+  // runs on one mesh's devices.
+  std::vector<DeviceMesh> meshes;
+  const auto meshIndex = [&](const Expr& expr) -> int32_t {
+    const auto* tv = expr.outputs().empty() ? nullptr : expr.output(0)->dynCast<TensorView>();
+    if (tv == nullptr || !tv->sharding()) return -1;
+    const auto found = std::find(meshes.begin(), meshes.end(), tv->sharding()->mesh);
+    if (found != meshes.end()) return static_cast<int32_t>(found - meshes.begin());
+    meshes.push_back(tv->sharding()->mesh);
+    return static_cast<int32_t>(meshes.size()) - 1;
+  };
+  struct Keyed {
+    int32_t level;
+    int32_t mesh;
+    const Expr* expr;
+  };
+  std::vector<Keyed> keyed;
   for (const Expr* expr : fusion.exprs()) {
     int32_t level = 0;
     for (const Val* input : expr->inputs()) {
@@ -86,13 +102,14 @@ std::vector<const Expr*> stepOrdered(const Fusion& fusion) {
     }
     const bool step = braze::communicationOf(*expr).has_value();
     for (const Val* output : expr->outputs()) steps_before[output] = level + (step ? 1 : 0);
-    keyed.emplace_back(2 * level + (step ? 1 : 0), expr);
+    keyed.push_back({2 * level + (step ? 1 : 0), meshIndex(*expr), expr});
   }
-  std::stable_sort(keyed.begin(), keyed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+    return a.level != b.level ? a.level < b.level : a.mesh < b.mesh;
+  });
   std::vector<const Expr*> ordered;
   ordered.reserve(keyed.size());
-  for (const auto& [level, expr] : keyed) ordered.push_back(expr);
+  for (const Keyed& k : keyed) ordered.push_back(k.expr);
   return ordered;
 }
 
@@ -133,6 +150,7 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
 
   std::vector<const Expr*> region;
   int32_t region_stage = -1;
+  std::optional<DeviceMesh> region_mesh;
   // A region binds each extent once from its inputs' sizes: two inputs cut differently along
   // the same extent (a part and its gathered whole) go to different regions.
   std::map<const Val*, int64_t> region_parts;
@@ -182,7 +200,15 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
     const int32_t stage = stages_->stageOf(*expr);
     std::optional<Communication> step = braze::communicationOf(*expr);
     if (!step) {
-      if (stage != region_stage || conflictsWithRegion(*expr)) closeRegion();
+      const auto* placed = expr->output(0)->dynCast<TensorView>();
+      const std::optional<DeviceMesh> mesh = placed != nullptr && placed->sharding()
+                                                 ? std::optional(placed->sharding()->mesh)
+                                                 : std::nullopt;
+      // A region runs on one mesh's devices: another mesh starts another region.
+      if (stage != region_stage || conflictsWithRegion(*expr) ||
+          (!region.empty() && mesh && region_mesh && *mesh != *region_mesh))
+        closeRegion();
+      if (region.empty()) region_mesh = mesh;
       region_stage = stage;
       addToRegion(expr);
       continue;

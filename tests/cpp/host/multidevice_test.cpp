@@ -278,6 +278,38 @@ TEST(MultiDeviceTest, WorkThatNeedsNoStepRunsBeforeIt) {
       << executor.program().toString();
 }
 
+// Ops that need no step go first, but each mesh's in its own region: the second stage's
+// scaling of its weight (no step before it) runs on the second stage's devices, apart from
+// the first stage's matmul.
+TEST(MultiDeviceTest, EarlyWorkOfAnotherStageGetsARegionOnItsMesh) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* w1 = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* w2 = makeSymbolicTensor(*fusion, 2, DataType::BFloat16);
+  TensorView* h = relu(matmul(x, w1));
+  TensorView* scaled = mul(w2, 2.0);
+  TensorView* y = matmul(h, scaled);
+  fusion->addOutput(y);
+  const DeviceMesh first({0, 1});
+  const DeviceMesh second({2, 3});
+  x->setDeviceMesh(first);
+  test::shardAxis(w1, first, 1);
+  test::shardAxis(w2, second, 0);
+  test::shardAxis(scaled, second, 0);
+  y->setDeviceMesh(second);
+  MultiDeviceExecutor executor(*fusion, shippedOptions());
+  const std::string program = executor.program().toString();
+  // The first region is the first stage's, the second the scaling on the second stage.
+  EXPECT_NE(program.find("launch segment 0 (T0, T1)"), std::string::npos) << program;
+  EXPECT_NE(program.find("launch segment 1 (T2)"), std::string::npos) << program;
+  test::RandomTensors random(823);
+  expectMatchesUnsharded(*fusion,
+                         {random.uniform(DataType::BFloat16, {8, 6}, -1, 1),
+                          random.uniform(DataType::BFloat16, {6, 10}, -1, 1),
+                          random.uniform(DataType::BFloat16, {10, 4}, -1, 1)},
+                         {0, 1, 2, 3}, test::partialSumsInBFloat16(2));
+}
+
 TEST(MultiDeviceTest, RefusesWhatItCannotRunNamingTheTensor) {
   {
     auto fusion = std::make_unique<Fusion>();
