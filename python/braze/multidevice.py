@@ -21,9 +21,10 @@ the communication runs over NCCL on the process's ``communicator()``:
     outputs = fd.execute([x_part.cuda(comm.device), w_part.cuda(comm.device)])
 
 A mesh's device ids are the ranks of the launch. ``fd.execute`` returns once the work is
-enqueued (on the default stream), as torch's ops do; a watchdog thread bounds it, so a peer
-that dies or stalls past the communicator's timeout aborts the communicator and the next call
-raises instead of hanging. ``communicator().wait()`` waits for the collectives enqueued.
+enqueued on torch's current stream of its GPU, as torch's ops do. A watchdog thread bounds
+that work: a peer that dies or stalls past the communicator's timeout aborts the
+communicator, and the next call raises instead of hanging. ``communicator().wait()`` waits
+for the last run's stream.
 """
 
 from braze._braze.multidevice import Communicator, DeviceMesh, SimulatedRun  # noqa: F401
