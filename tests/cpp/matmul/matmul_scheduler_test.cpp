@@ -506,6 +506,8 @@ TEST(MatmulSchedulerTest, EveryLayoutAndBatchBecomesOneKernel) {
     EXPECT_NE(described.find("braze::matmul"), std::string::npos) << described;
     // A transposed input is read in place: no kernel copies it first.
     EXPECT_EQ(described.find("segment 1"), std::string::npos) << described;
+    // The kernel's name, as profilers show it.
+    EXPECT_NE(described.find(", kernel braze_"), std::string::npos) << described;
   }
 }
 
