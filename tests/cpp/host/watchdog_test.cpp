@@ -62,10 +62,10 @@ TEST(WatchdogTest, FinishedWorkRetiresWithoutExpiring) {
   std::atomic<bool> done{false};
   std::atomic<int> destroyed{0};
   Watchdog watchdog(100ms, expiries.callback());
-  watchdog.watch(std::make_unique<FakeWork>(done, destroyed));
-  watchdog.watch(std::make_unique<FakeWork>(done, destroyed));
-  EXPECT_EQ(watchdog.pending(), 2u);
+  // Done before it is watched: no pause of this thread, however long, can make it expire.
   done = true;
+  watchdog.watch(std::make_unique<FakeWork>(done, destroyed));
+  watchdog.watch(std::make_unique<FakeWork>(done, destroyed));
   watchdog.drain();
   EXPECT_EQ(watchdog.pending(), 0u);
   EXPECT_EQ(destroyed.load(), 2);
