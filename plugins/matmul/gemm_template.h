@@ -56,8 +56,10 @@ struct GemmLayout {
   int a_rank = 2;           ///< 2 plus A's leading batch dims
   int b_rank = 2;
   int b_n_dim = 0;  ///< B's dim that is N: 0 for linear's weight [N, K]
-  /// A's source is [..., K, M]: the contraction reads a transpose of it (M is its last dim).
-  bool a_transposed = false;
+  /// A's dims that are M and K: its last two, swapped where the contraction reads a transpose
+  /// of the input ([..., K, M]).
+  int a_m_dim = 0;
+  int a_k_dim = 1;
   int batch_dims = 0;  ///< the result's leading batch dims, 0 to kMaxBatchDims
   /// A (B) is the fp32 input of a cast to the operand type (K-major): its tiles are copied into
   /// a staging ring of fp32 and converted into the operand ring by the producer warp group.
@@ -155,9 +157,8 @@ inline std::string gemmTemplateSource(const GemmShape& shape) {
          constant("bool", "kAMnMajor", layout.a_mn_major) +
          constant("bool", "kBMnMajor", layout.b_mn_major) +
          constant("int", "kARank", layout.a_rank) + constant("int", "kBRank", layout.b_rank) +
-         constant("int", "kBNDim", layout.b_n_dim) +
-         constant("int", "kAMDim", layout.a_rank - (layout.a_transposed ? 1 : 2)) +
-         constant("int", "kAKDim", layout.a_rank - (layout.a_transposed ? 2 : 1)) +
+         constant("int", "kBNDim", layout.b_n_dim) + constant("int", "kAMDim", layout.a_m_dim) +
+         constant("int", "kAKDim", layout.a_k_dim) +
          constant("int", "kBatchDims", layout.batch_dims) +
          constant("bool", "kAConvert", layout.a_convert) +
          constant("bool", "kBConvert", layout.b_convert) +

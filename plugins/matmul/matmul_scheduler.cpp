@@ -41,11 +41,11 @@ struct Operands {
   TensorView* out = nullptr;
   TensorView* bias = nullptr;  ///< linear's, or null
   int64_t b_k_dim = 0;
-  bool b_transposed = false;  ///< b is a transpose of b_source (its dims in b_k_dim, b_n_dim)
+  /// a (b) is a transpose of a_source (b_source): layout's A dims and b_k_dim, b_n_dim say
+  /// which of the source's dims are M, N and K.
+  bool a_transposed = false;
+  bool b_transposed = false;
   GemmLayout layout;
-  /// A's M and K dims in a_source.
-  int64_t aMDim() const { return layout.a_rank - (layout.a_transposed ? 1 : 2); }
-  int64_t aKDim() const { return layout.a_rank - (layout.a_transposed ? 2 : 1); }
 };
 
 // Which of `tv`'s dims is stored innermost.
@@ -140,7 +140,7 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
   if (auto* problem = std::get_if<std::string>(&b_source)) return *problem;
   ops.a_source = std::get<OperandSource>(a_source).tensor;
   ops.b_source = std::get<OperandSource>(b_source).tensor;
-  ops.layout.a_transposed = std::get<OperandSource>(a_source).transposed;
+  ops.a_transposed = std::get<OperandSource>(a_source).transposed;
   ops.b_transposed = std::get<OperandSource>(b_source).transposed;
   ops.bias = biasOf(*expr);
   if (is_linear && expr->inputs().size() > 2 &&
@@ -169,14 +169,16 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
   ops.layout.a_rank = static_cast<int>(a_rank);
   ops.layout.b_rank = static_cast<int>(b_rank);
   ops.layout.b_n_dim = static_cast<int>(b_n_dim);
+  ops.layout.a_m_dim = static_cast<int>(a_rank - (ops.a_transposed ? 1 : 2));
+  ops.layout.a_k_dim = static_cast<int>(a_rank - (ops.a_transposed ? 2 : 1));
   ops.layout.batch_dims = static_cast<int>(ops.out->logicalNoReductions().size()) - 2;
-  auto a_major = mnMajor(ops.a_source, "a", ops.aKDim(), ops.aMDim());
+  auto a_major = mnMajor(ops.a_source, "a", ops.layout.a_k_dim, ops.layout.a_m_dim);
   if (auto* problem = std::get_if<std::string>(&a_major)) return *problem;
   auto b_major = mnMajor(ops.b_source, "b", ops.b_k_dim, ops.layout.b_n_dim);
   if (auto* problem = std::get_if<std::string>(&b_major)) return *problem;
   ops.layout.a_mn_major = std::get<bool>(a_major);
   ops.layout.b_mn_major = std::get<bool>(b_major);
-  ops.layout.a_convert = ops.a_source != ops.a && !ops.layout.a_transposed;
+  ops.layout.a_convert = ops.a_source != ops.a && !ops.a_transposed;
   ops.layout.b_convert = ops.b_source != ops.b && !ops.b_transposed;
   if ((ops.layout.a_convert && ops.layout.a_mn_major) ||
       (ops.layout.b_convert && ops.layout.b_mn_major))
@@ -208,9 +210,9 @@ std::optional<ProblemSize> problemSize(const Fusion& fusion, const Operands& ops
   if (a == nullptr || b == nullptr || a->sizes.size() != size_t(ops.layout.a_rank) ||
       b->sizes.size() != size_t(ops.layout.b_rank))
     return std::nullopt;
-  ProblemSize size{.m = a->sizes[size_t(ops.aMDim())],
+  ProblemSize size{.m = a->sizes[size_t(ops.layout.a_m_dim)],
                    .n = b->sizes[size_t(ops.layout.b_n_dim)],
-                   .k = a->sizes[size_t(ops.aKDim())]};
+                   .k = a->sizes[size_t(ops.layout.a_k_dim)]};
   // The result's batch dims: the operands' leading dims, lined up from the right.
   for (int j = 0; j < ops.layout.batch_dims; ++j) {
     const int ja = j - (ops.layout.batch_dims - (ops.layout.a_rank - 2));
@@ -229,7 +231,7 @@ int64_t ceilDiv(int64_t a, int64_t b) {
 // transposes it copies swapped).
 std::vector<TensorView*> prologueOf(const Operands& ops) {
   std::vector<TensorView*> prologue;
-  if (ops.layout.a_convert || ops.layout.a_transposed) prologue.push_back(ops.a);
+  if (ops.layout.a_convert || ops.a_transposed) prologue.push_back(ops.a);
   if (ops.layout.b_convert || ops.b_transposed) prologue.push_back(ops.b);
   return prologue;
 }
@@ -498,14 +500,14 @@ void schedule(Fusion& fusion, const MatmulParams& params) {
   using Kind = KernelTemplate::ParameterKind;
   KernelTemplate kernel;
   kernel.source = gemmTemplateSource(shape);
-  kernel.parameters = {
-      {Kind::TensorMap, ops.a_source,
-       map(ops.a_source, ops.layout.a_mn_major, ops.aKDim(), ops.aMDim(), params.tile_m)},
-      {Kind::TensorMap, ops.b_source,
-       map(ops.b_source, ops.layout.b_mn_major, ops.b_k_dim, ops.layout.b_n_dim,
-           params.tile_n / params.cluster_m)},
-      {Kind::Tensor, ops.a_source, {}},
-      {Kind::Tensor, ops.b_source, {}}};
+  kernel.parameters = {{Kind::TensorMap, ops.a_source,
+                        map(ops.a_source, ops.layout.a_mn_major, ops.layout.a_k_dim,
+                            ops.layout.a_m_dim, params.tile_m)},
+                       {Kind::TensorMap, ops.b_source,
+                        map(ops.b_source, ops.layout.b_mn_major, ops.b_k_dim, ops.layout.b_n_dim,
+                            params.tile_n / params.cluster_m)},
+                       {Kind::Tensor, ops.a_source, {}},
+                       {Kind::Tensor, ops.b_source, {}}};
   if (shape.tma_store) {
     // C's map, after B's: boxes of 64 rows by 64 columns (128 bytes), one batch each.
     auto* c = fusion.outputs().front()->as<TensorView>();

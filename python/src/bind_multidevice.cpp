@@ -15,7 +15,6 @@
 #include "braze/host/store.h"
 #include "braze/ir/device_mesh.h"
 #include "braze/ir/printer.h"
-#include "braze/runtime/dump_options.h"
 #include "braze/runtime/multidevice_executor.h"
 
 namespace braze::python {
@@ -113,7 +112,6 @@ class SimulatedRun {
   }
 
   std::string program() const { return executor_->program().toString(); }
-  std::string describe() const { return executor_->describe(); }
   std::string fusionText() const { return printMath(executor_->fusion()); }
 
  private:
@@ -240,12 +238,6 @@ class PyCommunicator {
   CUstream stream_ = nullptr;
 };
 
-// BRAZE_DUMP, read once per process as the single-device executor reads it.
-const DumpOptions& dumpOptions() {
-  static const DumpOptions dump = DumpOptions::fromEnvironment();
-  return dump;
-}
-
 /// `fd.execute` of a sharded definition: this rank's parts in (CUDA tensors), its parts out.
 class ShardedExecutor {
  public:
@@ -263,7 +255,7 @@ class ShardedExecutor {
     RunOptions options;
     options.device = communicator.device();
     options.stream = reinterpret_cast<CUstream>(run.torch_stream);
-    options.dump = dumpOptions();
+    options.dump = dumpOptionsOfEnvironment();
     std::vector<FusionArgument> outputs;
     {
       py::gil_scoped_release released;

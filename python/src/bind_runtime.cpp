@@ -40,10 +40,7 @@ class Executor {
     options.scheduler = scheduler;
     options.device = device;
     options.stream = reinterpret_cast<CUstream>(run.torch_stream);
-    // Python is the edge where BRAZE_DUMP is read (braze/runtime/dump_options.h): once per
-    // process.
-    static const DumpOptions dump = DumpOptions::fromEnvironment();
-    options.dump = dump;
+    options.dump = dumpOptionsOfEnvironment();
     std::vector<FusionArgument> outputs;
     {
       py::gil_scoped_release released;

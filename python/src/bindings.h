@@ -1,12 +1,11 @@
 #pragma once
 
-#include <cstdint>
-
 // What the binding files share: the handles Python holds on a fusion and its values, and the
 // conversion of Python arguments to op operands.
 
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -50,6 +49,9 @@ struct RunArguments {
   uintptr_t torch_stream = 0;
 };
 RunArguments runArgumentsOf(const py::handle& inputs);
+/// BRAZE_DUMP, read once per process: Python is the edge where it is read
+/// (braze/runtime/dump_options.h).
+const DumpOptions& dumpOptionsOfEnvironment();
 std::vector<FusionArgument> argumentsOf(const py::handle& inputs);
 /// The results of a run: torch tensors when `torch` (through torch's C++ DLPack import), else
 /// NumPy arrays for host tensors and DeviceTensor objects for device ones; numbers for scalars.

@@ -9,6 +9,7 @@
 #include "braze/error.h"
 #include "braze/eval/dlpack_interop.h"
 #include "braze/runtime/device_dlpack.h"
+#include "braze/runtime/dump_options.h"
 
 namespace braze::python {
 
@@ -112,7 +113,7 @@ struct Torch {
   PyTypeObject* tensor_type = nullptr;
   py::object to_dlpack;
   py::object from_dlpack;
-  /// torch._C._cuda_getCurrentRawStream(device): None in a build of torch without CUDA.
+  /// torch._C._cuda_getCurrentRawStream(device): null in a build of torch without CUDA.
   py::object current_raw_stream;
 };
 
@@ -213,7 +214,7 @@ RunArguments runArgumentsOf(const py::handle& inputs) {
   }
   const Torch* torch = torchIfImported();
   appendArguments(inputs, torch, run);
-  if (run.torch && torch != nullptr && !torch->current_raw_stream.is_none()) {
+  if (run.torch && torch != nullptr && torch->current_raw_stream) {
     for (const FusionArgument& argument : run.arguments) {
       const auto* device = std::get_if<DeviceTensor>(&argument);
       if (device == nullptr) continue;
@@ -226,6 +227,11 @@ RunArguments runArgumentsOf(const py::handle& inputs) {
 
 std::vector<FusionArgument> argumentsOf(const py::handle& inputs) {
   return runArgumentsOf(inputs).arguments;
+}
+
+const DumpOptions& dumpOptionsOfEnvironment() {
+  static const DumpOptions dump = DumpOptions::fromEnvironment();
+  return dump;
 }
 
 py::capsule capsuleOf(const DeviceTensor& tensor) {

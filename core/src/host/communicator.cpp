@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -172,15 +171,13 @@ struct Communicator::Watch {
   std::unique_ptr<Watchdog> watchdog;
 };
 
-namespace {
-
-// Work enqueued on a stream up to an event: done when the event is.
-class WatchedStream : public Watchdog::Work {
+// Work enqueued on a stream up to an event: done when the event is. The event goes back to
+// `watch` for the next run.
+class Communicator::WatchedStream : public Watchdog::Work {
  public:
-  WatchedStream(CUevent event, std::function<void(CUevent)> give_back,
-                std::function<std::string()> describe)
-      : event_(event), give_back_(std::move(give_back)), describe_(std::move(describe)) {}
-  ~WatchedStream() override { give_back_(event_); }
+  WatchedStream(CUevent event, Watch* watch, const Operation& last)
+      : event_(event), watch_(watch), last_(last) {}
+  ~WatchedStream() override { watch_->giveBack(event_); }
   bool done(std::string& error) override {
     const CUresult state = driver::driverApi().eventQuery(event_);
     if (state == CUDA_SUCCESS) return true;
@@ -190,15 +187,13 @@ class WatchedStream : public Watchdog::Work {
     error = std::string("its stream reports ") + (name != nullptr ? name : "an unknown CUDA error");
     return false;
   }
-  std::string describe() const override { return describe_(); }
+  std::string describe() const override { return "the work up to " + last_.toString(); }
 
  private:
   CUevent event_;
-  std::function<void(CUevent)> give_back_;
-  std::function<std::string()> describe_;
+  Watch* watch_;
+  Operation last_;
 };
-
-}  // namespace
 
 Communicator Communicator::create(const LaunchEnvironment& launch, Store& store, int device,
                                   CommunicatorOptions options) {
@@ -270,8 +265,7 @@ std::optional<Communicator> Communicator::split(const std::vector<int64_t>& team
   driver::NcclComm sub = nullptr;
   last_operation_ = {"ncclCommSplit", team.size(), DataType::Int64, "ranks", -1};
   {
-    Lock held = lock();
-    checkHealthLocked();
+    Lock held = lock();  // checked healthy above
     finish(nccl.commSplit(handle_->comm, color, key, &sub, nullptr), "ncclCommSplit");
   }
   if (team.empty()) return std::nullopt;
@@ -579,11 +573,7 @@ void Communicator::watch(CUstream stream) {
     state.giveBack(event);
     driver::checkDriver(recorded, "cuEventRecord", "while handing a stream to the watchdog");
   }
-  Watch* watch = &state;
-  const Operation last = last_operation_;
-  state.watchdog->watch(std::make_unique<WatchedStream>(
-      event, [watch](CUevent done) { watch->giveBack(done); },
-      [last] { return "the work up to " + last.toString(); }));
+  state.watchdog->watch(std::make_unique<WatchedStream>(event, &state, last_operation_));
 }
 
 }  // namespace braze::host

@@ -123,6 +123,8 @@ class Communicator {
   struct Handle;
   /// The watchdog thread, its events and the handles it guards (this one's and its teams').
   struct Watch;
+  /// The work of one watch(): an event on the stream, and the collective last enqueued.
+  class WatchedStream;
   using Lock = std::unique_lock<std::mutex>;
 
   /// Locks the handle, checks the state before enqueueing, makes the device current and
