@@ -57,7 +57,9 @@ void scheduleInnerOuter(Fusion& fusion, TensorView* reference, const InnerOuterP
   for (TensorView* column_sum : column_sums) {
     std::vector<int64_t> per_thread = {1};
     if (unrolled) per_thread.push_back(2);
-    column_sum->rFactor(per_thread)->setMemoryType(MemoryType::Local);
+    column_sum->rFactor(per_thread)
+        ->setMemoryType(params.shared_column_partials != 0 ? MemoryType::Shared
+                                                           : MemoryType::Local);
     // [r BIDx, (r TIDy,) batch, TIDx, v] -> [batch, TIDx, v, (r TIDy,) r BIDx]: a grid
     // reduction per register element (the lowering groups them into one round of the blocks),
     // and the column sum's reader (the output) in the same iteration, where the finishing

@@ -33,7 +33,7 @@ struct InnerOuterParams {
   /// The byte format (braze/sdk/param_codec.h): "BZIO", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZIO";
-  static constexpr uint8_t kFormatVersion = 4;
+  static constexpr uint8_t kFormatVersion = 5;
   static constexpr const char* kName = "inner_outer";
 
   Persistence persistence = Persistence::Registers;
@@ -66,6 +66,10 @@ struct InnerOuterParams {
   /// reductions, and the column partials and weights, which do not depend on the row, are
   /// shared by them; 1 in the other shapes.
   int64_t rows_per_thread = 1;
+  /// Inner-outer: 1 when each thread's column partials live in shared memory (its own slots:
+  /// no barrier between rows) rather than registers, which leaves the registers to the rows.
+  /// Rows too long for both in registers (backward rows of 16384) take it; 0 otherwise.
+  int64_t shared_column_partials = 0;
 
   bool operator==(const InnerOuterParams&) const = default;
 
@@ -83,6 +87,7 @@ struct InnerOuterParams {
     f("wave_unroll", p.wave_unroll);
     f("min_blocks_per_sm", p.min_blocks_per_sm);
     f("rows_per_thread", p.rows_per_thread);
+    f("shared_column_partials", p.shared_column_partials);
   }
 };
 

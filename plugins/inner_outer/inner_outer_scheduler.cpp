@@ -76,6 +76,13 @@ constexpr int64_t kMaxThreadRegisters = 255;
 // buffers estimated at 512 threads) compile to 128 registers without spills since their two
 // row sums share one block reduction.
 constexpr int64_t kLongRowOtherRegisters = 44;
+// Shared memory a block reduction of up to 1024 threads may take beside the column partials
+// (a float per warp per value reduced together, and the grid reduction's flags).
+constexpr int64_t kReductionScratchBytes = 4 * 1024;
+constexpr int64_t kMaxSharedPartialsElements = 16;
+// Registers of a thread of an inner-outer kernel at 1024 threads per SM (64 on sm_90) that are
+// not its buffers: indices, the row's sum, the rows' per-row inputs (wholeSmOfUnstackedRows).
+constexpr int64_t kWholeSmOtherRegisters = 16;
 
 int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -316,6 +323,26 @@ std::optional<RegisterChoice> longRowSplit(int64_t vectors, int64_t bytes_per_ve
   return RegisterChoice{batch, threads_x};
 }
 
+// Column sums with rows too long for longRowSplit: the column partials move to shared memory,
+// each thread's own slots, and the registers hold only the rows. The block is as wide as the
+// device allows (one per SM), so each thread keeps the fewest elements of a row, at most
+// kMaxSharedPartialsElements; it needs the partials' bytes of shared memory, within what a block
+// may opt in to less the block reductions' scratch. Backward rows of 16384 (16 elements per
+// thread at 1024 threads) compile to 64 registers with 44-224 bytes spilled for sm_90; with the
+// partials in registers they spilled 400-1100 bytes at 512 threads.
+std::optional<RegisterChoice> sharedPartialsSplit(int64_t vectors, int64_t vector_width,
+                                                  int64_t partial_bytes_per_element,
+                                                  const driver::DeviceProperties& device) {
+  const int64_t batch = ceilDiv(vectors, device.max_threads_per_block);
+  const int64_t threads_x = ceilDiv(vectors, batch);
+  const int64_t shared_bytes =
+      paddedRowThreads(threads_x) * batch * vector_width * partial_bytes_per_element;
+  if (batch * vector_width > kMaxSharedPartialsElements ||
+      shared_bytes + kReductionScratchBytes > device.max_shared_memory_per_block_optin)
+    return std::nullopt;
+  return RegisterChoice{batch, threads_x};
+}
+
 struct InnerOuterBlock {
   int64_t rows_per_block = 1;   // stacked along threadIdx.y
   int64_t rows_per_thread = 1;  // unrolled in each thread
@@ -379,7 +406,7 @@ InnerOuterBlock chooseInnerOuterBlock(const Fusion& fusion, const TensorView* re
   // Bytes per element of a thread's columns: each row input's register copy (per row), and the
   // float copies of weights and the column partials (shared by the thread's rows).
   int64_t row_bytes = 0;
-  int64_t shared_bytes = kRegisterBytes * column_sums;
+  int64_t shared_bytes = params.shared_column_partials != 0 ? 0 : kRegisterBytes * column_sums;
   for (const TensorView* input : vectorPlan(fusion, reference).inputs) {
     if (input->rank() == reference->rank()) {
       row_bytes += sizeInBytes(input->dtype());
@@ -422,6 +449,63 @@ InnerOuterBlock chooseInnerOuterBlock(const Fusion& fusion, const TensorView* re
   best.rows_per_thread =
       std::clamp<int64_t>(best.rows_per_thread, 1, ceilDiv(rows, best.rows_per_block));
   return best;
+}
+
+// Inner-outer blocks of stacked rows: two blocks per SM, each of half the rows, rather than one
+// block of all of them. The threads and registers per SM stay the same, and a block's barriers
+// (two block reductions per row) hold up half as many rows. Measured on an H200
+// (braze_inner_outer_sweep, one call): layer norm backward bf16 1024 280 -> 268 us, 4096
+// 283 -> 273, fp32 1024 242 -> 235; RMS norm backward bf16 1024 246 -> 230, fp32 1024
+// 229 -> 222.
+void splitStackedRows(InnerOuterParams& params) {
+  if (params.rows_per_block < 2 || params.rows_per_block % 2 != 0) return;
+  params.rows_per_block /= 2;
+  params.min_blocks_per_sm = 2;
+}
+
+// Inner-outer kernels of one row reduction (RMS norm backward) whose rows take 512 threads or
+// more: 1024 threads per SM at 64 registers each (two blocks of 512, or one of 1024 with half
+// the vectors per thread) where a thread's buffers fit 48 of them (sm_90's register file), with at
+// least as many rows in flight per SM as the one block of 512 threads at 128 registers that
+// chooseInnerOuterBlock sizes. The buffers: each row input's register copy (in floats) per unrolled
+// row, and each column partial and per-column input (weight) once. Measured on an H200: RMS norm
+// backward fp32 4096 248 -> 221 us, 8192 296 -> 235, bf16 4096 250 -> 245; they compile without
+// spills. Kernels of two row reductions (layer norm backward) spilled 36-600 bytes at 64 registers
+// in every such shape and were slower, but for fp32 4096 (289 -> 265 us, one row per thread, 68
+// bytes spilled), which this rule does not predict.
+bool wholeSmOfUnstackedRows(const Fusion& fusion, const TensorView* reference,
+                            InnerOuterParams& params, int64_t vectors, int64_t row_reductions,
+                            int64_t column_sums, const driver::DeviceProperties& device) {
+  if (row_reductions != 1 || device.max_threads_per_block < kInnerOuterSmThreads) return false;
+  const int64_t buffer_registers =
+      std::min(device.registers_per_sm / kInnerOuterSmThreads, kMaxThreadRegisters) -
+      kWholeSmOtherRegisters;
+  int64_t row_inputs = 0;
+  int64_t per_column = column_sums;
+  for (const TensorView* input : vectorPlan(fusion, reference).inputs)
+    ++(input->rank() == reference->rank() ? row_inputs : per_column);
+  const int64_t rows_in_flight = params.rows_per_block * params.rows_per_thread;
+  // The split as it is, or with half the vectors per thread (twice the threads).
+  std::vector<int64_t> batches = {params.persistent_batch};
+  if (params.persistent_batch % 2 == 0) batches.push_back(params.persistent_batch / 2);
+  for (const int64_t batch : batches) {
+    const int64_t threads_x = ceilDiv(vectors, batch);
+    const int64_t padded = paddedRowThreads(threads_x);
+    if (padded < kInnerOuterSmThreads / 2 || padded > kInnerOuterSmThreads) continue;
+    const int64_t blocks = kInnerOuterSmThreads / padded;
+    const int64_t elements = batch * params.vector_width;
+    for (int64_t u = kMaxRowsPerThread; u >= 2; u /= 2) {
+      if (elements * (u * row_inputs + per_column) > buffer_registers) continue;
+      if (blocks * u < rows_in_flight) break;
+      params.persistent_batch = batch;
+      params.threads_x = threads_x;
+      params.rows_per_block = 1;
+      params.rows_per_thread = u;
+      params.min_blocks_per_sm = blocks;
+      return true;
+    }
+  }
+  return false;
 }
 
 // A broadcast axis (extent 1) bound to a thread dim would be computed by thread 0 alone, while
@@ -534,9 +618,10 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   const bool column_sums = !std::get<Reductions>(classifyReductions(fusion)).columns.empty();
   if (column_sums && computeHeuristics(fusion, info).persistence != Persistence::Registers)
     return "rows of " + std::to_string(shape.length) +
-           " elements do not fit in registers next to the column partials, and the multi-wave "
-           "shape (one block per row) cannot fuse sums over the rows; schedule the column sums "
-           "separately";
+           " elements do not fit in registers next to the column partials, the partials in "
+           "shared memory measured slower than two kernels for this fusion (2-byte rows with "
+           "one column sum) or do not fit, and the multi-wave shape (one block per row) cannot "
+           "fuse sums over the rows; schedule the column sums separately";
   return std::nullopt;
 }
 
@@ -572,6 +657,24 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
                                 SplitPreference::FourVectorsPerThread);
   if (!split && column_sums > 0)
     split = longRowSplit(vectors, bytes_per_element * params.vector_width, info.device);
+  // Rows too long for both in registers: one kernel with the partials in shared memory where
+  // that beat the two kernels the segmenter makes otherwise (rows, then the column sums, which
+  // read the row inputs again). It keeps one row per SM in flight, so its cost per row is
+  // fixed: it pays where a row's bytes are many (4-byte elements) or where the second kernel
+  // would have two sums to finish. Measured on an H200, rows of 16384 (one kernel against two):
+  // layer norm backward bf16 615 against 705 us, fp32 403 against 421, RMS norm backward fp32
+  // 263 against 327; RMS norm backward bf16 474 against 429 keeps two kernels.
+  if (!split && column_sums > 0) {
+    const std::vector<TensorView*> row_inputs = vectorPlan(fusion, reference).inputs;
+    const bool four_byte_rows =
+        std::all_of(row_inputs.begin(), row_inputs.end(), [&](const TensorView* tv) {
+          return tv->rank() != reference->rank() || sizeInBytes(tv->dtype()) >= 4;
+        });
+    if (four_byte_rows || column_sums >= 2) {
+      split = sharedPartialsSplit(vectors, params.vector_width, 4 * column_sums, info.device);
+      params.shared_column_partials = split ? 1 : 0;
+    }
+  }
   if (split && column_sums > 0) {
     params.persistence = Persistence::Registers;
     params.persistent_batch = split->batch;
@@ -598,10 +701,17 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
     params.rows_per_block = block.rows_per_block;
     params.rows_per_thread = block.rows_per_thread;
     params.min_blocks_per_sm = 1;
-    // One block per SM: the block that finishes the grid reduction reads every block's
-    // partials, row_blocks * row elements per column sum.
+    if (params.shared_column_partials == 0) {
+      const auto reductions = std::get<Reductions>(classifyReductions(fusion));
+      if (!wholeSmOfUnstackedRows(fusion, reference, params, vectors,
+                                  static_cast<int64_t>(reductions.rows.size()), column_sums,
+                                  info.device))
+        splitStackedRows(params);
+    }
+    // The blocks are all resident (a cooperative launch): they meet at a grid barrier and each
+    // finishes a share of the column sums.
     params.row_blocks =
-        std::clamp<int64_t>(std::max(info.device.sm_count, 1), 1,
+        std::clamp<int64_t>(std::max(info.device.sm_count, 1) * params.min_blocks_per_sm, 1,
                             ceilDiv(shape.rows, params.rows_per_block * params.rows_per_thread));
   } else if (split) {
     params.persistence = Persistence::Registers;
@@ -706,7 +816,8 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   for (TensorView* input : plan.inputs) {
     for (Expr* use : input->uses()) input_caches.push_back(use->output(0)->as<TensorView>());
   }
-  if (params.persistence == Persistence::Registers && params.row_blocks == 0)
+  if (params.persistence == Persistence::Registers &&
+      (params.row_blocks == 0 || params.shared_column_partials != 0))
     keepOnlyInputCaches(fusion, input_caches);
   if (params.vector_width > 1)
     vectorized.insert(vectorized.end(), input_caches.begin(), input_caches.end());

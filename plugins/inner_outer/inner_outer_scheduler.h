@@ -33,25 +33,25 @@
 //                and are loaded one vector at a time after the reductions, not kept whole.
 //   inner-outer  [BIDx G, serial ceil(rows/(G u r)), Unroll u, TIDy r, Unroll batch,
 //                 TIDx ceil(V/batch), v]
-//                Each of G blocks (one per SM, of 512 or 1024 threads, launch bound (threads, 1))
-//                walks its share of the rows u r at a time: r stacked along threadIdx.y and u
-//                unrolled in each thread, whose loads (and per-row inputs such as mean and rstd)
-//                are all issued before the first row's reductions. The heuristics take the block
-//                size and u that keep the most rows in flight whose registers fit the launch
-//                bound (chooseInnerOuterBlock). Each thread computes dx from its rows' registers.
-//                Each column sum is split (rFactor) into a per-thread serial partial over the
-//                thread's rows, kept in batch * v registers beside the rows and shared by the u
-//                rows, then a block reduction over threadIdx.y and a grid reduction of the G
-//                block partials, in the same kernel, after the row loop: the batch * v register
-//                elements reduce across the grid in one round (each through its own workspace
-//                region), and the last block to arrive adds the G partials (its r copies of
-//                each column share those loads) and writes the columns. That final step reads
-//                G * row values per column sum, small next to the rows themselves when G is the
-//                SM count; a grid reduction rather than a second kernel because one scheduled
-//                fusion is one kernel, and the lowering's grid reduction needs no co-resident
-//                grid (no grid-wide barrier). Rows longer than the registers shape's per-thread
-//                cap take 512 threads with up to 336 bytes of buffers each (layer norm and RMS
-//                norm backward rows of 8192); longer rows with column sums are refused.
+//                Each of G blocks (all resident: one or two per SM, 512 or 1024 threads per SM,
+//                launch bounds (threads, blocks per SM)) walks its share of the rows u r at a
+//                time: r stacked along threadIdx.y and u unrolled in each thread, whose loads (and
+//                per-row inputs such as mean and rstd) are all issued before the first row's
+//                reductions. The heuristics take the block size and u that keep the most rows in
+//                flight whose registers fit the launch bound (chooseInnerOuterBlock), then split
+//                stacked rows into two blocks per SM, or, for one row reduction (RMS norm) with
+//                rows of 512 threads or more, fill the SM with 1024 threads at 64 registers where
+//                the buffers fit. Each thread computes dx from its rows' registers. Each column
+//                sum is split (rFactor) into a per-thread serial partial over the thread's rows,
+//                kept in batch * v registers beside the rows and shared by the u rows, then a
+//                block reduction over threadIdx.y and a grid reduction of the G block partials,
+//                in the same kernel, after the row loop: the blocks meet at a grid barrier
+//                (a cooperative launch) and each finishes a share of the columns. Rows longer
+//                than the registers shape's per-thread cap take 512 threads with up to 336 bytes
+//                of buffers each (layer norm and RMS norm backward rows of 8192); longer rows
+//                (16384) keep the column partials in shared memory, each thread's own slots, and
+//                only the rows in registers, one block of 1024 threads per SM, where that measured
+//                faster than two kernels (not RMS norm's 2-byte rows); longer ones are refused.
 //   multi_wave   [ceil(V/(u t)) waves, BIDx rows, Unroll u, TIDx t, Vectorize v]
 //                A row too long for registers: one block per row walks it in waves, once per
 //                row reduction and once for the results. What a loop reads again after a
@@ -65,12 +65,13 @@
 //                u = 4 for one block per SM). The wave loop is outermost so that a weight's
 //                float copy, which has no rows dim, is computed u vectors at a time inside it.
 //
-// Why no shared-memory persistence: rows of 16384 with column sums, their row inputs and
+// Why the rows never live in shared memory: rows of 16384 with column sums, their row inputs and
 // weights in (dynamic) shared memory and only the column partials in registers, one block of
 // 1024 threads per SM, ran at 20-46% of copy on an H200: one row per SM in flight, the loads of
-// the next row waiting for the current row's reductions. That is slower than the two kernels
-// such rows take today (benchmarks/RESULTS.md); it needs the next rows' loads overlapped
-// (asynchronous copies into a ring of stages) first.
+// the next row waiting for the current row's reductions. The partials in shared memory and the
+// rows in registers (shared_column_partials) do better, 32-75% of copy, with the same one row
+// in flight; the next rows' loads overlapped with the current row (asynchronous copies into a
+// ring of stages) are what is missing.
 
 #include <cstdint>
 #include <optional>

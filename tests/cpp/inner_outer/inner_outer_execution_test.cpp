@@ -51,6 +51,12 @@ std::vector<NormalizationCase> cases() {
   result.push_back({Normalization::RmsNormBackward, DataType::Float32, 37, 8192});
   result.push_back({Normalization::LayerNormBackward, DataType::BFloat16, 37, 8192});
   result.push_back({Normalization::LayerNormBackward, DataType::Float32, 37, 8192});
+  // Rows of 16384 with the column partials in shared memory: more rows than the 132 resident
+  // blocks, and an odd row length (one element per vector, the last thread's tail predicated).
+  result.push_back({Normalization::LayerNormBackward, DataType::BFloat16, 301, 16384});
+  result.push_back({Normalization::LayerNormBackward, DataType::Float32, 139, 16384});
+  result.push_back({Normalization::RmsNormBackward, DataType::Float32, 150, 16384});
+  result.push_back({Normalization::LayerNormBackward, DataType::Float32, 140, 16383});
   result.push_back({Normalization::RmsNormBackward, DataType::Float16, 7, 1024});
   result.push_back({Normalization::LayerNorm, DataType::Float16, 33, 1000});
   result.push_back({Normalization::Softmax, DataType::Float16, 5, 32768});

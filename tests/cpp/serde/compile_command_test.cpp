@@ -127,7 +127,7 @@ TEST_F(CompileCommandTest, LayerNormForwardRunsFromTheCache) {
 TEST_F(CompileCommandTest, LayerNormBackwardRunsTwoKernelsFromTheCache) {
   const auto kind = test::Normalization::LayerNormBackward;
   compileThenRun(*test::makeNormalization(kind, DataType::BFloat16),
-                 test::normalizationArguments(kind, DataType::BFloat16, 4, 16384, 3), 2);
+                 test::normalizationArguments(kind, DataType::BFloat16, 4, 32768, 3), 2);
 }
 
 TEST_F(CompileCommandTest, BuildsForSm100) {
