@@ -498,11 +498,18 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
 
   // Bytes per row element of every buffer that outlives a reduction. Inner-outer kernels also
   // keep the float copies of per-column inputs (weights) for all their rows.
-  const auto column_sums =
-      static_cast<int64_t>(std::get<Reductions>(classifyReductions(fusion)).columns.size());
+  const Reductions reductions = std::get<Reductions>(classifyReductions(fusion));
+  const auto column_sums = static_cast<int64_t>(reductions.columns.size());
+  // Whether every full-size row input's element size satisfies `pred` (weights do not count).
+  const std::vector<TensorView*> row_inputs = vectorPlan(fusion, reference).inputs;
+  const auto every_row_element = [&](auto pred) {
+    return std::all_of(row_inputs.begin(), row_inputs.end(), [&](const TensorView* tv) {
+      return tv->rank() != reference->rank() || pred(sizeInBytes(tv->dtype()));
+    });
+  };
   const int64_t buffer_bytes = persistentBufferBytes(fusion, evaluator).value_or(0);
   int64_t bytes_per_element = std::max<int64_t>(ceilDiv(buffer_bytes, shape.length), 4);
-  for (const TensorView* input : vectorPlan(fusion, reference).inputs) {
+  for (const TensorView* input : row_inputs) {
     if (column_sums > 0 && input->rank() < reference->rank()) bytes_per_element += 4;
   }
   // Each column sum keeps a register array of partials.
@@ -526,11 +533,7 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
   // layer norm backward bf16 615 against 705 us, fp32 403 against 421, RMS norm backward fp32
   // 263 against 327; RMS norm backward bf16 474 against 429 keeps two kernels.
   if (!split && column_sums > 0) {
-    const std::vector<TensorView*> row_inputs = vectorPlan(fusion, reference).inputs;
-    const bool four_byte_rows =
-        std::all_of(row_inputs.begin(), row_inputs.end(), [&](const TensorView* tv) {
-          return tv->rank() != reference->rank() || sizeInBytes(tv->dtype()) >= 4;
-        });
+    const bool four_byte_rows = every_row_element([](int64_t bytes) { return bytes >= 4; });
     if (four_byte_rows || column_sums >= 2) {
       split = sharedPartialsSplit(vectors, params.vector_width, 4 * column_sums, info.device);
       params.shared_column_partials = split ? 1 : 0;
@@ -547,11 +550,7 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
     // H200 (braze_inner_outer_sweep, percent of copy): layer norm backward bf16 1024
     // 49.6 -> 60.0, 4096 43.8 -> 52.9; fp32 1000 66.9 -> 75.6, 1024 68.6 -> 75.4; RMS norm
     // backward fp32 1000 79.9 -> 83.8, 1024 81.6 -> 83.6.
-    const std::vector<TensorView*> row_inputs = vectorPlan(fusion, reference).inputs;
-    const bool two_byte_rows =
-        std::all_of(row_inputs.begin(), row_inputs.end(), [&](const TensorView* tv) {
-          return tv->rank() != reference->rank() || sizeInBytes(tv->dtype()) == 2;
-        });
+    const bool two_byte_rows = every_row_element([](int64_t bytes) { return bytes == 2; });
     const int64_t min_threads_x = (two_byte_rows ? 1 : 2) * info.device.warp_size;
     if (split->batch == 1 && ceilDiv(vectors, 2) >= min_threads_x) {
       params.persistent_batch = 2;
@@ -563,7 +562,6 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
     params.rows_per_thread = block.rows_per_thread;
     params.min_blocks_per_sm = 1;
     if (params.shared_column_partials == 0) {
-      const auto reductions = std::get<Reductions>(classifyReductions(fusion));
       if (!wholeSmOfUnstackedRows(fusion, reference, params, vectors,
                                   static_cast<int64_t>(reductions.rows.size()), column_sums,
                                   info.device))
