@@ -11,6 +11,7 @@
 
 #include "braze/ops/elementwise.h"
 #include "codegen/epilogue_writer.h"
+#include "codegen/row_program_writer.h"
 #include "codegen/kernel_printer.h"
 #include "codegen/runtime_prelude.h"
 
@@ -127,9 +128,13 @@ GeneratedKernel generateFromTemplate(const Fusion& fusion, const KernelTemplate&
   GeneratedKernel generated;
   codegen::EpilogueCode epilogue;
   if (kernel.epilogue) epilogue = codegen::writeTemplateEpilogue(fusion, *kernel.epilogue);
+  // A row program fills the same fields as an epilogue: its struct, parameters and arguments.
+  if (kernel.row_program) epilogue = codegen::writeRowProgram(fusion, *kernel.row_program);
   std::string body = "using IndexT = int;\n\n" + epilogue.function + kernel.source;
   replaceAll(body, "BRAZE_EPILOGUE_PARAMETERS", epilogue.parameters);
   replaceAll(body, "BRAZE_EPILOGUE_ARGUMENTS", epilogue.arguments);
+  replaceAll(body, "BRAZE_ROW_PARAMETERS", epilogue.parameters);
+  replaceAll(body, "BRAZE_ROW_ARGUMENTS", epilogue.arguments);
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(fnv1a(body)));
   generated.kernel_name = std::string("braze_") + hex;

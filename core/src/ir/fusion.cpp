@@ -283,6 +283,15 @@ void Fusion::setKernelTemplate(KernelTemplate kernel) {
         << "setKernelTemplate: the epilogue takes " << epilogue.vector
         << " elements per call; 1 to 8";
   }
+  if (kernel.row_program) {
+    BRAZE_USER_CHECK(!kernel.epilogue)
+        << "setKernelTemplate: a template has an epilogue or a row program, not both";
+    BRAZE_USER_CHECK(kernel.parameters.empty())
+        << "setKernelTemplate: a row program passes every tensor itself; list no parameters";
+    BRAZE_USER_CHECK(kernel.row_program->vector >= 1 && kernel.row_program->vector <= 16)
+        << "setKernelTemplate: the row program takes " << kernel.row_program->vector
+        << " elements per call; 1 to 16";
+  }
   kernel_template_ = std::make_shared<const KernelTemplate>(std::move(kernel));
 }
 

@@ -93,6 +93,20 @@ struct KernelTemplate {
     std::vector<TensorView*> prologue;
   };
   std::optional<Epilogue> epilogue;
+
+  /// The whole fusion written as a row program (braze/codegen/row_program.h has the rules and
+  /// the struct code generation writes): for a template that owns the data movement of a
+  /// normalization (rows staged in shared memory, partial results exchanged across a cluster)
+  /// and leaves the arithmetic to the fusion. The template's entry point has BRAZE_ROW_PARAMETERS
+  /// as its parameters (`parameters` stays empty) and builds
+  /// `braze_row_program program{BRAZE_ROW_ARGUMENTS};`.
+  /// A template has an epilogue or a row program, not both.
+  struct RowProgram {
+    /// Consecutive elements of a row each call of the program's element functions handles;
+    /// the template keeps every row input's groups of `vector` aligned to their size.
+    int64_t vector = 4;
+  };
+  std::optional<RowProgram> row_program;
 };
 
 }  // namespace braze

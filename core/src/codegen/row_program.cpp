@@ -1,0 +1,525 @@
+// A fusion as a row program (braze/codegen/row_program.h): planned once (planRowProgram), then
+// written as one struct whose member functions the template calls per group of elements. Each
+// tensor is a local in its compute type, as in a template epilogue; a reduction's result is
+// `stat[k]`, set by the template once the block (cluster) has combined the pass.
+
+#include "braze/codegen/row_program.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "braze/error.h"
+#include "braze/ops/elementwise.h"
+#include "braze/sched/reference_dim_map.h"
+#include "codegen/op_printer.h"
+#include "codegen/row_program_writer.h"
+
+namespace braze {
+
+namespace {
+
+using codegen::Rendered;
+
+struct RowPlan {
+  const TensorView* reference = nullptr;
+  ReferenceDimMap dims;
+  std::vector<const Expr*> exprs;  ///< producers first
+  std::vector<const TensorView*> row_inputs;
+  std::vector<const TensorView*> other_inputs;
+  std::vector<const Scalar*> scalars;
+  std::vector<const Expr*> reductions;
+  std::vector<int64_t> pass_of;
+  int64_t passes = 0;
+  std::vector<const TensorView*> element_outputs;
+  std::vector<const TensorView*> row_outputs;
+  /// Extents of input tensors' dims, as the kernel reads them: "e_T0.size[1]".
+  std::unordered_map<const Val*, std::string> extents;
+};
+
+bool isRowReductionOp(OpKind op) {
+  return op == OpKind::Sum || op == OpKind::Max || op == OpKind::Min;
+}
+
+bool isPointwiseOp(OpKind op) {
+  return isElementwise(op) || op == OpKind::Broadcast || op == OpKind::Expand || op == OpKind::Set;
+}
+
+std::string paramName(const Val& val) {
+  return "e_" + val.name();
+}
+std::string localName(const Val& val) {
+  return "v_" + val.name();
+}
+
+// The reference dims of `tv`'s dims that are not broadcasts, in order.
+std::vector<int64_t> mappedDims(const RowPlan& plan, const TensorView& tv) {
+  std::vector<int64_t> result;
+  const std::vector<int64_t>& to_ref = plan.dims.at(&tv);
+  for (int64_t d = 0; d < tv.nDims(); ++d) {
+    if (!tv.axis(d)->isBroadcast()) result.push_back(to_ref[static_cast<size_t>(d)]);
+  }
+  return result;
+}
+
+std::optional<std::string> scalarProblem(const Fusion& fusion, const Scalar& scalar,
+                                         RowPlan& plan) {
+  if (scalar.isConstant() || plan.extents.count(&scalar)) return std::nullopt;
+  if (fusion.isInput(&scalar)) {
+    if (std::find(plan.scalars.begin(), plan.scalars.end(), &scalar) == plan.scalars.end())
+      plan.scalars.push_back(&scalar);
+    return std::nullopt;
+  }
+  const Expr* def = scalar.definition();
+  if (def == nullptr || !isElementwise(def->op()))
+    return "the scalar " + scalar.name() + " is neither a constant, an input, an input's extent " +
+           "nor an elementwise op of those";
+  for (const Val* input : def->inputs()) {
+    if (auto problem = scalarProblem(fusion, *input->as<Scalar>(), plan)) return problem;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> classifyInputs(const Fusion& fusion, RowPlan& plan) {
+  for (const Val* input : fusion.inputs()) {
+    const auto* tv = input->dynCast<TensorView>();
+    if (tv == nullptr) continue;
+    if (tv->nDims() > 2)
+      return "input " + tv->name() + " has rank " + std::to_string(tv->nDims()) +
+             "; a row program handles [M, N] tensors";
+    for (int64_t d = 0; d < tv->nDims(); ++d) {
+      if (!tv->axis(d)->isBroadcast())
+        plan.extents.emplace(tv->axis(d)->extent(),
+                             paramName(*tv) + ".size[" + std::to_string(d) + "]");
+    }
+    const std::vector<int64_t> dims = mappedDims(plan, *tv);
+    if (std::find(dims.begin(), dims.end(), -1) != dims.end())
+      return "input " + tv->name() + " has a dim that indexes neither the rows nor the columns of " +
+             plan.reference->name();
+    if (dims == std::vector<int64_t>{0, 1})
+      plan.row_inputs.push_back(tv);
+    else
+      plan.other_inputs.push_back(tv);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
+  std::unordered_map<const Val*, int64_t> level;  // the last pass a tensor's value needs
+  const auto levelOf = [&](const Val* v) {
+    const auto at = level.find(v);
+    return at == level.end() ? int64_t{-1} : at->second;
+  };
+  for (const Expr* expr : fusion.exprs()) {
+    const bool tensor_expr = std::any_of(expr->outputs().begin(), expr->outputs().end(),
+                                         [](const Val* v) { return v->isA<TensorView>(); });
+    if (!tensor_expr) continue;
+    const auto* out = expr->output(0)->as<TensorView>();
+    const std::string what = std::string(toString(expr->op())) + " (" + out->name() + ")";
+    if (expr->outputs().size() != 1) return what + " has several outputs";
+    const DataType compute = codegen::computeDtype(out->dtype());
+    if (compute != DataType::Float32 && compute != DataType::Bool)
+      return what + " computes in " + std::string(toString(out->dtype())) +
+             "; a row program computes in float32 (and bool for masks)";
+    int64_t needs = -1;
+    for (const Val* input : expr->inputs()) {
+      if (const auto* scalar = input->dynCast<Scalar>()) {
+        if (auto problem = scalarProblem(fusion, *scalar, plan)) return what + ": " + *problem;
+        continue;
+      }
+      needs = std::max(needs, levelOf(input));
+    }
+    if (isRowReductionOp(expr->op())) {
+      const auto* in = expr->input(0)->as<TensorView>();
+      const auto& axes = expr->attribute<std::vector<int64_t>>("axes");
+      const std::vector<int64_t>& to_ref = plan.dims.at(in);
+      if (axes.size() != 1 || to_ref[static_cast<size_t>(axes[0])] != 1 ||
+          in->axis(axes[0])->isBroadcast())
+        return what + " does not reduce the rows' innermost dim alone; a row program reduces "
+                      "each row (use the reduction or inner-outer scheduler)";
+      if (compute != DataType::Float32) return what + " does not accumulate in float32";
+      plan.reductions.push_back(expr);
+      plan.pass_of.push_back(needs + 1);
+      plan.passes = std::max(plan.passes, needs + 2);
+      level[out] = needs + 1;
+    } else if (isPointwiseOp(expr->op())) {
+      level[out] = needs;
+    } else {
+      return what + " is neither pointwise nor a row reduction; a row program has no " +
+             "reshapes, permutes, slices, Welford or reductions over other dims";
+    }
+    plan.exprs.push_back(expr);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> classifyOutputs(const Fusion& fusion, RowPlan& plan) {
+  if (!fusion.outputAliases().empty()) return std::string("the fusion aliases an output");
+  for (size_t i = 0; i < fusion.outputs().size(); ++i) {
+    const auto* tv = fusion.outputs()[i]->dynCast<TensorView>();
+    const std::string which = "output " + std::to_string(i);
+    if (tv == nullptr) return which + " is a scalar";
+    if (fusion.isInput(tv)) return which + " (" + tv->name() + ") is an input";
+    if (std::count(fusion.outputs().begin(), fusion.outputs().end(), tv) > 1)
+      return which + " (" + tv->name() + ") is listed twice";
+    std::vector<int64_t> dims;
+    const std::vector<int64_t>& to_ref = plan.dims.at(tv);
+    for (int64_t d = 0; d < tv->nDims(); ++d) {
+      if (tv->axis(d)->isReduction()) continue;
+      if (tv->axis(d)->isBroadcast())
+        return which + " (" + tv->name() + ") has a broadcast dim; store [M, N] or [M]";
+      dims.push_back(to_ref[static_cast<size_t>(d)]);
+    }
+    if (dims == std::vector<int64_t>{0, 1})
+      plan.element_outputs.push_back(tv);
+    else if (dims == std::vector<int64_t>{0})
+      plan.row_outputs.push_back(tv);
+    else
+      return which + " (" + tv->name() + ") is neither [M, N] nor [M] of the rows of " +
+             plan.reference->name();
+  }
+  if (plan.element_outputs.empty() && plan.row_outputs.empty())
+    return std::string("the fusion has no outputs");
+  return std::nullopt;
+}
+
+std::variant<RowPlan, std::string> planRowProgram(const Fusion& fusion) {
+  RowPlan plan;
+  for (const Val* input : fusion.inputs()) {
+    const auto* tv = input->dynCast<TensorView>();
+    if (tv == nullptr || tv->nDims() != 2) continue;
+    if (!tv->axis(0)->isBroadcast() && !tv->axis(1)->isBroadcast()) {
+      plan.reference = tv;
+      break;
+    }
+  }
+  if (plan.reference == nullptr)
+    return std::string("the fusion has no [M, N] input (rank 2, no broadcast dims)");
+  for (const Expr* expr : fusion.exprs()) {
+    for (const Val* val : expr->outputs()) {
+      const auto* tv = val->dynCast<TensorView>();
+      if (tv != nullptr && tv->rank() > 2)
+        return tv->name() + " has rank " + std::to_string(tv->rank()) +
+               "; a row program handles [M, N] tensors";
+    }
+  }
+  plan.dims = mapDimsToReference(fusion, plan.reference);
+  if (auto problem = classifyInputs(fusion, plan)) return *problem;
+  if (auto problem = classifyExprs(fusion, plan)) return *problem;
+  if (auto problem = classifyOutputs(fusion, plan)) return *problem;
+  return plan;
+}
+
+// Writes locals for the values `targets` need at one element (or, with no element, one row):
+// inputs loaded, reductions read from `stat`, every other expr computed. Returns the text.
+class ValueWriter {
+ public:
+  ValueWriter(const Fusion& fusion, const RowPlan& plan) : fusion_(fusion), plan_(plan) {}
+
+  std::string write(const std::vector<const Val*>& targets, const std::string& indent) {
+    std::unordered_set<const Val*> needed;
+    std::vector<const Val*> work(targets.begin(), targets.end());
+    while (!work.empty()) {
+      const Val* v = work.back();
+      work.pop_back();
+      if (!v->isA<TensorView>() || !needed.insert(v).second) continue;
+      if (fusion_.isInput(v) || reductionIndex(v) >= 0) continue;
+      for (const Val* input : v->definition()->inputs()) work.push_back(input);
+    }
+    std::ostringstream os;
+    for (const Val* input : fusion_.inputs()) {
+      if (!needed.count(input)) continue;
+      const auto* tv = input->as<TensorView>();
+      os << indent << local(*tv) << loadText(*tv) << ";\n";
+    }
+    for (const Expr* expr : plan_.exprs) {
+      const Val* out = expr->output(0);
+      if (!needed.count(out)) continue;
+      const int64_t k = reductionIndex(out);
+      os << indent << local(*out->as<TensorView>())
+         << (k >= 0 ? "stat[" + std::to_string(k) + "]" : exprValue(*expr)) << ";\n";
+    }
+    return os.str();
+  }
+
+  /// Row inputs the values of `targets` read: their vectors are loaded once per call.
+  std::vector<size_t> rowInputsRead(const std::vector<const Val*>& targets) const {
+    std::unordered_set<const Val*> seen;
+    std::vector<const Val*> work(targets.begin(), targets.end());
+    while (!work.empty()) {
+      const Val* v = work.back();
+      work.pop_back();
+      if (!v->isA<TensorView>() || !seen.insert(v).second) continue;
+      if (fusion_.isInput(v) || reductionIndex(v) >= 0) continue;
+      for (const Val* input : v->definition()->inputs()) work.push_back(input);
+    }
+    std::vector<size_t> result;
+    for (size_t i = 0; i < plan_.row_inputs.size(); ++i) {
+      if (seen.count(plan_.row_inputs[i])) result.push_back(i);
+    }
+    return result;
+  }
+
+ private:
+  int64_t reductionIndex(const Val* v) const {
+    for (size_t k = 0; k < plan_.reductions.size(); ++k) {
+      if (plan_.reductions[k]->output(0) == v) return static_cast<int64_t>(k);
+    }
+    return -1;
+  }
+
+  static std::string local(const TensorView& tv) {
+    return "const " + codegen::computeType(codegen::computeDtype(tv.dtype())) + " " +
+           localName(tv) + " = ";
+  }
+
+  std::string loadText(const TensorView& tv) const {
+    Rendered element;
+    element.dtype = tv.dtype();
+    const auto row = std::find(plan_.row_inputs.begin(), plan_.row_inputs.end(), &tv);
+    if (row != plan_.row_inputs.end()) {
+      element.text = "r" + std::to_string(row - plan_.row_inputs.begin()) + ".values[v]";
+    } else {
+      std::string offset;
+      const std::vector<int64_t>& to_ref = plan_.dims.at(&tv);
+      for (int64_t d = 0; d < tv.nDims(); ++d) {
+        if (tv.axis(d)->isBroadcast()) continue;
+        offset += (offset.empty() ? "" : " + ") +
+                  std::string(to_ref[static_cast<size_t>(d)] == 0 ? "row" : "(j + v)") + " * " +
+                  paramName(tv) + ".stride[" + std::to_string(d) + "]";
+      }
+      element.text = "braze::loadReadOnly(" + paramName(tv) + ".data + " +
+                     (offset.empty() ? "0" : offset) + ")";
+    }
+    return codegen::convert(element, codegen::computeDtype(tv.dtype()));
+  }
+
+  Rendered renderScalar(const Scalar& scalar) const {
+    Rendered r;
+    r.dtype = scalar.dtype();
+    if (scalar.isConstant()) {
+      r.constant = *scalar.value();
+      r.text = codegen::literal(*scalar.value(), scalar.dtype());
+      return r;
+    }
+    if (const auto extent = plan_.extents.find(&scalar); extent != plan_.extents.end()) {
+      r.text = extent->second;
+      r.index_typed = true;
+      r.atomic = false;
+      return r;
+    }
+    if (fusion_.isInput(&scalar)) {
+      r.text = paramName(scalar);
+      r.index_typed = scalar.dtype() == DataType::Index;
+      return r;
+    }
+    const Expr& def = *scalar.definition();
+    std::vector<std::string> inputs;
+    for (size_t i = 0; i < def.inputs().size(); ++i) {
+      inputs.push_back(codegen::convert(renderScalar(*def.input(i)->as<Scalar>()),
+                                        codegen::inputComputeDtype(def, i)));
+    }
+    r.text = codegen::elementwiseValue(def, inputs);
+    r.dtype = codegen::computeDtype(scalar.dtype());
+    return r;
+  }
+
+  std::string exprValue(const Expr& expr) const {
+    const auto render = [&](const Val* v) {
+      if (const auto* scalar = v->dynCast<Scalar>()) return renderScalar(*scalar);
+      Rendered r;
+      r.text = localName(*v);
+      r.dtype = codegen::computeDtype(v->dtype());
+      return r;
+    };
+    const DataType out_dtype = expr.output(0)->dtype();
+    const DataType out = codegen::computeDtype(out_dtype);
+    if (expr.op() == OpKind::Cast) {
+      // A cast rounds to its dtype, which may be narrower than the type it is held in.
+      const std::string value = codegen::convert(render(expr.input(0)), out);
+      const std::string storage = codegen::storageType(out_dtype);
+      if (storage == codegen::computeType(out)) return value;
+      return "(" + codegen::computeType(out) + ")(" + storage + ")(" + value + ")";
+    }
+    if (!isElementwise(expr.op())) return codegen::convert(render(expr.input(0)), out);
+    std::vector<std::string> inputs;
+    for (size_t i = 0; i < expr.inputs().size(); ++i) {
+      inputs.push_back(
+          codegen::convert(render(expr.input(i)), codegen::inputComputeDtype(expr, i)));
+    }
+    return codegen::elementwiseValue(expr, inputs);
+  }
+
+  const Fusion& fusion_;
+  const RowPlan& plan_;
+};
+
+std::string vectorType(const TensorView& tv, int64_t vector) {
+  return "braze::Vector<" + codegen::storageType(tv.dtype()) + ", " + std::to_string(vector) + ">";
+}
+
+// `r<i>`: row input i's `vector` elements at chunk position e, loaded from shared memory.
+std::string rowVectorLoads(const RowPlan& plan, const std::vector<size_t>& inputs, int64_t vector,
+                           const std::string& indent) {
+  std::string text;
+  for (size_t i : inputs) {
+    const TensorView& tv = *plan.row_inputs[i];
+    const std::string type = vectorType(tv, vector);
+    text += indent + "const " + type + " r" + std::to_string(i) + " = *reinterpret_cast<const " +
+            type + "*>(rows[" + std::to_string(i) + "] + e * " +
+            std::to_string(sizeInBytes(tv.dtype())) + ");\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::variant<RowProgramShape, std::string> analyzeRowProgram(const Fusion& fusion) {
+  auto planned = planRowProgram(fusion);
+  if (auto* problem = std::get_if<std::string>(&planned)) return *problem;
+  const RowPlan& plan = std::get<RowPlan>(planned);
+  RowProgramShape shape;
+  shape.row_inputs = plan.row_inputs;
+  shape.reductions = static_cast<int64_t>(plan.reductions.size());
+  shape.passes = plan.passes;
+  shape.element_outputs = plan.element_outputs;
+  return shape;
+}
+
+namespace codegen {
+
+EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProgram& program) {
+  auto planned = planRowProgram(fusion);
+  if (const auto* problem = std::get_if<std::string>(&planned)) {
+    BRAZE_USER_CHECK(false) << "code generation: the kernel template's row program: " << *problem;
+  }
+  const RowPlan& plan = std::get<RowPlan>(planned);
+  const int64_t vector = program.vector;
+  const auto reductions = static_cast<int64_t>(plan.reductions.size());
+
+  EpilogueCode code;
+  std::ostringstream fields;
+  const auto addTensor = [&](const TensorView& tv) {
+    const std::string type = "braze::Tensor<" + storageType(tv.dtype()) + ", " +
+                             std::to_string(tv.nDims()) + ", IndexT> ";
+    code.parameters += ", " + type + paramName(tv);
+    code.arguments += (code.arguments.empty() ? "" : ", ") + paramName(tv);
+    fields << "  " << type << paramName(tv) << ";\n";
+    code.kernel_parameters.push_back(fusionTensorParameter(fusion, tv));
+  };
+  for (const Val* input : fusion.inputs()) {
+    if (const auto* tv = input->dynCast<TensorView>()) addTensor(*tv);
+  }
+  for (const TensorView* tv : plan.element_outputs) addTensor(*tv);
+  for (const TensorView* tv : plan.row_outputs) addTensor(*tv);
+  for (const Scalar* scalar : plan.scalars) {
+    const std::string type = scalarParameterType(scalar->dtype()) + " ";
+    code.parameters += ", " + type + paramName(*scalar);
+    code.arguments += (code.arguments.empty() ? "" : ", ") + paramName(*scalar);
+    fields << "  " << type << paramName(*scalar) << ";\n";
+    KernelParameter p;
+    p.kind = KernelParameter::Kind::InputScalar;
+    p.val = scalar;
+    p.dtype = scalar->dtype();
+    p.fusion_position = fusion.inputIndex(scalar);
+    code.kernel_parameters.push_back(std::move(p));
+  }
+
+  ValueWriter values(fusion, plan);
+  std::ostringstream os;
+  os << "struct braze_row_program {\n" << fields.str();
+  os << "  float stat[" << std::max<int64_t>(reductions, 1) << "];\n\n";
+  os << "  static constexpr int kRowInputs = " << plan.row_inputs.size() << ";\n";
+  os << "  static constexpr int kReductions = " << reductions << ";\n";
+  os << "  static constexpr int kPasses = " << plan.passes << ";\n";
+  os << "  static constexpr int kVector = " << vector << ";\n\n";
+  const std::string reference = paramName(*plan.reference);
+  os << "  __device__ long long rowCount() const { return " << reference << ".size[0]; }\n";
+  os << "  __device__ long long rowLength() const { return " << reference << ".size[1]; }\n";
+  os << "  __host__ __device__ static constexpr int rowInputBytes(int input) {\n";
+  for (size_t i = 0; i < plan.row_inputs.size(); ++i)
+    os << "    if (input == " << i << ") return " << sizeInBytes(plan.row_inputs[i]->dtype())
+       << ";\n";
+  os << "    return 0;\n  }\n";
+  os << "  __host__ __device__ static constexpr int passOf(int reduction) {\n";
+  for (int64_t k = 0; k < reductions; ++k)
+    os << "    if (reduction == " << k << ") return " << plan.pass_of[static_cast<size_t>(k)]
+       << ";\n";
+  os << "    return -1;\n  }\n";
+  os << "  __device__ const char* rowInputAddress(int input, long long row, long long j) const {\n";
+  for (size_t i = 0; i < plan.row_inputs.size(); ++i) {
+    const std::string name = paramName(*plan.row_inputs[i]);
+    os << "    if (input == " << i << ") return reinterpret_cast<const char*>(" << name
+       << ".data + row * " << name << ".stride[0] + j);\n";
+  }
+  os << "    return nullptr;\n  }\n";
+  os << "  __device__ static float identity(int reduction) {\n";
+  for (int64_t k = 0; k < reductions; ++k)
+    os << "    if (reduction == " << k << ") return "
+       << identityText(*plan.reductions[static_cast<size_t>(k)], 0) << ";\n";
+  os << "    return 0.0f;\n  }\n";
+  os << "  __device__ static float combine(int reduction, float a, float b) {\n";
+  for (int64_t k = 0; k < reductions; ++k)
+    os << "    if (reduction == " << k << ") return "
+       << reductionFunctor(*plan.reductions[static_cast<size_t>(k)]) << "(a, b);\n";
+  os << "    return a;\n  }\n\n";
+
+  // accumulate: one block per pass, each computing only what its reductions read.
+  os << "  __device__ __forceinline__ void accumulate(int pass, long long row, long long j, "
+        "const char* const* rows, int e, float (&acc)["
+     << std::max<int64_t>(reductions, 1) << "]) const {\n";
+  for (int64_t pass = 0; pass < plan.passes; ++pass) {
+    std::vector<const Val*> operands;
+    std::vector<int64_t> members;
+    for (int64_t k = 0; k < reductions; ++k) {
+      if (plan.pass_of[static_cast<size_t>(k)] != pass) continue;
+      operands.push_back(plan.reductions[static_cast<size_t>(k)]->input(0));
+      members.push_back(k);
+    }
+    os << "    if (pass == " << pass << ") {\n";
+    os << rowVectorLoads(plan, values.rowInputsRead(operands), vector, "      ");
+    os << "#pragma unroll\n      for (int v = 0; v < " << vector << "; ++v) {\n";
+    os << values.write(operands, "        ");
+    for (size_t m = 0; m < members.size(); ++m)
+      os << "        acc[" << members[m] << "] = combine(" << members[m] << ", acc[" << members[m]
+         << "], " << localName(*operands[m]) << ");\n";
+    os << "      }\n    }\n";
+  }
+  os << "  }\n\n";
+
+  std::vector<const Val*> element_targets(plan.element_outputs.begin(), plan.element_outputs.end());
+  os << "  __device__ __forceinline__ void store(long long row, long long j, const char* const* "
+        "rows, int e) const {\n";
+  os << rowVectorLoads(plan, values.rowInputsRead(element_targets), vector, "    ");
+  for (const TensorView* tv : plan.element_outputs)
+    os << "    " << vectorType(*tv, vector) << " o_" << tv->name() << ";\n";
+  os << "#pragma unroll\n    for (int v = 0; v < " << vector << "; ++v) {\n";
+  os << values.write(element_targets, "      ");
+  for (const TensorView* tv : plan.element_outputs)
+    os << "      o_" << tv->name() << ".values[v] = " << localName(*tv) << ";\n";
+  os << "    }\n";
+  for (const TensorView* tv : plan.element_outputs)
+    os << "    *reinterpret_cast<" << vectorType(*tv, vector) << "*>(" << paramName(*tv)
+       << ".data + row * " << paramName(*tv) << ".size[1] + j) = o_" << tv->name() << ";\n";
+  os << "  }\n\n";
+
+  std::vector<const Val*> row_targets(plan.row_outputs.begin(), plan.row_outputs.end());
+  os << "  __device__ __forceinline__ void storeRow(long long row) const {\n";
+  if (!row_targets.empty()) {
+    // Nothing of a row output reads an element: `j` and `v` are never used.
+    os << "    const long long j = 0;\n    const int v = 0;\n    (void)j;\n    (void)v;\n";
+    os << values.write(row_targets, "    ");
+    for (const TensorView* tv : plan.row_outputs)
+      os << "    " << paramName(*tv) << ".data[row] = " << localName(*tv) << ";\n";
+  }
+  os << "  }\n};\n\n";
+  code.function = os.str();
+  // The row program's tensors are the kernel's first parameters: no leading comma.
+  if (!code.parameters.empty()) code.parameters.erase(0, 2);
+  return code;
+}
+
+}  // namespace codegen
+
+}  // namespace braze

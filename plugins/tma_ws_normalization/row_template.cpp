@@ -1,0 +1,262 @@
+#include "row_template.h"
+
+#include <algorithm>
+
+#include "braze/error.h"
+
+namespace braze::tma_ws_normalization {
+
+namespace {
+
+int64_t align128(int64_t bytes) {
+  return (bytes + 127) / 128 * 128;
+}
+
+void replaceAll(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// The kernel, with @NAME@ placeholders for the shape. The layout of shared memory is spelled
+// here and in rowTemplateSharedBytes: keep the two in step.
+constexpr const char* kSource = R"CUDA(
+namespace {
+
+constexpr int kCluster = @CLUSTER@;
+constexpr int kConsumerThreads = @THREADS@;
+constexpr int kConsumerWarps = kConsumerThreads / 32;
+constexpr int kPieces = @PIECES@;
+constexpr int kChunk = @CHUNK@;
+constexpr int kPiece = @PIECE@;
+using Program = braze_row_program;
+constexpr int kK = Program::kReductions > 0 ? Program::kReductions : 1;
+constexpr int kPasses = Program::kPasses > 0 ? Program::kPasses : 1;
+constexpr int kV = Program::kVector;
+constexpr unsigned kConsumerBarrier = 1;
+
+constexpr int align128(int bytes) { return (bytes + 127) / 128 * 128; }
+constexpr int rowsBytes() {
+  int total = 0;
+  for (int i = 0; i < Program::kRowInputs; ++i)
+    total += align128(kChunk * Program::rowInputBytes(i));
+  return total;
+}
+constexpr int kFullOffset = rowsBytes();
+constexpr int kEmptyOffset = kFullOffset + 8 * kPieces;
+constexpr int kPartialsFullOffset = kEmptyOffset + 8 * kPieces;
+constexpr int kWarpPartialsOffset = kPartialsFullOffset + 8 * 2 * kPasses;
+constexpr int kSlotsOffset = kWarpPartialsOffset + 4 * kConsumerWarps * kK;
+constexpr int kStatsOffset = kSlotsOffset + 4 * 2 * kPasses * kCluster * kK;
+
+// Every lane ends with the combination of all 32 in the same order, so every CTA of a cluster
+// that combines the same partials holds the same statistics.
+__device__ __forceinline__ float warpCombine(int k, float value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    value = Program::combine(k, value, __shfl_xor_sync(0xffffffffu, value, offset));
+  return value;
+}
+
+__device__ __forceinline__ void storeToPeer(float* local, unsigned cta, float value) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(braze::cluster::mapShared(local, cta)),
+               "f"(value)
+               : "memory");
+}
+
+// Release at cluster scope: the peer that acquires the phase sees this thread's stores to it.
+__device__ __forceinline__ void arriveAtPeer(unsigned long long* barrier, unsigned cta) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
+                   braze::cluster::mapShared(barrier, cta))
+               : "memory");
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, 1)
+    BRAZE_KERNEL_NAME(BRAZE_ROW_PARAMETERS) {
+  braze_row_program program{BRAZE_ROW_ARGUMENTS};
+  extern __shared__ __align__(128) unsigned char shared[];
+  const char* rows[Program::kRowInputs];
+  {
+    int offset = 0;
+#pragma unroll
+    for (int i = 0; i < Program::kRowInputs; ++i) {
+      rows[i] = reinterpret_cast<const char*>(shared + offset);
+      offset += align128(kChunk * Program::rowInputBytes(i));
+    }
+  }
+  auto* full = reinterpret_cast<unsigned long long*>(shared + kFullOffset);
+  auto* empty = reinterpret_cast<unsigned long long*>(shared + kEmptyOffset);
+  auto* partials_full = reinterpret_cast<unsigned long long*>(shared + kPartialsFullOffset);
+  auto* warp_partials = reinterpret_cast<float*>(shared + kWarpPartialsOffset);
+  auto* slots = reinterpret_cast<float*>(shared + kSlotsOffset);
+  auto* row_stats = reinterpret_cast<float*>(shared + kStatsOffset);
+
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const unsigned rank = kCluster > 1 ? braze::cluster::ctaRank() : 0;
+  const long long m = program.rowCount();
+  const long long n = program.rowLength();
+  const long long first_row = blockIdx.x / kCluster;
+  const long long row_step = gridDim.x / kCluster;
+  // This CTA's elements of every row: [begin, begin + length).
+  const long long begin = n < (long long)rank * kChunk ? n : (long long)rank * kChunk;
+  const int length = (int)((n < begin + kChunk ? n : begin + kChunk) - begin);
+
+  if (threadIdx.x == 0) {
+    for (int q = 0; q < kPieces; ++q) {
+      braze::mbarrier::init(&full[q], 1);
+      braze::mbarrier::init(&empty[q], kConsumerWarps);
+    }
+    for (int b = 0; b < 2 * kPasses; ++b) braze::mbarrier::init(&partials_full[b], kCluster);
+    braze::mbarrier::fenceInit();
+  }
+  if (kCluster > 1) {
+    braze::cluster::sync();
+  } else {
+    __syncthreads();
+  }
+
+  if (warp == kConsumerWarps) {
+    // The producer: part q of the next row as soon as the consumers released part q.
+    if (lane == 0) {
+      int round = 0;
+      for (long long row = first_row; row < m; row += row_step, ++round) {
+        for (int q = 0; q < kPieces; ++q) {
+          if (round > 0) braze::mbarrier::wait(&empty[q], (round - 1) & 1);
+          const int lo = q * kPiece < length ? q * kPiece : length;
+          const int hi = lo + kPiece < length ? lo + kPiece : length;
+          if (lo == hi) {
+            braze::mbarrier::arrive(&full[q]);
+            continue;
+          }
+          unsigned bytes = 0;
+#pragma unroll
+          for (int i = 0; i < Program::kRowInputs; ++i) bytes += (hi - lo) * Program::rowInputBytes(i);
+          braze::mbarrier::arriveExpectTx(&full[q], bytes);
+#pragma unroll
+          for (int i = 0; i < Program::kRowInputs; ++i) {
+            const int size = Program::rowInputBytes(i);
+            braze::tma::loadBytes(const_cast<char*>(rows[i]) + lo * size,
+                                  program.rowInputAddress(i, row, begin + lo), (hi - lo) * size,
+                                  &full[q]);
+          }
+        }
+      }
+    }
+  } else {
+    int round = 0;
+    for (long long row = first_row; row < m; row += row_step, ++round) {
+      const unsigned parity = round & 1;
+#pragma unroll
+      for (int pass = 0; pass < Program::kPasses; ++pass) {
+        float acc[kK];
+#pragma unroll
+        for (int k = 0; k < kK; ++k) acc[k] = Program::identity(k);
+#pragma unroll 1
+        for (int q = 0; q < kPieces; ++q) {
+          if (pass == 0) braze::mbarrier::wait(&full[q], parity);
+          const int lo = q * kPiece < length ? q * kPiece : length;
+          const int hi = lo + kPiece < length ? lo + kPiece : length;
+#pragma unroll 4
+          for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
+            program.accumulate(pass, row, begin + e, rows, e, acc);
+        }
+        // The CTA's partial: warps, then warp 0 over the warps.
+#pragma unroll
+        for (int k = 0; k < kK; ++k) {
+          if (Program::passOf(k) != pass) continue;
+          const float value = warpCombine(k, acc[k]);
+          if (lane == 0) warp_partials[warp * kK + k] = value;
+        }
+        braze::namedBarrierSync(kConsumerBarrier, kConsumerThreads);
+        if (warp == 0) {
+          float* pass_slots = slots + (parity * kPasses + pass) * kCluster * kK;
+#pragma unroll
+          for (int k = 0; k < kK; ++k) {
+            if (Program::passOf(k) != pass) continue;
+            float value = lane < kConsumerWarps ? warp_partials[lane * kK + k] : Program::identity(k);
+            value = warpCombine(k, value);
+            if (kCluster == 1) {
+              if (lane == 0) row_stats[k] = value;
+            } else if (lane < kCluster) {
+              storeToPeer(pass_slots + rank * kK + k, lane, value);
+            }
+          }
+          if (kCluster > 1) {
+            // Every CTA pushed its partial into every peer's slots: combine them in rank order.
+            unsigned long long* arrived = &partials_full[parity * kPasses + pass];
+            if (lane < kCluster) arriveAtPeer(arrived, lane);
+            braze::mbarrier::waitCluster(arrived, (round >> 1) & 1);
+#pragma unroll
+            for (int k = 0; k < kK; ++k) {
+              if (Program::passOf(k) != pass) continue;
+              float value = lane < kCluster ? pass_slots[lane * kK + k] : Program::identity(k);
+              value = warpCombine(k, value);
+              if (lane == 0) row_stats[k] = value;
+            }
+          }
+        }
+        braze::namedBarrierSync(kConsumerBarrier, kConsumerThreads);
+#pragma unroll
+        for (int k = 0; k < kK; ++k) {
+          if (Program::passOf(k) == pass) program.stat[k] = row_stats[k];
+        }
+      }
+      // Every output from the chunk; each part goes back to the producer once written.
+#pragma unroll 1
+      for (int q = 0; q < kPieces; ++q) {
+        if (Program::kPasses == 0) braze::mbarrier::wait(&full[q], parity);
+        const int lo = q * kPiece < length ? q * kPiece : length;
+        const int hi = lo + kPiece < length ? lo + kPiece : length;
+#pragma unroll 4
+        for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
+          program.store(row, begin + e, rows, e);
+        __syncwarp();
+        if (lane == 0) braze::mbarrier::arrive(&empty[q]);
+      }
+      if (rank == 0 && threadIdx.x == 0) program.storeRow(row);
+    }
+  }
+  // Peers may still push partials into this CTA's shared memory until every CTA is done.
+  if (kCluster > 1) braze::cluster::sync();
+}
+)CUDA";
+
+}  // namespace
+
+int64_t pieceElements(const RowTemplateShape& shape) {
+  const int64_t piece = (shape.chunk + shape.pieces - 1) / shape.pieces;
+  return (piece + shape.unit - 1) / shape.unit * shape.unit;
+}
+
+int64_t rowTemplateSharedBytes(const RowTemplateShape& shape) {
+  const int64_t reductions = std::max<int64_t>(shape.reductions, 1);
+  const int64_t passes = std::max<int64_t>(shape.passes, 1);
+  int64_t bytes = 0;
+  for (const int64_t size : shape.row_input_bytes) bytes += align128(shape.chunk * size);
+  bytes += 8 * 2 * shape.pieces + 8 * 2 * passes;
+  bytes += 4 * (shape.consumer_threads / 32) * reductions;
+  bytes += 4 * 2 * passes * shape.cluster * reductions;
+  bytes += 4 * reductions;
+  return bytes;
+}
+
+std::string rowTemplateSource(const RowTemplateShape& shape) {
+  BRAZE_USER_CHECK(shape.consumer_threads % 32 == 0 && shape.consumer_threads >= 32 &&
+                   shape.consumer_threads <= 992)
+      << "tma_ws_normalization: " << shape.consumer_threads
+      << " consumer threads; a multiple of 32 from 32 to 992";
+  BRAZE_USER_CHECK(shape.chunk > 0 && shape.chunk % shape.unit == 0)
+      << "tma_ws_normalization: a chunk of " << shape.chunk << " elements is not a multiple of "
+      << shape.unit;
+  std::string source = kSource;
+  replaceAll(source, "@CLUSTER@", std::to_string(shape.cluster));
+  replaceAll(source, "@THREADS@", std::to_string(shape.consumer_threads));
+  replaceAll(source, "@PIECES@", std::to_string(shape.pieces));
+  replaceAll(source, "@CHUNK@", std::to_string(shape.chunk));
+  replaceAll(source, "@PIECE@", std::to_string(pieceElements(shape)));
+  return source;
+}
+
+}  // namespace braze::tma_ws_normalization

@@ -1,0 +1,47 @@
+#pragma once
+
+// The kernel of braze::tma_ws_normalization: rows of a normalization split over the CTAs of a
+// cluster, each CTA's chunk of a row copied into shared memory by the copy engine and reduced
+// from there, the partial results pushed to every CTA of the cluster through distributed shared
+// memory. The arithmetic is the fusion's row program (braze/codegen/row_program.h), written in
+// front of this template by code generation.
+//
+// Per CTA, warp-specialized:
+//   - a producer warp (one elected thread) issues 1-d bulk copies of the CTA's chunk of each
+//     row input, in `pieces` parts, each completing on its own mbarrier ("full"); it refills a
+//     part for the cluster's next row as soon as every consumer warp has released it ("empty"),
+//     so the next row streams in while this one is written out;
+//   - consumer warps sweep the chunk once per pass of the program (pass 0 starts on a part as
+//     soon as it lands), combine their partials through shared memory, and one warp pushes the
+//     CTA's partial into every peer's slot with a remote store and a remote mbarrier arrival;
+//     every CTA then combines the cluster's partials in the same order, so all hold the same
+//     statistics without a cluster-wide barrier per pass;
+//   - the consumers then compute and store every output from the chunk in shared memory.
+// A row is read from global memory once, whatever the number of passes.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace braze::tma_ws_normalization {
+
+struct RowTemplateShape {
+  int64_t cluster = 1;            ///< CTAs that share a row (1, 2, 4 or 8)
+  int64_t consumer_threads = 256;  ///< threads that compute (the producer warp is extra)
+  int64_t pieces = 4;             ///< parts of a chunk, each on its own mbarrier
+  int64_t chunk = 0;              ///< elements of a row per CTA (a multiple of `unit`)
+  int64_t unit = 8;               ///< elements every part starts at a multiple of (16 bytes of each input)
+  /// From the row program: element bytes of each row input, reductions, passes.
+  std::vector<int64_t> row_input_bytes;
+  int64_t reductions = 1;
+  int64_t passes = 1;
+};
+
+/// Elements of one part: the chunk split `pieces` ways, rounded up to the unit.
+int64_t pieceElements(const RowTemplateShape& shape);
+/// Dynamic shared memory the kernel takes (row chunks, barriers, partials).
+int64_t rowTemplateSharedBytes(const RowTemplateShape& shape);
+/// The template's CUDA source (its entry point BRAZE_KERNEL_NAME).
+std::string rowTemplateSource(const RowTemplateShape& shape);
+
+}  // namespace braze::tma_ws_normalization

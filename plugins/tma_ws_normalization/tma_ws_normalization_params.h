@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tma_ws_normalization_export.h"
+
+namespace braze::tma_ws_normalization {
+
+/// The decisions of the heuristics: how many CTAs share a row and how much of it each holds,
+/// the consumer threads, the parts a chunk is copied in, and how many clusters walk the rows.
+/// Every field is listed once, in forEachField, which drives encoding, decoding, printing and
+/// hashing.
+struct TmaWsNormalizationParams {
+  /// The byte format (braze/sdk/param_codec.h): "BZTW", a version byte, then every field as
+  /// 8 little-endian bytes.
+  static constexpr char kMagic[5] = "BZTW";
+  static constexpr uint8_t kFormatVersion = 1;
+  static constexpr const char* kName = "tma_ws_normalization";
+
+  /// CTAs of a cluster that split each row (1, 2, 4 or 8).
+  int64_t cluster = 1;
+  /// Elements of a row each CTA holds in shared memory (the row split `cluster` ways, rounded
+  /// up to 16 bytes of every row input).
+  int64_t chunk = 0;
+  /// Threads that compute; one producer warp comes on top.
+  int64_t consumer_threads = 256;
+  /// Parts a chunk is copied in, each on its own barrier: the first pass starts on a part as
+  /// soon as it lands, and the next row's part follows as soon as this row's is written.
+  int64_t pieces = 4;
+  /// Consecutive elements per call of the row program (16 bytes of the widest row input).
+  int64_t vector = 4;
+  /// Clusters launched, each walking rows this many apart (persistent: as many as are resident
+  /// at once, fewer for fewer rows).
+  int64_t clusters = 1;
+
+  bool operator==(const TmaWsNormalizationParams&) const = default;
+
+  /// Calls `f(name, field)` for every field, in byte order.
+  template <typename Params, typename F>
+  static void forEachField(Params& p, F&& f) {
+    f("cluster", p.cluster);
+    f("chunk", p.chunk);
+    f("consumer_threads", p.consumer_threads);
+    f("pieces", p.pieces);
+    f("vector", p.vector);
+    f("clusters", p.clusters);
+  }
+};
+
+BRAZE_TMA_WS_NORMALIZATION_API std::vector<uint8_t> encodeParams(
+    const TmaWsNormalizationParams& params);
+/// Decodes what encodeParams wrote; throws a braze::Error saying what was expected and what
+/// was found.
+BRAZE_TMA_WS_NORMALIZATION_API TmaWsNormalizationParams decodeParams(std::span<const uint8_t> bytes);
+BRAZE_TMA_WS_NORMALIZATION_API std::string toString(const TmaWsNormalizationParams& params);
+BRAZE_TMA_WS_NORMALIZATION_API std::ostream& operator<<(std::ostream& os,
+                                                        const TmaWsNormalizationParams& params);
+
+}  // namespace braze::tma_ws_normalization

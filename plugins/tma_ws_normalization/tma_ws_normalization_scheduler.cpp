@@ -1,0 +1,226 @@
+#include "tma_ws_normalization_scheduler.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "braze/codegen/row_program.h"
+#include "braze/error.h"
+#include "braze/ops/elementwise.h"
+#include "braze/sched/runtime_arguments.h"
+#include "row_template.h"
+
+namespace braze::tma_ws_normalization {
+
+namespace {
+
+constexpr int64_t kCopyBytes = 16;  // the copy engine's granule: sizes, strides, addresses
+constexpr int64_t kReservedSharedPerBlock = 1024;  // what the device keeps of each CTA's share
+// SMs of one GPU processing cluster that clusters can fill: 16 to 18 on an H100 or H200, and a
+// cluster's CTAs share one.
+constexpr int64_t kSmsPerGpc = 16;
+constexpr int64_t kGpcSms = 18;
+
+RowProgramShape rowProgramOf(const Fusion& fusion) {
+  auto analyzed = analyzeRowProgram(fusion);
+  BRAZE_USER_CHECK(std::holds_alternative<RowProgramShape>(analyzed))
+      << "tma_ws_normalization: the fusion is not a row program: "
+      << std::get<std::string>(analyzed);
+  return std::get<RowProgramShape>(std::move(analyzed));
+}
+
+const TensorArgumentInfo* argumentOf(const Fusion& fusion, const SchedulerRuntimeInfo& info,
+                                     const Val* input) {
+  const auto at = static_cast<size_t>(fusion.inputIndex(input));
+  return at < info.arguments.size() ? std::get_if<TensorArgumentInfo>(&info.arguments[at])
+                                    : nullptr;
+}
+
+struct RowSizes {
+  int64_t unit = 1;    ///< elements of 16 bytes of the narrowest row input
+  int64_t vector = 1;  ///< elements of 16 bytes of the widest row input
+  int64_t bytes_per_element = 0;
+  std::vector<int64_t> input_bytes;
+};
+
+RowSizes rowSizesOf(const RowProgramShape& program) {
+  RowSizes sizes;
+  int64_t widest = 1;
+  for (const TensorView* tv : program.row_inputs) {
+    const int64_t bytes = sizeInBytes(tv->dtype());
+    sizes.input_bytes.push_back(bytes);
+    sizes.bytes_per_element += bytes;
+    sizes.unit = std::max(sizes.unit, kCopyBytes / bytes);
+    widest = std::max(widest, bytes);
+  }
+  sizes.vector = kCopyBytes / widest;
+  return sizes;
+}
+
+// The plan for rows of n elements on `device`, or why there is none. Prefers the smallest
+// cluster that leaves two CTAs per SM (one row streams in while the other computes), then the
+// smallest that fits at all with one CTA of more threads per SM.
+std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramShape& program,
+                                                             int64_t m, int64_t n,
+                                                             const driver::DeviceProperties& device) {
+  const RowSizes sizes = rowSizesOf(program);
+  const int64_t shared_per_sm = device.shared_memory_per_sm > 0 ? device.shared_memory_per_sm
+                                                                : device.max_shared_memory_per_block_optin;
+  for (const int64_t min_ctas : {int64_t{2}, int64_t{1}}) {
+    for (const int64_t cluster : {1, 2, 4, 8}) {
+      RowTemplateShape shape;
+      shape.cluster = cluster;
+      shape.consumer_threads = min_ctas == 2 ? 256 : 512;
+      shape.pieces = 4;
+      shape.unit = sizes.unit;
+      shape.chunk = (n + cluster - 1) / cluster;
+      shape.chunk = (shape.chunk + sizes.unit - 1) / sizes.unit * sizes.unit;
+      shape.row_input_bytes = sizes.input_bytes;
+      shape.reductions = program.reductions;
+      shape.passes = program.passes;
+      const int64_t bytes = rowTemplateSharedBytes(shape);
+      if (bytes > device.max_shared_memory_per_block_optin) continue;
+      const int64_t by_memory = shared_per_sm / (bytes + kReservedSharedPerBlock);
+      const int64_t by_threads = device.max_threads_per_sm / (shape.consumer_threads + 32);
+      const int64_t ctas_per_sm = std::min(by_memory, by_threads);
+      if (ctas_per_sm < min_ctas) continue;
+      TmaWsNormalizationParams params;
+      params.cluster = cluster;
+      params.chunk = shape.chunk;
+      params.consumer_threads = shape.consumer_threads;
+      params.pieces = shape.pieces;
+      params.vector = sizes.vector;
+      const int64_t resident =
+          cluster == 1 ? device.sm_count * ctas_per_sm
+                       : (device.sm_count + kGpcSms - 1) / kGpcSms *
+                             (kSmsPerGpc * ctas_per_sm / cluster);
+      params.clusters = std::max<int64_t>(1, std::min(m, resident));
+      return params;
+    }
+  }
+  return "a row of " + std::to_string(n) + " elements (" + std::to_string(n * sizes.bytes_per_element) +
+         " bytes of row inputs) does not fit the shared memory of 8 CTAs (" +
+         std::to_string(device.max_shared_memory_per_block_optin) + " bytes each)";
+}
+
+}  // namespace
+
+std::optional<std::string> canScheduleCompileTime(const Fusion& fusion) {
+  auto analyzed = analyzeRowProgram(fusion);
+  if (auto* problem = std::get_if<std::string>(&analyzed)) return *problem;
+  const RowProgramShape& program = std::get<RowProgramShape>(analyzed);
+  if (program.reductions == 0)
+    return std::string("the fusion reduces nothing; the pointwise scheduler runs it");
+  for (const TensorView* tv : program.row_inputs) {
+    const int64_t bytes = sizeInBytes(tv->dtype());
+    if (bytes != 2 && bytes != 4)
+      return "row input " + tv->name() + " has dtype " + std::string(toString(tv->dtype())) +
+             "; the kernel stages 16- and 32-bit rows";
+  }
+  for (const TensorView* tv : program.element_outputs) {
+    const int64_t bytes = sizeInBytes(tv->dtype());
+    if (bytes != 2 && bytes != 4)
+      return "output " + tv->name() + " has dtype " + std::string(toString(tv->dtype())) +
+             "; the kernel stores 16- and 32-bit elements";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
+                                              const SchedulerRuntimeInfo& info) {
+  if (info.device.arch.major < 9)
+    return "bulk copies and thread block clusters need sm_90 or newer; the device is " +
+           info.device.arch.toString();
+  if (auto problem = argumentProblem(fusion, info.arguments)) return problem;
+  const RowProgramShape program = rowProgramOf(fusion);
+  const RowSizes sizes = rowSizesOf(program);
+  const TensorArgumentInfo* reference = argumentOf(fusion, info, program.row_inputs.front());
+  if (reference == nullptr || reference->sizes.size() != 2)
+    return std::string("the first row input's argument is not a matrix");
+  const int64_t m = reference->sizes[0];
+  const int64_t n = reference->sizes[1];
+  if (m == 0 || n == 0) return std::string("an empty row input");
+  if (n * sizes.bytes_per_element < kMinRowBytes)
+    return "rows of " + std::to_string(n * sizes.bytes_per_element) + " bytes of row inputs; " +
+           "below " + std::to_string(kMinRowBytes) + " braze::inner_outer holds rows in registers " +
+           "at 90-99% of copy";
+  if (n % sizes.unit != 0)
+    return "rows of " + std::to_string(n) + " elements are not a multiple of " +
+           std::to_string(sizes.unit) + " (16 bytes of every row input), which the copy engine moves";
+  for (const TensorView* tv : program.row_inputs) {
+    const size_t at = static_cast<size_t>(fusion.inputIndex(tv));
+    const TensorArgumentInfo* values = argumentOf(fusion, info, tv);
+    if (values == nullptr || values->sizes.size() != 2) return "input " + std::to_string(at) + " is not a matrix";
+    if (values->strides[1] != 1)
+      return "input " + std::to_string(at) + " (" + tv->name() + ") has stride " +
+             std::to_string(values->strides[1]) +
+             " along its rows; the kernel copies contiguous rows (" + values->description + ")";
+    if (values->sizes[0] > 1 && (values->strides[0] * sizeInBytes(tv->dtype())) % kCopyBytes != 0)
+      return "input " + std::to_string(at) + " (" + tv->name() + ") has a row stride of " +
+             std::to_string(values->strides[0]) + " elements, not a multiple of 16 bytes (" +
+             values->description + ")";
+    if (vectorAlignment(info, at) < kCopyBytes)
+      return "input " + std::to_string(at) + " (" + tv->name() +
+             ") does not start on a 16-byte boundary";
+  }
+  auto plan = planRows(program, m, n, info.device);
+  if (auto* problem = std::get_if<std::string>(&plan)) return *problem;
+  return std::nullopt;
+}
+
+TmaWsNormalizationParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info) {
+  const RowProgramShape program = rowProgramOf(fusion);
+  const TensorArgumentInfo* reference = argumentOf(fusion, info, program.row_inputs.front());
+  BRAZE_USER_CHECK(reference != nullptr && reference->sizes.size() == 2)
+      << "tma_ws_normalization: computeHeuristics without a matrix row input";
+  auto plan = planRows(program, reference->sizes[0], reference->sizes[1], info.device);
+  BRAZE_USER_CHECK(std::holds_alternative<TmaWsNormalizationParams>(plan))
+      << "tma_ws_normalization: " << std::get<std::string>(plan);
+  return std::get<TmaWsNormalizationParams>(plan);
+}
+
+void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
+  const RowProgramShape program = rowProgramOf(fusion);
+  const RowSizes sizes = rowSizesOf(program);
+  BRAZE_USER_CHECK(params.cluster == 1 || params.cluster == 2 || params.cluster == 4 ||
+                   params.cluster == 8)
+      << "tma_ws_normalization: a cluster of " << params.cluster << " CTAs; 1, 2, 4 or 8";
+  BRAZE_USER_CHECK(params.vector >= 1 && sizes.unit % params.vector == 0)
+      << "tma_ws_normalization: vector = " << params.vector << " must divide " << sizes.unit
+      << ", the elements of 16 bytes of the narrowest row input";
+  BRAZE_USER_CHECK(params.pieces >= 1 && params.pieces <= 16)
+      << "tma_ws_normalization: " << params.pieces << " pieces; 1 to 16";
+  BRAZE_USER_CHECK(params.clusters >= 1)
+      << "tma_ws_normalization: clusters = " << params.clusters << "; at least 1";
+  RowTemplateShape shape;
+  shape.cluster = params.cluster;
+  shape.consumer_threads = params.consumer_threads;
+  shape.pieces = params.pieces;
+  shape.chunk = params.chunk;
+  shape.unit = sizes.unit;
+  shape.row_input_bytes = sizes.input_bytes;
+  shape.reductions = program.reductions;
+  shape.passes = program.passes;
+
+  KernelTemplate kernel;
+  kernel.source = rowTemplateSource(shape);
+  kernel.row_program = KernelTemplate::RowProgram{.vector = params.vector};
+  IterDomain* rows = program.row_inputs.front()->axis(0);
+  IterDomain* columns = program.row_inputs.front()->axis(1);
+  Val* clusters = minimum(rows->extent(), fusion.constantIndex(params.clusters));
+  kernel.grid[0] = mul(clusters, fusion.constantIndex(params.cluster));
+  kernel.block[0] = fusion.constantIndex(params.consumer_threads + 32);
+  kernel.cluster = {params.cluster, 1, 1};
+  kernel.dynamic_shared_memory_bytes = fusion.constantIndex(rowTemplateSharedBytes(shape));
+  kernel.launch_checks.emplace_back(
+      eq(remainder(columns->extent(), sizes.unit), int64_t{0}),
+      "the rows' length is not a multiple of " + std::to_string(sizes.unit) +
+          " elements (16 bytes of every row input), which the kernel's bulk copies need; "
+          "schedule with another scheduler");
+  kernel.launch_checks.emplace_back(
+      le(ceil_div(columns->extent(), params.cluster), params.chunk),
+      "the rows are longer than " + std::to_string(params.cluster) + " chunks of " +
+          std::to_string(params.chunk) + " elements, what the kernel was scheduled for");
+  fusion.setKernelTemplate(std::move(kernel));
+}
+
+}  // namespace braze::tma_ws_normalization

@@ -1,0 +1,152 @@
+// The TMA warp-specialized normalization kernels on an sm_90 or newer GPU (skipped elsewhere),
+// against the reference evaluator on fresh random inputs with poisoned outputs, two seeds each:
+// every forward normalization and softmax backward in bf16, fp16 and fp32 through the executor
+// cache (the plugin chosen by rank), and forced plans for the edges the heuristics rarely make:
+// more rows than clusters (every CTA walks several rows, both parities of every barrier), chunks
+// that leave the last CTA short or some CTAs empty, one part per chunk and parts that do not
+// divide it.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "braze/driver/cuda_driver.h"
+#include "braze/driver/device_properties.h"
+#include "braze/eval/reference_evaluator.h"
+#include "braze/runtime/fusion_executor_cache.h"
+#include "support/gpu_run.h"
+#include "support/normalization_fusions.h"
+#include "support/shipped_registry.h"
+#include "support/tensor_compare.h"
+#include "tma_ws_normalization_scheduler.h"
+
+namespace braze {
+namespace {
+
+namespace tws = tma_ws_normalization;
+using test::Normalization;
+
+class TmaWsNormalizationGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string reason;
+    if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA device: " << reason;
+    const driver::GpuArch arch = driver::deviceProperties(0).arch;
+    if (arch.major < 9) GTEST_SKIP() << "needs sm_90 or newer; device 0 is " << arch.toString();
+  }
+};
+
+test::Tolerance toleranceOf(Normalization kind, DataType dtype) {
+  // Softmax backward's dy - sum(dy * y) cancels: a row sum of n products, in another order than
+  // the reference's, lands in dx unscaled.
+  if (kind == Normalization::SoftmaxBackward && dtype == DataType::Float32) return {1e-4, 1e-4};
+  return test::toleranceFor(dtype);
+}
+
+void expectOutputsMatch(Normalization kind, DataType dtype,
+                        const std::vector<HostTensor>& outputs,
+                        const std::vector<EvaluatorArgument>& host, const std::string& what) {
+  const std::vector<EvaluatorArgument> expected =
+      evaluateFusion(*test::makeNormalization(kind, dtype), host);
+  ASSERT_EQ(outputs.size(), expected.size()) << what;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const HostTensor& reference = std::get<HostTensor>(expected[j]);
+    EXPECT_TRUE(test::isClose(outputs[j], reference, toleranceOf(kind, reference.dtype())))
+        << what << ", output " << j;
+  }
+}
+
+// Scheduled with the heuristics' params changed by `adjust`, compiled and run directly.
+void expectForcedPlanMatches(Normalization kind, DataType dtype, int64_t rows, int64_t n,
+                             const std::function<void(tws::TmaWsNormalizationParams&)>& adjust) {
+  for (const uint64_t seed : {uint64_t{11}, uint64_t{12}}) {
+    const std::vector<HostTensor> tensors = test::normalizationArguments(kind, dtype, rows, n, seed);
+    const std::vector<EvaluatorArgument> host(tensors.begin(), tensors.end());
+    std::unique_ptr<Fusion> fusion = test::makeNormalization(kind, dtype);
+    SchedulerRuntimeInfo info =
+        contiguousRuntimeInfo(*fusion, test::normalizationInputSizes(kind, rows, n), {},
+                              driver::deviceProperties());
+    // The heuristics plan rows of any length; only the plugin's refusal keeps short ones away.
+    tws::TmaWsNormalizationParams params;
+    params.cluster = 1;
+    params.chunk = n;
+    params.vector = 4;
+    adjust(params);
+    tws::schedule(*fusion, params);
+    const std::unique_ptr<KernelExecutor> executor = test::compileForGpu(*fusion);
+    const test::GpuRun run = test::runWithPoisonedOutputs(*executor, test::deviceArguments(host));
+    expectOutputsMatch(kind, dtype, run.outputs, host,
+                       test::toString(kind) + " " + std::string(toString(dtype)) + " " +
+                           std::to_string(rows) + " x " + std::to_string(n) + " seed " +
+                           std::to_string(seed) + " " + tws::toString(params));
+  }
+}
+
+TEST_F(TmaWsNormalizationGpuTest, EveryRowProgramThroughTheExecutorCache) {
+  struct Case {
+    int64_t rows, n;
+  };
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  for (const Normalization kind :
+       {Normalization::Softmax, Normalization::LogSoftmax, Normalization::SoftmaxBackward,
+        Normalization::LayerNorm, Normalization::RmsNorm}) {
+    for (const DataType dtype : {DataType::BFloat16, DataType::Float16, DataType::Float32}) {
+      FusionExecutorCache cache(test::makeNormalization(kind, dtype), options);
+      for (const Case& c : std::vector<Case>{{1, 65536}, {301, 65536}, {7, 262144}, {133, 131080}}) {
+        if (kind == Normalization::SoftmaxBackward && dtype == DataType::Float32 && c.n == 262144)
+          continue;  // 2 MiB of rows: too long for eight CTAs, inner_outer's
+        for (const uint64_t seed : {uint64_t{21}, uint64_t{22}}) {
+          const std::vector<HostTensor> tensors =
+              test::normalizationArguments(kind, dtype, c.rows, c.n, seed);
+          std::vector<FusionArgument> arguments;
+          for (const HostTensor& t : tensors) arguments.push_back(DeviceTensor::fromHost(t));
+          const std::vector<FusionArgument> outputs = cache.run(arguments);
+          BRAZE_CU(ctxSynchronize);
+          std::vector<HostTensor> host_outputs;
+          for (const FusionArgument& out : outputs)
+            host_outputs.push_back(std::get<DeviceTensor>(out).toHost());
+          const std::string described = cache.lastRuntime()->describe();
+          const std::string what = test::toString(kind) + " " + std::string(toString(dtype)) +
+                                   " " + std::to_string(c.rows) + " x " + std::to_string(c.n) +
+                                   " seed " + std::to_string(seed) + "\n" + described;
+          EXPECT_NE(described.find("tma_ws_normalization"), std::string::npos) << what;
+          expectOutputsMatch(kind, dtype, host_outputs,
+                             std::vector<EvaluatorArgument>(tensors.begin(), tensors.end()), what);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(TmaWsNormalizationGpuTest, ForcedPlansAtTheEdges) {
+  // Ten rows over three clusters of eight: rows 0, 3, 6, 9 on the first, four rounds.
+  expectForcedPlanMatches(Normalization::LayerNorm, DataType::BFloat16, 10, 65536,
+                          [](tws::TmaWsNormalizationParams& p) {
+                            p.cluster = 8, p.chunk = 8192, p.clusters = 3, p.vector = 8;
+                          });
+  // A short last chunk: 65544 = 7 x 8200 + 8144; parts of 2056 that do not divide 8200.
+  expectForcedPlanMatches(Normalization::Softmax, DataType::Float32, 37, 65544,
+                          [](tws::TmaWsNormalizationParams& p) {
+                            p.cluster = 8, p.chunk = 8200, p.clusters = 5, p.pieces = 4;
+                          });
+  // Rows of 16 over eight CTAs of 8: six CTAs hold nothing and still take part.
+  expectForcedPlanMatches(Normalization::RmsNorm, DataType::BFloat16, 9, 16,
+                          [](tws::TmaWsNormalizationParams& p) {
+                            p.cluster = 8, p.chunk = 8, p.clusters = 2, p.vector = 8;
+                          });
+  // One part per chunk, one CTA per row, 64 consumer threads, more rows than CTAs.
+  expectForcedPlanMatches(Normalization::SoftmaxBackward, DataType::Float16, 50, 4096,
+                          [](tws::TmaWsNormalizationParams& p) {
+                            p.cluster = 1, p.chunk = 4096, p.clusters = 7, p.pieces = 1,
+                            p.consumer_threads = 64, p.vector = 8;
+                          });
+  // Two CTAs, three parts, log-softmax's two passes.
+  expectForcedPlanMatches(Normalization::LogSoftmax, DataType::Float32, 65, 20000,
+                          [](tws::TmaWsNormalizationParams& p) {
+                            p.cluster = 2, p.chunk = 10000, p.clusters = 16, p.pieces = 3;
+                          });
+}
+
+}  // namespace
+}  // namespace braze
