@@ -26,6 +26,9 @@ constexpr int kCluster = @CLUSTER@;
 constexpr int kConsumerThreads = @THREADS@;
 constexpr int kConsumerWarps = kConsumerThreads / 32;
 constexpr int kPieces = @PIECES@;
+constexpr int kStages = @STAGES@;
+// CTAs the plan puts on one SM: the register cap that lets them all be resident.
+constexpr int kMinBlocks = @MIN_BLOCKS@;
 constexpr int kChunk = @CHUNK@;
 constexpr int kPiece = @PIECE@;
 using Program = braze_row_program;
@@ -35,15 +38,16 @@ constexpr int kV = Program::kVector;
 constexpr unsigned kConsumerBarrier = 1;
 
 constexpr int align128(int bytes) { return (bytes + 127) / 128 * 128; }
-constexpr int rowsBytes() {
+// Row input `input`'s chunk within a stage, and a stage's bytes.
+constexpr int inputOffset(int input) {
   int total = 0;
-  for (int i = 0; i < Program::kRowInputs; ++i)
-    total += align128(kChunk * Program::rowInputBytes(i));
+  for (int i = 0; i < input; ++i) total += align128(kChunk * Program::rowInputBytes(i));
   return total;
 }
-constexpr int kFullOffset = rowsBytes();
-constexpr int kEmptyOffset = kFullOffset + 8 * kPieces;
-constexpr int kPartialsFullOffset = kEmptyOffset + 8 * kPieces;
+constexpr int kStageBytes = inputOffset(Program::kRowInputs);
+constexpr int kFullOffset = kStages * kStageBytes;
+constexpr int kEmptyOffset = kFullOffset + 8 * kStages * kPieces;
+constexpr int kPartialsFullOffset = kEmptyOffset + 8 * kStages * kPieces;
 constexpr int kWarpPartialsOffset = kPartialsFullOffset + 8 * 2 * kPasses;
 constexpr int kSlotsOffset = kWarpPartialsOffset + 4 * kConsumerWarps * kK;
 constexpr int kStatsOffset = kSlotsOffset + 4 * 2 * kPasses * kCluster * kK;
@@ -72,19 +76,10 @@ __device__ __forceinline__ void arriveAtPeer(unsigned long long* barrier, unsign
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, 1)
+extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
     BRAZE_KERNEL_NAME(BRAZE_ROW_PARAMETERS) {
   braze_row_program program{BRAZE_ROW_ARGUMENTS};
   extern __shared__ __align__(128) unsigned char shared[];
-  const char* rows[Program::kRowInputs];
-  {
-    int offset = 0;
-#pragma unroll
-    for (int i = 0; i < Program::kRowInputs; ++i) {
-      rows[i] = reinterpret_cast<const char*>(shared + offset);
-      offset += align128(kChunk * Program::rowInputBytes(i));
-    }
-  }
   auto* full = reinterpret_cast<unsigned long long*>(shared + kFullOffset);
   auto* empty = reinterpret_cast<unsigned long long*>(shared + kEmptyOffset);
   auto* partials_full = reinterpret_cast<unsigned long long*>(shared + kPartialsFullOffset);
@@ -104,9 +99,9 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, 1)
   const int length = (int)((n < begin + kChunk ? n : begin + kChunk) - begin);
 
   if (threadIdx.x == 0) {
-    for (int q = 0; q < kPieces; ++q) {
-      braze::mbarrier::init(&full[q], 1);
-      braze::mbarrier::init(&empty[q], kConsumerWarps);
+    for (int b = 0; b < kStages * kPieces; ++b) {
+      braze::mbarrier::init(&full[b], 1);
+      braze::mbarrier::init(&empty[b], kConsumerWarps);
     }
     for (int b = 0; b < 2 * kPasses; ++b) braze::mbarrier::init(&partials_full[b], kCluster);
     braze::mbarrier::fenceInit();
@@ -118,28 +113,32 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, 1)
   }
 
   if (warp == kConsumerWarps) {
-    // The producer: part q of the next row as soon as the consumers released part q.
+    // The producer: part q of a stage as soon as the consumers released it, kStages rows ahead.
     if (lane == 0) {
       int round = 0;
       for (long long row = first_row; row < m; row += row_step, ++round) {
+        const int stage = round % kStages;
+        const int use = round / kStages;
+        unsigned char* stage_rows = shared + stage * kStageBytes;
         for (int q = 0; q < kPieces; ++q) {
-          if (round > 0) braze::mbarrier::wait(&empty[q], (round - 1) & 1);
+          const int b = stage * kPieces + q;
+          if (use > 0) braze::mbarrier::wait(&empty[b], (use - 1) & 1);
           const int lo = q * kPiece < length ? q * kPiece : length;
           const int hi = lo + kPiece < length ? lo + kPiece : length;
           if (lo == hi) {
-            braze::mbarrier::arrive(&full[q]);
+            braze::mbarrier::arrive(&full[b]);
             continue;
           }
           unsigned bytes = 0;
 #pragma unroll
           for (int i = 0; i < Program::kRowInputs; ++i) bytes += (hi - lo) * Program::rowInputBytes(i);
-          braze::mbarrier::arriveExpectTx(&full[q], bytes);
+          braze::mbarrier::arriveExpectTx(&full[b], bytes);
 #pragma unroll
           for (int i = 0; i < Program::kRowInputs; ++i) {
             const int size = Program::rowInputBytes(i);
-            braze::tma::loadBytes(const_cast<char*>(rows[i]) + lo * size,
+            braze::tma::loadBytes(stage_rows + inputOffset(i) + lo * size,
                                   program.rowInputAddress(i, row, begin + lo), (hi - lo) * size,
-                                  &full[q]);
+                                  &full[b]);
           }
         }
       }
@@ -148,6 +147,13 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, 1)
     int round = 0;
     for (long long row = first_row; row < m; row += row_step, ++round) {
       const unsigned parity = round & 1;
+      const int stage = round % kStages;
+      const unsigned full_parity = (round / kStages) & 1;
+      const char* rows[Program::kRowInputs];
+#pragma unroll
+      for (int i = 0; i < Program::kRowInputs; ++i)
+        rows[i] = reinterpret_cast<const char*>(shared + stage * kStageBytes + inputOffset(i));
+      program.prepareRow(-1, row);
 #pragma unroll
       for (int pass = 0; pass < Program::kPasses; ++pass) {
         float acc[kK];
@@ -155,7 +161,7 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, 1)
         for (int k = 0; k < kK; ++k) acc[k] = Program::identity(k);
 #pragma unroll 1
         for (int q = 0; q < kPieces; ++q) {
-          if (pass == 0) braze::mbarrier::wait(&full[q], parity);
+          if (pass == 0) braze::mbarrier::wait(&full[stage * kPieces + q], full_parity);
           const int lo = q * kPiece < length ? q * kPiece : length;
           const int hi = lo + kPiece < length ? lo + kPiece : length;
 #pragma unroll 4
@@ -202,18 +208,19 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, 1)
         for (int k = 0; k < kK; ++k) {
           if (Program::passOf(k) == pass) program.stat[k] = row_stats[k];
         }
+        program.prepareRow(pass, row);
       }
       // Every output from the chunk; each part goes back to the producer once written.
 #pragma unroll 1
       for (int q = 0; q < kPieces; ++q) {
-        if (Program::kPasses == 0) braze::mbarrier::wait(&full[q], parity);
+        if (Program::kPasses == 0) braze::mbarrier::wait(&full[stage * kPieces + q], full_parity);
         const int lo = q * kPiece < length ? q * kPiece : length;
         const int hi = lo + kPiece < length ? lo + kPiece : length;
 #pragma unroll 4
         for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
           program.store(row, begin + e, rows, e);
         __syncwarp();
-        if (lane == 0) braze::mbarrier::arrive(&empty[q]);
+        if (lane == 0) braze::mbarrier::arrive(&empty[stage * kPieces + q]);
       }
       if (rank == 0 && threadIdx.x == 0) program.storeRow(row);
     }
@@ -235,7 +242,8 @@ int64_t rowTemplateSharedBytes(const RowTemplateShape& shape) {
   const int64_t passes = std::max<int64_t>(shape.passes, 1);
   int64_t bytes = 0;
   for (const int64_t size : shape.row_input_bytes) bytes += align128(shape.chunk * size);
-  bytes += 8 * 2 * shape.pieces + 8 * 2 * passes;
+  bytes *= shape.stages;
+  bytes += 8 * 2 * shape.stages * shape.pieces + 8 * 2 * passes;
   bytes += 4 * (shape.consumer_threads / 32) * reductions;
   bytes += 4 * 2 * passes * shape.cluster * reductions;
   bytes += 4 * reductions;
@@ -254,6 +262,8 @@ std::string rowTemplateSource(const RowTemplateShape& shape) {
   replaceAll(source, "@CLUSTER@", std::to_string(shape.cluster));
   replaceAll(source, "@THREADS@", std::to_string(shape.consumer_threads));
   replaceAll(source, "@PIECES@", std::to_string(shape.pieces));
+  replaceAll(source, "@STAGES@", std::to_string(shape.stages));
+  replaceAll(source, "@MIN_BLOCKS@", std::to_string(shape.min_blocks_per_sm));
   replaceAll(source, "@CHUNK@", std::to_string(shape.chunk));
   replaceAll(source, "@PIECE@", std::to_string(pieceElements(shape)));
   return source;

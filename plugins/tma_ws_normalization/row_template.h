@@ -8,9 +8,10 @@
 //
 // Per CTA, warp-specialized:
 //   - a producer warp (one elected thread) issues 1-d bulk copies of the CTA's chunk of each
-//     row input, in `pieces` parts, each completing on its own mbarrier ("full"); it refills a
-//     part for the cluster's next row as soon as every consumer warp has released it ("empty"),
-//     so the next row streams in while this one is written out;
+//     row input, in `pieces` parts, each completing on its own mbarrier ("full"), into a ring
+//     of `stages` row buffers; it refills a part as soon as every consumer warp has released it
+//     ("empty"), so with two stages the next row streams in while this one is reduced and
+//     written, and with one while it is written;
 //   - consumer warps sweep the chunk once per pass of the program (pass 0 starts on a part as
 //     soon as it lands), combine their partials through shared memory, and one warp pushes the
 //     CTA's partial into every peer's slot with a remote store and a remote mbarrier arrival;
@@ -26,11 +27,13 @@
 namespace braze::tma_ws_normalization {
 
 struct RowTemplateShape {
-  int64_t cluster = 1;            ///< CTAs that share a row (1, 2, 4 or 8)
+  int64_t cluster = 1;             ///< CTAs that share a row (1, 2, 4 or 8)
   int64_t consumer_threads = 256;  ///< threads that compute (the producer warp is extra)
-  int64_t pieces = 4;             ///< parts of a chunk, each on its own mbarrier
-  int64_t chunk = 0;              ///< elements of a row per CTA (a multiple of `unit`)
-  int64_t unit = 8;               ///< elements every part starts at a multiple of (16 bytes of each input)
+  int64_t pieces = 4;              ///< parts of a chunk, each on its own mbarrier
+  int64_t stages = 1;              ///< rows in shared memory at once (the next streams in)
+  int64_t min_blocks_per_sm = 1;   ///< CTAs per SM the registers must allow (launch bounds)
+  int64_t chunk = 0;               ///< elements of a row per CTA (a multiple of `unit`)
+  int64_t unit = 8;  ///< elements every part starts at a multiple of (16 bytes of each input)
   /// From the row program: element bytes of each row input, reductions, passes.
   std::vector<int64_t> row_input_bytes;
   int64_t reductions = 1;

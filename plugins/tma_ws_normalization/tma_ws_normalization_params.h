@@ -31,11 +31,22 @@ struct TmaWsNormalizationParams {
   /// Parts a chunk is copied in, each on its own barrier: the first pass starts on a part as
   /// soon as it lands, and the next row's part follows as soon as this row's is written.
   int64_t pieces = 4;
+  /// Rows each CTA holds in shared memory at once: 2 lets the next row stream in while this one
+  /// is reduced, but needs clusters twice as large for the same chunk; the heuristics take 1
+  /// (measured faster, see planRows).
+  int64_t stages = 1;
+  /// CTAs per SM the plan counts on: the kernel's launch bounds cap its registers so that
+  /// they are all resident (shared memory allows them by construction).
+  int64_t min_blocks_per_sm = 1;
   /// Consecutive elements per call of the row program (16 bytes of the widest row input).
   int64_t vector = 4;
-  /// Clusters launched, each walking rows this many apart (persistent: as many as are resident
-  /// at once, fewer for fewer rows).
+  /// Clusters launched, each walking rows this many apart (persistent: as many as are surely
+  /// resident at once, fewer for fewer rows); 0: one cluster per row.
   int64_t clusters = 1;
+  /// 1: every input indexed along the columns only (weights, biases) is contiguous and aligned
+  /// to a vector of its elements, so the kernel reads it a vector at a time; 0: through its
+  /// strides, an element at a time.
+  int64_t contiguous_columns = 0;
 
   bool operator==(const TmaWsNormalizationParams&) const = default;
 
@@ -46,8 +57,11 @@ struct TmaWsNormalizationParams {
     f("chunk", p.chunk);
     f("consumer_threads", p.consumer_threads);
     f("pieces", p.pieces);
+    f("stages", p.stages);
+    f("min_blocks_per_sm", p.min_blocks_per_sm);
     f("vector", p.vector);
     f("clusters", p.clusters);
+    f("contiguous_columns", p.contiguous_columns);
   }
 };
 
@@ -55,7 +69,8 @@ BRAZE_TMA_WS_NORMALIZATION_API std::vector<uint8_t> encodeParams(
     const TmaWsNormalizationParams& params);
 /// Decodes what encodeParams wrote; throws a braze::Error saying what was expected and what
 /// was found.
-BRAZE_TMA_WS_NORMALIZATION_API TmaWsNormalizationParams decodeParams(std::span<const uint8_t> bytes);
+BRAZE_TMA_WS_NORMALIZATION_API TmaWsNormalizationParams
+decodeParams(std::span<const uint8_t> bytes);
 BRAZE_TMA_WS_NORMALIZATION_API std::string toString(const TmaWsNormalizationParams& params);
 BRAZE_TMA_WS_NORMALIZATION_API std::ostream& operator<<(std::ostream& os,
                                                         const TmaWsNormalizationParams& params);

@@ -1,5 +1,5 @@
-// The TMA warp-specialized normalization scheduler as a plugin: the SDK's C++ base class turns it into the C table the
-// host loads, and BRAZE_DEFINE_PLUGIN exports the entry point.
+// The TMA warp-specialized normalization scheduler as a plugin: the SDK's C++ base class turns it
+// into the C table the host loads, and BRAZE_DEFINE_PLUGIN exports the entry point.
 
 #include "braze/sdk/param_codec.h"
 #include "braze/sdk/scheduler_plugin.h"
@@ -32,7 +32,9 @@ class TmaWsNormalizationPlugin : public sdk::SchedulerPlugin {
                                          const SchedulerRuntimeInfo& info) override {
     return encodeParams(tma_ws_normalization::computeHeuristics(fusion, info));
   }
-  std::vector<sdk::ParamField> paramFields() override { return sdk::paramFieldsOf<TmaWsNormalizationParams>(); }
+  std::vector<sdk::ParamField> paramFields() override {
+    return sdk::paramFieldsOf<TmaWsNormalizationParams>();
+  }
   std::string describeParams(sdk::ParamBytes params) override {
     return toString(decodeParams(params));
   }

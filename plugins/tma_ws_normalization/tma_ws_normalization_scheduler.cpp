@@ -6,6 +6,7 @@
 #include "braze/codegen/row_program.h"
 #include "braze/error.h"
 #include "braze/ops/elementwise.h"
+#include "braze/sched/broadcast_reciprocals.h"
 #include "braze/sched/runtime_arguments.h"
 #include "row_template.h"
 
@@ -56,21 +57,29 @@ RowSizes rowSizesOf(const RowProgramShape& program) {
   return sizes;
 }
 
-// The plan for rows of n elements on `device`, or why there is none. Prefers the smallest
-// cluster that leaves two CTAs per SM (one row streams in while the other computes), then the
-// smallest that fits at all with one CTA of more threads per SM.
-std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramShape& program,
-                                                             int64_t m, int64_t n,
-                                                             const driver::DeviceProperties& device) {
+// The plan for rows of n elements on `device`, or why there is none: one stage, two or more
+// CTAs per SM where they fit (one CTA of more threads otherwise), the smallest cluster that
+// allows it. Measured on an H200 (benchmarks/RESULTS.md), one stage with three CTAs per SM ran
+// softmax backward at 0.76-0.93 of copy against 0.73-0.81 with two stages, which need clusters
+// twice as large for the same shared memory; a grid of one cluster per row against a
+// persistent one: 0.61-0.83.
+std::variant<TmaWsNormalizationParams, std::string> planRows(
+    const RowProgramShape& program, int64_t m, int64_t n, const driver::DeviceProperties& device) {
   const RowSizes sizes = rowSizesOf(program);
-  const int64_t shared_per_sm = device.shared_memory_per_sm > 0 ? device.shared_memory_per_sm
-                                                                : device.max_shared_memory_per_block_optin;
-  for (const int64_t min_ctas : {int64_t{2}, int64_t{1}}) {
+  const int64_t shared_per_sm = device.shared_memory_per_sm > 0
+                                    ? device.shared_memory_per_sm
+                                    : device.max_shared_memory_per_block_optin;
+  struct Preference {
+    int64_t stages, min_ctas;
+  };
+  for (const Preference preference : {Preference{1, 2}, Preference{1, 1}}) {
+    const int64_t min_ctas = preference.min_ctas;
     for (const int64_t cluster : {1, 2, 4, 8}) {
       RowTemplateShape shape;
       shape.cluster = cluster;
       shape.consumer_threads = min_ctas == 2 ? 256 : 512;
       shape.pieces = 4;
+      shape.stages = preference.stages;
       shape.unit = sizes.unit;
       shape.chunk = (n + cluster - 1) / cluster;
       shape.chunk = (shape.chunk + sizes.unit - 1) / sizes.unit * sizes.unit;
@@ -88,18 +97,46 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
       params.chunk = shape.chunk;
       params.consumer_threads = shape.consumer_threads;
       params.pieces = shape.pieces;
+      params.stages = shape.stages;
+      params.min_blocks_per_sm = ctas_per_sm;
       params.vector = sizes.vector;
+      // Clusters surely resident at once: a GPC holds a cluster's CTAs, and GPCs have 16 to 18
+      // SMs. A persistent grid larger than what is resident runs a second wave of clusters
+      // after the first, which doubles the time; one smaller by a few clusters loses a few
+      // percent.
       const int64_t resident =
           cluster == 1 ? device.sm_count * ctas_per_sm
-                       : (device.sm_count + kGpcSms - 1) / kGpcSms *
-                             (kSmsPerGpc * ctas_per_sm / cluster);
+                       : device.sm_count / kGpcSms * (kSmsPerGpc * ctas_per_sm / cluster);
       params.clusters = std::max<int64_t>(1, std::min(m, resident));
       return params;
     }
   }
-  return "a row of " + std::to_string(n) + " elements (" + std::to_string(n * sizes.bytes_per_element) +
+  return "a row of " + std::to_string(n) + " elements (" +
+         std::to_string(n * sizes.bytes_per_element) +
          " bytes of row inputs) does not fit the shared memory of 8 CTAs (" +
          std::to_string(device.max_shared_memory_per_block_optin) + " bytes each)";
+}
+
+std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program) {
+  // Measured on an H200 (benchmarks/RESULTS.md, rows of 65536 and 262144): one pass over rows
+  // without per-column inputs ran at 0.76-0.93 of copy (softmax backward; inner_outer:
+  // 0.60-0.78). Each further pass waits for the cluster's partials with nothing else to do
+  // (softmax and layer norm forward: 0.45-0.61, inner_outer 0.46-0.66), and weights read
+  // again for every row cost as much (RMS norm: 0.60-0.65 against 0.62-0.83).
+  if (program.passes > 1)
+    return "the fusion reduces its rows in " + std::to_string(program.passes) +
+           " passes; with one exchange between CTAs per pass this kernel measured slower than "
+           "braze::inner_outer's (0.45-0.61 of copy against 0.46-0.66)";
+  if (!program.column_inputs.empty())
+    return "input " + program.column_inputs.front()->name() +
+           " is indexed along the columns only (a weight); this kernel reads it again for every "
+           "row and measured slower than braze::inner_outer (0.60-0.65 of copy against "
+           "0.62-0.83)";
+  if (program.element_outputs.empty())
+    return std::string(
+        "the fusion stores only per-row results; the reduction scheduler streams "
+        "such rows at copy speed");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -141,15 +178,18 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   if (m == 0 || n == 0) return std::string("an empty row input");
   if (n * sizes.bytes_per_element < kMinRowBytes)
     return "rows of " + std::to_string(n * sizes.bytes_per_element) + " bytes of row inputs; " +
-           "below " + std::to_string(kMinRowBytes) + " braze::inner_outer holds rows in registers " +
-           "at 90-99% of copy";
+           "below " + std::to_string(kMinRowBytes) +
+           " braze::inner_outer holds rows in registers " + "at 90-99% of copy";
+  if (auto slower = slowerThanInnerOuter(program)) return slower;
   if (n % sizes.unit != 0)
     return "rows of " + std::to_string(n) + " elements are not a multiple of " +
-           std::to_string(sizes.unit) + " (16 bytes of every row input), which the copy engine moves";
+           std::to_string(sizes.unit) +
+           " (16 bytes of every row input), which the copy engine moves";
   for (const TensorView* tv : program.row_inputs) {
     const size_t at = static_cast<size_t>(fusion.inputIndex(tv));
     const TensorArgumentInfo* values = argumentOf(fusion, info, tv);
-    if (values == nullptr || values->sizes.size() != 2) return "input " + std::to_string(at) + " is not a matrix";
+    if (values == nullptr || values->sizes.size() != 2)
+      return "input " + std::to_string(at) + " is not a matrix";
     if (values->strides[1] != 1)
       return "input " + std::to_string(at) + " (" + tv->name() + ") has stride " +
              std::to_string(values->strides[1]) +
@@ -175,10 +215,24 @@ TmaWsNormalizationParams computeHeuristics(const Fusion& fusion, const Scheduler
   auto plan = planRows(program, reference->sizes[0], reference->sizes[1], info.device);
   BRAZE_USER_CHECK(std::holds_alternative<TmaWsNormalizationParams>(plan))
       << "tma_ws_normalization: " << std::get<std::string>(plan);
-  return std::get<TmaWsNormalizationParams>(plan);
+  TmaWsNormalizationParams params = std::get<TmaWsNormalizationParams>(plan);
+  // Weights and biases read a vector at a time where they are contiguous and aligned to it.
+  params.contiguous_columns = 1;
+  for (const TensorView* tv : program.column_inputs) {
+    const TensorArgumentInfo* values = argumentOf(fusion, info, tv);
+    const int64_t group = std::min<int64_t>(kCopyBytes, params.vector * sizeInBytes(tv->dtype()));
+    const int64_t column_dim = tv->axis(0)->isBroadcast() ? 1 : 0;
+    if (values == nullptr || (values->sizes[column_dim] > 1 && values->strides[column_dim] != 1) ||
+        vectorAlignment(info, static_cast<size_t>(fusion.inputIndex(tv))) < group)
+      params.contiguous_columns = 0;
+  }
+  return params;
 }
 
 void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
+  // Softmax's division by its row sum becomes one reciprocal per row (a row value) and a
+  // product per element: an IEEE division is about ten instructions.
+  multiplyByBroadcastReciprocals(fusion);
   const RowProgramShape program = rowProgramOf(fusion);
   const RowSizes sizes = rowSizesOf(program);
   BRAZE_USER_CHECK(params.cluster == 1 || params.cluster == 2 || params.cluster == 4 ||
@@ -187,14 +241,20 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   BRAZE_USER_CHECK(params.vector >= 1 && sizes.unit % params.vector == 0)
       << "tma_ws_normalization: vector = " << params.vector << " must divide " << sizes.unit
       << ", the elements of 16 bytes of the narrowest row input";
+  BRAZE_USER_CHECK(params.stages == 1 || params.stages == 2)
+      << "tma_ws_normalization: " << params.stages << " stages; 1 or 2";
   BRAZE_USER_CHECK(params.pieces >= 1 && params.pieces <= 16)
       << "tma_ws_normalization: " << params.pieces << " pieces; 1 to 16";
-  BRAZE_USER_CHECK(params.clusters >= 1)
-      << "tma_ws_normalization: clusters = " << params.clusters << "; at least 1";
+  BRAZE_USER_CHECK(params.clusters >= 0)
+      << "tma_ws_normalization: clusters = " << params.clusters << "; 0 (one per row) or more";
+  BRAZE_USER_CHECK(params.min_blocks_per_sm >= 1 && params.min_blocks_per_sm <= 8)
+      << "tma_ws_normalization: min_blocks_per_sm = " << params.min_blocks_per_sm << "; 1 to 8";
   RowTemplateShape shape;
   shape.cluster = params.cluster;
   shape.consumer_threads = params.consumer_threads;
   shape.pieces = params.pieces;
+  shape.stages = params.stages;
+  shape.min_blocks_per_sm = params.min_blocks_per_sm;
   shape.chunk = params.chunk;
   shape.unit = sizes.unit;
   shape.row_input_bytes = sizes.input_bytes;
@@ -203,10 +263,13 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
 
   KernelTemplate kernel;
   kernel.source = rowTemplateSource(shape);
-  kernel.row_program = KernelTemplate::RowProgram{.vector = params.vector};
+  kernel.row_program = KernelTemplate::RowProgram{
+      .vector = params.vector, .contiguous_columns = params.contiguous_columns != 0};
   IterDomain* rows = program.row_inputs.front()->axis(0);
   IterDomain* columns = program.row_inputs.front()->axis(1);
-  Val* clusters = minimum(rows->extent(), fusion.constantIndex(params.clusters));
+  Val* clusters = params.clusters == 0
+                      ? rows->extent()
+                      : minimum(rows->extent(), fusion.constantIndex(params.clusters));
   kernel.grid[0] = mul(clusters, fusion.constantIndex(params.cluster));
   kernel.block[0] = fusion.constantIndex(params.consumer_threads + 32);
   kernel.cluster = {params.cluster, 1, 1};
@@ -216,10 +279,10 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
       "the rows' length is not a multiple of " + std::to_string(sizes.unit) +
           " elements (16 bytes of every row input), which the kernel's bulk copies need; "
           "schedule with another scheduler");
-  kernel.launch_checks.emplace_back(
-      le(ceil_div(columns->extent(), params.cluster), params.chunk),
-      "the rows are longer than " + std::to_string(params.cluster) + " chunks of " +
-          std::to_string(params.chunk) + " elements, what the kernel was scheduled for");
+  kernel.launch_checks.emplace_back(le(ceil_div(columns->extent(), params.cluster), params.chunk),
+                                    "the rows are longer than " + std::to_string(params.cluster) +
+                                        " chunks of " + std::to_string(params.chunk) +
+                                        " elements, what the kernel was scheduled for");
   fusion.setKernelTemplate(std::move(kernel));
 }
 

@@ -2,15 +2,19 @@
 
 // The TMA warp-specialized normalization scheduler.
 //
-// Accepts any fusion code generation can write as a row program (braze/codegen/row_program.h):
+// Schedules any fusion code generation can write as a row program (braze/codegen/row_program.h):
 // softmax, layer norm, RMS norm forward, softmax backward, row sums, and any other chain of row
 // reductions and pointwise ops over [M, N] inputs with [N] parameters and [M] statistics, on an
 // sm_90 or newer device. Schedules it as its own kernel template (row_template.h): each row
 // split over the CTAs of a cluster, copied once into shared memory by bulk copies, reduced
 // there once per pass, the outputs computed from shared memory.
 //
-// Refused (with the reason): fusions that are not row programs; rows whose row inputs take less
-// than kMinRowBytes together (braze::inner_outer keeps those in registers at 90-99% of copy);
+// Ranked before braze::inner_outer, it takes only what it measured faster on (benchmarks/
+// RESULTS.md): one pass over long rows without per-column inputs, such as softmax backward.
+// Refused (with the reason): fusions that are not row programs; programs of several passes, with
+// weights, or storing only per-row results (measured slower, or the reduction scheduler's);
+// rows whose row inputs take less than kMinRowBytes together (braze::inner_outer keeps those in
+// registers at 90-99% of copy);
 // rows too long for eight CTAs' shared memory; rows whose length is not a multiple of 16 bytes
 // of every row input, inputs not contiguous along the row or not 16-byte aligned (the copy
 // engine's rules); devices before sm_90.
@@ -39,6 +43,7 @@ BRAZE_TMA_WS_NORMALIZATION_API TmaWsNormalizationParams
 computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info);
 /// Attaches the kernel template for `params` to the fusion; params the template cannot build
 /// are an Error.
-BRAZE_TMA_WS_NORMALIZATION_API void schedule(Fusion& fusion, const TmaWsNormalizationParams& params);
+BRAZE_TMA_WS_NORMALIZATION_API void schedule(Fusion& fusion,
+                                             const TmaWsNormalizationParams& params);
 
 }  // namespace braze::tma_ws_normalization

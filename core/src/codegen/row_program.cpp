@@ -36,6 +36,14 @@ struct RowPlan {
   std::vector<const TensorView*> row_outputs;
   /// Extents of input tensors' dims, as the kernel reads them: "e_T0.size[1]".
   std::unordered_map<const Val*, std::string> extents;
+  /// Per tensor: the last pass whose results its value reads (-1: none).
+  std::unordered_map<const Val*, int64_t> level;
+  /// Tensors with one value per row (every dim a broadcast or the rows' dim), reductions'
+  /// results excepted: computed once per row (prepareRow), not per element.
+  std::unordered_set<const Val*> row_values;
+  /// Inputs indexed along the columns only (weights, biases): read a vector at a time when the
+  /// template vouches they are contiguous.
+  std::vector<const TensorView*> column_inputs;
 };
 
 bool isRowReductionOp(OpKind op) {
@@ -95,18 +103,24 @@ std::optional<std::string> classifyInputs(const Fusion& fusion, RowPlan& plan) {
     }
     const std::vector<int64_t> dims = mappedDims(plan, *tv);
     if (std::find(dims.begin(), dims.end(), -1) != dims.end())
-      return "input " + tv->name() + " has a dim that indexes neither the rows nor the columns of " +
+      return "input " + tv->name() +
+             " has a dim that indexes neither the rows nor the columns of " +
              plan.reference->name();
-    if (dims == std::vector<int64_t>{0, 1})
+    if (dims == std::vector<int64_t>{0, 1}) {
       plan.row_inputs.push_back(tv);
-    else
-      plan.other_inputs.push_back(tv);
+      continue;
+    }
+    plan.other_inputs.push_back(tv);
+    if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d == 0; }))
+      plan.row_values.insert(tv);
+    else if (dims == std::vector<int64_t>{1})
+      plan.column_inputs.push_back(tv);
   }
   return std::nullopt;
 }
 
 std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
-  std::unordered_map<const Val*, int64_t> level;  // the last pass a tensor's value needs
+  std::unordered_map<const Val*, int64_t>& level = plan.level;
   const auto levelOf = [&](const Val* v) {
     const auto at = level.find(v);
     return at == level.end() ? int64_t{-1} : at->second;
@@ -136,8 +150,9 @@ std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
       const std::vector<int64_t>& to_ref = plan.dims.at(in);
       if (axes.size() != 1 || to_ref[static_cast<size_t>(axes[0])] != 1 ||
           in->axis(axes[0])->isBroadcast())
-        return what + " does not reduce the rows' innermost dim alone; a row program reduces "
-                      "each row (use the reduction or inner-outer scheduler)";
+        return what +
+               " does not reduce the rows' innermost dim alone; a row program reduces "
+               "each row (use the reduction or inner-outer scheduler)";
       if (compute != DataType::Float32) return what + " does not accumulate in float32";
       plan.reductions.push_back(expr);
       plan.pass_of.push_back(needs + 1);
@@ -145,6 +160,9 @@ std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
       level[out] = needs + 1;
     } else if (isPointwiseOp(expr->op())) {
       level[out] = needs;
+      const std::vector<int64_t> dims = mappedDims(plan, *out);
+      if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d == 0; }))
+        plan.row_values.insert(out);
     } else {
       return what + " is neither pointwise nor a row reduction; a row program has no " +
              "reshapes, permutes, slices, Welford or reductions over other dims";
@@ -211,49 +229,90 @@ std::variant<RowPlan, std::string> planRowProgram(const Fusion& fusion) {
   return plan;
 }
 
-// Writes locals for the values `targets` need at one element (or, with no element, one row):
-// inputs loaded, reductions read from `stat`, every other expr computed. Returns the text.
+// Writes locals for the values `targets` need, in one of two modes:
+//   - per element (`row_level` -1): row values are the members prepareRow set (rv_*);
+//   - per row (`row_level` L >= 0 or -1 with `for_row`): row values of an earlier level are
+//     members, those of level L are computed here.
+// Inputs are loaded, reductions read from `stat`, every other expr computed.
 class ValueWriter {
  public:
-  ValueWriter(const Fusion& fusion, const RowPlan& plan) : fusion_(fusion), plan_(plan) {}
+  ValueWriter(const Fusion& fusion, const RowPlan& plan, bool contiguous_columns)
+      : fusion_(fusion), plan_(plan), contiguous_columns_(contiguous_columns) {}
 
-  std::string write(const std::vector<const Val*>& targets, const std::string& indent) {
+  /// Values at elements j + v of `row`.
+  std::string writeElement(const std::vector<const Val*>& targets, const std::string& indent) {
+    return write(targets, indent, [&](const Val* v) { return plan_.row_values.count(v) != 0; });
+  }
+  /// Row values of level `level` (the last pass they read; -1: none).
+  std::string writeRow(const std::vector<const Val*>& targets, int64_t level,
+                       const std::string& indent) {
+    return write(targets, indent, [&](const Val* v) {
+      const auto at = plan_.level.find(v);
+      return plan_.row_values.count(v) != 0 && (at == plan_.level.end() ? -1 : at->second) < level;
+    });
+  }
+
+  /// Column inputs the values of `targets` read at elements (see columnVectorLoads).
+  std::vector<const TensorView*> columnInputsRead(const std::vector<const Val*>& targets) const {
+    const std::unordered_set<const Val*> seen =
+        upstream(targets, [&](const Val* v) { return plan_.row_values.count(v) != 0; });
+    std::vector<const TensorView*> result;
+    for (const TensorView* tv : plan_.column_inputs) {
+      if (seen.count(tv) && vectorColumn(*tv)) result.push_back(tv);
+    }
+    return result;
+  }
+
+  /// A column input read `vector` elements at a time: contiguous (the template vouches) and no
+  /// wider than 16 bytes a group, so the group's alignment follows from j's.
+  bool vectorColumn(const TensorView& tv) const {
+    return contiguous_columns_ && vector_ * sizeInBytes(tv.dtype()) <= 16;
+  }
+  void setVector(int64_t vector) { vector_ = vector; }
+
+ private:
+  template <typename IsLeaf>
+  std::unordered_set<const Val*> upstream(const std::vector<const Val*>& targets,
+                                          IsLeaf is_leaf) const {
     std::unordered_set<const Val*> needed;
     std::vector<const Val*> work(targets.begin(), targets.end());
     while (!work.empty()) {
       const Val* v = work.back();
       work.pop_back();
       if (!v->isA<TensorView>() || !needed.insert(v).second) continue;
-      if (fusion_.isInput(v) || reductionIndex(v) >= 0) continue;
+      if (is_leaf(v) || fusion_.isInput(v) || reductionIndex(v) >= 0) continue;
       for (const Val* input : v->definition()->inputs()) work.push_back(input);
     }
+    return needed;
+  }
+
+  template <typename IsLeaf>
+  std::string write(const std::vector<const Val*>& targets, const std::string& indent,
+                    IsLeaf is_leaf) {
+    const std::unordered_set<const Val*> needed = upstream(targets, is_leaf);
     std::ostringstream os;
     for (const Val* input : fusion_.inputs()) {
       if (!needed.count(input)) continue;
       const auto* tv = input->as<TensorView>();
-      os << indent << local(*tv) << loadText(*tv) << ";\n";
+      os << indent << local(*tv) << (is_leaf(tv) ? "rv_" + tv->name() : loadText(*tv)) << ";\n";
     }
     for (const Expr* expr : plan_.exprs) {
       const Val* out = expr->output(0);
       if (!needed.count(out)) continue;
       const int64_t k = reductionIndex(out);
-      os << indent << local(*out->as<TensorView>())
-         << (k >= 0 ? "stat[" + std::to_string(k) + "]" : exprValue(*expr)) << ";\n";
+      std::string value = is_leaf(out) ? "rv_" + out->name()
+                          : k >= 0     ? "stat[" + std::to_string(k) + "]"
+                                       : exprValue(*expr);
+      os << indent << local(*out->as<TensorView>()) << value << ";\n";
     }
     return os.str();
   }
 
+ public:
   /// Row inputs the values of `targets` read: their vectors are loaded once per call.
   std::vector<size_t> rowInputsRead(const std::vector<const Val*>& targets) const {
-    std::unordered_set<const Val*> seen;
-    std::vector<const Val*> work(targets.begin(), targets.end());
-    while (!work.empty()) {
-      const Val* v = work.back();
-      work.pop_back();
-      if (!v->isA<TensorView>() || !seen.insert(v).second) continue;
-      if (fusion_.isInput(v) || reductionIndex(v) >= 0) continue;
-      for (const Val* input : v->definition()->inputs()) work.push_back(input);
-    }
+    const std::unordered_set<const Val*> seen =
+        upstream(targets, [&](const Val* v) { return plan_.row_values.count(v) != 0; });
     std::vector<size_t> result;
     for (size_t i = 0; i < plan_.row_inputs.size(); ++i) {
       if (seen.count(plan_.row_inputs[i])) result.push_back(i);
@@ -280,6 +339,12 @@ class ValueWriter {
     const auto row = std::find(plan_.row_inputs.begin(), plan_.row_inputs.end(), &tv);
     if (row != plan_.row_inputs.end()) {
       element.text = "r" + std::to_string(row - plan_.row_inputs.begin()) + ".values[v]";
+    } else if (vectorColumn(tv) &&
+               std::count(plan_.column_inputs.begin(), plan_.column_inputs.end(), &tv)) {
+      element.text = "c_" + tv.name() + ".values[v]";
+    } else if (contiguous_columns_ &&
+               std::count(plan_.column_inputs.begin(), plan_.column_inputs.end(), &tv)) {
+      element.text = "braze::loadReadOnly(" + paramName(tv) + ".data + j + v)";
     } else {
       std::string offset;
       const std::vector<int64_t>& to_ref = plan_.dims.at(&tv);
@@ -353,6 +418,8 @@ class ValueWriter {
 
   const Fusion& fusion_;
   const RowPlan& plan_;
+  const bool contiguous_columns_;
+  int64_t vector_ = 1;
 };
 
 std::string vectorType(const TensorView& tv, int64_t vector) {
@@ -366,9 +433,21 @@ std::string rowVectorLoads(const RowPlan& plan, const std::vector<size_t>& input
   for (size_t i : inputs) {
     const TensorView& tv = *plan.row_inputs[i];
     const std::string type = vectorType(tv, vector);
-    text += indent + "const " + type + " r" + std::to_string(i) + " = *reinterpret_cast<const " +
-            type + "*>(rows[" + std::to_string(i) + "] + e * " +
-            std::to_string(sizeInBytes(tv.dtype())) + ");\n";
+    text += indent + type + " r" + std::to_string(i) + ";\n" + indent + "braze_row_copy<sizeof(r" +
+            std::to_string(i) + ")>(&r" + std::to_string(i) + ", rows[" + std::to_string(i) +
+            "] + e * " + std::to_string(sizeInBytes(tv.dtype())) + ");\n";
+  }
+  return text;
+}
+
+// `c_<name>`: a contiguous column input's `vector` elements at column j.
+std::string columnVectorLoads(const std::vector<const TensorView*>& inputs, int64_t vector,
+                              const std::string& indent) {
+  std::string text;
+  for (const TensorView* tv : inputs) {
+    const std::string type = vectorType(*tv, vector);
+    text += indent + type + " c_" + tv->name() + ";\n" + indent + "braze_row_copy<sizeof(c_" +
+            tv->name() + ")>(&c_" + tv->name() + ", " + paramName(*tv) + ".data + j);\n";
   }
   return text;
 }
@@ -384,6 +463,7 @@ std::variant<RowProgramShape, std::string> analyzeRowProgram(const Fusion& fusio
   shape.reductions = static_cast<int64_t>(plan.reductions.size());
   shape.passes = plan.passes;
   shape.element_outputs = plan.element_outputs;
+  shape.column_inputs = plan.column_inputs;
   return shape;
 }
 
@@ -426,10 +506,39 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
     code.kernel_parameters.push_back(std::move(p));
   }
 
-  ValueWriter values(fusion, plan);
+  ValueWriter values(fusion, plan, program.contiguous_columns);
+  values.setVector(vector);
   std::ostringstream os;
+  // Vectors of 16-bit elements are structs of a class type, which the compiler copies member
+  // by member (eight 2-byte stores for eight bf16): every vector moves as raw words instead.
+  os << "template <int kBytes>\n"
+        "__device__ __forceinline__ void braze_row_copy(void* dst, const void* src) {\n"
+        "  if constexpr (kBytes % 16 == 0) {\n"
+        "#pragma unroll\n"
+        "    for (int i = 0; i < kBytes / 16; ++i)\n"
+        "      reinterpret_cast<uint4*>(dst)[i] = reinterpret_cast<const uint4*>(src)[i];\n"
+        "  } else if constexpr (kBytes == 8) {\n"
+        "    *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(src);\n"
+        "  } else if constexpr (kBytes == 4) {\n"
+        "    *reinterpret_cast<unsigned*>(dst) = *reinterpret_cast<const unsigned*>(src);\n"
+        "  } else {\n"
+        "    static_assert(kBytes == 2, \"a row program's vectors are 2, 4, 8 or 16k bytes\");\n"
+        "    *reinterpret_cast<unsigned short*>(dst) = *reinterpret_cast<const unsigned "
+        "short*>(src);\n"
+        "  }\n}\n\n";
   os << "struct braze_row_program {\n" << fields.str();
-  os << "  float stat[" << std::max<int64_t>(reductions, 1) << "];\n\n";
+  os << "  float stat[" << std::max<int64_t>(reductions, 1) << "];\n";
+  // Values with one per row, set by prepareRow once what they read is known.
+  std::vector<const Val*> row_values;
+  for (const Val* input : fusion.inputs()) {
+    if (plan.row_values.count(input)) row_values.push_back(input);
+  }
+  for (const Expr* expr : plan.exprs) {
+    if (plan.row_values.count(expr->output(0))) row_values.push_back(expr->output(0));
+  }
+  for (const Val* v : row_values)
+    os << "  " << computeType(computeDtype(v->dtype())) << " rv_" << v->name() << ";\n";
+  os << "\n";
   os << "  static constexpr int kRowInputs = " << plan.row_inputs.size() << ";\n";
   os << "  static constexpr int kReductions = " << reductions << ";\n";
   os << "  static constexpr int kPasses = " << plan.passes << ";\n";
@@ -465,6 +574,21 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
        << reductionFunctor(*plan.reductions[static_cast<size_t>(k)]) << "(a, b);\n";
   os << "    return a;\n  }\n\n";
 
+  // prepareRow(level, row): the row values that read results up to pass `level` (-1: none).
+  os << "  __device__ __forceinline__ void prepareRow(int level, long long row) {\n";
+  os << "    const long long j = 0;\n    const int v = 0;\n    (void)j;\n    (void)v;\n";
+  for (int64_t level = -1; level < plan.passes; ++level) {
+    std::vector<const Val*> targets;
+    for (const Val* v : row_values) {
+      if (plan.level.count(v) ? plan.level.at(v) == level : level == -1) targets.push_back(v);
+    }
+    if (targets.empty()) continue;
+    os << "    if (level == " << level << ") {\n" << values.writeRow(targets, level, "      ");
+    for (const Val* v : targets) os << "      rv_" << v->name() << " = " << localName(*v) << ";\n";
+    os << "    }\n";
+  }
+  os << "  }\n\n";
+
   // accumulate: one block per pass, each computing only what its reductions read.
   os << "  __device__ __forceinline__ void accumulate(int pass, long long row, long long j, "
         "const char* const* rows, int e, float (&acc)["
@@ -479,8 +603,9 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
     }
     os << "    if (pass == " << pass << ") {\n";
     os << rowVectorLoads(plan, values.rowInputsRead(operands), vector, "      ");
+    os << columnVectorLoads(values.columnInputsRead(operands), vector, "      ");
     os << "#pragma unroll\n      for (int v = 0; v < " << vector << "; ++v) {\n";
-    os << values.write(operands, "        ");
+    os << values.writeElement(operands, "        ");
     for (size_t m = 0; m < members.size(); ++m)
       os << "        acc[" << members[m] << "] = combine(" << members[m] << ", acc[" << members[m]
          << "], " << localName(*operands[m]) << ");\n";
@@ -492,27 +617,23 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   os << "  __device__ __forceinline__ void store(long long row, long long j, const char* const* "
         "rows, int e) const {\n";
   os << rowVectorLoads(plan, values.rowInputsRead(element_targets), vector, "    ");
+  os << columnVectorLoads(values.columnInputsRead(element_targets), vector, "    ");
   for (const TensorView* tv : plan.element_outputs)
     os << "    " << vectorType(*tv, vector) << " o_" << tv->name() << ";\n";
   os << "#pragma unroll\n    for (int v = 0; v < " << vector << "; ++v) {\n";
-  os << values.write(element_targets, "      ");
+  os << values.writeElement(element_targets, "      ");
   for (const TensorView* tv : plan.element_outputs)
     os << "      o_" << tv->name() << ".values[v] = " << localName(*tv) << ";\n";
   os << "    }\n";
   for (const TensorView* tv : plan.element_outputs)
-    os << "    *reinterpret_cast<" << vectorType(*tv, vector) << "*>(" << paramName(*tv)
-       << ".data + row * " << paramName(*tv) << ".size[1] + j) = o_" << tv->name() << ";\n";
+    os << "    braze_row_copy<sizeof(o_" << tv->name() << ")>(" << paramName(*tv)
+       << ".data + row * " << paramName(*tv) << ".size[1] + j, &o_" << tv->name() << ");\n";
   os << "  }\n\n";
 
-  std::vector<const Val*> row_targets(plan.row_outputs.begin(), plan.row_outputs.end());
+  // Row outputs are row values: prepareRow has them.
   os << "  __device__ __forceinline__ void storeRow(long long row) const {\n";
-  if (!row_targets.empty()) {
-    // Nothing of a row output reads an element: `j` and `v` are never used.
-    os << "    const long long j = 0;\n    const int v = 0;\n    (void)j;\n    (void)v;\n";
-    os << values.write(row_targets, "    ");
-    for (const TensorView* tv : plan.row_outputs)
-      os << "    " << paramName(*tv) << ".data[row] = " << localName(*tv) << ";\n";
-  }
+  for (const TensorView* tv : plan.row_outputs)
+    os << "    " << paramName(*tv) << ".data[row] = rv_" << tv->name() << ";\n";
   os << "  }\n};\n\n";
   code.function = os.str();
   // The row program's tensors are the kernel's first parameters: no leading comma.

@@ -1,7 +1,9 @@
 // The TMA warp-specialized normalization kernels on an sm_90 or newer GPU (skipped elsewhere),
 // against the reference evaluator on fresh random inputs with poisoned outputs, two seeds each:
-// every forward normalization and softmax backward in bf16, fp16 and fp32 through the executor
-// cache (the plugin chosen by rank), and forced plans for the edges the heuristics rarely make:
+// softmax backward in bf16, fp16 and fp32 through the executor cache (the plugin chosen by
+// rank), every forward normalization with the heuristics' plan scheduled directly (the plugin
+// refuses them as slower than inner_outer), and forced plans for the edges the heuristics rarely
+// make:
 // more rows than clusters (every CTA walks several rows, both parities of every barrier), chunks
 // that leave the last CTA short or some CTAs empty, one part per chunk and parts that do not
 // divide it.
@@ -43,8 +45,7 @@ test::Tolerance toleranceOf(Normalization kind, DataType dtype) {
   return test::toleranceFor(dtype);
 }
 
-void expectOutputsMatch(Normalization kind, DataType dtype,
-                        const std::vector<HostTensor>& outputs,
+void expectOutputsMatch(Normalization kind, DataType dtype, const std::vector<HostTensor>& outputs,
                         const std::vector<EvaluatorArgument>& host, const std::string& what) {
   const std::vector<EvaluatorArgument> expected =
       evaluateFusion(*test::makeNormalization(kind, dtype), host);
@@ -60,12 +61,12 @@ void expectOutputsMatch(Normalization kind, DataType dtype,
 void expectForcedPlanMatches(Normalization kind, DataType dtype, int64_t rows, int64_t n,
                              const std::function<void(tws::TmaWsNormalizationParams&)>& adjust) {
   for (const uint64_t seed : {uint64_t{11}, uint64_t{12}}) {
-    const std::vector<HostTensor> tensors = test::normalizationArguments(kind, dtype, rows, n, seed);
+    const std::vector<HostTensor> tensors =
+        test::normalizationArguments(kind, dtype, rows, n, seed);
     const std::vector<EvaluatorArgument> host(tensors.begin(), tensors.end());
     std::unique_ptr<Fusion> fusion = test::makeNormalization(kind, dtype);
-    SchedulerRuntimeInfo info =
-        contiguousRuntimeInfo(*fusion, test::normalizationInputSizes(kind, rows, n), {},
-                              driver::deviceProperties());
+    SchedulerRuntimeInfo info = contiguousRuntimeInfo(
+        *fusion, test::normalizationInputSizes(kind, rows, n), {}, driver::deviceProperties());
     // The heuristics plan rows of any length; only the plugin's refusal keeps short ones away.
     tws::TmaWsNormalizationParams params;
     params.cluster = 1;
@@ -82,18 +83,17 @@ void expectForcedPlanMatches(Normalization kind, DataType dtype, int64_t rows, i
   }
 }
 
-TEST_F(TmaWsNormalizationGpuTest, EveryRowProgramThroughTheExecutorCache) {
+TEST_F(TmaWsNormalizationGpuTest, SoftmaxBackwardThroughTheExecutorCache) {
   struct Case {
     int64_t rows, n;
   };
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();
-  for (const Normalization kind :
-       {Normalization::Softmax, Normalization::LogSoftmax, Normalization::SoftmaxBackward,
-        Normalization::LayerNorm, Normalization::RmsNorm}) {
+  // What the plugin takes by rank (one pass, no weights); the others run forced below.
+  for (const Normalization kind : {Normalization::SoftmaxBackward}) {
     for (const DataType dtype : {DataType::BFloat16, DataType::Float16, DataType::Float32}) {
       FusionExecutorCache cache(test::makeNormalization(kind, dtype), options);
-      for (const Case& c : std::vector<Case>{{1, 65536}, {301, 65536}, {7, 262144}, {133, 131080}}) {
+      for (const Case& c : std::vector<Case>{{1, 65536}, {37, 65536}, {7, 262144}, {13, 131080}}) {
         if (kind == Normalization::SoftmaxBackward && dtype == DataType::Float32 && c.n == 262144)
           continue;  // 2 MiB of rows: too long for eight CTAs, inner_outer's
         for (const uint64_t seed : {uint64_t{21}, uint64_t{22}}) {
@@ -107,9 +107,9 @@ TEST_F(TmaWsNormalizationGpuTest, EveryRowProgramThroughTheExecutorCache) {
           for (const FusionArgument& out : outputs)
             host_outputs.push_back(std::get<DeviceTensor>(out).toHost());
           const std::string described = cache.lastRuntime()->describe();
-          const std::string what = test::toString(kind) + " " + std::string(toString(dtype)) +
-                                   " " + std::to_string(c.rows) + " x " + std::to_string(c.n) +
-                                   " seed " + std::to_string(seed) + "\n" + described;
+          const std::string what = test::toString(kind) + " " + std::string(toString(dtype)) + " " +
+                                   std::to_string(c.rows) + " x " + std::to_string(c.n) + " seed " +
+                                   std::to_string(seed) + "\n" + described;
           EXPECT_NE(described.find("tma_ws_normalization"), std::string::npos) << what;
           expectOutputsMatch(kind, dtype, host_outputs,
                              std::vector<EvaluatorArgument>(tensors.begin(), tensors.end()), what);
@@ -119,11 +119,32 @@ TEST_F(TmaWsNormalizationGpuTest, EveryRowProgramThroughTheExecutorCache) {
   }
 }
 
+TEST_F(TmaWsNormalizationGpuTest, EveryForwardNormalizationWithTheHeuristicsPlan) {
+  // Ranked after inner_outer for these (slower), but scheduled directly they must be right:
+  // the heuristics' plan for each, weights read a vector at a time.
+  for (const Normalization kind : {Normalization::Softmax, Normalization::LogSoftmax,
+                                   Normalization::LayerNorm, Normalization::RmsNorm}) {
+    for (const DataType dtype : {DataType::BFloat16, DataType::Float16, DataType::Float32}) {
+      for (const auto& [rows, n] :
+           std::vector<std::pair<int64_t, int64_t>>{{37, 65536}, {5, 262144}}) {
+        std::unique_ptr<Fusion> fusion = test::makeNormalization(kind, dtype);
+        const tws::TmaWsNormalizationParams heuristics = tws::computeHeuristics(
+            *fusion, contiguousRuntimeInfo(*fusion, test::normalizationInputSizes(kind, rows, n),
+                                           {}, driver::deviceProperties()));
+        expectForcedPlanMatches(kind, dtype, rows, n,
+                                [&](tws::TmaWsNormalizationParams& p) { p = heuristics; });
+      }
+    }
+  }
+}
+
 TEST_F(TmaWsNormalizationGpuTest, ForcedPlansAtTheEdges) {
-  // Ten rows over three clusters of eight: rows 0, 3, 6, 9 on the first, four rounds.
+  // Ten rows over three clusters of eight: rows 0, 3, 6, 9 on the first, four rounds through
+  // two stages (both parities of every barrier); weights and biases read as vectors.
   expectForcedPlanMatches(Normalization::LayerNorm, DataType::BFloat16, 10, 65536,
                           [](tws::TmaWsNormalizationParams& p) {
-                            p.cluster = 8, p.chunk = 8192, p.clusters = 3, p.vector = 8;
+                            p.cluster = 8, p.chunk = 8192, p.clusters = 3, p.vector = 8,
+                            p.contiguous_columns = 1, p.stages = 2;
                           });
   // A short last chunk: 65544 = 7 x 8200 + 8144; parts of 2056 that do not divide 8200.
   expectForcedPlanMatches(Normalization::Softmax, DataType::Float32, 37, 65544,
@@ -131,20 +152,20 @@ TEST_F(TmaWsNormalizationGpuTest, ForcedPlansAtTheEdges) {
                             p.cluster = 8, p.chunk = 8200, p.clusters = 5, p.pieces = 4;
                           });
   // Rows of 16 over eight CTAs of 8: six CTAs hold nothing and still take part.
-  expectForcedPlanMatches(Normalization::RmsNorm, DataType::BFloat16, 9, 16,
-                          [](tws::TmaWsNormalizationParams& p) {
-                            p.cluster = 8, p.chunk = 8, p.clusters = 2, p.vector = 8;
-                          });
-  // One part per chunk, one CTA per row, 64 consumer threads, more rows than CTAs.
+  expectForcedPlanMatches(
+      Normalization::RmsNorm, DataType::BFloat16, 9, 16, [](tws::TmaWsNormalizationParams& p) {
+        p.cluster = 8, p.chunk = 8, p.clusters = 2, p.vector = 8, p.contiguous_columns = 1;
+      });
+  // One part per chunk and one stage, one CTA per row, 64 consumer threads, more rows than CTAs.
   expectForcedPlanMatches(Normalization::SoftmaxBackward, DataType::Float16, 50, 4096,
                           [](tws::TmaWsNormalizationParams& p) {
                             p.cluster = 1, p.chunk = 4096, p.clusters = 7, p.pieces = 1,
-                            p.consumer_threads = 64, p.vector = 8;
+                            p.stages = 1, p.consumer_threads = 64, p.vector = 8;
                           });
-  // Two CTAs, three parts, log-softmax's two passes.
+  // One cluster per row (no persistent loop), two CTAs, three parts, log-softmax's two passes.
   expectForcedPlanMatches(Normalization::LogSoftmax, DataType::Float32, 65, 20000,
                           [](tws::TmaWsNormalizationParams& p) {
-                            p.cluster = 2, p.chunk = 10000, p.clusters = 16, p.pieces = 3;
+                            p.cluster = 2, p.chunk = 10000, p.clusters = 0, p.pieces = 3;
                           });
 }
 

@@ -58,7 +58,8 @@ TEST(TmaWsNormalizationTest, RowProgramsOfEveryForwardNormalization) {
       EXPECT_EQ(tws::canScheduleCompileTime(*fusion), std::nullopt) << test::toString(kind);
     }
   }
-  auto shape = analyzeRowProgram(*test::makeNormalization(Normalization::LayerNorm, DataType::BFloat16));
+  auto shape =
+      analyzeRowProgram(*test::makeNormalization(Normalization::LayerNorm, DataType::BFloat16));
   ASSERT_TRUE(std::holds_alternative<RowProgramShape>(shape)) << std::get<std::string>(shape);
   // The mean, then the variance about it: two passes of one reduction each.
   EXPECT_EQ(std::get<RowProgramShape>(shape).reductions, 2);
@@ -76,13 +77,12 @@ TEST(TmaWsNormalizationTest, KernelsCompileWithoutSpillsAndUseTheCopyEngine) {
         // 2 MiB of rows (dy and y in fp32) is more than eight CTAs hold.
         if (kind == Normalization::SoftmaxBackward && dtype == DataType::Float32 && n == 262144)
           continue;
-        ASSERT_EQ(tws::canScheduleRunTime(*fusion, info), std::nullopt);
         const tws::TmaWsNormalizationParams params = tws::computeHeuristics(*fusion, info);
         const BuiltKernel built = build(*fusion, params);
         const std::string what = test::toString(kind) + " " + std::string(toString(dtype)) + " " +
                                  std::to_string(n) + " " + tws::toString(params);
-        EXPECT_EQ(built.compiled.resources().spill_store_bytes, 0)
-            << what << "\n" << built.compiled.compileLog();
+        EXPECT_EQ(built.compiled.resources().spill_store_bytes, 0) << what << "\n"
+                                                                   << built.compiled.compileLog();
         if (built.sass.empty()) continue;
         EXPECT_GE(test::countInstructions(built.sass, "UBLKCP.S.G"), 1) << what;
         EXPECT_GE(test::countInstructions(built.sass, "SYNCS.PHASECHK"), 1) << what;
@@ -95,38 +95,51 @@ TEST(TmaWsNormalizationTest, KernelsCompileWithoutSpillsAndUseTheCopyEngine) {
 }
 
 TEST(TmaWsNormalizationTest, PlansForATableOfShapes) {
-  // Rows split over the fewest CTAs that leave two per SM; one CTA of 512 threads per SM only
-  // where two do not fit eight CTAs.
+  // Rows split over the fewest CTAs that leave two or more per SM (256 threads each); one CTA of
+  // 512 threads per SM only where two do not fit eight CTAs. Persistent grids of the clusters
+  // surely resident: 7 GPCs of 16 SMs on an H100.
   struct Case {
     Normalization kind;
     DataType dtype;
     int64_t n;
-    int64_t cluster, chunk, threads, vector;
+    int64_t cluster, chunk, threads, min_blocks, vector, clusters;
   };
   for (const Case& c : std::vector<Case>{
-           {Normalization::Softmax, DataType::BFloat16, 65536, 2, 32768, 256, 8},
-           {Normalization::Softmax, DataType::Float32, 65536, 4, 16384, 256, 4},
-           {Normalization::Softmax, DataType::BFloat16, 262144, 8, 32768, 256, 8},
-           {Normalization::Softmax, DataType::Float32, 262144, 8, 32768, 512, 4},
-           {Normalization::SoftmaxBackward, DataType::BFloat16, 262144, 8, 32768, 512, 8},
-           {Normalization::LayerNorm, DataType::Float32, 65536, 4, 16384, 256, 4},
+           {Normalization::SoftmaxBackward, DataType::BFloat16, 65536, 4, 16384, 256, 3, 8, 84},
+           {Normalization::SoftmaxBackward, DataType::Float32, 65536, 8, 8192, 256, 3, 4, 42},
+           {Normalization::SoftmaxBackward, DataType::BFloat16, 262144, 8, 32768, 512, 1, 8, 14},
+           {Normalization::Softmax, DataType::BFloat16, 65536, 2, 32768, 256, 3, 8, 168},
+           {Normalization::Softmax, DataType::Float32, 262144, 8, 32768, 512, 1, 4, 14},
+           {Normalization::LayerNorm, DataType::Float32, 65536, 4, 16384, 256, 3, 4, 84},
        }) {
     auto fusion = test::makeNormalization(c.kind, c.dtype);
     const SchedulerRuntimeInfo info = infoFor(*fusion, c.kind, 1024, c.n);
-    ASSERT_EQ(tws::canScheduleRunTime(*fusion, info), std::nullopt);
     const tws::TmaWsNormalizationParams params = tws::computeHeuristics(*fusion, info);
-    const std::string what = test::toString(c.kind) + " " + std::to_string(c.n) + ": " +
-                             tws::toString(params);
+    const std::string what =
+        test::toString(c.kind) + " " + std::to_string(c.n) + ": " + tws::toString(params);
     EXPECT_EQ(params.cluster, c.cluster) << what;
     EXPECT_EQ(params.chunk, c.chunk) << what;
     EXPECT_EQ(params.consumer_threads, c.threads) << what;
+    EXPECT_EQ(params.min_blocks_per_sm, c.min_blocks) << what;
     EXPECT_EQ(params.vector, c.vector) << what;
+    EXPECT_EQ(params.clusters, c.clusters) << what;
+    EXPECT_EQ(params.stages, 1) << what;
+    // Weights and biases of these dense runs are contiguous and aligned.
+    EXPECT_EQ(params.contiguous_columns, 1) << what;
   }
   // Few rows: one cluster per row.
-  auto fusion = test::makeNormalization(Normalization::RmsNorm, DataType::BFloat16);
-  EXPECT_EQ(tws::computeHeuristics(*fusion, infoFor(*fusion, Normalization::RmsNorm, 3, 262144))
+  auto fusion = test::makeNormalization(Normalization::SoftmaxBackward, DataType::BFloat16);
+  EXPECT_EQ(
+      tws::computeHeuristics(*fusion, infoFor(*fusion, Normalization::SoftmaxBackward, 3, 262144))
+          .clusters,
+      3);
+  // A smaller GPU: fewer SMs, fewer clusters.
+  driver::DeviceProperties small = driver::h100Properties();
+  small.sm_count = 36;
+  EXPECT_EQ(tws::computeHeuristics(
+                *fusion, infoFor(*fusion, Normalization::SoftmaxBackward, 1024, 65536, small))
                 .clusters,
-            3);
+            2 * 12);
 }
 
 TEST(TmaWsNormalizationTest, RefusalsSayWhy) {
@@ -134,24 +147,37 @@ TEST(TmaWsNormalizationTest, RefusalsSayWhy) {
     if (auto problem = tws::canScheduleCompileTime(fusion)) return *problem;
     return tws::canScheduleRunTime(fusion, info).value_or("");
   };
-  auto softmax = test::makeNormalization(Normalization::Softmax, DataType::BFloat16);
-  EXPECT_NE(refusal(*softmax, infoFor(*softmax, Normalization::Softmax, 64, 4096)).find("inner_outer"),
+  auto softmax = test::makeNormalization(Normalization::SoftmaxBackward, DataType::BFloat16);
+  const Normalization kind = Normalization::SoftmaxBackward;
+  EXPECT_EQ(refusal(*softmax, infoFor(*softmax, kind, 64, 65536)), "");
+  EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 64, 4096)).find("inner_outer"),
             std::string::npos);
-  EXPECT_NE(refusal(*softmax, infoFor(*softmax, Normalization::Softmax, 64, 65537)).find("multiple of 8"),
+  EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 64, 65537)).find("multiple of 8"),
             std::string::npos);
+  // What it measured slower on: several passes, weights; and bare row reductions.
+  for (const Normalization slower :
+       {Normalization::Softmax, Normalization::LayerNorm, Normalization::RmsNorm}) {
+    auto fusion = test::makeNormalization(slower, DataType::BFloat16);
+    EXPECT_NE(refusal(*fusion, infoFor(*fusion, slower, 64, 65536)).find("measured slower"),
+              std::string::npos)
+        << test::toString(slower) << ": " << refusal(*fusion, infoFor(*fusion, slower, 64, 65536));
+  }
   driver::DeviceProperties ampere = driver::h100Properties();
   ampere.arch = driver::GpuArch{8, 0, false};
-  EXPECT_NE(refusal(*softmax, infoFor(*softmax, Normalization::Softmax, 64, 65536, ampere))
-                .find("sm_90"),
+  EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 64, 65536, ampere)).find("sm_90"),
             std::string::npos);
-  EXPECT_NE(refusal(*softmax, infoFor(*softmax, Normalization::Softmax, 4, 8 << 20)).find("8 CTAs"),
+  EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 4, 8 << 20)).find("8 CTAs"),
             std::string::npos);
   auto backward = test::makeNormalization(Normalization::LayerNormBackward, DataType::BFloat16);
   EXPECT_NE(refusal(*backward, infoFor(*backward, Normalization::LayerNormBackward, 64, 65536))
                 .find("innermost dim alone"),
             std::string::npos);
+  Fusion row_sum;
+  row_sum.addOutput(sum(makeSymbolicTensor(row_sum, 2, DataType::Float32), {1}));
+  EXPECT_NE(refusal(row_sum, contiguousRuntimeInfo(row_sum, {{64, 65536}})).find("per-row results"),
+            std::string::npos);
   // A strided row input: the copy engine reads contiguous rows.
-  SchedulerRuntimeInfo strided = infoFor(*softmax, Normalization::Softmax, 64, 65536);
+  SchedulerRuntimeInfo strided = infoFor(*softmax, kind, 64, 65536);
   std::get<TensorArgumentInfo>(strided.arguments[0]).strides = {1, 64};
   EXPECT_NE(refusal(*softmax, strided).find("contiguous rows"), std::string::npos);
 }

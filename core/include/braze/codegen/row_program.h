@@ -33,6 +33,9 @@
 //     static constexpr int rowInputBytes(int input);  // element size of row input `input`
 //     static constexpr int passOf(int reduction);
 //     __device__ const char* rowInputAddress(int input, long long row, long long j) const;
+//     // Values with one per row (a mean, an rstd, softmax's 1 / sum), computed once: call
+//     // with level -1 when a row starts and with level p once stat[] holds pass p's results.
+//     __device__ void prepareRow(int level, long long row);
 //     __device__ static float identity(int reduction);
 //     __device__ static float combine(int reduction, float a, float b);
 //     // acc[k] of every reduction k of pass `pass` combined with its operand at elements
@@ -70,6 +73,8 @@ struct RowProgramShape {
   int64_t passes = 0;
   /// Outputs of [M, N], stored by every element's thread.
   std::vector<const TensorView*> element_outputs;
+  /// Inputs indexed along the columns only ([N], [1, N]): what contiguous_columns vouches for.
+  std::vector<const TensorView*> column_inputs;
 };
 
 /// The shape of `fusion` as a row program, or why code generation cannot write it as one (the

@@ -105,6 +105,10 @@ struct KernelTemplate {
     /// Consecutive elements of a row each call of the program's element functions handles;
     /// the template keeps every row input's groups of `vector` aligned to their size.
     int64_t vector = 4;
+    /// The template vouches that every input indexed along the columns only ([N], [1, N]:
+    /// weights, biases) has stride 1 along them and starts aligned to `vector` of its elements
+    /// (16 bytes at most): they are read a vector at a time, without strides.
+    bool contiguous_columns = false;
   };
   std::optional<RowProgram> row_program;
 };
