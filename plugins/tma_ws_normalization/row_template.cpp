@@ -45,10 +45,18 @@ constexpr int inputOffset(int input) {
   return total;
 }
 constexpr int kStageBytes = inputOffset(Program::kRowInputs);
-constexpr int kFullOffset = kStages * kStageBytes;
+// Column input `input`'s chunk (weights: the same for every row, copied once).
+constexpr int columnOffset(int input) {
+  int total = 0;
+  for (int i = 0; i < input; ++i) total += align128(kChunk * Program::columnInputBytes(i));
+  return total;
+}
+constexpr int kColumnsOffset = kStages * kStageBytes;
+constexpr int kFullOffset = kColumnsOffset + columnOffset(Program::kColumnInputs);
 constexpr int kEmptyOffset = kFullOffset + 8 * kStages * kPieces;
 constexpr int kPartialsFullOffset = kEmptyOffset + 8 * kStages * kPieces;
-constexpr int kWarpPartialsOffset = kPartialsFullOffset + 8 * 2 * kPasses;
+constexpr int kColumnsFullOffset = kPartialsFullOffset + 8 * 2 * kPasses;
+constexpr int kWarpPartialsOffset = kColumnsFullOffset + 8;
 constexpr int kSlotsOffset = kWarpPartialsOffset + 4 * kConsumerWarps * kK;
 constexpr int kStatsOffset = kSlotsOffset + 4 * 2 * kPasses * kCluster * kK;
 
@@ -83,6 +91,11 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
   auto* full = reinterpret_cast<unsigned long long*>(shared + kFullOffset);
   auto* empty = reinterpret_cast<unsigned long long*>(shared + kEmptyOffset);
   auto* partials_full = reinterpret_cast<unsigned long long*>(shared + kPartialsFullOffset);
+  auto* columns_full = reinterpret_cast<unsigned long long*>(shared + kColumnsFullOffset);
+  const char* cols[Program::kColumnInputs > 0 ? Program::kColumnInputs : 1];
+#pragma unroll
+  for (int i = 0; i < Program::kColumnInputs; ++i)
+    cols[i] = reinterpret_cast<const char*>(shared + kColumnsOffset + columnOffset(i));
   auto* warp_partials = reinterpret_cast<float*>(shared + kWarpPartialsOffset);
   auto* slots = reinterpret_cast<float*>(shared + kSlotsOffset);
   auto* row_stats = reinterpret_cast<float*>(shared + kStatsOffset);
@@ -104,6 +117,7 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
       braze::mbarrier::init(&empty[b], kConsumerWarps);
     }
     for (int b = 0; b < 2 * kPasses; ++b) braze::mbarrier::init(&partials_full[b], kCluster);
+    braze::mbarrier::init(columns_full, 1);
     braze::mbarrier::fenceInit();
   }
   if (kCluster > 1) {
@@ -115,6 +129,22 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
   if (warp == kConsumerWarps) {
     // The producer: part q of a stage as soon as the consumers released it, kStages rows ahead.
     if (lane == 0) {
+      if (Program::kColumnInputs > 0) {
+        // The CTA's chunk of every column input, once.
+        unsigned bytes = 0;
+#pragma unroll
+        for (int i = 0; i < Program::kColumnInputs; ++i)
+          bytes += length * Program::columnInputBytes(i);
+        if (bytes == 0) {
+          braze::mbarrier::arrive(columns_full);
+        } else {
+          braze::mbarrier::arriveExpectTx(columns_full, bytes);
+#pragma unroll
+          for (int i = 0; i < Program::kColumnInputs; ++i)
+            braze::tma::loadBytes(const_cast<char*>(cols[i]), program.columnInputAddress(i, begin),
+                                  length * Program::columnInputBytes(i), columns_full);
+        }
+      }
       int round = 0;
       for (long long row = first_row; row < m; row += row_step, ++round) {
         const int stage = round % kStages;
@@ -144,6 +174,7 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
       }
     }
   } else {
+    if (Program::kColumnInputs > 0) braze::mbarrier::wait(columns_full, 0);
     int round = 0;
     for (long long row = first_row; row < m; row += row_step, ++round) {
       const unsigned parity = round & 1;
@@ -166,7 +197,7 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
           const int hi = lo + kPiece < length ? lo + kPiece : length;
 #pragma unroll 4
           for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
-            program.accumulate(pass, row, begin + e, rows, e, acc);
+            program.accumulate(pass, row, begin + e, rows, cols, e, acc);
         }
         // The CTA's partial: warps, then warp 0 over the warps.
 #pragma unroll
@@ -218,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
         const int hi = lo + kPiece < length ? lo + kPiece : length;
 #pragma unroll 4
         for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
-          program.store(row, begin + e, rows, e);
+          program.store(row, begin + e, rows, cols, e);
         __syncwarp();
         if (lane == 0) braze::mbarrier::arrive(&empty[stage * kPieces + q]);
       }
@@ -243,7 +274,8 @@ int64_t rowTemplateSharedBytes(const RowTemplateShape& shape) {
   int64_t bytes = 0;
   for (const int64_t size : shape.row_input_bytes) bytes += align128(shape.chunk * size);
   bytes *= shape.stages;
-  bytes += 8 * 2 * shape.stages * shape.pieces + 8 * 2 * passes;
+  for (const int64_t size : shape.column_input_bytes) bytes += align128(shape.chunk * size);
+  bytes += 8 * 2 * shape.stages * shape.pieces + 8 * 2 * passes + 8;
   bytes += 4 * (shape.consumer_threads / 32) * reductions;
   bytes += 4 * 2 * passes * shape.cluster * reductions;
   bytes += 4 * reductions;

@@ -17,7 +17,8 @@
 //     CTA's partial into every peer's slot with a remote store and a remote mbarrier arrival;
 //     every CTA then combines the cluster's partials in the same order, so all hold the same
 //     statistics without a cluster-wide barrier per pass;
-//   - the consumers then compute and store every output from the chunk in shared memory.
+//   - the consumers then compute and store every output from the chunk in shared memory;
+//   - column inputs (weights, biases), the same for every row, are copied once per CTA.
 // A row is read from global memory once, whatever the number of passes.
 
 #include <cstdint>
@@ -36,6 +37,8 @@ struct RowTemplateShape {
   int64_t unit = 8;  ///< elements every part starts at a multiple of (16 bytes of each input)
   /// From the row program: element bytes of each row input, reductions, passes.
   std::vector<int64_t> row_input_bytes;
+  /// Element bytes of each column input staged in shared memory (none when not staged).
+  std::vector<int64_t> column_input_bytes;
   int64_t reductions = 1;
   int64_t passes = 1;
 };

@@ -47,6 +47,9 @@ struct TmaWsNormalizationParams {
   /// to a vector of its elements, so the kernel reads it a vector at a time; 0: through its
   /// strides, an element at a time.
   int64_t contiguous_columns = 0;
+  /// 1: those inputs are also copied once per CTA into shared memory (16-byte aligned, rows of
+  /// whole 16-byte units), not read from L2 again for every row. Needs contiguous_columns.
+  int64_t staged_columns = 0;
 
   bool operator==(const TmaWsNormalizationParams&) const = default;
 
@@ -62,6 +65,7 @@ struct TmaWsNormalizationParams {
     f("vector", p.vector);
     f("clusters", p.clusters);
     f("contiguous_columns", p.contiguous_columns);
+    f("staged_columns", p.staged_columns);
   }
 };
 

@@ -37,13 +37,16 @@ const TensorArgumentInfo* argumentOf(const Fusion& fusion, const SchedulerRuntim
 }
 
 struct RowSizes {
-  int64_t unit = 1;    ///< elements of 16 bytes of the narrowest row input
-  int64_t vector = 1;  ///< elements of 16 bytes of the widest row input
-  int64_t bytes_per_element = 0;
+  /// Elements of 16 bytes of the narrowest input the kernel copies (row inputs, and column
+  /// inputs where staged): every chunk and part starts at a multiple.
+  int64_t unit = 1;
+  int64_t vector = 1;             ///< elements of 16 bytes of the widest row input
+  int64_t bytes_per_element = 0;  ///< of the row inputs
   std::vector<int64_t> input_bytes;
+  std::vector<int64_t> column_bytes;  ///< of the staged column inputs
 };
 
-RowSizes rowSizesOf(const RowProgramShape& program) {
+RowSizes rowSizesOf(const RowProgramShape& program, bool staged_columns) {
   RowSizes sizes;
   int64_t widest = 1;
   for (const TensorView* tv : program.row_inputs) {
@@ -54,7 +57,38 @@ RowSizes rowSizesOf(const RowProgramShape& program) {
     widest = std::max(widest, bytes);
   }
   sizes.vector = kCopyBytes / widest;
+  if (!staged_columns) return sizes;
+  for (const TensorView* tv : program.column_inputs) {
+    const int64_t bytes = sizeInBytes(tv->dtype());
+    sizes.column_bytes.push_back(bytes);
+    sizes.unit = std::max(sizes.unit, kCopyBytes / bytes);
+  }
   return sizes;
+}
+
+struct ColumnAccess {
+  bool contiguous = false;  ///< read a vector at a time (contiguous_columns)
+  bool staged = false;      ///< copied once per CTA into shared memory (staged_columns)
+};
+
+// How the kernel may read the column inputs (weights, biases) of this run: a vector at a time
+// where every one has stride 1 along the columns and is aligned to a vector of it; through the
+// copy engine where, besides, each starts on 16 bytes and its rows are whole 16-byte units.
+ColumnAccess columnAccessOf(const Fusion& fusion, const SchedulerRuntimeInfo& info,
+                            const RowProgramShape& program, int64_t n) {
+  ColumnAccess access{.contiguous = true, .staged = !program.column_inputs.empty()};
+  const int64_t vector = rowSizesOf(program, false).vector;
+  for (const TensorView* tv : program.column_inputs) {
+    const TensorArgumentInfo* values = argumentOf(fusion, info, tv);
+    const int64_t bytes = sizeInBytes(tv->dtype());
+    const int64_t column_dim = tv->axis(0)->isBroadcast() ? 1 : 0;
+    const int64_t alignment = vectorAlignment(info, static_cast<size_t>(fusion.inputIndex(tv)));
+    if (values == nullptr || (values->sizes[column_dim] > 1 && values->strides[column_dim] != 1) ||
+        alignment < std::min<int64_t>(kCopyBytes, vector * bytes))
+      return {};
+    if (alignment < kCopyBytes || (n * bytes) % kCopyBytes != 0) access.staged = false;
+  }
+  return access;
 }
 
 // The plan for rows of n elements on `device`, or why there is none: one stage, two or more
@@ -63,9 +97,11 @@ RowSizes rowSizesOf(const RowProgramShape& program) {
 // softmax backward at 0.76-0.93 of copy against 0.73-0.81 with two stages, which need clusters
 // twice as large for the same shared memory; a grid of one cluster per row against a
 // persistent one: 0.61-0.83.
-std::variant<TmaWsNormalizationParams, std::string> planRows(
-    const RowProgramShape& program, int64_t m, int64_t n, const driver::DeviceProperties& device) {
-  const RowSizes sizes = rowSizesOf(program);
+std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramShape& program,
+                                                             int64_t m, int64_t n,
+                                                             const driver::DeviceProperties& device,
+                                                             ColumnAccess columns) {
+  const RowSizes sizes = rowSizesOf(program, columns.staged);
   const int64_t shared_per_sm = device.shared_memory_per_sm > 0
                                     ? device.shared_memory_per_sm
                                     : device.max_shared_memory_per_block_optin;
@@ -84,6 +120,7 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(
       shape.chunk = (n + cluster - 1) / cluster;
       shape.chunk = (shape.chunk + sizes.unit - 1) / sizes.unit * sizes.unit;
       shape.row_input_bytes = sizes.input_bytes;
+      shape.column_input_bytes = sizes.column_bytes;
       shape.reductions = program.reductions;
       shape.passes = program.passes;
       const int64_t bytes = rowTemplateSharedBytes(shape);
@@ -99,6 +136,8 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(
       params.pieces = shape.pieces;
       params.stages = shape.stages;
       params.min_blocks_per_sm = ctas_per_sm;
+      params.contiguous_columns = columns.contiguous ? 1 : 0;
+      params.staged_columns = columns.staged ? 1 : 0;
       params.vector = sizes.vector;
       // Clusters surely resident at once: a GPC holds a cluster's CTAs, and GPCs have 16 to 18
       // SMs. A persistent grid larger than what is resident runs a second wave of clusters
@@ -111,27 +150,33 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(
       return params;
     }
   }
+  // Weights that do not fit beside the rows are read from L2 instead.
+  if (columns.staged) return planRows(program, m, n, device, {.contiguous = true, .staged = false});
   return "a row of " + std::to_string(n) + " elements (" +
          std::to_string(n * sizes.bytes_per_element) +
          " bytes of row inputs) does not fit the shared memory of 8 CTAs (" +
          std::to_string(device.max_shared_memory_per_block_optin) + " bytes each)";
 }
 
-std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program) {
-  // Measured on an H200 (benchmarks/RESULTS.md, rows of 65536 and 262144): one pass over rows
-  // without per-column inputs ran at 0.76-0.93 of copy (softmax backward; inner_outer:
-  // 0.60-0.78). Each further pass waits for the cluster's partials with nothing else to do
-  // (softmax and layer norm forward: 0.45-0.61, inner_outer 0.46-0.66), and weights read
-  // again for every row cost as much (RMS norm: 0.60-0.65 against 0.62-0.83).
+std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program,
+                                                ColumnAccess columns) {
+  // Measured on an H200 (benchmarks/RESULTS.md, rows of 65536 and 262144, against
+  // braze::inner_outer in the same run): one pass over rows without per-column inputs ran at
+  // 0.81-0.93 of copy (softmax backward; inner_outer 0.61-0.80). Each further pass waits for
+  // the cluster's partials (softmax and layer norm forward: 0.42-0.60, inner_outer 0.47-0.67),
+  // and weights cost as much, read from L2 for every row or even copied once per CTA, which
+  // leaves fewer CTAs per SM (RMS norm: 0.58-0.78 staged, 0.60-0.65 not, inner_outer 0.63-0.83).
   if (program.passes > 1)
     return "the fusion reduces its rows in " + std::to_string(program.passes) +
            " passes; with one exchange between CTAs per pass this kernel measured slower than "
-           "braze::inner_outer's (0.45-0.61 of copy against 0.46-0.66)";
+           "braze::inner_outer's (0.42-0.60 of copy against 0.47-0.67)";
   if (!program.column_inputs.empty())
     return "input " + program.column_inputs.front()->name() +
-           " is indexed along the columns only (a weight); this kernel reads it again for every "
-           "row and measured slower than braze::inner_outer (0.60-0.65 of copy against "
-           "0.62-0.83)";
+           " is indexed along the columns only (a weight); with it " +
+           (columns.staged ? std::string("copied into shared memory once per CTA")
+                           : std::string("read again for every row")) +
+           " this kernel measured slower than braze::inner_outer (RMS norm: 0.58-0.78 of copy "
+           "against 0.63-0.83)";
   if (program.element_outputs.empty())
     return std::string(
         "the fusion stores only per-row results; the reduction scheduler streams "
@@ -169,18 +214,19 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
            info.device.arch.toString();
   if (auto problem = argumentProblem(fusion, info.arguments)) return problem;
   const RowProgramShape program = rowProgramOf(fusion);
-  const RowSizes sizes = rowSizesOf(program);
+  const RowSizes sizes = rowSizesOf(program, false);
   const TensorArgumentInfo* reference = argumentOf(fusion, info, program.row_inputs.front());
   if (reference == nullptr || reference->sizes.size() != 2)
     return std::string("the first row input's argument is not a matrix");
   const int64_t m = reference->sizes[0];
   const int64_t n = reference->sizes[1];
+  const ColumnAccess columns = columnAccessOf(fusion, info, program, n);
   if (m == 0 || n == 0) return std::string("an empty row input");
   if (n * sizes.bytes_per_element < kMinRowBytes)
     return "rows of " + std::to_string(n * sizes.bytes_per_element) + " bytes of row inputs; " +
            "below " + std::to_string(kMinRowBytes) +
            " braze::inner_outer holds rows in registers " + "at 90-99% of copy";
-  if (auto slower = slowerThanInnerOuter(program)) return slower;
+  if (auto slower = slowerThanInnerOuter(program, columns)) return slower;
   if (n % sizes.unit != 0)
     return "rows of " + std::to_string(n) + " elements are not a multiple of " +
            std::to_string(sizes.unit) +
@@ -202,7 +248,7 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
       return "input " + std::to_string(at) + " (" + tv->name() +
              ") does not start on a 16-byte boundary";
   }
-  auto plan = planRows(program, m, n, info.device);
+  auto plan = planRows(program, m, n, info.device, columns);
   if (auto* problem = std::get_if<std::string>(&plan)) return *problem;
   return std::nullopt;
 }
@@ -212,21 +258,12 @@ TmaWsNormalizationParams computeHeuristics(const Fusion& fusion, const Scheduler
   const TensorArgumentInfo* reference = argumentOf(fusion, info, program.row_inputs.front());
   BRAZE_USER_CHECK(reference != nullptr && reference->sizes.size() == 2)
       << "tma_ws_normalization: computeHeuristics without a matrix row input";
-  auto plan = planRows(program, reference->sizes[0], reference->sizes[1], info.device);
+  const int64_t n = reference->sizes[1];
+  auto plan = planRows(program, reference->sizes[0], n, info.device,
+                       columnAccessOf(fusion, info, program, n));
   BRAZE_USER_CHECK(std::holds_alternative<TmaWsNormalizationParams>(plan))
       << "tma_ws_normalization: " << std::get<std::string>(plan);
-  TmaWsNormalizationParams params = std::get<TmaWsNormalizationParams>(plan);
-  // Weights and biases read a vector at a time where they are contiguous and aligned to it.
-  params.contiguous_columns = 1;
-  for (const TensorView* tv : program.column_inputs) {
-    const TensorArgumentInfo* values = argumentOf(fusion, info, tv);
-    const int64_t group = std::min<int64_t>(kCopyBytes, params.vector * sizeInBytes(tv->dtype()));
-    const int64_t column_dim = tv->axis(0)->isBroadcast() ? 1 : 0;
-    if (values == nullptr || (values->sizes[column_dim] > 1 && values->strides[column_dim] != 1) ||
-        vectorAlignment(info, static_cast<size_t>(fusion.inputIndex(tv))) < group)
-      params.contiguous_columns = 0;
-  }
-  return params;
+  return std::get<TmaWsNormalizationParams>(plan);
 }
 
 void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
@@ -234,7 +271,9 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   // product per element: an IEEE division is about ten instructions.
   multiplyByBroadcastReciprocals(fusion);
   const RowProgramShape program = rowProgramOf(fusion);
-  const RowSizes sizes = rowSizesOf(program);
+  const RowSizes sizes = rowSizesOf(program, params.staged_columns != 0);
+  BRAZE_USER_CHECK(params.staged_columns == 0 || params.contiguous_columns != 0)
+      << "tma_ws_normalization: staged_columns = 1 needs contiguous_columns = 1";
   BRAZE_USER_CHECK(params.cluster == 1 || params.cluster == 2 || params.cluster == 4 ||
                    params.cluster == 8)
       << "tma_ws_normalization: a cluster of " << params.cluster << " CTAs; 1, 2, 4 or 8";
@@ -258,13 +297,16 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   shape.chunk = params.chunk;
   shape.unit = sizes.unit;
   shape.row_input_bytes = sizes.input_bytes;
+  shape.column_input_bytes = sizes.column_bytes;
   shape.reductions = program.reductions;
   shape.passes = program.passes;
 
   KernelTemplate kernel;
   kernel.source = rowTemplateSource(shape);
-  kernel.row_program = KernelTemplate::RowProgram{
-      .vector = params.vector, .contiguous_columns = params.contiguous_columns != 0};
+  kernel.row_program =
+      KernelTemplate::RowProgram{.vector = params.vector,
+                                 .contiguous_columns = params.contiguous_columns != 0,
+                                 .staged_columns = params.staged_columns != 0};
   IterDomain* rows = program.row_inputs.front()->axis(0);
   IterDomain* columns = program.row_inputs.front()->axis(1);
   Val* clusters = params.clusters == 0

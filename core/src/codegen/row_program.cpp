@@ -238,6 +238,7 @@ class ValueWriter {
  public:
   ValueWriter(const Fusion& fusion, const RowPlan& plan, bool contiguous_columns)
       : fusion_(fusion), plan_(plan), contiguous_columns_(contiguous_columns) {}
+  void setStagedColumns(bool staged) { staged_columns_ = staged; }
 
   /// Values at elements j + v of `row`.
   std::string writeElement(const std::vector<const Val*>& targets, const std::string& indent) {
@@ -266,7 +267,7 @@ class ValueWriter {
   /// A column input read `vector` elements at a time: contiguous (the template vouches) and no
   /// wider than 16 bytes a group, so the group's alignment follows from j's.
   bool vectorColumn(const TensorView& tv) const {
-    return contiguous_columns_ && vector_ * sizeInBytes(tv.dtype()) <= 16;
+    return staged_columns_ || (contiguous_columns_ && vector_ * sizeInBytes(tv.dtype()) <= 16);
   }
   void setVector(int64_t vector) { vector_ = vector; }
 
@@ -419,6 +420,7 @@ class ValueWriter {
   const Fusion& fusion_;
   const RowPlan& plan_;
   const bool contiguous_columns_;
+  bool staged_columns_ = false;
   int64_t vector_ = 1;
 };
 
@@ -440,14 +442,20 @@ std::string rowVectorLoads(const RowPlan& plan, const std::vector<size_t>& input
   return text;
 }
 
-// `c_<name>`: a contiguous column input's `vector` elements at column j.
-std::string columnVectorLoads(const std::vector<const TensorView*>& inputs, int64_t vector,
-                              const std::string& indent) {
+// `c_<name>`: a contiguous column input's `vector` elements at column j: from its chunk in
+// shared memory (cols[k], at position e) where the template stages it, else from global memory.
+std::string columnVectorLoads(const RowPlan& plan, const std::vector<const TensorView*>& inputs,
+                              int64_t vector, bool staged, const std::string& indent) {
   std::string text;
   for (const TensorView* tv : inputs) {
     const std::string type = vectorType(*tv, vector);
+    const auto k = std::find(plan.column_inputs.begin(), plan.column_inputs.end(), tv) -
+                   plan.column_inputs.begin();
+    const std::string source =
+        staged ? "cols[" + std::to_string(k) + "] + e * " + std::to_string(sizeInBytes(tv->dtype()))
+               : paramName(*tv) + ".data + j";
     text += indent + type + " c_" + tv->name() + ";\n" + indent + "braze_row_copy<sizeof(c_" +
-            tv->name() + ")>(&c_" + tv->name() + ", " + paramName(*tv) + ".data + j);\n";
+            tv->name() + ")>(&c_" + tv->name() + ", " + source + ");\n";
   }
   return text;
 }
@@ -506,8 +514,12 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
     code.kernel_parameters.push_back(std::move(p));
   }
 
+  const bool staged = program.staged_columns;
+  BRAZE_USER_CHECK(!staged || program.contiguous_columns)
+      << "code generation: a row program's staged columns must be contiguous ones";
   ValueWriter values(fusion, plan, program.contiguous_columns);
   values.setVector(vector);
+  values.setStagedColumns(staged);
   std::ostringstream os;
   // Vectors of 16-bit elements are structs of a class type, which the compiler copies member
   // by member (eight 2-byte stores for eight bf16): every vector moves as raw words instead.
@@ -556,6 +568,19 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
     os << "    if (reduction == " << k << ") return " << plan.pass_of[static_cast<size_t>(k)]
        << ";\n";
   os << "    return -1;\n  }\n";
+  // Column inputs the template stages in shared memory (all of them, or none).
+  os << "  static constexpr int kColumnInputs = " << (staged ? plan.column_inputs.size() : 0)
+     << ";\n";
+  os << "  __host__ __device__ static constexpr int columnInputBytes(int input) {\n";
+  for (size_t i = 0; staged && i < plan.column_inputs.size(); ++i)
+    os << "    if (input == " << i << ") return " << sizeInBytes(plan.column_inputs[i]->dtype())
+       << ";\n";
+  os << "    return 0;\n  }\n";
+  os << "  __device__ const char* columnInputAddress(int input, long long j) const {\n";
+  for (size_t i = 0; staged && i < plan.column_inputs.size(); ++i)
+    os << "    if (input == " << i << ") return reinterpret_cast<const char*>("
+       << paramName(*plan.column_inputs[i]) << ".data + j);\n";
+  os << "    return nullptr;\n  }\n";
   os << "  __device__ const char* rowInputAddress(int input, long long row, long long j) const {\n";
   for (size_t i = 0; i < plan.row_inputs.size(); ++i) {
     const std::string name = paramName(*plan.row_inputs[i]);
@@ -591,7 +616,7 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
 
   // accumulate: one block per pass, each computing only what its reductions read.
   os << "  __device__ __forceinline__ void accumulate(int pass, long long row, long long j, "
-        "const char* const* rows, int e, float (&acc)["
+        "const char* const* rows, const char* const* cols, int e, float (&acc)["
      << std::max<int64_t>(reductions, 1) << "]) const {\n";
   for (int64_t pass = 0; pass < plan.passes; ++pass) {
     std::vector<const Val*> operands;
@@ -603,7 +628,7 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
     }
     os << "    if (pass == " << pass << ") {\n";
     os << rowVectorLoads(plan, values.rowInputsRead(operands), vector, "      ");
-    os << columnVectorLoads(values.columnInputsRead(operands), vector, "      ");
+    os << columnVectorLoads(plan, values.columnInputsRead(operands), vector, staged, "      ");
     os << "#pragma unroll\n      for (int v = 0; v < " << vector << "; ++v) {\n";
     os << values.writeElement(operands, "        ");
     for (size_t m = 0; m < members.size(); ++m)
@@ -615,9 +640,9 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
 
   std::vector<const Val*> element_targets(plan.element_outputs.begin(), plan.element_outputs.end());
   os << "  __device__ __forceinline__ void store(long long row, long long j, const char* const* "
-        "rows, int e) const {\n";
+        "rows, const char* const* cols, int e) const {\n";
   os << rowVectorLoads(plan, values.rowInputsRead(element_targets), vector, "    ");
-  os << columnVectorLoads(values.columnInputsRead(element_targets), vector, "    ");
+  os << columnVectorLoads(plan, values.columnInputsRead(element_targets), vector, staged, "    ");
   for (const TensorView* tv : plan.element_outputs)
     os << "    " << vectorType(*tv, vector) << " o_" << tv->name() << ";\n";
   os << "#pragma unroll\n    for (int v = 0; v < " << vector << "; ++v) {\n";

@@ -110,7 +110,8 @@ TEST(TmaWsNormalizationTest, PlansForATableOfShapes) {
            {Normalization::SoftmaxBackward, DataType::BFloat16, 262144, 8, 32768, 512, 1, 8, 14},
            {Normalization::Softmax, DataType::BFloat16, 65536, 2, 32768, 256, 3, 8, 168},
            {Normalization::Softmax, DataType::Float32, 262144, 8, 32768, 512, 1, 4, 14},
-           {Normalization::LayerNorm, DataType::Float32, 65536, 4, 16384, 256, 3, 4, 84},
+           // Weight and bias staged beside the rows: 64 KiB per CTA, two per SM.
+           {Normalization::LayerNorm, DataType::Float32, 65536, 8, 8192, 256, 2, 4, 28},
        }) {
     auto fusion = test::makeNormalization(c.kind, c.dtype);
     const SchedulerRuntimeInfo info = infoFor(*fusion, c.kind, 1024, c.n);
@@ -124,8 +125,9 @@ TEST(TmaWsNormalizationTest, PlansForATableOfShapes) {
     EXPECT_EQ(params.vector, c.vector) << what;
     EXPECT_EQ(params.clusters, c.clusters) << what;
     EXPECT_EQ(params.stages, 1) << what;
-    // Weights and biases of these dense runs are contiguous and aligned.
+    // Weights and biases of these dense runs are contiguous and aligned, and staged.
     EXPECT_EQ(params.contiguous_columns, 1) << what;
+    EXPECT_EQ(params.staged_columns, c.kind == Normalization::LayerNorm ? 1 : 0) << what;
   }
   // Few rows: one cluster per row.
   auto fusion = test::makeNormalization(Normalization::SoftmaxBackward, DataType::BFloat16);
@@ -133,6 +135,11 @@ TEST(TmaWsNormalizationTest, PlansForATableOfShapes) {
       tws::computeHeuristics(*fusion, infoFor(*fusion, Normalization::SoftmaxBackward, 3, 262144))
           .clusters,
       3);
+  // Weights that do not fit beside rows of 1 MiB are read from L2 instead.
+  auto rms = test::makeNormalization(Normalization::RmsNorm, DataType::Float32);
+  EXPECT_EQ(tws::computeHeuristics(*rms, infoFor(*rms, Normalization::RmsNorm, 256, 262144))
+                .staged_columns,
+            0);
   // A smaller GPU: fewer SMs, fewer clusters.
   driver::DeviceProperties small = driver::h100Properties();
   small.sm_count = 36;

@@ -33,18 +33,23 @@
 //     static constexpr int rowInputBytes(int input);  // element size of row input `input`
 //     static constexpr int passOf(int reduction);
 //     __device__ const char* rowInputAddress(int input, long long row, long long j) const;
+//     // Column inputs (weights) the template stages in shared memory (staged_columns; else 0).
+//     static constexpr int kColumnInputs;
+//     static constexpr int columnInputBytes(int input);
+//     __device__ const char* columnInputAddress(int input, long long j) const;
 //     // Values with one per row (a mean, an rstd, softmax's 1 / sum), computed once: call
 //     // with level -1 when a row starts and with level p once stat[] holds pass p's results.
 //     __device__ void prepareRow(int level, long long row);
 //     __device__ static float identity(int reduction);
 //     __device__ static float combine(int reduction, float a, float b);
 //     // acc[k] of every reduction k of pass `pass` combined with its operand at elements
-//     // j .. j + kVector - 1 of `row`; rows[i] is row input i's chunk in shared memory and
-//     // `e` the position of element j in it.
+//     // j .. j + kVector - 1 of `row`; rows[i] is row input i's chunk in shared memory, cols[i]
+//     // column input i's, and `e` the position of element j in them.
 //     __device__ void accumulate(int pass, long long row, long long j, const char* const* rows,
-//                                int e, float (&acc)[kReductions]) const;
+//                                const char* const* cols, int e, float (&acc)[kReductions]) const;
 //     // Every [M, N] output at those elements, after the last pass.
-//     __device__ void store(long long row, long long j, const char* const* rows, int e) const;
+//     __device__ void store(long long row, long long j, const char* const* rows,
+//                           const char* const* cols, int e) const;
 //     // Every [M] output of `row`, after the last pass (one thread per row).
 //     __device__ void storeRow(long long row) const;
 //   };

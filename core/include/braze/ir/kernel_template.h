@@ -109,6 +109,9 @@ struct KernelTemplate {
     /// weights, biases) has stride 1 along them and starts aligned to `vector` of its elements
     /// (16 bytes at most): they are read a vector at a time, without strides.
     bool contiguous_columns = false;
+    /// The template copies every column input's chunk into shared memory once (they are the
+    /// same for every row) and passes it as `cols`; implies contiguous_columns.
+    bool staged_columns = false;
   };
   std::optional<RowProgram> row_program;
 };
