@@ -131,6 +131,9 @@ std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
     if (!tensor_expr) continue;
     const auto* out = expr->output(0)->as<TensorView>();
     const std::string what = std::string(toString(expr->op())) + " (" + out->name() + ")";
+    if (!isRowReductionOp(expr->op()) && !isPointwiseOp(expr->op()))
+      return what + " is neither pointwise nor a row reduction; a row program has no " +
+             "reshapes, permutes, slices, Welford or reductions over other dims";
     if (expr->outputs().size() != 1) return what + " has several outputs";
     const DataType compute = codegen::computeDtype(out->dtype());
     if (compute != DataType::Float32 && compute != DataType::Bool)
@@ -158,14 +161,11 @@ std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
       plan.pass_of.push_back(needs + 1);
       plan.passes = std::max(plan.passes, needs + 2);
       level[out] = needs + 1;
-    } else if (isPointwiseOp(expr->op())) {
+    } else {  // pointwise: checked above
       level[out] = needs;
       const std::vector<int64_t> dims = mappedDims(plan, *out);
       if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d == 0; }))
         plan.row_values.insert(out);
-    } else {
-      return what + " is neither pointwise nor a row reduction; a row program has no " +
-             "reshapes, permutes, slices, Welford or reductions over other dims";
     }
     plan.exprs.push_back(expr);
   }
@@ -204,6 +204,12 @@ std::optional<std::string> classifyOutputs(const Fusion& fusion, RowPlan& plan) 
 
 std::variant<RowPlan, std::string> planRowProgram(const Fusion& fusion) {
   RowPlan plan;
+  for (const Val* input : fusion.inputs()) {
+    const auto* tv = input->dynCast<TensorView>();
+    if (tv != nullptr && tv->nDims() > 2)
+      return "input " + tv->name() + " has rank " + std::to_string(tv->nDims()) +
+             "; a row program handles [M, N] tensors";
+  }
   for (const Val* input : fusion.inputs()) {
     const auto* tv = input->dynCast<TensorView>();
     if (tv == nullptr || tv->nDims() != 2) continue;

@@ -1,0 +1,89 @@
+// Row programs (braze/codegen/row_program.h): which fusions code generation can write as one,
+// how it groups their reductions into passes, and why it refuses the others.
+
+#include <gtest/gtest.h>
+
+#include "braze/codegen/row_program.h"
+#include "braze/ops/elementwise.h"
+#include "braze/ops/reduction.h"
+#include "braze/ops/shape.h"
+#include "support/normalization_fusions.h"
+
+namespace braze {
+namespace {
+
+using test::Normalization;
+
+RowProgramShape shapeOf(const Fusion& fusion) {
+  auto analyzed = analyzeRowProgram(fusion);
+  EXPECT_TRUE(std::holds_alternative<RowProgramShape>(analyzed)) << std::get<std::string>(analyzed);
+  return std::holds_alternative<RowProgramShape>(analyzed) ? std::get<RowProgramShape>(analyzed)
+                                                           : RowProgramShape{};
+}
+
+std::string problemOf(const Fusion& fusion) {
+  auto analyzed = analyzeRowProgram(fusion);
+  return std::holds_alternative<std::string>(analyzed) ? std::get<std::string>(analyzed) : "";
+}
+
+TEST(RowProgramTest, ReductionsGroupIntoPassesByWhatTheyRead) {
+  // Softmax: the max, then the sum of exponentials about it.
+  const RowProgramShape softmax =
+      shapeOf(*test::makeNormalization(Normalization::Softmax, DataType::BFloat16));
+  EXPECT_EQ(softmax.reductions, 2);
+  EXPECT_EQ(softmax.passes, 2);
+  EXPECT_TRUE(softmax.column_inputs.empty());
+  // Softmax backward: one dot product of two row inputs.
+  const RowProgramShape backward =
+      shapeOf(*test::makeNormalization(Normalization::SoftmaxBackward, DataType::Float32));
+  EXPECT_EQ(backward.passes, 1);
+  EXPECT_EQ(backward.row_inputs.size(), 2u);
+  // RMS norm: one pass, a weight along the columns, y and rstd stored.
+  const RowProgramShape rms =
+      shapeOf(*test::makeNormalization(Normalization::RmsNorm, DataType::BFloat16));
+  EXPECT_EQ(rms.passes, 1);
+  EXPECT_EQ(rms.column_inputs.size(), 1u);
+  EXPECT_EQ(rms.element_outputs.size(), 1u);
+  // The sum and the sum of squares of one row read nothing of each other: one pass.
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float32);
+  fusion.addOutput(sum(x, {1}));
+  fusion.addOutput(sum(mul(x, x), {1}));
+  fusion.addOutput(mul(x, broadcast(sum(x, {1}), {false, true})));
+  const RowProgramShape moments = shapeOf(fusion);
+  EXPECT_EQ(moments.reductions, 3);
+  EXPECT_EQ(moments.passes, 1);
+}
+
+TEST(RowProgramTest, RefusalsNameTheOpAtFault) {
+  EXPECT_NE(problemOf(*test::makeNormalization(Normalization::LayerNormBackward, DataType::Float32))
+                .find("innermost dim alone"),
+            std::string::npos);
+  {
+    Fusion fusion;
+    TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float32);
+    fusion.addOutput(var_mean(x, {1}).var);
+    EXPECT_NE(problemOf(fusion).find("Welford"), std::string::npos) << problemOf(fusion);
+  }
+  {
+    Fusion fusion;
+    fusion.addOutput(sum(makeSymbolicTensor(fusion, 3, DataType::Float32), {2}));
+    EXPECT_NE(problemOf(fusion).find("rank 3"), std::string::npos) << problemOf(fusion);
+  }
+  {
+    Fusion fusion;
+    TensorView* v = makeSymbolicTensor(fusion, 1, DataType::Float32);
+    fusion.addOutput(mul(v, v));
+    EXPECT_NE(problemOf(fusion).find("no [M, N] input"), std::string::npos) << problemOf(fusion);
+  }
+  {
+    // A float64 row: a row program computes in float32.
+    Fusion fusion;
+    TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float64);
+    fusion.addOutput(sum(x, {1}));
+    EXPECT_NE(problemOf(fusion).find("float32"), std::string::npos) << problemOf(fusion);
+  }
+}
+
+}  // namespace
+}  // namespace braze
