@@ -6,6 +6,7 @@
 
 #include "braze/codegen/template_epilogue.h"
 #include "braze/ops/elementwise.h"
+#include "braze/sched/runtime_arguments.h"
 #include "gemm_template.h"
 
 namespace braze::matmul_scheduler {
@@ -190,13 +191,6 @@ std::variant<Operands, std::string> operandsOf(const Fusion& fusion) {
 
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
-const TensorArgumentInfo* argumentOf(const Fusion& fusion, const SchedulerRuntimeInfo& info,
-                                     const Val* input) {
-  const size_t at = static_cast<size_t>(fusion.inputIndex(input));
-  return at < info.arguments.size() ? std::get_if<TensorArgumentInfo>(&info.arguments[at])
-                                    : nullptr;
-}
-
 struct ProblemSize {
   int64_t m = 0, n = 0, k = 0, batches = 1;
 };
@@ -205,8 +199,8 @@ struct ProblemSize {
 // definition's.
 std::optional<ProblemSize> problemSize(const Fusion& fusion, const Operands& ops,
                                        const SchedulerRuntimeInfo& info) {
-  const TensorArgumentInfo* a = argumentOf(fusion, info, ops.a_source);
-  const TensorArgumentInfo* b = argumentOf(fusion, info, ops.b_source);
+  const TensorArgumentInfo* a = tensorArgumentOf(fusion, info.arguments, ops.a_source);
+  const TensorArgumentInfo* b = tensorArgumentOf(fusion, info.arguments, ops.b_source);
   if (a == nullptr || b == nullptr || a->sizes.size() != size_t(ops.layout.a_rank) ||
       b->sizes.size() != size_t(ops.layout.b_rank))
     return std::nullopt;
@@ -268,7 +262,9 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   BRAZE_USER_CHECK(std::holds_alternative<Operands>(found))
       << "matmul: canScheduleRunTime of a fusion it refuses";
   const Operands& ops = std::get<Operands>(found);
-  const auto argument = [&](const Val* input) { return argumentOf(fusion, info, input); };
+  const auto argument = [&](const Val* input) {
+    return tensorArgumentOf(fusion, info.arguments, input);
+  };
   const std::optional<ProblemSize> size = problemSize(fusion, ops, info);
   if (!size) return "the operands' ranks differ from the definition's";
   const auto [m, n, k, batches] = *size;

@@ -29,13 +29,6 @@ RowProgramShape rowProgramOf(const Fusion& fusion) {
   return std::get<RowProgramShape>(std::move(analyzed));
 }
 
-const TensorArgumentInfo* argumentOf(const Fusion& fusion, const SchedulerRuntimeInfo& info,
-                                     const Val* input) {
-  const auto at = static_cast<size_t>(fusion.inputIndex(input));
-  return at < info.arguments.size() ? std::get_if<TensorArgumentInfo>(&info.arguments[at])
-                                    : nullptr;
-}
-
 struct RowSizes {
   /// Elements of 16 bytes of the narrowest input the kernel copies (row inputs, and column
   /// inputs where staged): every chunk and part starts at a multiple.
@@ -79,7 +72,7 @@ ColumnAccess columnAccessOf(const Fusion& fusion, const SchedulerRuntimeInfo& in
   ColumnAccess access{.contiguous = true, .staged = !program.column_inputs.empty()};
   const int64_t vector = rowSizesOf(program, false).vector;
   for (const TensorView* tv : program.column_inputs) {
-    const TensorArgumentInfo* values = argumentOf(fusion, info, tv);
+    const TensorArgumentInfo* values = tensorArgumentOf(fusion, info.arguments, tv);
     const int64_t bytes = sizeInBytes(tv->dtype());
     const int64_t column_dim = tv->axis(0)->isBroadcast() ? 1 : 0;
     const int64_t alignment = vectorAlignment(info, static_cast<size_t>(fusion.inputIndex(tv)));
@@ -215,7 +208,8 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   if (auto problem = argumentProblem(fusion, info.arguments)) return problem;
   const RowProgramShape program = rowProgramOf(fusion);
   const RowSizes sizes = rowSizesOf(program, false);
-  const TensorArgumentInfo* reference = argumentOf(fusion, info, program.row_inputs.front());
+  const TensorArgumentInfo* reference =
+      tensorArgumentOf(fusion, info.arguments, program.row_inputs.front());
   if (reference == nullptr || reference->sizes.size() != 2)
     return std::string("the first row input's argument is not a matrix");
   const int64_t m = reference->sizes[0];
@@ -233,7 +227,7 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
            " (16 bytes of every row input), which the copy engine moves";
   for (const TensorView* tv : program.row_inputs) {
     const size_t at = static_cast<size_t>(fusion.inputIndex(tv));
-    const TensorArgumentInfo* values = argumentOf(fusion, info, tv);
+    const TensorArgumentInfo* values = tensorArgumentOf(fusion, info.arguments, tv);
     if (values == nullptr || values->sizes.size() != 2)
       return "input " + std::to_string(at) + " is not a matrix";
     if (values->strides[1] != 1)
@@ -255,7 +249,8 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
 
 TmaWsNormalizationParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeInfo& info) {
   const RowProgramShape program = rowProgramOf(fusion);
-  const TensorArgumentInfo* reference = argumentOf(fusion, info, program.row_inputs.front());
+  const TensorArgumentInfo* reference =
+      tensorArgumentOf(fusion, info.arguments, program.row_inputs.front());
   BRAZE_USER_CHECK(reference != nullptr && reference->sizes.size() == 2)
       << "tma_ws_normalization: computeHeuristics without a matrix row input";
   const int64_t n = reference->sizes[1];

@@ -15,6 +15,7 @@
 #include "braze/sched/reference_dim_map.h"
 #include "codegen/op_printer.h"
 #include "codegen/row_program_writer.h"
+#include "codegen/template_values.h"
 
 namespace braze {
 
@@ -27,7 +28,6 @@ struct RowPlan {
   ReferenceDimMap dims;
   std::vector<const Expr*> exprs;  ///< producers first
   std::vector<const TensorView*> row_inputs;
-  std::vector<const TensorView*> other_inputs;
   std::vector<const Scalar*> scalars;
   std::vector<const Expr*> reductions;
   std::vector<int64_t> pass_of;
@@ -35,7 +35,7 @@ struct RowPlan {
   std::vector<const TensorView*> element_outputs;
   std::vector<const TensorView*> row_outputs;
   /// Extents of input tensors' dims, as the kernel reads them: "e_T0.size[1]".
-  std::unordered_map<const Val*, std::string> extents;
+  codegen::ExtentTexts extents;
   /// Per tensor: the last pass whose results its value reads (-1: none).
   std::unordered_map<const Val*, int64_t> level;
   /// Tensors with one value per row (every dim a broadcast or the rows' dim), reductions'
@@ -55,10 +55,10 @@ bool isPointwiseOp(OpKind op) {
 }
 
 std::string paramName(const Val& val) {
-  return "e_" + val.name();
+  return codegen::templateParameterName(val);
 }
 std::string localName(const Val& val) {
-  return "v_" + val.name();
+  return codegen::templateLocalName(val);
 }
 
 // The reference dims of `tv`'s dims that are not broadcasts, in order.
@@ -69,24 +69,6 @@ std::vector<int64_t> mappedDims(const RowPlan& plan, const TensorView& tv) {
     if (!tv.axis(d)->isBroadcast()) result.push_back(to_ref[static_cast<size_t>(d)]);
   }
   return result;
-}
-
-std::optional<std::string> scalarProblem(const Fusion& fusion, const Scalar& scalar,
-                                         RowPlan& plan) {
-  if (scalar.isConstant() || plan.extents.count(&scalar)) return std::nullopt;
-  if (fusion.isInput(&scalar)) {
-    if (std::find(plan.scalars.begin(), plan.scalars.end(), &scalar) == plan.scalars.end())
-      plan.scalars.push_back(&scalar);
-    return std::nullopt;
-  }
-  const Expr* def = scalar.definition();
-  if (def == nullptr || !isElementwise(def->op()))
-    return "the scalar " + scalar.name() + " is neither a constant, an input, an input's extent " +
-           "nor an elementwise op of those";
-  for (const Val* input : def->inputs()) {
-    if (auto problem = scalarProblem(fusion, *input->as<Scalar>(), plan)) return problem;
-  }
-  return std::nullopt;
 }
 
 std::optional<std::string> classifyInputs(const Fusion& fusion, RowPlan& plan) {
@@ -110,7 +92,6 @@ std::optional<std::string> classifyInputs(const Fusion& fusion, RowPlan& plan) {
       plan.row_inputs.push_back(tv);
       continue;
     }
-    plan.other_inputs.push_back(tv);
     if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d == 0; }))
       plan.row_values.insert(tv);
     else if (dims == std::vector<int64_t>{1})
@@ -142,7 +123,9 @@ std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
     int64_t needs = -1;
     for (const Val* input : expr->inputs()) {
       if (const auto* scalar = input->dynCast<Scalar>()) {
-        if (auto problem = scalarProblem(fusion, *scalar, plan)) return what + ": " + *problem;
+        if (auto problem =
+                codegen::templateScalarProblem(fusion, *scalar, plan.extents, plan.scalars))
+          return what + ": " + *problem;
         continue;
       }
       needs = std::max(needs, levelOf(input));
@@ -309,7 +292,7 @@ class ValueWriter {
       const int64_t k = reductionIndex(out);
       std::string value = is_leaf(out) ? "rv_" + out->name()
                           : k >= 0     ? "stat[" + std::to_string(k) + "]"
-                                       : exprValue(*expr);
+                                       : codegen::templateExprValue(fusion_, *expr, plan_.extents);
       os << indent << local(*out->as<TensorView>()) << value << ";\n";
     }
     return os.str();
@@ -365,62 +348,6 @@ class ValueWriter {
                      (offset.empty() ? "0" : offset) + ")";
     }
     return codegen::convert(element, codegen::computeDtype(tv.dtype()));
-  }
-
-  Rendered renderScalar(const Scalar& scalar) const {
-    Rendered r;
-    r.dtype = scalar.dtype();
-    if (scalar.isConstant()) {
-      r.constant = *scalar.value();
-      r.text = codegen::literal(*scalar.value(), scalar.dtype());
-      return r;
-    }
-    if (const auto extent = plan_.extents.find(&scalar); extent != plan_.extents.end()) {
-      r.text = extent->second;
-      r.index_typed = true;
-      r.atomic = false;
-      return r;
-    }
-    if (fusion_.isInput(&scalar)) {
-      r.text = paramName(scalar);
-      r.index_typed = scalar.dtype() == DataType::Index;
-      return r;
-    }
-    const Expr& def = *scalar.definition();
-    std::vector<std::string> inputs;
-    for (size_t i = 0; i < def.inputs().size(); ++i) {
-      inputs.push_back(codegen::convert(renderScalar(*def.input(i)->as<Scalar>()),
-                                        codegen::inputComputeDtype(def, i)));
-    }
-    r.text = codegen::elementwiseValue(def, inputs);
-    r.dtype = codegen::computeDtype(scalar.dtype());
-    return r;
-  }
-
-  std::string exprValue(const Expr& expr) const {
-    const auto render = [&](const Val* v) {
-      if (const auto* scalar = v->dynCast<Scalar>()) return renderScalar(*scalar);
-      Rendered r;
-      r.text = localName(*v);
-      r.dtype = codegen::computeDtype(v->dtype());
-      return r;
-    };
-    const DataType out_dtype = expr.output(0)->dtype();
-    const DataType out = codegen::computeDtype(out_dtype);
-    if (expr.op() == OpKind::Cast) {
-      // A cast rounds to its dtype, which may be narrower than the type it is held in.
-      const std::string value = codegen::convert(render(expr.input(0)), out);
-      const std::string storage = codegen::storageType(out_dtype);
-      if (storage == codegen::computeType(out)) return value;
-      return "(" + codegen::computeType(out) + ")(" + storage + ")(" + value + ")";
-    }
-    if (!isElementwise(expr.op())) return codegen::convert(render(expr.input(0)), out);
-    std::vector<std::string> inputs;
-    for (size_t i = 0; i < expr.inputs().size(); ++i) {
-      inputs.push_back(
-          codegen::convert(render(expr.input(i)), codegen::inputComputeDtype(expr, i)));
-    }
-    return codegen::elementwiseValue(expr, inputs);
   }
 
   const Fusion& fusion_;

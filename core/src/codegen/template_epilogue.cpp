@@ -20,6 +20,7 @@
 #include "braze/ops/elementwise.h"
 #include "codegen/epilogue_writer.h"
 #include "codegen/op_printer.h"
+#include "codegen/template_values.h"
 
 namespace braze {
 
@@ -49,24 +50,6 @@ bool isEpilogueOp(OpKind op) {
 template <typename T>
 void appendOnce(std::vector<const T*>& list, const T* item) {
   if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
-}
-
-// Scalars an epilogue can spell: constants, scalar inputs and elementwise ops of them.
-std::optional<std::string> scalarProblem(const Fusion& fusion, const Scalar& scalar,
-                                         EpiloguePlan& plan) {
-  if (scalar.isConstant()) return std::nullopt;
-  if (fusion.isInput(&scalar)) {
-    appendOnce(plan.scalars, &scalar);
-    return std::nullopt;
-  }
-  const Expr* def = scalar.definition();
-  if (def == nullptr || !isElementwise(def->op()))
-    return "the scalar " + scalar.name() + " is neither a constant, an input of the fusion nor " +
-           "an elementwise op of those";
-  for (const Val* input : def->inputs()) {
-    if (auto problem = scalarProblem(fusion, *input->as<Scalar>(), plan)) return problem;
-  }
-  return std::nullopt;
 }
 
 // Tensors the anchor's definition reads, directly or through other exprs.
@@ -144,7 +127,8 @@ std::variant<EpiloguePlan, std::string> planEpilogue(const Fusion& fusion, const
     const std::vector<int64_t> dims = found->second;
     for (const Val* input : expr.inputs()) {
       if (const auto* scalar = input->dynCast<Scalar>()) {
-        if (auto problem = scalarProblem(fusion, *scalar, plan)) return *problem;
+        if (auto problem = codegen::templateScalarProblem(fusion, *scalar, {}, plan.scalars))
+          return *problem;
         continue;
       }
       const auto* tv = input->as<TensorView>();
@@ -178,10 +162,10 @@ std::variant<EpiloguePlan, std::string> planEpilogue(const Fusion& fusion, const
 }
 
 std::string paramName(const Val& val) {
-  return "e_" + val.name();
+  return codegen::templateParameterName(val);
 }
 std::string localName(const TensorView& tv) {
-  return "v_" + tv.name();
+  return codegen::templateLocalName(tv);
 }
 
 // `tv`'s element at the anchor index j0, j1, ...: through its strides, skipping broadcast dims.
@@ -203,56 +187,6 @@ std::string outputOffset(const TensorView& tv, int64_t rank) {
              std::to_string(d);
   }
   return offset;
-}
-
-Rendered renderScalar(const Fusion& fusion, const Scalar& scalar) {
-  Rendered r;
-  r.dtype = scalar.dtype();
-  if (scalar.isConstant()) {
-    r.constant = *scalar.value();
-    r.text = codegen::literal(*scalar.value(), scalar.dtype());
-    return r;
-  }
-  if (fusion.isInput(&scalar)) {
-    r.text = paramName(scalar);
-    r.index_typed = scalar.dtype() == DataType::Index;
-    return r;
-  }
-  const Expr& def = *scalar.definition();
-  std::vector<std::string> inputs;
-  for (size_t i = 0; i < def.inputs().size(); ++i) {
-    inputs.push_back(codegen::convert(renderScalar(fusion, *def.input(i)->as<Scalar>()),
-                                      codegen::inputComputeDtype(def, i)));
-  }
-  r.text = codegen::elementwiseValue(def, inputs);
-  r.dtype = codegen::computeDtype(scalar.dtype());
-  return r;
-}
-
-// The value of `expr`'s output from its inputs' locals, in the output's compute dtype.
-std::string exprValue(const Fusion& fusion, const Expr& expr) {
-  const auto render = [&](const Val* v) {
-    if (const auto* scalar = v->dynCast<Scalar>()) return renderScalar(fusion, *scalar);
-    Rendered local;
-    local.text = localName(*v->as<TensorView>());
-    local.dtype = codegen::computeDtype(v->dtype());
-    return local;
-  };
-  const DataType out_dtype = expr.output(0)->dtype();
-  const DataType out = codegen::computeDtype(out_dtype);
-  if (expr.op() == OpKind::Cast) {
-    // A cast rounds to its dtype, which may be narrower than the compute type it is held in.
-    const std::string value = codegen::convert(render(expr.input(0)), out);
-    const std::string storage = codegen::storageType(out_dtype);
-    if (storage == codegen::computeType(out)) return value;
-    return "(" + codegen::computeType(out) + ")(" + storage + ")(" + value + ")";
-  }
-  if (!isElementwise(expr.op())) return codegen::convert(render(expr.input(0)), out);
-  std::vector<std::string> inputs;
-  for (size_t i = 0; i < expr.inputs().size(); ++i) {
-    inputs.push_back(codegen::convert(render(expr.input(i)), codegen::inputComputeDtype(expr, i)));
-  }
-  return codegen::elementwiseValue(expr, inputs);
 }
 
 }  // namespace
@@ -400,7 +334,8 @@ EpilogueCode writeTemplateEpilogue(const Fusion& fusion, const KernelTemplate::E
       os << local(*tv) << convert(element, computeDtype(tv->dtype())) << ";\n";
     }
     for (const Expr* expr : plan.exprs) {
-      os << local(*expr->output(0)->as<TensorView>()) << exprValue(fusion, *expr) << ";\n";
+      os << local(*expr->output(0)->as<TensorView>())
+         << codegen::templateExprValue(fusion, *expr, {}) << ";\n";
     }
     for (const TensorView* tv : outputs) {
       os << "    o_" << tv->name() << ".values[v] = " << localName(*tv) << ";\n";

@@ -47,4 +47,13 @@ std::vector<std::optional<int64_t>> evaluateExtents(const Fusion& fusion,
   return extents;
 }
 
+const TensorArgumentInfo* tensorArgumentOf(const Fusion& fusion,
+                                           const std::vector<ArgumentInfo>& arguments,
+                                           const Val* input) {
+  const int64_t at = fusion.inputIndex(input);
+  return at >= 0 && static_cast<size_t>(at) < arguments.size()
+             ? std::get_if<TensorArgumentInfo>(&arguments[static_cast<size_t>(at)])
+             : nullptr;
+}
+
 }  // namespace braze

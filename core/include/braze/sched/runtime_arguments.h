@@ -22,6 +22,12 @@ namespace braze {
 std::optional<std::string> argumentProblem(const Fusion& fusion,
                                            const std::vector<ArgumentInfo>& arguments);
 
+/// The tensor argument of fusion input `input` (a TensorView of `fusion`), or null when
+/// `arguments` has no tensor at its position.
+const TensorArgumentInfo* tensorArgumentOf(const Fusion& fusion,
+                                           const std::vector<ArgumentInfo>& arguments,
+                                           const Val* input);
+
 /// The extent of each of `dims` (their logicalExtent: an expanded broadcast counts its
 /// expanded size) for these arguments, nullopt where it depends on a scalar the arguments do
 /// not bind. Runs the core's validation of the arguments first (counts, dtypes, ranks, fixed
