@@ -25,6 +25,12 @@ namespace {
 constexpr int kCluster = @CLUSTER@;
 constexpr int kConsumerThreads = @THREADS@;
 constexpr int kConsumerWarps = kConsumerThreads / 32;
+// A producer warp of its own, or the first consumer thread issuing each stage's next copies as
+// soon as the CTA has released it (@PRODUCER_WARP@ = 0): a CTA of whole warp quads then, whose
+// registers the SM's four schedulers split evenly (17 warps leave 96 registers a thread where
+// 16 leave 128: what a norm backward's column partials need).
+constexpr bool kProducerWarp = @PRODUCER_WARP@;
+constexpr int kThreads = kConsumerThreads + (kProducerWarp ? 32 : 0);
 constexpr int kPieces = @PIECES@;
 constexpr int kStages = @STAGES@;
 // CTAs the plan puts on one SM: the register cap that lets them all be resident.
@@ -52,7 +58,18 @@ constexpr int columnOffset(int input) {
   return total;
 }
 constexpr int kColumnsOffset = kStages * kStageBytes;
-constexpr int kFullOffset = kColumnsOffset + columnOffset(Program::kColumnInputs);
+// Column reductions: each consumer thread's partials of its elements of the chunk, in
+// registers across rows (kColumnIterations vectors a row); at the end the grid adds them up
+// through the workspace, each warp of a CTA a share of the CTAs' partials of 128 columns, summed
+// across warps in shared memory (over the row buffers, done with by then).
+constexpr int kC = Program::kColumnReductions;
+constexpr int kCK = kC > 0 ? kC : 1;
+constexpr int kColumnIterations =
+    kC > 0 ? (kChunk + kConsumerThreads * kV - 1) / (kConsumerThreads * kV) : 1;
+constexpr int kTeams = kThreads / 32;
+constexpr int kFinishBytes = kC > 0 ? kTeams * kC * 128 * 4 : 0;
+constexpr int kRowsBytes = kColumnsOffset + columnOffset(Program::kColumnInputs);
+constexpr int kFullOffset = kRowsBytes > kFinishBytes ? kRowsBytes : kFinishBytes;
 constexpr int kEmptyOffset = kFullOffset + 8 * kStages * kPieces;
 constexpr int kPartialsFullOffset = kEmptyOffset + 8 * kStages * kPieces;
 constexpr int kColumnsFullOffset = kPartialsFullOffset + 8 * 2 * kPasses;
@@ -84,7 +101,133 @@ __device__ __forceinline__ void arriveAtPeer(unsigned long long* barrier, unsign
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
+// Workspace of a program with column reductions: two grid-barrier counters, then the
+// partials [column reduction][cluster][column] as floats.
+__device__ __forceinline__ float* columnPartials(char* workspace) {
+  return reinterpret_cast<float*>(workspace + 16);
+}
+
+// Every CTA's share of the [N] outputs, once every CTA's partials are in the workspace. The
+// grid is resident at once (a cooperative launch), so it can wait at a barrier; the totals are
+// added in the same order whatever the timing.
+__device__ __forceinline__ void finishColumns(const braze_row_program& program,
+                                              unsigned char* shared) {
+  auto* counters = reinterpret_cast<unsigned long long*>(program.workspace);
+  const float* partials = columnPartials(program.workspace);
+  const unsigned tid = threadIdx.x;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  braze::arrive(&counters[0], tid);
+  braze::waitForArrivals(&counters[0], gridDim.x, tid);
+  auto* team_sums = reinterpret_cast<float*>(shared);
+  const long long n = program.rowLength();
+  const long long clusters = gridDim.x / kCluster;
+  const long long groups = (n + 127) / 128;
+  const long long share = (groups + gridDim.x - 1) / gridDim.x;
+  const long long first = blockIdx.x * share;
+  const long long last = first + share < groups ? first + share : groups;
+  for (long long group = first; group < last; ++group) {
+    const long long j = group * 128 + lane * 4;
+    float sum[kCK][4];
+#pragma unroll
+    for (int k = 0; k < kCK; ++k) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) sum[k][c] = Program::columnIdentity(k);
+    }
+    if (j < n) {
+#pragma unroll 4
+      for (long long g = warp; g < clusters; g += kTeams) {
+#pragma unroll
+        for (int k = 0; k < kC; ++k) {
+          const float4 part = __ldcg(reinterpret_cast<const float4*>(partials + (k * clusters + g) * n + j));
+          sum[k][0] = Program::columnCombine(k, sum[k][0], part.x);
+          sum[k][1] = Program::columnCombine(k, sum[k][1], part.y);
+          sum[k][2] = Program::columnCombine(k, sum[k][2], part.z);
+          sum[k][3] = Program::columnCombine(k, sum[k][3], part.w);
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kC; ++k) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) team_sums[((warp * kC + k) * 32 + lane) * 4 + c] = sum[k][c];
+    }
+    __syncthreads();
+    if (warp == 0 && j < n) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        float total[kCK];
+#pragma unroll
+        for (int k = 0; k < kC; ++k) {
+          total[k] = Program::columnIdentity(k);
+          for (int t = 0; t < kTeams; ++t)
+            total[k] = Program::columnCombine(k, total[k], team_sums[((t * kC + k) * 32 + lane) * 4 + c]);
+        }
+        program.storeColumn(j + c, total);
+      }
+    }
+    __syncthreads();
+  }
+  // Every CTA has passed the first counter: both are zero again for the next launch.
+  braze::arrive(&counters[1], tid);
+  if (blockIdx.x == 0) {
+    braze::waitForArrivals(&counters[1], gridDim.x, tid);
+    if (tid == 0) {
+      counters[0] = 0;
+      counters[1] = 0;
+    }
+  }
+}
+
+// Copies of `row` into stage round % kStages, part by part, each once the consumers released
+// the stage's previous row. One thread.
+__device__ __forceinline__ void issueRow(const braze_row_program& program, unsigned char* shared,
+                                         unsigned long long* full, unsigned long long* empty,
+                                         long long row, int round, long long begin, int length) {
+  const int stage = round % kStages;
+  const int use = round / kStages;
+  unsigned char* stage_rows = shared + stage * kStageBytes;
+  for (int q = 0; q < kPieces; ++q) {
+    const int b = stage * kPieces + q;
+    if (use > 0) braze::mbarrier::wait(&empty[b], (use - 1) & 1);
+    const int lo = q * kPiece < length ? q * kPiece : length;
+    const int hi = lo + kPiece < length ? lo + kPiece : length;
+    if (lo == hi) {
+      braze::mbarrier::arrive(&full[b]);
+      continue;
+    }
+    unsigned bytes = 0;
+#pragma unroll
+    for (int i = 0; i < Program::kRowInputs; ++i) bytes += (hi - lo) * Program::rowInputBytes(i);
+    braze::mbarrier::arriveExpectTx(&full[b], bytes);
+#pragma unroll
+    for (int i = 0; i < Program::kRowInputs; ++i) {
+      const int size = Program::rowInputBytes(i);
+      braze::tma::loadBytes(stage_rows + inputOffset(i) + lo * size,
+                            program.rowInputAddress(i, row, begin + lo), (hi - lo) * size, &full[b]);
+    }
+  }
+}
+
+// The CTA's chunk of every column input, once.
+__device__ __forceinline__ void issueColumns(const braze_row_program& program, const char* const* cols,
+                                             unsigned long long* columns_full, long long begin,
+                                             int length) {
+  unsigned bytes = 0;
+#pragma unroll
+  for (int i = 0; i < Program::kColumnInputs; ++i) bytes += length * Program::columnInputBytes(i);
+  if (bytes == 0) {
+    braze::mbarrier::arrive(columns_full);
+    return;
+  }
+  braze::mbarrier::arriveExpectTx(columns_full, bytes);
+#pragma unroll
+  for (int i = 0; i < Program::kColumnInputs; ++i)
+    braze::tma::loadBytes(const_cast<char*>(cols[i]), program.columnInputAddress(i, begin),
+                          length * Program::columnInputBytes(i), columns_full);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
     BRAZE_KERNEL_NAME(BRAZE_ROW_PARAMETERS) {
   braze_row_program program{BRAZE_ROW_ARGUMENTS};
   extern __shared__ __align__(128) unsigned char shared[];
@@ -126,55 +269,28 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
     __syncthreads();
   }
 
-  if (warp == kConsumerWarps) {
+  if (kProducerWarp && warp == kConsumerWarps) {
     // The producer: part q of a stage as soon as the consumers released it, kStages rows ahead.
     if (lane == 0) {
-      if (Program::kColumnInputs > 0) {
-        // The CTA's chunk of every column input, once.
-        unsigned bytes = 0;
-#pragma unroll
-        for (int i = 0; i < Program::kColumnInputs; ++i)
-          bytes += length * Program::columnInputBytes(i);
-        if (bytes == 0) {
-          braze::mbarrier::arrive(columns_full);
-        } else {
-          braze::mbarrier::arriveExpectTx(columns_full, bytes);
-#pragma unroll
-          for (int i = 0; i < Program::kColumnInputs; ++i)
-            braze::tma::loadBytes(const_cast<char*>(cols[i]), program.columnInputAddress(i, begin),
-                                  length * Program::columnInputBytes(i), columns_full);
-        }
-      }
+      if (Program::kColumnInputs > 0) issueColumns(program, cols, columns_full, begin, length);
       int round = 0;
-      for (long long row = first_row; row < m; row += row_step, ++round) {
-        const int stage = round % kStages;
-        const int use = round / kStages;
-        unsigned char* stage_rows = shared + stage * kStageBytes;
-        for (int q = 0; q < kPieces; ++q) {
-          const int b = stage * kPieces + q;
-          if (use > 0) braze::mbarrier::wait(&empty[b], (use - 1) & 1);
-          const int lo = q * kPiece < length ? q * kPiece : length;
-          const int hi = lo + kPiece < length ? lo + kPiece : length;
-          if (lo == hi) {
-            braze::mbarrier::arrive(&full[b]);
-            continue;
-          }
-          unsigned bytes = 0;
-#pragma unroll
-          for (int i = 0; i < Program::kRowInputs; ++i) bytes += (hi - lo) * Program::rowInputBytes(i);
-          braze::mbarrier::arriveExpectTx(&full[b], bytes);
-#pragma unroll
-          for (int i = 0; i < Program::kRowInputs; ++i) {
-            const int size = Program::rowInputBytes(i);
-            braze::tma::loadBytes(stage_rows + inputOffset(i) + lo * size,
-                                  program.rowInputAddress(i, row, begin + lo), (hi - lo) * size,
-                                  &full[b]);
-          }
-        }
-      }
+      for (long long row = first_row; row < m; row += row_step, ++round)
+        issueRow(program, shared, full, empty, row, round, begin, length);
     }
   } else {
+    if (!kProducerWarp && threadIdx.x == 0) {
+      // The first kStages rows; each later one when its stage is released (below).
+      if (Program::kColumnInputs > 0) issueColumns(program, cols, columns_full, begin, length);
+      for (int r = 0; r < kStages && first_row + r * row_step < m; ++r)
+        issueRow(program, shared, full, empty, first_row + r * row_step, r, begin, length);
+    }
     if (Program::kColumnInputs > 0) braze::mbarrier::wait(columns_full, 0);
+    float col[kColumnIterations][Program::kColumnSlots];
+#pragma unroll
+    for (int it = 0; it < kColumnIterations; ++it) {
+#pragma unroll
+      for (int s = 0; s < Program::kColumnSlots; ++s) col[it][s] = Program::columnIdentity(s / kV);
+    }
     int round = 0;
     for (long long row = first_row; row < m; row += row_step, ++round) {
       const unsigned parity = round & 1;
@@ -241,21 +357,59 @@ extern "C" __global__ void __launch_bounds__(kConsumerThreads + 32, kMinBlocks)
         }
         program.prepareRow(pass, row);
       }
-      // Every output from the chunk; each part goes back to the producer once written.
-#pragma unroll 1
-      for (int q = 0; q < kPieces; ++q) {
-        if (Program::kPasses == 0) braze::mbarrier::wait(&full[stage * kPieces + q], full_parity);
-        const int lo = q * kPiece < length ? q * kPiece : length;
-        const int hi = lo + kPiece < length ? lo + kPiece : length;
-#pragma unroll 4
-        for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
-          program.store(row, begin + e, rows, cols, e);
+      if (kC > 0) {
+        // The same elements of every row per thread, so that its column partials stay in
+        // registers: the whole chunk, then every part back to the producer.
+        if (Program::kPasses == 0) {
+          for (int q = 0; q < kPieces; ++q) braze::mbarrier::wait(&full[stage * kPieces + q], full_parity);
+        }
+#pragma unroll
+        for (int it = 0; it < kColumnIterations; ++it) {
+          const int e = (it * kConsumerThreads + threadIdx.x) * kV;
+          if (e < length) program.store(row, begin + e, rows, cols, e, col[it]);
+        }
         __syncwarp();
-        if (lane == 0) braze::mbarrier::arrive(&empty[stage * kPieces + q]);
+        if (lane == 0) {
+          for (int q = 0; q < kPieces; ++q) braze::mbarrier::arrive(&empty[stage * kPieces + q]);
+        }
+      } else {
+        // Every output from the chunk; each part goes back to the producer once written.
+        float none[Program::kColumnSlots];
+#pragma unroll 1
+        for (int q = 0; q < kPieces; ++q) {
+          if (Program::kPasses == 0) braze::mbarrier::wait(&full[stage * kPieces + q], full_parity);
+          const int lo = q * kPiece < length ? q * kPiece : length;
+          const int hi = lo + kPiece < length ? lo + kPiece : length;
+#pragma unroll 4
+          for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
+            program.store(row, begin + e, rows, cols, e, none);
+          __syncwarp();
+          if (lane == 0) braze::mbarrier::arrive(&empty[stage * kPieces + q]);
+        }
       }
       if (rank == 0 && threadIdx.x == 0) program.storeRow(row);
+      if (!kProducerWarp) {
+        if (threadIdx.x == 0 && row + kStages * row_step < m)
+          issueRow(program, shared, full, empty, row + kStages * row_step, round + kStages, begin,
+                   length);
+        __syncwarp();
+      }
+    }
+    if (kC > 0) {
+      float* partials = columnPartials(program.workspace);
+      const long long cluster_id = blockIdx.x / kCluster;
+      const long long clusters = gridDim.x / kCluster;
+#pragma unroll
+      for (int it = 0; it < kColumnIterations; ++it) {
+        const int e = (it * kConsumerThreads + threadIdx.x) * kV;
+        if (e >= length) continue;
+#pragma unroll
+        for (int k = 0; k < kC; ++k)
+          braze_row_copy<4 * kV>(partials + (k * clusters + cluster_id) * n + begin + e, &col[it][k * kV]);
+      }
     }
   }
+  if (kC > 0) finishColumns(program, shared);
   // Peers may still push partials into this CTA's shared memory until every CTA is done.
   if (kCluster > 1) braze::cluster::sync();
 }
@@ -268,6 +422,32 @@ int64_t pieceElements(const RowTemplateShape& shape) {
   return (piece + shape.unit - 1) / shape.unit * shape.unit;
 }
 
+bool producerWarp(const RowTemplateShape& shape) {
+  return shape.column_reductions == 0;
+}
+
+int64_t rowTemplateThreads(const RowTemplateShape& shape) {
+  return shape.consumer_threads + (producerWarp(shape) ? 32 : 0);
+}
+
+int64_t columnIterations(const RowTemplateShape& shape) {
+  if (shape.column_reductions == 0) return 1;
+  const int64_t per_sweep = shape.consumer_threads * shape.vector;
+  return (shape.chunk + per_sweep - 1) / per_sweep;
+}
+
+int64_t columnWorkspaceBytes(const RowTemplateShape& shape, int64_t clusters, int64_t n) {
+  return 16 + 4 * shape.column_reductions * clusters * n;
+}
+
+namespace {
+int64_t finishBytes(const RowTemplateShape& shape) {
+  return shape.column_reductions > 0
+             ? rowTemplateThreads(shape) / 32 * shape.column_reductions * 128 * 4
+             : 0;
+}
+}  // namespace
+
 int64_t rowTemplateSharedBytes(const RowTemplateShape& shape) {
   const int64_t reductions = std::max<int64_t>(shape.reductions, 1);
   const int64_t passes = std::max<int64_t>(shape.passes, 1);
@@ -275,6 +455,8 @@ int64_t rowTemplateSharedBytes(const RowTemplateShape& shape) {
   for (const int64_t size : shape.row_input_bytes) bytes += align128(shape.chunk * size);
   bytes *= shape.stages;
   for (const int64_t size : shape.column_input_bytes) bytes += align128(shape.chunk * size);
+  // The column totals of each warp reuse the row buffers at the end.
+  bytes = std::max(bytes, finishBytes(shape));
   bytes += 8 * 2 * shape.stages * shape.pieces + 8 * 2 * passes + 8;
   bytes += 4 * (shape.consumer_threads / 32) * reductions;
   bytes += 4 * 2 * passes * shape.cluster * reductions;
@@ -296,6 +478,7 @@ std::string rowTemplateSource(const RowTemplateShape& shape) {
   replaceAll(source, "@PIECES@", std::to_string(shape.pieces));
   replaceAll(source, "@STAGES@", std::to_string(shape.stages));
   replaceAll(source, "@MIN_BLOCKS@", std::to_string(shape.min_blocks_per_sm));
+  replaceAll(source, "@PRODUCER_WARP@", producerWarp(shape) ? "true" : "false");
   replaceAll(source, "@CHUNK@", std::to_string(shape.chunk));
   replaceAll(source, "@PIECE@", std::to_string(pieceElements(shape)));
   return source;

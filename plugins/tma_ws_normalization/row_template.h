@@ -18,7 +18,11 @@
 //     every CTA then combines the cluster's partials in the same order, so all hold the same
 //     statistics without a cluster-wide barrier per pass;
 //   - the consumers then compute and store every output from the chunk in shared memory;
-//   - column inputs (weights, biases), the same for every row, are copied once per CTA.
+//   - column inputs (weights, biases), the same for every row, are copied once per CTA;
+//   - column reductions (a norm's weight and bias gradients): every consumer thread handles the
+//     same elements of each row and keeps their partials in registers; at the end every CTA
+//     writes its partials to the workspace, the grid (resident at once: launched
+//     cooperatively) meets at a barrier, and each CTA adds up a share of the columns.
 // A row is read from global memory once, whatever the number of passes.
 
 #include <cstdint>
@@ -41,7 +45,22 @@ struct RowTemplateShape {
   std::vector<int64_t> column_input_bytes;
   int64_t reductions = 1;
   int64_t passes = 1;
+  /// Reductions over the rows (column sums): their partials stay in each thread's registers,
+  /// kVector per reduction for each of the columnIterations vectors of its chunk.
+  int64_t column_reductions = 0;
+  int64_t vector = 1;  ///< elements per call of the row program
 };
+
+/// Whether the CTA has a producer warp of its own: not for programs with column reductions,
+/// whose first consumer thread issues the copies (a CTA of whole warp quads keeps the registers
+/// their partials need).
+bool producerWarp(const RowTemplateShape& shape);
+/// Threads of a CTA: the consumers and the producer warp, if any.
+int64_t rowTemplateThreads(const RowTemplateShape& shape);
+/// Vectors of a row's chunk each consumer thread handles (1 without column reductions).
+int64_t columnIterations(const RowTemplateShape& shape);
+/// Workspace of a program with column reductions over `clusters` clusters and rows of n.
+int64_t columnWorkspaceBytes(const RowTemplateShape& shape, int64_t clusters, int64_t n);
 
 /// Elements of one part: the chunk split `pieces` ways, rounded up to the unit.
 int64_t pieceElements(const RowTemplateShape& shape);

@@ -151,6 +151,92 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
          std::to_string(device.max_shared_memory_per_block_optin) + " bytes each)";
 }
 
+// The plan for a program with column reductions (a norm's backward): whole rows per CTA where
+// they fit, in a ring of stages, so the next rows stream in while this one is computed; each
+// consumer thread holds the same few vectors of every row, whose column partials stay in its
+// registers (at most kMaxColumnRegisters); as many CTAs per SM as shared memory and registers
+// allow, every one resident (the grid meets at a barrier to add up the column partials).
+constexpr int64_t kMaxColumnRegisters = 64;
+constexpr int64_t kOtherRegisters = 56;  // a backward row program's own values
+constexpr int64_t kMaxRowsInFlight = 6;  // CTAs x stages per SM the plan aims for
+
+std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
+    const RowProgramShape& program, int64_t m, int64_t n, const driver::DeviceProperties& device,
+    ColumnAccess columns) {
+  const RowSizes sizes = rowSizesOf(program, columns.staged);
+  const int64_t shared_per_sm = device.shared_memory_per_sm > 0
+                                    ? device.shared_memory_per_sm
+                                    : device.max_shared_memory_per_block_optin;
+  const int64_t registers_per_sm = device.registers_per_sm > 0 ? device.registers_per_sm : 65536;
+  for (const int64_t cluster : {1, 2, 4, 8}) {
+    RowTemplateShape shape;
+    shape.cluster = cluster;
+    shape.pieces = 4;
+    shape.unit = sizes.unit;
+    shape.vector = sizes.vector;
+    shape.chunk = (n + cluster - 1) / cluster;
+    shape.chunk = (shape.chunk + sizes.unit - 1) / sizes.unit * sizes.unit;
+    // About four vectors per thread, in whole warp quads (128 to 512 threads): the SM's four
+    // schedulers split the registers by warps.
+    const int64_t vectors = shape.chunk / sizes.vector;
+    shape.consumer_threads = std::clamp<int64_t>((vectors / 4 + 127) / 128 * 128, 128, 512);
+    shape.row_input_bytes = sizes.input_bytes;
+    shape.column_input_bytes = sizes.column_bytes;
+    shape.reductions = program.reductions;
+    shape.passes = program.passes;
+    shape.column_reductions = program.column_reductions;
+    const int64_t partials = columnIterations(shape) * program.column_reductions * sizes.vector;
+    if (partials > kMaxColumnRegisters) continue;
+    const int64_t registers = kOtherRegisters + partials;
+    struct Choice {
+      int64_t stages = 0, ctas = 0;
+    } best;
+    for (const int64_t stages : {4, 3, 2}) {
+      shape.stages = stages;
+      const int64_t bytes = rowTemplateSharedBytes(shape);
+      if (bytes > device.max_shared_memory_per_block_optin) continue;
+      const int64_t threads = rowTemplateThreads(shape);
+      const int64_t ctas =
+          std::min({shared_per_sm / (bytes + kReservedSharedPerBlock),
+                    device.max_threads_per_sm / threads, registers_per_sm / (registers * threads),
+                    int64_t{8}});
+      if (ctas < 1) continue;
+      if (std::min(ctas * stages, kMaxRowsInFlight) > std::min(best.ctas * best.stages, kMaxRowsInFlight))
+        best = {stages, ctas};
+    }
+    if (best.ctas == 0) continue;
+    TmaWsNormalizationParams params;
+    params.cluster = cluster;
+    params.chunk = shape.chunk;
+    params.consumer_threads = shape.consumer_threads;
+    params.pieces = shape.pieces;
+    params.stages = best.stages;
+    params.min_blocks_per_sm = best.ctas;
+    params.contiguous_columns = columns.contiguous ? 1 : 0;
+    params.staged_columns = columns.staged ? 1 : 0;
+    params.vector = sizes.vector;
+    const int64_t resident =
+        cluster == 1 ? device.sm_count * best.ctas
+                     : device.sm_count / kGpcSms * (kSmsPerGpc * best.ctas / cluster);
+    params.clusters = std::max<int64_t>(1, std::min(m, resident));
+    return params;
+  }
+  if (columns.staged)
+    return planColumnRows(program, m, n, device, {.contiguous = true, .staged = false});
+  return "a row of " + std::to_string(n) + " elements (" +
+         std::to_string(n * sizes.bytes_per_element) +
+         " bytes of row inputs) does not fit two stages of 8 CTAs' shared memory with at most " +
+         std::to_string(kMaxColumnRegisters) + " registers of column partials per thread";
+}
+
+std::variant<TmaWsNormalizationParams, std::string> planFor(const RowProgramShape& program,
+                                                            int64_t m, int64_t n,
+                                                            const driver::DeviceProperties& device,
+                                                            ColumnAccess columns) {
+  return program.column_reductions > 0 ? planColumnRows(program, m, n, device, columns)
+                                       : planRows(program, m, n, device, columns);
+}
+
 std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program,
                                                 ColumnAccess columns) {
   // Measured on an H200 (benchmarks/RESULTS.md, rows of 65536 and 262144, against
@@ -159,6 +245,7 @@ std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program,
   // the cluster's partials (softmax and layer norm forward: 0.42-0.60, inner_outer 0.47-0.67),
   // and weights cost as much, read from L2 for every row or even copied once per CTA, which
   // leaves fewer CTAs per SM (RMS norm: 0.58-0.78 staged, 0.60-0.65 not, inner_outer 0.63-0.83).
+  if (program.column_reductions > 0) return std::nullopt;
   if (program.passes > 1)
     return "the fusion reduces its rows in " + std::to_string(program.passes) +
            " passes; with one exchange between CTAs per pass this kernel measured slower than "
@@ -216,7 +303,7 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
   const int64_t n = reference->sizes[1];
   const ColumnAccess columns = columnAccessOf(fusion, info, program, n);
   if (m == 0 || n == 0) return std::string("an empty row input");
-  if (n * sizes.bytes_per_element < kMinRowBytes)
+  if (program.column_reductions == 0 && n * sizes.bytes_per_element < kMinRowBytes)
     return "rows of " + std::to_string(n * sizes.bytes_per_element) + " bytes of row inputs; " +
            "below " + std::to_string(kMinRowBytes) +
            " braze::inner_outer holds rows in registers " + "at 90-99% of copy";
@@ -242,7 +329,7 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
       return "input " + std::to_string(at) + " (" + tv->name() +
              ") does not start on a 16-byte boundary";
   }
-  auto plan = planRows(program, m, n, info.device, columns);
+  auto plan = planFor(program, m, n, info.device, columns);
   if (auto* problem = std::get_if<std::string>(&plan)) return *problem;
   return std::nullopt;
 }
@@ -254,8 +341,8 @@ TmaWsNormalizationParams computeHeuristics(const Fusion& fusion, const Scheduler
   BRAZE_USER_CHECK(reference != nullptr && reference->sizes.size() == 2)
       << "tma_ws_normalization: computeHeuristics without a matrix row input";
   const int64_t n = reference->sizes[1];
-  auto plan = planRows(program, reference->sizes[0], n, info.device,
-                       columnAccessOf(fusion, info, program, n));
+  auto plan = planFor(program, reference->sizes[0], n, info.device,
+                      columnAccessOf(fusion, info, program, n));
   BRAZE_USER_CHECK(std::holds_alternative<TmaWsNormalizationParams>(plan))
       << "tma_ws_normalization: " << std::get<std::string>(plan);
   return std::get<TmaWsNormalizationParams>(plan);
@@ -275,8 +362,11 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   BRAZE_USER_CHECK(params.vector >= 1 && sizes.unit % params.vector == 0)
       << "tma_ws_normalization: vector = " << params.vector << " must divide " << sizes.unit
       << ", the elements of 16 bytes of the narrowest row input";
-  BRAZE_USER_CHECK(params.stages == 1 || params.stages == 2)
-      << "tma_ws_normalization: " << params.stages << " stages; 1 or 2";
+  BRAZE_USER_CHECK(params.stages >= 1 && params.stages <= 4)
+      << "tma_ws_normalization: " << params.stages << " stages; 1 to 4";
+  BRAZE_USER_CHECK(program.column_reductions == 0 || params.clusters > 0)
+      << "tma_ws_normalization: the fusion reduces over its rows, so its grid must be resident "
+         "at once (clusters > 0, at most what the device holds), not one cluster per row";
   BRAZE_USER_CHECK(params.pieces >= 1 && params.pieces <= 16)
       << "tma_ws_normalization: " << params.pieces << " pieces; 1 to 16";
   BRAZE_USER_CHECK(params.clusters >= 0)
@@ -295,6 +385,12 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   shape.column_input_bytes = sizes.column_bytes;
   shape.reductions = program.reductions;
   shape.passes = program.passes;
+  shape.column_reductions = program.column_reductions;
+  shape.vector = params.vector;
+  BRAZE_USER_CHECK(columnIterations(shape) * program.column_reductions * params.vector <= 128)
+      << "tma_ws_normalization: " << columnIterations(shape) * program.column_reductions * params.vector
+      << " column partials per thread (chunk " << params.chunk << ", " << params.consumer_threads
+      << " consumer threads); at most 128 registers' worth: more threads or a larger cluster";
 
   KernelTemplate kernel;
   kernel.source = rowTemplateSource(shape);
@@ -308,7 +404,15 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
                       ? rows->extent()
                       : minimum(rows->extent(), fusion.constantIndex(params.clusters));
   kernel.grid[0] = mul(clusters, fusion.constantIndex(params.cluster));
-  kernel.block[0] = fusion.constantIndex(params.consumer_threads + 32);
+  if (program.column_reductions > 0) {
+    // Partials of every cluster for every column, after the barrier's counters; the grid meets
+    // at a barrier, so it is launched cooperatively (the driver refuses it if not resident).
+    kernel.row_program->workspace_bytes =
+        add(fusion.constantIndex(16),
+            mul(mul(clusters, columns->extent()), fusion.constantIndex(4 * program.column_reductions)));
+    fusion.setCooperativeLaunch(true);
+  }
+  kernel.block[0] = fusion.constantIndex(rowTemplateThreads(shape));
   kernel.cluster = {params.cluster, 1, 1};
   kernel.dynamic_shared_memory_bytes = fusion.constantIndex(rowTemplateSharedBytes(shape));
   kernel.launch_checks.emplace_back(

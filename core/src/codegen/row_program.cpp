@@ -44,6 +44,13 @@ struct RowPlan {
   /// Inputs indexed along the columns only (weights, biases): read a vector at a time when the
   /// template vouches they are contiguous.
   std::vector<const TensorView*> column_inputs;
+  /// Reductions over the rows (sum over M of an [M, N] value: a weight's gradient), computed
+  /// as every element is stored; their results are known only once every row is done.
+  std::vector<const Expr*> column_reductions;
+  /// Column reductions' results and every value computed from them: [N] values the template
+  /// writes once its grid has combined the column partials (storeColumn).
+  std::unordered_set<const Val*> column_values;
+  std::vector<const TensorView*> column_outputs;
 };
 
 bool isRowReductionOp(OpKind op) {
@@ -67,6 +74,17 @@ std::vector<int64_t> mappedDims(const RowPlan& plan, const TensorView& tv) {
   const std::vector<int64_t>& to_ref = plan.dims.at(&tv);
   for (int64_t d = 0; d < tv.nDims(); ++d) {
     if (!tv.axis(d)->isBroadcast()) result.push_back(to_ref[static_cast<size_t>(d)]);
+  }
+  return result;
+}
+
+// The reference dims of `tv`'s dims that are neither broadcasts nor reduced.
+std::vector<int64_t> keptDims(const RowPlan& plan, const TensorView& tv) {
+  std::vector<int64_t> result;
+  const std::vector<int64_t>& to_ref = plan.dims.at(&tv);
+  for (int64_t d = 0; d < tv.nDims(); ++d) {
+    if (!tv.axis(d)->isBroadcast() && !tv.axis(d)->isReduction())
+      result.push_back(to_ref[static_cast<size_t>(d)]);
   }
   return result;
 }
@@ -130,20 +148,40 @@ std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
       }
       needs = std::max(needs, levelOf(input));
     }
+    const bool reads_columns =
+        std::any_of(expr->inputs().begin(), expr->inputs().end(),
+                    [&](const Val* v) { return plan.column_values.count(v) != 0; });
     if (isRowReductionOp(expr->op())) {
       const auto* in = expr->input(0)->as<TensorView>();
       const auto& axes = expr->attribute<std::vector<int64_t>>("axes");
       const std::vector<int64_t>& to_ref = plan.dims.at(in);
-      if (axes.size() != 1 || to_ref[static_cast<size_t>(axes[0])] != 1 ||
-          in->axis(axes[0])->isBroadcast())
-        return what +
-               " does not reduce the rows' innermost dim alone; a row program reduces "
-               "each row (use the reduction or inner-outer scheduler)";
+      const int64_t reduced = axes.size() == 1 && !in->axis(axes[0])->isBroadcast()
+                                  ? to_ref[static_cast<size_t>(axes[0])]
+                                  : -1;
+      if (reads_columns)
+        return what + " reduces a value computed from a reduction over the rows; a row " +
+               "program reduces values of the rows only";
       if (compute != DataType::Float32) return what + " does not accumulate in float32";
-      plan.reductions.push_back(expr);
-      plan.pass_of.push_back(needs + 1);
-      plan.passes = std::max(plan.passes, needs + 2);
-      level[out] = needs + 1;
+      if (reduced == 1) {
+        plan.reductions.push_back(expr);
+        plan.pass_of.push_back(needs + 1);
+        plan.passes = std::max(plan.passes, needs + 2);
+        level[out] = needs + 1;
+      } else if (reduced == 0 && keptDims(plan, *in) == std::vector<int64_t>{0, 1}) {
+        // Over the rows: accumulated as each element is stored, after every pass.
+        plan.column_reductions.push_back(expr);
+        plan.column_values.insert(out);
+      } else {
+        return what +
+               " does not reduce one dim of the [M, N] rows alone; a row program reduces each "
+               "row (softmax, norms) or each column of [M, N] values (a weight's gradient)";
+      }
+    } else if (reads_columns) {
+      const std::vector<int64_t> dims = keptDims(plan, *out);
+      if (std::find(dims.begin(), dims.end(), 0) != dims.end())
+        return what + " combines a reduction over the rows with values of each row; a row " +
+               "program computes [N] values only from such reductions";
+      plan.column_values.insert(out);
     } else {  // pointwise: checked above
       level[out] = needs;
       const std::vector<int64_t> dims = mappedDims(plan, *out);
@@ -172,7 +210,12 @@ std::optional<std::string> classifyOutputs(const Fusion& fusion, RowPlan& plan) 
         return which + " (" + tv->name() + ") has a broadcast dim; store [M, N] or [M]";
       dims.push_back(to_ref[static_cast<size_t>(d)]);
     }
-    if (dims == std::vector<int64_t>{0, 1})
+    if (plan.column_values.count(tv)) {
+      if (dims != std::vector<int64_t>{1})
+        return which + " (" + tv->name() + ") is computed from a reduction over the rows " +
+               "but is not [N]";
+      plan.column_outputs.push_back(tv);
+    } else if (dims == std::vector<int64_t>{0, 1})
       plan.element_outputs.push_back(tv);
     else if (dims == std::vector<int64_t>{0})
       plan.row_outputs.push_back(tv);
@@ -180,7 +223,7 @@ std::optional<std::string> classifyOutputs(const Fusion& fusion, RowPlan& plan) 
       return which + " (" + tv->name() + ") is neither [M, N] nor [M] of the rows of " +
              plan.reference->name();
   }
-  if (plan.element_outputs.empty() && plan.row_outputs.empty())
+  if (plan.element_outputs.empty() && plan.row_outputs.empty() && plan.column_outputs.empty())
     return std::string("the fusion has no outputs");
   return std::nullopt;
 }
@@ -233,6 +276,13 @@ class ValueWriter {
   std::string writeElement(const std::vector<const Val*>& targets, const std::string& indent) {
     return write(targets, indent, [&](const Val* v) { return plan_.row_values.count(v) != 0; });
   }
+  /// [N] values at column j, from the column reductions' results `total[k]`.
+  std::string writeColumn(const std::vector<const Val*>& targets, const std::string& indent) {
+    return write(
+        targets, indent,
+        [&](const Val* v) { return columnReductionIndex(v) >= 0; },
+        [&](const Val* v) { return "total[" + std::to_string(columnReductionIndex(v)) + "]"; });
+  }
   /// Row values of level `level` (the last pass they read; -1: none).
   std::string writeRow(const std::vector<const Val*>& targets, int64_t level,
                        const std::string& indent) {
@@ -276,21 +326,27 @@ class ValueWriter {
     return needed;
   }
 
+  // Leaves (row values, or column reductions' results) are read as `leaf_text` says.
   template <typename IsLeaf>
   std::string write(const std::vector<const Val*>& targets, const std::string& indent,
                     IsLeaf is_leaf) {
+    return write(targets, indent, is_leaf, [](const Val* v) { return "rv_" + v->name(); });
+  }
+  template <typename IsLeaf, typename LeafText>
+  std::string write(const std::vector<const Val*>& targets, const std::string& indent,
+                    IsLeaf is_leaf, LeafText leaf_text) {
     const std::unordered_set<const Val*> needed = upstream(targets, is_leaf);
     std::ostringstream os;
     for (const Val* input : fusion_.inputs()) {
       if (!needed.count(input)) continue;
       const auto* tv = input->as<TensorView>();
-      os << indent << local(*tv) << (is_leaf(tv) ? "rv_" + tv->name() : loadText(*tv)) << ";\n";
+      os << indent << local(*tv) << (is_leaf(tv) ? leaf_text(tv) : loadText(*tv)) << ";\n";
     }
     for (const Expr* expr : plan_.exprs) {
       const Val* out = expr->output(0);
       if (!needed.count(out)) continue;
       const int64_t k = reductionIndex(out);
-      std::string value = is_leaf(out) ? "rv_" + out->name()
+      std::string value = is_leaf(out) ? leaf_text(out)
                           : k >= 0     ? "stat[" + std::to_string(k) + "]"
                                        : codegen::templateExprValue(fusion_, *expr, plan_.extents);
       os << indent << local(*out->as<TensorView>()) << value << ";\n";
@@ -314,6 +370,12 @@ class ValueWriter {
   int64_t reductionIndex(const Val* v) const {
     for (size_t k = 0; k < plan_.reductions.size(); ++k) {
       if (plan_.reductions[k]->output(0) == v) return static_cast<int64_t>(k);
+    }
+    return -1;
+  }
+  int64_t columnReductionIndex(const Val* v) const {
+    for (size_t k = 0; k < plan_.column_reductions.size(); ++k) {
+      if (plan_.column_reductions[k]->output(0) == v) return static_cast<int64_t>(k);
     }
     return -1;
   }
@@ -405,6 +467,8 @@ std::variant<RowProgramShape, std::string> analyzeRowProgram(const Fusion& fusio
   shape.passes = plan.passes;
   shape.element_outputs = plan.element_outputs;
   shape.column_inputs = plan.column_inputs;
+  shape.column_reductions = static_cast<int64_t>(plan.column_reductions.size());
+  shape.column_outputs = plan.column_outputs;
   return shape;
 }
 
@@ -423,7 +487,7 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   std::ostringstream fields;
   const auto addTensor = [&](const TensorView& tv) {
     const std::string type = "braze::Tensor<" + storageType(tv.dtype()) + ", " +
-                             std::to_string(tv.nDims()) + ", IndexT> ";
+                             std::to_string(tv.rank()) + ", IndexT> ";
     code.parameters += ", " + type + paramName(tv);
     code.arguments += (code.arguments.empty() ? "" : ", ") + paramName(tv);
     fields << "  " << type << paramName(tv) << ";\n";
@@ -434,6 +498,7 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   }
   for (const TensorView* tv : plan.element_outputs) addTensor(*tv);
   for (const TensorView* tv : plan.row_outputs) addTensor(*tv);
+  for (const TensorView* tv : plan.column_outputs) addTensor(*tv);
   for (const Scalar* scalar : plan.scalars) {
     const std::string type = scalarParameterType(scalar->dtype()) + " ";
     code.parameters += ", " + type + paramName(*scalar);
@@ -446,6 +511,24 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
     p.fusion_position = fusion.inputIndex(scalar);
     code.kernel_parameters.push_back(std::move(p));
   }
+  // Scratch the template combines column partials through (zeroed once; semaphores the
+  // template uses must be zero again when it returns).
+  if (program.workspace_bytes != nullptr) {
+    code.parameters += ", char* braze_workspace";
+    code.arguments += (code.arguments.empty() ? "" : ", ") + std::string("braze_workspace");
+    KernelParameter p;
+    p.kind = KernelParameter::Kind::Workspace;
+    p.dtype = DataType::Int64;
+    p.workspace_bytes = program.workspace_bytes;
+    code.kernel_parameters.push_back(std::move(p));
+  }
+  // Declared either way (null without a workspace), so templates compile for both.
+  fields << "  char* workspace;\n";
+  BRAZE_USER_CHECK(plan.column_reductions.empty() || program.workspace_bytes != nullptr)
+      << "code generation: the fusion reduces over its rows ("
+      << plan.column_reductions.front()->output(0)->name()
+      << "), so the kernel template's row program needs a workspace to combine the column "
+         "partials of its CTAs (KernelTemplate::RowProgram::workspace_bytes)";
 
   const bool staged = program.staged_columns;
   BRAZE_USER_CHECK(!staged || program.contiguous_columns)
@@ -487,7 +570,12 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   os << "  static constexpr int kRowInputs = " << plan.row_inputs.size() << ";\n";
   os << "  static constexpr int kReductions = " << reductions << ";\n";
   os << "  static constexpr int kPasses = " << plan.passes << ";\n";
-  os << "  static constexpr int kVector = " << vector << ";\n\n";
+  os << "  static constexpr int kVector = " << vector << ";\n";
+  const auto column_reductions = static_cast<int64_t>(plan.column_reductions.size());
+  os << "  static constexpr int kColumnReductions = " << column_reductions << ";\n";
+  os << "  // Column partials per call of store: kVector per column reduction.\n";
+  os << "  static constexpr int kColumnSlots = " << std::max<int64_t>(column_reductions * vector, 1)
+     << ";\n\n";
   const std::string reference = paramName(*plan.reference);
   os << "  __device__ long long rowCount() const { return " << reference << ".size[0]; }\n";
   os << "  __device__ long long rowLength() const { return " << reference << ".size[1]; }\n";
@@ -530,6 +618,16 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   for (int64_t k = 0; k < reductions; ++k)
     os << "    if (reduction == " << k << ") return "
        << reductionFunctor(*plan.reductions[static_cast<size_t>(k)]) << "(a, b);\n";
+  os << "    return a;\n  }\n";
+  os << "  __device__ static float columnIdentity(int reduction) {\n";
+  for (int64_t k = 0; k < column_reductions; ++k)
+    os << "    if (reduction == " << k << ") return "
+       << identityText(*plan.column_reductions[static_cast<size_t>(k)], 0) << ";\n";
+  os << "    return 0.0f;\n  }\n";
+  os << "  __device__ static float columnCombine(int reduction, float a, float b) {\n";
+  for (int64_t k = 0; k < column_reductions; ++k)
+    os << "    if (reduction == " << k << ") return "
+       << reductionFunctor(*plan.column_reductions[static_cast<size_t>(k)]) << "(a, b);\n";
   os << "    return a;\n  }\n\n";
 
   // prepareRow(level, row): the row values that read results up to pass `level` (-1: none).
@@ -571,9 +669,11 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   }
   os << "  }\n\n";
 
+  // store: every [M, N] output, and each column reduction's operand into its partials.
   std::vector<const Val*> element_targets(plan.element_outputs.begin(), plan.element_outputs.end());
+  for (const Expr* reduction : plan.column_reductions) element_targets.push_back(reduction->input(0));
   os << "  __device__ __forceinline__ void store(long long row, long long j, const char* const* "
-        "rows, const char* const* cols, int e) const {\n";
+        "rows, const char* const* cols, int e, float (&col)[kColumnSlots]) const {\n";
   os << rowVectorLoads(plan, values.rowInputsRead(element_targets), vector, "    ");
   os << columnVectorLoads(plan, values.columnInputsRead(element_targets), vector, staged, "    ");
   for (const TensorView* tv : plan.element_outputs)
@@ -582,10 +682,26 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   os << values.writeElement(element_targets, "      ");
   for (const TensorView* tv : plan.element_outputs)
     os << "      o_" << tv->name() << ".values[v] = " << localName(*tv) << ";\n";
+  for (int64_t k = 0; k < column_reductions; ++k) {
+    const std::string slot = "col[" + std::to_string(k * vector) + " + v]";
+    os << "      " << slot << " = columnCombine(" << k << ", " << slot << ", "
+       << localName(*plan.column_reductions[static_cast<size_t>(k)]->input(0)) << ");\n";
+  }
   os << "    }\n";
   for (const TensorView* tv : plan.element_outputs)
     os << "    braze_row_copy<sizeof(o_" << tv->name() << ")>(" << paramName(*tv)
        << ".data + row * " << paramName(*tv) << ".size[1] + j, &o_" << tv->name() << ");\n";
+  os << "  }\n\n";
+
+  // storeColumn: every [N] output at column j from the column reductions' totals.
+  std::vector<const Val*> column_targets(plan.column_outputs.begin(), plan.column_outputs.end());
+  os << "  __device__ __forceinline__ void storeColumn(long long j, const float* total) const {\n";
+  os << "    const long long row = 0;\n    const int v = 0;\n    (void)row;\n    (void)v;\n"
+        "    (void)total;\n";
+  os << values.writeColumn(column_targets, "    ");
+  for (const TensorView* tv : plan.column_outputs)
+    os << "    " << paramName(*tv) << ".data[j * " << paramName(*tv) << ".stride[0]] = "
+       << localName(*tv) << ";\n";
   os << "  }\n\n";
 
   // Row outputs are row values: prepareRow has them.

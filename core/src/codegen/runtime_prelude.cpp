@@ -64,7 +64,8 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
       // loadCoherent.
       {"grid_reduction.cuh",
        {"gridReduce", "gridReduceGroup", "gridReduceGroupResident", "gridReduceRegionBytes",
-        "gridCoordinates", "loadCoherent", "gridSemaphores", "arriveLast"},
+        "gridCoordinates", "loadCoherent", "gridSemaphores", "arriveLast", "arrive",
+        "waitForArrivals"},
        {"welford.cuh", "block_reduction.cuh"}},
       // Hopper (sm_90/sm_90a) machinery, for kernels that name it: plugin-owned kernel
       // templates (HOPPER_LOWERING.md). Each namespace (braze::mbarrier, braze::tma, ...) is one

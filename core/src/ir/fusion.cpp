@@ -315,6 +315,9 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
     for (Val*& size : kernel.grid) size = map[size];
     for (Val*& size : kernel.block) size = map[size];
     kernel.dynamic_shared_memory_bytes = map[kernel.dynamic_shared_memory_bytes];
+    for (auto& check : kernel.launch_checks) check.first = map[check.first];
+    if (kernel.row_program)
+      kernel.row_program->workspace_bytes = map[kernel.row_program->workspace_bytes];
     if (kernel.epilogue) {
       kernel.epilogue->anchor = map[kernel.epilogue->anchor];
       kernel.epilogue->accumulator_bias = map[kernel.epilogue->accumulator_bias];

@@ -175,10 +175,14 @@ TEST(TmaWsNormalizationTest, RefusalsSayWhy) {
             std::string::npos);
   EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 4, 8 << 20)).find("8 CTAs"),
             std::string::npos);
-  auto backward = test::makeNormalization(Normalization::LayerNormBackward, DataType::BFloat16);
-  EXPECT_NE(refusal(*backward, infoFor(*backward, Normalization::LayerNormBackward, 64, 65536))
-                .find("innermost dim alone"),
-            std::string::npos);
+  // nvFuser's layer norm backward sums [M, 1] values over their broadcast dim.
+  auto nvfuser_style = test::makeNvfuserStyleLayerNormBackward(DataType::BFloat16);
+  EXPECT_NE(refusal(*nvfuser_style,
+                    contiguousRuntimeInfo(*nvfuser_style, {{64, 4096}, {64, 4096}, {64}, {64, 1}, {4096}}))
+                .find("does not reduce one dim"),
+            std::string::npos)
+      << refusal(*nvfuser_style,
+                 contiguousRuntimeInfo(*nvfuser_style, {{64, 4096}, {64, 4096}, {64}, {64, 1}, {4096}}));
   Fusion row_sum;
   row_sum.addOutput(sum(makeSymbolicTensor(row_sum, 2, DataType::Float32), {1}));
   EXPECT_NE(refusal(row_sum, contiguousRuntimeInfo(row_sum, {{64, 65536}})).find("per-row results"),
@@ -187,6 +191,56 @@ TEST(TmaWsNormalizationTest, RefusalsSayWhy) {
   SchedulerRuntimeInfo strided = infoFor(*softmax, kind, 64, 65536);
   std::get<TensorArgumentInfo>(strided.arguments[0]).strides = {1, 64};
   EXPECT_NE(refusal(*softmax, strided).find("contiguous rows"), std::string::npos);
+}
+
+// Norm backward: the weight's (and bias's) gradients are column reductions. Whole rows per CTA
+// in a ring of stages, the partials in registers, a cooperative grid.
+TEST(TmaWsNormalizationTest, NormBackwardColumnSumsCompileWithoutSpills) {
+  struct Case {
+    Normalization kind;
+    DataType dtype;
+    int64_t n;
+    int64_t cluster, threads, stages, min_blocks;
+  };
+  for (const Case& c : std::vector<Case>{
+           {Normalization::LayerNormBackward, DataType::BFloat16, 16384, 1, 512, 3, 1},
+           {Normalization::LayerNormBackward, DataType::Float32, 16384, 2, 512, 3, 1},
+           {Normalization::RmsNormBackward, DataType::BFloat16, 8192, 1, 256, 3, 2},
+           {Normalization::RmsNormBackward, DataType::Float32, 4096, 1, 256, 3, 2},
+           // 72 registers a thread: seven CTAs of four warps.
+           {Normalization::LayerNormBackward, DataType::BFloat16, 1024, 1, 128, 4, 7},
+       }) {
+    auto fusion = test::makeNormalization(c.kind, c.dtype);
+    auto shape = analyzeRowProgram(*fusion);
+    ASSERT_TRUE(std::holds_alternative<RowProgramShape>(shape)) << std::get<std::string>(shape);
+    const bool layer_norm = c.kind == Normalization::LayerNormBackward;
+    EXPECT_EQ(std::get<RowProgramShape>(shape).column_reductions, layer_norm ? 2 : 1);
+    EXPECT_EQ(std::get<RowProgramShape>(shape).column_outputs.size(), layer_norm ? 2u : 1u);
+    EXPECT_EQ(std::get<RowProgramShape>(shape).passes, 1);
+    const SchedulerRuntimeInfo info = infoFor(*fusion, c.kind, 4096, c.n);
+    EXPECT_EQ(tws::canScheduleRunTime(*fusion, info), std::nullopt);
+    const tws::TmaWsNormalizationParams params = tws::computeHeuristics(*fusion, info);
+    const std::string what = test::toString(c.kind) + " " + std::string(toString(c.dtype)) + " " +
+                             std::to_string(c.n) + " " + tws::toString(params);
+    EXPECT_EQ(params.cluster, c.cluster) << what;
+    EXPECT_EQ(params.consumer_threads, c.threads) << what;
+    EXPECT_EQ(params.stages, c.stages) << what;
+    EXPECT_EQ(params.min_blocks_per_sm, c.min_blocks) << what;
+    EXPECT_EQ(params.staged_columns, 1) << what;
+    const BuiltKernel built = build(*fusion, params);
+    EXPECT_TRUE(built.kernel.launch.cooperative) << what;
+    EXPECT_EQ(std::count_if(built.kernel.parameters.begin(), built.kernel.parameters.end(),
+                            [](const KernelParameter& p) {
+                              return p.kind == KernelParameter::Kind::Workspace;
+                            }),
+              1)
+        << what;
+    EXPECT_EQ(built.compiled.resources().spill_store_bytes, 0) << what << "\n"
+                                                               << built.compiled.compileLog();
+    if (built.sass.empty()) continue;
+    EXPECT_GE(test::countInstructions(built.sass, "UBLKCP.S.G"), 1) << what;
+    EXPECT_GE(test::countInstructions(built.sass, "SYNCS.PHASECHK"), 1) << what;
+  }
 }
 
 TEST(TmaWsNormalizationTest, ParamsRoundTrip) {

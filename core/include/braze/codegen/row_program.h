@@ -15,8 +15,12 @@
 //   - reductions (sum, max, min) of the innermost dim, which may read the results of earlier
 //     ones (softmax's max, then the sum of exponentials; layer norm's mean, then the variance);
 //   - elementwise ops, casts, broadcasts, expands and sets anywhere;
-//   - outputs of [M, N] (stored a vector at a time) and of [M] (row statistics).
-// Reductions over rows, Welford, reshapes, permutes and slices are refused with the op named.
+//   - outputs of [M, N] (stored a vector at a time) and of [M] (row statistics);
+//   - column reductions: sums (max, min) over the rows of an [M, N] value, and [N] outputs
+//     computed from them alone (a weight's and a bias's gradients in a norm's backward). Each
+//     thread combines its elements' operands into partials as it stores them; the template
+//     combines the partials of all CTAs through a workspace and calls storeColumn.
+// Welford, reshapes, permutes and slices are refused with the op named.
 //
 // Reductions are grouped into passes: a reduction whose operand reads no other reduction is
 // in pass 0, one that reads a pass-p result in pass p + 1, so the template runs one sweep over
@@ -47,11 +51,18 @@
 //     // column input i's, and `e` the position of element j in them.
 //     __device__ void accumulate(int pass, long long row, long long j, const char* const* rows,
 //                                const char* const* cols, int e, float (&acc)[kReductions]) const;
-//     // Every [M, N] output at those elements, after the last pass.
+//     // Every [M, N] output at those elements, after the last pass; col[k * kVector + v] is
+//     // combined (columnCombine) with column reduction k's operand at element j + v.
+//     static constexpr int kColumnReductions, kColumnSlots;  // kColumnReductions * kVector
+//     __device__ static float columnIdentity(int reduction);
+//     __device__ static float columnCombine(int reduction, float a, float b);
 //     __device__ void store(long long row, long long j, const char* const* rows,
-//                           const char* const* cols, int e) const;
+//                           const char* const* cols, int e, float (&col)[kColumnSlots]) const;
 //     // Every [M] output of `row`, after the last pass (one thread per row).
 //     __device__ void storeRow(long long row) const;
+//     // Every [N] output at column j, given total[k], column reduction k over every row.
+//     __device__ void storeColumn(long long j, const float* total) const;
+//     char* workspace;  // KernelTemplate::RowProgram::workspace_bytes of zeroed scratch
 //   };
 //
 // The template's entry point takes BRAZE_ROW_PARAMETERS as its only parameters (every fusion
@@ -80,6 +91,9 @@ struct RowProgramShape {
   std::vector<const TensorView*> element_outputs;
   /// Inputs indexed along the columns only ([N], [1, N]): what contiguous_columns vouches for.
   std::vector<const TensorView*> column_inputs;
+  /// Reductions over the rows, and the [N] outputs computed from them.
+  int64_t column_reductions = 0;
+  std::vector<const TensorView*> column_outputs;
 };
 
 /// The shape of `fusion` as a row program, or why code generation cannot write it as one (the

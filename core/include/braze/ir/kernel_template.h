@@ -112,6 +112,11 @@ struct KernelTemplate {
     /// The template copies every column input's chunk into shared memory once (they are the
     /// same for every row) and passes it as `cols`; implies contiguous_columns.
     bool staged_columns = false;
+    /// Bytes of zeroed scratch the template needs (an Index scalar of the fusion; null: none),
+    /// the program's `workspace`: where a fusion reduces over its rows, the CTAs' column
+    /// partials and the grid barrier's counters. It is zeroed once and reused by later
+    /// launches, so counters must be zero again when the kernel returns.
+    Val* workspace_bytes = nullptr;
   };
   std::optional<RowProgram> row_program;
 };
