@@ -152,13 +152,16 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
 }
 
 // The plan for a program with column reductions (a norm's backward): whole rows per CTA where
-// they fit, in a ring of stages, so the next rows stream in while this one is computed; each
-// consumer thread holds the same few vectors of every row, whose column partials stay in its
-// registers (at most kMaxColumnRegisters); as many CTAs per SM as shared memory and registers
-// allow, every one resident (the grid meets at a barrier to add up the column partials).
+// they fit (a cluster only where they do not), so no partials cross CTAs per row; each consumer
+// thread holds the same few vectors of every row, whose column partials stay in its registers
+// (at most kMaxColumnRegisters); as many CTAs per SM as registers allow, every one resident
+// (the grid meets at a barrier to add up the column partials), then two stages per CTA where
+// shared memory holds them, else one. Measured on an H200 (braze_tma_ws_sweep, benchmarks/
+// RESULTS.md): two stages beat three and four by 1-3%; more CTAs per SM beat more stages
+// (rows of 4096 bf16: four CTAs of two stages 1.03x three of four); whole rows of 16384 fp32 in
+// one stage ran 1.25-1.37x a cluster of two in three stages (fewer clusters are resident).
 constexpr int64_t kMaxColumnRegisters = 64;
 constexpr int64_t kOtherRegisters = 56;  // a backward row program's own values
-constexpr int64_t kMaxRowsInFlight = 6;  // CTAs x stages per SM the plan aims for
 
 std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
     const RowProgramShape& program, int64_t m, int64_t n, const driver::DeviceProperties& device,
@@ -187,22 +190,22 @@ std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
     shape.column_reductions = program.column_reductions;
     const int64_t partials = columnIterations(shape) * program.column_reductions * sizes.vector;
     if (partials > kMaxColumnRegisters) continue;
-    const int64_t registers = kOtherRegisters + partials;
+    const int64_t threads = rowTemplateThreads(shape);
+    const int64_t by_registers = registers_per_sm / ((kOtherRegisters + partials) * threads);
     struct Choice {
       int64_t stages = 0, ctas = 0;
     } best;
-    for (const int64_t stages : {4, 3, 2}) {
-      shape.stages = stages;
-      const int64_t bytes = rowTemplateSharedBytes(shape);
-      if (bytes > device.max_shared_memory_per_block_optin) continue;
-      const int64_t threads = rowTemplateThreads(shape);
-      const int64_t ctas =
-          std::min({shared_per_sm / (bytes + kReservedSharedPerBlock),
-                    device.max_threads_per_sm / threads, registers_per_sm / (registers * threads),
-                    int64_t{8}});
-      if (ctas < 1) continue;
-      if (std::min(ctas * stages, kMaxRowsInFlight) > std::min(best.ctas * best.stages, kMaxRowsInFlight))
-        best = {stages, ctas};
+    for (int64_t ctas = std::min({by_registers, device.max_threads_per_sm / threads, int64_t{8}});
+         ctas >= 1 && best.ctas == 0; --ctas) {
+      for (const int64_t stages : {2, 1}) {
+        shape.stages = stages;
+        const int64_t bytes = rowTemplateSharedBytes(shape);
+        if (bytes <= device.max_shared_memory_per_block_optin &&
+            shared_per_sm / (bytes + kReservedSharedPerBlock) >= ctas) {
+          best = {stages, ctas};
+          break;
+        }
+      }
     }
     if (best.ctas == 0) continue;
     TmaWsNormalizationParams params;
@@ -225,7 +228,7 @@ std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
     return planColumnRows(program, m, n, device, {.contiguous = true, .staged = false});
   return "a row of " + std::to_string(n) + " elements (" +
          std::to_string(n * sizes.bytes_per_element) +
-         " bytes of row inputs) does not fit two stages of 8 CTAs' shared memory with at most " +
+         " bytes of row inputs) does not fit 8 CTAs' shared memory with at most " +
          std::to_string(kMaxColumnRegisters) + " registers of column partials per thread";
 }
 
@@ -307,6 +310,12 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
     return "rows of " + std::to_string(n * sizes.bytes_per_element) + " bytes of row inputs; " +
            "below " + std::to_string(kMinRowBytes) +
            " braze::inner_outer holds rows in registers " + "at 90-99% of copy";
+  if (program.column_reductions > 0 && n * sizes.bytes_per_element < kMinColumnRowBytes)
+    return "rows of " + std::to_string(n * sizes.bytes_per_element) +
+           " bytes of row inputs with sums over the rows; below " +
+           std::to_string(kMinColumnRowBytes) +
+           " braze::inner_outer measured faster (layer norm backward bf16 4096: 258 us against "
+           "285; rows of 1024: 0.5-0.9x)";
   if (auto slower = slowerThanInnerOuter(program, columns)) return slower;
   if (n % sizes.unit != 0)
     return "rows of " + std::to_string(n) + " elements are not a multiple of " +

@@ -10,7 +10,9 @@
 // there once per pass, the outputs computed from shared memory.
 //
 // Ranked before braze::inner_outer, it takes only what it measured faster on (benchmarks/
-// RESULTS.md): one pass over long rows without per-column inputs, such as softmax backward.
+// RESULTS.md): one pass over long rows without per-column inputs, such as softmax backward; and
+// programs that also sum over the rows (layer norm and RMS norm backward, their weight and bias
+// gradients) from rows of kMinColumnRowBytes.
 // Refused (with the reason): fusions that are not row programs; programs of several passes, with
 // weights, or storing only per-row results (measured slower, or the reduction scheduler's);
 // rows whose row inputs take less than kMinRowBytes together (braze::inner_outer keeps those in
@@ -31,6 +33,9 @@ namespace braze::tma_ws_normalization {
 
 /// Rows shorter than this (bytes of every row input together) are left to braze::inner_outer.
 inline constexpr int64_t kMinRowBytes = 128 * 1024;
+/// The same for programs with column reductions (norm backward: rows in shared memory, a ring
+/// of stages, the CTAs' column partials added up by the grid at the end).
+inline constexpr int64_t kMinColumnRowBytes = 32 * 1024;
 
 /// nullopt when the fusion is a row program this scheduler runs; otherwise why not.
 BRAZE_TMA_WS_NORMALIZATION_API std::optional<std::string> canScheduleCompileTime(

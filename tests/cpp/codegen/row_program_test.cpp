@@ -55,10 +55,51 @@ TEST(RowProgramTest, ReductionsGroupIntoPassesByWhatTheyRead) {
   EXPECT_EQ(moments.passes, 1);
 }
 
+TEST(RowProgramTest, ColumnReductionsAndTheirOutputs) {
+  // Layer norm backward: dx, and the weight's and bias's gradients summed over the rows (then
+  // cast to bf16: [N] values computed from the sums alone).
+  const RowProgramShape layer_norm =
+      shapeOf(*test::makeNormalization(Normalization::LayerNormBackward, DataType::BFloat16));
+  EXPECT_EQ(layer_norm.reductions, 2);
+  EXPECT_EQ(layer_norm.passes, 1);
+  EXPECT_EQ(layer_norm.column_reductions, 2);
+  EXPECT_EQ(layer_norm.column_outputs.size(), 2u);
+  EXPECT_EQ(layer_norm.element_outputs.size(), 1u);
+  // A column sum scaled by a scalar and a weight: still [N] values of the sums.
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float32);
+  TensorView* w = makeSymbolicTensor(fusion, 1, DataType::Float32);
+  fusion.addOutput(mul(sum(mul(x, x), {0}), w));
+  fusion.addOutput(max(x, {0}));
+  const RowProgramShape sums = shapeOf(fusion);
+  EXPECT_EQ(sums.column_reductions, 2);
+  EXPECT_EQ(sums.reductions, 0);
+  EXPECT_EQ(sums.column_outputs.size(), 2u);
+}
+
 TEST(RowProgramTest, RefusalsNameTheOpAtFault) {
-  EXPECT_NE(problemOf(*test::makeNormalization(Normalization::LayerNormBackward, DataType::Float32))
-                .find("innermost dim alone"),
-            std::string::npos);
+  {
+    // A column sum broadcast back over the rows needs every row before any element.
+    Fusion fusion;
+    TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float32);
+    fusion.addOutput(sub(x, broadcast(sum(x, {0}), {true, false})));
+    EXPECT_NE(problemOf(fusion).find("combines a reduction over the rows"), std::string::npos)
+        << problemOf(fusion);
+  }
+  {
+    // A row reduction of a column sum's values.
+    Fusion fusion;
+    TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float32);
+    fusion.addOutput(sum(sum(x, {0}), {0}));
+    EXPECT_NE(problemOf(fusion).find("reduces a value computed from a reduction over the rows"),
+              std::string::npos)
+        << problemOf(fusion);
+  }
+  // nvFuser's layer norm backward sums [M, 1] values over their broadcast dim.
+  EXPECT_NE(problemOf(*test::makeNvfuserStyleLayerNormBackward(DataType::Float32))
+                .find("does not reduce one dim"),
+            std::string::npos)
+      << problemOf(*test::makeNvfuserStyleLayerNormBackward(DataType::Float32));
   {
     Fusion fusion;
     TensorView* x = makeSymbolicTensor(fusion, 2, DataType::Float32);

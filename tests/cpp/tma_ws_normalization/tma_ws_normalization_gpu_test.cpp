@@ -89,17 +89,23 @@ void expectForcedPlanMatches(Normalization kind, DataType dtype, int64_t rows, i
   }
 }
 
-TEST_F(TmaWsNormalizationGpuTest, SoftmaxBackwardThroughTheExecutorCache) {
+TEST_F(TmaWsNormalizationGpuTest, WhatItTakesThroughTheExecutorCache) {
   struct Case {
     int64_t rows, n;
   };
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();
-  // What the plugin takes by rank (one pass, no weights); the others run forced below.
-  for (const Normalization kind : {Normalization::SoftmaxBackward}) {
+  // What the plugin takes by rank: softmax backward's one pass over long rows, and norm
+  // backward from rows of 32 KiB; the others run forced below.
+  for (const Normalization kind : {Normalization::SoftmaxBackward, Normalization::LayerNormBackward,
+                                   Normalization::RmsNormBackward}) {
+    const std::vector<Case> cases =
+        kind == Normalization::SoftmaxBackward
+            ? std::vector<Case>{{1, 65536}, {37, 65536}, {7, 262144}, {13, 131080}}
+            : std::vector<Case>{{37, 16384}, {301, 8200}, {3, 65536}};
     for (const DataType dtype : {DataType::BFloat16, DataType::Float16, DataType::Float32}) {
       FusionExecutorCache cache(test::makeNormalization(kind, dtype), options);
-      for (const Case& c : std::vector<Case>{{1, 65536}, {37, 65536}, {7, 262144}, {13, 131080}}) {
+      for (const Case& c : cases) {
         if (kind == Normalization::SoftmaxBackward && dtype == DataType::Float32 && c.n == 262144)
           continue;  // 2 MiB of rows: too long for eight CTAs, inner_outer's
         for (const uint64_t seed : {uint64_t{21}, uint64_t{22}}) {
@@ -155,8 +161,6 @@ TEST_F(TmaWsNormalizationGpuTest, NormBackwardWithColumnSums) {
         std::unique_ptr<Fusion> fusion = test::makeNormalization(kind, dtype);
         const SchedulerRuntimeInfo info = contiguousRuntimeInfo(
             *fusion, test::normalizationInputSizes(kind, rows, n), {}, driver::deviceProperties());
-        ASSERT_EQ(tws::canScheduleRunTime(*fusion, info), std::nullopt)
-            << test::toString(kind) << " " << rows << " x " << n;
         const tws::TmaWsNormalizationParams heuristics = tws::computeHeuristics(*fusion, info);
         expectForcedPlanMatches(kind, dtype, rows, n,
                                 [&](tws::TmaWsNormalizationParams& p) { p = heuristics; });

@@ -175,6 +175,11 @@ TEST(TmaWsNormalizationTest, RefusalsSayWhy) {
             std::string::npos);
   EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 4, 8 << 20)).find("8 CTAs"),
             std::string::npos);
+  // Norm backward rows below 32 KiB of row inputs: inner_outer's.
+  auto short_rows = test::makeNormalization(Normalization::LayerNormBackward, DataType::BFloat16);
+  EXPECT_NE(refusal(*short_rows, infoFor(*short_rows, Normalization::LayerNormBackward, 64, 4096))
+                .find("below 32768"),
+            std::string::npos);
   // nvFuser's layer norm backward sums [M, 1] values over their broadcast dim.
   auto nvfuser_style = test::makeNvfuserStyleLayerNormBackward(DataType::BFloat16);
   EXPECT_NE(refusal(*nvfuser_style,
@@ -203,12 +208,13 @@ TEST(TmaWsNormalizationTest, NormBackwardColumnSumsCompileWithoutSpills) {
     int64_t cluster, threads, stages, min_blocks;
   };
   for (const Case& c : std::vector<Case>{
-           {Normalization::LayerNormBackward, DataType::BFloat16, 16384, 1, 512, 3, 1},
-           {Normalization::LayerNormBackward, DataType::Float32, 16384, 2, 512, 3, 1},
-           {Normalization::RmsNormBackward, DataType::BFloat16, 8192, 1, 256, 3, 2},
-           {Normalization::RmsNormBackward, DataType::Float32, 4096, 1, 256, 3, 2},
-           // 72 registers a thread: seven CTAs of four warps.
-           {Normalization::LayerNormBackward, DataType::BFloat16, 1024, 1, 128, 4, 7},
+           // Whole rows in two stages; as many CTAs as the registers allow.
+           {Normalization::LayerNormBackward, DataType::BFloat16, 16384, 1, 512, 2, 1},
+           // 128 KiB rows and 64 KiB of weights: one stage of whole rows, not a cluster.
+           {Normalization::LayerNormBackward, DataType::Float32, 16384, 1, 512, 1, 1},
+           {Normalization::RmsNormBackward, DataType::BFloat16, 8192, 1, 256, 2, 2},
+           // Three CTAs fit the registers, one stage each in shared memory.
+           {Normalization::RmsNormBackward, DataType::Float32, 4096, 1, 256, 1, 3},
        }) {
     auto fusion = test::makeNormalization(c.kind, c.dtype);
     auto shape = analyzeRowProgram(*fusion);
