@@ -136,20 +136,25 @@ int main(int argc, char** argv) {
   using braze::inner_outer::InnerOuterParams;
   const braze::bench::SweptScheduler<InnerOuterParams> scheduler{
       .tool = "braze_inner_outer_sweep",
-      .default_filter = "(softmax_fwd|layer_norm_fwd|rms_norm_fwd)/(bf16|fp32)/"
-                        "(256|1000|1024|4096|8192|16384)$",
-      .takes = [](const braze::bench::OpInfo& op) {
-        return std::string(op.scheduler) == "braze::inner_outer";
-      },
+      .default_filter =
+          "(softmax_fwd|layer_norm_fwd|rms_norm_fwd)/(bf16|fp32)/"
+          "(256|1000|1024|4096|8192|16384)$",
+      .takes =
+          [](const braze::bench::OpInfo& op) {
+            return std::string(op.scheduler) == "braze::inner_outer";
+          },
       .refusal = braze::inner_outer::canScheduleRunTime,
       .heuristics = braze::inner_outer::computeHeuristics,
-      .variants = [](const InnerOuterParams& chosen) {
-        auto variants = braze::bench::variantsOf(chosen);
-        variants.erase(variants.begin());  // the heuristics' own, which the harness adds
-        return variants;
-      },
-      .schedule = [](braze::Fusion& fusion,
-                     const InnerOuterParams& params) { braze::inner_outer::schedule(fusion, params); },
+      .variants =
+          [](const InnerOuterParams& chosen) {
+            auto variants = braze::bench::variantsOf(chosen);
+            variants.erase(variants.begin());  // the heuristics' own, which the harness adds
+            return variants;
+          },
+      .schedule =
+          [](braze::Fusion& fusion, const InnerOuterParams& params) {
+            braze::inner_outer::schedule(fusion, params);
+          },
       .print = [](const InnerOuterParams& params) { return braze::inner_outer::toString(params); },
   };
   return braze::bench::runSweep(argc, argv, scheduler);

@@ -20,8 +20,8 @@ using TwsParams = tma_ws_normalization::TmaWsNormalizationParams;
 std::vector<SweepVariant<TwsParams>> variantsOf(const TwsParams& chosen) {
   std::vector<SweepVariant<TwsParams>> variants;
   for (const int64_t stages : {1, 2, 3, 4}) {
-    for (const int64_t ctas : {chosen.min_blocks_per_sm - 1, chosen.min_blocks_per_sm,
-                               chosen.min_blocks_per_sm + 1}) {
+    for (const int64_t ctas :
+         {chosen.min_blocks_per_sm - 1, chosen.min_blocks_per_sm, chosen.min_blocks_per_sm + 1}) {
       if (ctas < 1) continue;
       TwsParams p = chosen;
       p.stages = stages;

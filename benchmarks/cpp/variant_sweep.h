@@ -9,12 +9,13 @@
 // registry), so that params other than the heuristics' can be applied.
 //
 //   <tool> [--filter=REGEX] [--variants=REGEX] [--set=FIELD=V,FIELD=V ...] [--input_mib=MIB]
-//          [--jobs=N] [--compile_only] [--print_source]
+//          [--jobs=N] [--compile_only] [--print_source] [--force]
 //
 // --filter matches "<op>/<dtype>/<N>"; --variants keeps the variants whose params (as printed)
 // match, besides the heuristics' own; each --set adds a variant: the heuristics' params with
 // those integer fields changed (as the params print them). --compile_only needs no GPU: it
 // compiles every variant for sm_90 (an H100's properties) and prints registers and spills.
+// --force sweeps the cases the scheduler refuses as well.
 
 #include <algorithm>
 #include <cstdint>
@@ -47,10 +48,13 @@ struct SweepOptions {
   std::string filter;
   int64_t input_mib = 256;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  bool compile_only = false;    ///< no GPU needed: compile for sm_90 and print resources only
-  std::string variants = ".*";  ///< the variants to keep (the heuristics' choice always)
+  bool compile_only = false;      ///< no GPU needed: compile for sm_90 and print resources only
+  std::string variants = ".*";    ///< the variants to keep (the heuristics' choice always)
   std::vector<std::string> sets;  ///< --set specs: field changes of the heuristics' params
   bool print_source = false;
+  /// Sweep cases the scheduler refuses too (their refusal printed): what a refusal's measured
+  /// numbers come from.
+  bool force = false;
 };
 
 template <typename Params>
@@ -207,7 +211,7 @@ void sweepCase(const SweptScheduler<Params>& scheduler, Op op, DataType dtype, i
   }
   if (auto reason = scheduler.refusal(*fusion, info)) {
     std::cout << "  declined: " << *reason << "\n";
-    return;
+    if (!options.force) return;
   }
   const Params chosen = scheduler.heuristics(*fusion, info);
   std::vector<SweepVariant<Params>> variants{{chosen, false, true}};
@@ -242,11 +246,11 @@ void sweepCase(const SweptScheduler<Params>& scheduler, Op op, DataType dtype, i
     std::string resources;
     if (c.compiled && c.compiled->resources().reported) {
       const KernelResources& r = c.compiled->resources();
-      resources = " [" + std::to_string(r.registers) + " registers" +
-                  (r.spill_store_bytes > 0
-                       ? ", " + std::to_string(r.spill_store_bytes) + " bytes spilled"
-                       : "") +
-                  "]";
+      resources =
+          " [" + std::to_string(r.registers) + " registers" +
+          (r.spill_store_bytes > 0 ? ", " + std::to_string(r.spill_store_bytes) + " bytes spilled"
+                                   : "") +
+          "]";
     }
     SweepTiming t;
     if (!c.error.empty() || options.compile_only) {
@@ -290,12 +294,14 @@ inline std::optional<SweepOptions> parseSweepOptions(int argc, char** argv, cons
       options.sets.emplace_back(arg.substr(6));
     } else if (arg == "--print_source") {
       options.print_source = true;
+    } else if (arg == "--force") {
+      options.force = true;
     } else if (arg.starts_with("--jobs=")) {
       options.jobs = static_cast<unsigned>(std::max(1, std::atoi(argv[i] + 7)));
     } else {
       std::cerr << tool << ": unknown argument '" << arg
                 << "'; usage: [--filter=REGEX] [--variants=REGEX] [--set=FIELD=V,...] "
-                   "[--input_mib=MIB] [--jobs=N] [--compile_only] [--print_source]\n";
+                   "[--input_mib=MIB] [--jobs=N] [--compile_only] [--print_source] [--force]\n";
       return std::nullopt;
     }
   }
@@ -331,8 +337,8 @@ int runSweep(int argc, char** argv, const SweptScheduler<Params>& scheduler) {
     for (const OpInfo& op : kOps) {
       for (const DataType dtype : kDtypes) {
         for (const int64_t n : kRowLengths) {
-          const std::string name = std::string(op.name) + "/" + std::string(shortName(dtype)) +
-                                   "/" + std::to_string(n);
+          const std::string name =
+              std::string(op.name) + "/" + std::string(shortName(dtype)) + "/" + std::to_string(n);
           if (!scheduler.takes(op) || !std::regex_search(name, filter)) continue;
           std::cout << name << " (M=" << rowsFor(n, dtype, options->input_mib) << ")\n";
           sweepCase(scheduler, op.op, dtype, n, *options, stream, copy);

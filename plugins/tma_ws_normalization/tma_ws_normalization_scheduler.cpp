@@ -84,6 +84,47 @@ ColumnAccess columnAccessOf(const Fusion& fusion, const SchedulerRuntimeInfo& in
   return access;
 }
 
+// A plan's shape for rows of n elements split `cluster` ways (threads and stages still to choose).
+RowTemplateShape shapeFor(const RowProgramShape& program, const RowSizes& sizes, int64_t n,
+                          int64_t cluster) {
+  RowTemplateShape shape;
+  shape.cluster = cluster;
+  shape.pieces = 4;
+  shape.unit = sizes.unit;
+  shape.vector = sizes.vector;
+  shape.chunk = (n + cluster - 1) / cluster;
+  shape.chunk = (shape.chunk + sizes.unit - 1) / sizes.unit * sizes.unit;
+  shape.row_input_bytes = sizes.input_bytes;
+  shape.column_input_bytes = sizes.column_bytes;
+  shape.reductions = program.reductions;
+  shape.passes = program.passes;
+  shape.column_reductions = program.column_reductions;
+  return shape;
+}
+
+// The params of `shape` with `ctas` CTAs per SM, and a persistent grid of the clusters surely
+// resident at once: a GPC holds a cluster's CTAs, and GPCs have 16 to 18 SMs. A persistent grid
+// larger than what is resident runs a second wave of clusters after the first, which doubles
+// the time; one smaller by a few clusters loses a few percent.
+TmaWsNormalizationParams paramsOf(const RowTemplateShape& shape, int64_t ctas, int64_t m,
+                                  ColumnAccess columns, const driver::DeviceProperties& device) {
+  TmaWsNormalizationParams params;
+  params.cluster = shape.cluster;
+  params.chunk = shape.chunk;
+  params.consumer_threads = shape.consumer_threads;
+  params.pieces = shape.pieces;
+  params.stages = shape.stages;
+  params.min_blocks_per_sm = ctas;
+  params.contiguous_columns = columns.contiguous ? 1 : 0;
+  params.staged_columns = columns.staged ? 1 : 0;
+  params.vector = shape.vector;
+  const int64_t resident = shape.cluster == 1
+                               ? device.sm_count * ctas
+                               : device.sm_count / kGpcSms * (kSmsPerGpc * ctas / shape.cluster);
+  params.clusters = std::max<int64_t>(1, std::min(m, resident));
+  return params;
+}
+
 // The plan for rows of n elements on `device`, or why there is none: one stage, two or more
 // CTAs per SM where they fit (one CTA of more threads otherwise), the smallest cluster that
 // allows it. Measured on an H200 (benchmarks/RESULTS.md), one stage with three CTAs per SM ran
@@ -104,43 +145,16 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
   for (const Preference preference : {Preference{1, 2}, Preference{1, 1}}) {
     const int64_t min_ctas = preference.min_ctas;
     for (const int64_t cluster : {1, 2, 4, 8}) {
-      RowTemplateShape shape;
-      shape.cluster = cluster;
+      RowTemplateShape shape = shapeFor(program, sizes, n, cluster);
       shape.consumer_threads = min_ctas == 2 ? 256 : 512;
-      shape.pieces = 4;
       shape.stages = preference.stages;
-      shape.unit = sizes.unit;
-      shape.chunk = (n + cluster - 1) / cluster;
-      shape.chunk = (shape.chunk + sizes.unit - 1) / sizes.unit * sizes.unit;
-      shape.row_input_bytes = sizes.input_bytes;
-      shape.column_input_bytes = sizes.column_bytes;
-      shape.reductions = program.reductions;
-      shape.passes = program.passes;
       const int64_t bytes = rowTemplateSharedBytes(shape);
       if (bytes > device.max_shared_memory_per_block_optin) continue;
       const int64_t by_memory = shared_per_sm / (bytes + kReservedSharedPerBlock);
       const int64_t by_threads = device.max_threads_per_sm / (shape.consumer_threads + 32);
       const int64_t ctas_per_sm = std::min(by_memory, by_threads);
       if (ctas_per_sm < min_ctas) continue;
-      TmaWsNormalizationParams params;
-      params.cluster = cluster;
-      params.chunk = shape.chunk;
-      params.consumer_threads = shape.consumer_threads;
-      params.pieces = shape.pieces;
-      params.stages = shape.stages;
-      params.min_blocks_per_sm = ctas_per_sm;
-      params.contiguous_columns = columns.contiguous ? 1 : 0;
-      params.staged_columns = columns.staged ? 1 : 0;
-      params.vector = sizes.vector;
-      // Clusters surely resident at once: a GPC holds a cluster's CTAs, and GPCs have 16 to 18
-      // SMs. A persistent grid larger than what is resident runs a second wave of clusters
-      // after the first, which doubles the time; one smaller by a few clusters loses a few
-      // percent.
-      const int64_t resident =
-          cluster == 1 ? device.sm_count * ctas_per_sm
-                       : device.sm_count / kGpcSms * (kSmsPerGpc * ctas_per_sm / cluster);
-      params.clusters = std::max<int64_t>(1, std::min(m, resident));
-      return params;
+      return paramsOf(shape, ctas_per_sm, m, columns, device);
     }
   }
   // Weights that do not fit beside the rows are read from L2 instead.
@@ -172,22 +186,11 @@ std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
                                     : device.max_shared_memory_per_block_optin;
   const int64_t registers_per_sm = device.registers_per_sm > 0 ? device.registers_per_sm : 65536;
   for (const int64_t cluster : {1, 2, 4, 8}) {
-    RowTemplateShape shape;
-    shape.cluster = cluster;
-    shape.pieces = 4;
-    shape.unit = sizes.unit;
-    shape.vector = sizes.vector;
-    shape.chunk = (n + cluster - 1) / cluster;
-    shape.chunk = (shape.chunk + sizes.unit - 1) / sizes.unit * sizes.unit;
+    RowTemplateShape shape = shapeFor(program, sizes, n, cluster);
     // About four vectors per thread, in whole warp quads (128 to 512 threads): the SM's four
     // schedulers split the registers by warps.
     const int64_t vectors = shape.chunk / sizes.vector;
     shape.consumer_threads = std::clamp<int64_t>((vectors / 4 + 127) / 128 * 128, 128, 512);
-    shape.row_input_bytes = sizes.input_bytes;
-    shape.column_input_bytes = sizes.column_bytes;
-    shape.reductions = program.reductions;
-    shape.passes = program.passes;
-    shape.column_reductions = program.column_reductions;
     const int64_t partials = columnIterations(shape) * program.column_reductions * sizes.vector;
     if (partials > kMaxColumnRegisters) continue;
     const int64_t threads = rowTemplateThreads(shape);
@@ -208,21 +211,8 @@ std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
       }
     }
     if (best.ctas == 0) continue;
-    TmaWsNormalizationParams params;
-    params.cluster = cluster;
-    params.chunk = shape.chunk;
-    params.consumer_threads = shape.consumer_threads;
-    params.pieces = shape.pieces;
-    params.stages = best.stages;
-    params.min_blocks_per_sm = best.ctas;
-    params.contiguous_columns = columns.contiguous ? 1 : 0;
-    params.staged_columns = columns.staged ? 1 : 0;
-    params.vector = sizes.vector;
-    const int64_t resident =
-        cluster == 1 ? device.sm_count * best.ctas
-                     : device.sm_count / kGpcSms * (kSmsPerGpc * best.ctas / cluster);
-    params.clusters = std::max<int64_t>(1, std::min(m, resident));
-    return params;
+    shape.stages = best.stages;
+    return paramsOf(shape, best.ctas, m, columns, device);
   }
   if (columns.staged)
     return planColumnRows(program, m, n, device, {.contiguous = true, .staged = false});
@@ -397,7 +387,8 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   shape.column_reductions = program.column_reductions;
   shape.vector = params.vector;
   BRAZE_USER_CHECK(columnIterations(shape) * program.column_reductions * params.vector <= 128)
-      << "tma_ws_normalization: " << columnIterations(shape) * program.column_reductions * params.vector
+      << "tma_ws_normalization: "
+      << columnIterations(shape) * program.column_reductions * params.vector
       << " column partials per thread (chunk " << params.chunk << ", " << params.consumer_threads
       << " consumer threads); at most 128 registers' worth: more threads or a larger cluster";
 
@@ -416,9 +407,9 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   if (program.column_reductions > 0) {
     // Partials of every cluster for every column, after the barrier's counters; the grid meets
     // at a barrier, so it is launched cooperatively (the driver refuses it if not resident).
-    kernel.row_program->workspace_bytes =
-        add(fusion.constantIndex(16),
-            mul(mul(clusters, columns->extent()), fusion.constantIndex(4 * program.column_reductions)));
+    kernel.row_program->workspace_bytes = add(
+        fusion.constantIndex(16),
+        mul(mul(clusters, columns->extent()), fusion.constantIndex(4 * program.column_reductions)));
     fusion.setCooperativeLaunch(true);
   }
   kernel.block[0] = fusion.constantIndex(rowTemplateThreads(shape));

@@ -3,20 +3,22 @@
 // The TMA warp-specialized normalization scheduler.
 //
 // Schedules any fusion code generation can write as a row program (braze/codegen/row_program.h):
-// softmax, layer norm, RMS norm forward, softmax backward, row sums, and any other chain of row
-// reductions and pointwise ops over [M, N] inputs with [N] parameters and [M] statistics, on an
-// sm_90 or newer device. Schedules it as its own kernel template (row_template.h): each row
-// split over the CTAs of a cluster, copied once into shared memory by bulk copies, reduced
-// there once per pass, the outputs computed from shared memory.
+// softmax, layer norm, RMS norm forward and backward, softmax backward, row sums, and any other
+// chain of row reductions, sums over the rows and pointwise ops over [M, N] inputs with [N]
+// parameters and [M] statistics, on an sm_90 or newer device. Schedules it as its own kernel
+// template (row_template.h): each row split over the CTAs of a cluster (one CTA where it fits),
+// copied once into shared memory by bulk copies, reduced there once per pass, the outputs
+// computed from shared memory; sums over the rows (weight gradients) added up by the grid.
 //
 // Ranked before braze::inner_outer, it takes only what it measured faster on (benchmarks/
 // RESULTS.md): one pass over long rows without per-column inputs, such as softmax backward; and
 // programs that also sum over the rows (layer norm and RMS norm backward, their weight and bias
 // gradients) from rows of kMinColumnRowBytes.
-// Refused (with the reason): fusions that are not row programs; programs of several passes, with
-// weights, or storing only per-row results (measured slower, or the reduction scheduler's);
-// rows whose row inputs take less than kMinRowBytes together (braze::inner_outer keeps those in
-// registers at 90-99% of copy);
+// Refused (with the reason): fusions that are not row programs; programs without sums over the
+// rows of several passes, with weights, or storing only per-row results (measured slower, or the
+// reduction scheduler's); rows whose row inputs take less than kMinRowBytes together
+// (kMinColumnRowBytes with sums over the rows; braze::inner_outer keeps those in registers at
+// 90-99% of copy);
 // rows too long for eight CTAs' shared memory; rows whose length is not a multiple of 16 bytes
 // of every row input, inputs not contiguous along the row or not 16-byte aligned (the copy
 // engine's rules); devices before sm_90.

@@ -1,7 +1,8 @@
 """The normalization suite through fd.execute on the GPU, against PyTorch (autograd for the
 backward passes): softmax, layer norm and RMS norm forward and backward, and a row sum, in
-float32 and bfloat16, from short rows to rows that take two segments. Skipped without
-PyTorch and a CUDA device."""
+float32 and bfloat16, from short rows to rows split over a cluster of CTAs (norm backward at
+65536, its weight gradients summed by the whole grid). Skipped without PyTorch and a CUDA
+device."""
 
 import pytest
 

@@ -279,8 +279,7 @@ class ValueWriter {
   /// [N] values at column j, from the column reductions' results `total[k]`.
   std::string writeColumn(const std::vector<const Val*>& targets, const std::string& indent) {
     return write(
-        targets, indent,
-        [&](const Val* v) { return columnReductionIndex(v) >= 0; },
+        targets, indent, [&](const Val* v) { return columnReductionIndex(v) >= 0; },
         [&](const Val* v) { return "total[" + std::to_string(columnReductionIndex(v)) + "]"; });
   }
   /// Row values of level `level` (the last pass they read; -1: none).
@@ -557,14 +556,16 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   // 16-bit outputs round two floats per instruction (cvt.rn.bf16x2 / f16x2, the same rounding as
   // one at a time): a float-to-16-bit conversion alone runs at a quarter of the FMA rate.
   os << "template <bool kBFloat16, int kCount>\n"
-        "__device__ __forceinline__ void braze_row_store_16bit(void* dst, const float (&values)[kCount]) "
+        "__device__ __forceinline__ void braze_row_store_16bit(void* dst, const float "
+        "(&values)[kCount]) "
         "{\n"
         "  static_assert(kCount % 2 == 0, \"pairs of 16-bit values\");\n"
         "  unsigned words[kCount / 2];\n"
         "#pragma unroll\n"
         "  for (int i = 0; i < kCount / 2; ++i) {\n"
         "    if constexpr (kBFloat16) {\n"
-        "      asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(words[i]) : \"f\"(values[2 * i + 1]), "
+        "      asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(words[i]) : \"f\"(values[2 * i + "
+        "1]), "
         "\"f\"(values[2 * i]));\n"
         "    } else {\n"
         "      asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(words[i]) : \"f\"(values[2 * i + 1]), "
@@ -628,26 +629,24 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
        << ".data + row * " << name << ".stride[0] + j);\n";
   }
   os << "    return nullptr;\n  }\n";
-  os << "  __device__ static float identity(int reduction) {\n";
-  for (int64_t k = 0; k < reductions; ++k)
-    os << "    if (reduction == " << k << ") return "
-       << identityText(*plan.reductions[static_cast<size_t>(k)], 0) << ";\n";
-  os << "    return 0.0f;\n  }\n";
-  os << "  __device__ static float combine(int reduction, float a, float b) {\n";
-  for (int64_t k = 0; k < reductions; ++k)
-    os << "    if (reduction == " << k << ") return "
-       << reductionFunctor(*plan.reductions[static_cast<size_t>(k)]) << "(a, b);\n";
-  os << "    return a;\n  }\n";
-  os << "  __device__ static float columnIdentity(int reduction) {\n";
-  for (int64_t k = 0; k < column_reductions; ++k)
-    os << "    if (reduction == " << k << ") return "
-       << identityText(*plan.column_reductions[static_cast<size_t>(k)], 0) << ";\n";
-  os << "    return 0.0f;\n  }\n";
-  os << "  __device__ static float columnCombine(int reduction, float a, float b) {\n";
-  for (int64_t k = 0; k < column_reductions; ++k)
-    os << "    if (reduction == " << k << ") return "
-       << reductionFunctor(*plan.column_reductions[static_cast<size_t>(k)]) << "(a, b);\n";
-  os << "    return a;\n  }\n\n";
+  // identity/combine of the row reductions, columnIdentity/columnCombine of the column ones.
+  const auto writeReductionFunctions = [&](const std::string& prefix,
+                                           const std::vector<const Expr*>& exprs) {
+    os << "  __device__ static float " << prefix << (prefix.empty() ? "identity" : "Identity")
+       << "(int reduction) {\n";
+    for (size_t k = 0; k < exprs.size(); ++k)
+      os << "    if (reduction == " << k << ") return " << identityText(*exprs[k], 0) << ";\n";
+    os << "    return 0.0f;\n  }\n";
+    os << "  __device__ static float " << prefix << (prefix.empty() ? "combine" : "Combine")
+       << "(int reduction, float a, float b) {\n";
+    for (size_t k = 0; k < exprs.size(); ++k)
+      os << "    if (reduction == " << k << ") return " << reductionFunctor(*exprs[k])
+         << "(a, b);\n";
+    os << "    return a;\n  }\n";
+  };
+  writeReductionFunctions("", plan.reductions);
+  writeReductionFunctions("column", plan.column_reductions);
+  os << "\n";
 
   // prepareRow(level, row): the row values that read results up to pass `level` (-1: none).
   os << "  __device__ __forceinline__ void prepareRow(int level, long long row) {\n";
@@ -690,7 +689,8 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
 
   // store: every [M, N] output, and each column reduction's operand into its partials.
   std::vector<const Val*> element_targets(plan.element_outputs.begin(), plan.element_outputs.end());
-  for (const Expr* reduction : plan.column_reductions) element_targets.push_back(reduction->input(0));
+  for (const Expr* reduction : plan.column_reductions)
+    element_targets.push_back(reduction->input(0));
   os << "  __device__ __forceinline__ void store(long long row, long long j, const char* const* "
         "rows, const char* const* cols, int e, float (&col)[kColumnSlots]) const {\n";
   os << rowVectorLoads(plan, values.rowInputsRead(element_targets), vector, "    ");
@@ -733,8 +733,8 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
       os << "    braze_row_store_16bit<" << (tv->dtype() == DataType::BFloat16 ? "true" : "false")
          << ">(" << address << ", o_" << tv->name() << ");\n";
     } else {
-      os << "    braze_row_copy<sizeof(o_" << tv->name() << ")>(" << address << ", &o_" << tv->name()
-         << ");\n";
+      os << "    braze_row_copy<sizeof(o_" << tv->name() << ")>(" << address << ", &o_"
+         << tv->name() << ");\n";
     }
   }
   os << "  }\n\n";
@@ -746,8 +746,8 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
         "    (void)total;\n";
   os << values.writeColumn(column_targets, "    ");
   for (const TensorView* tv : plan.column_outputs)
-    os << "    " << paramName(*tv) << ".data[j * " << paramName(*tv) << ".stride[0]] = "
-       << localName(*tv) << ";\n";
+    os << "    " << paramName(*tv) << ".data[j * " << paramName(*tv)
+       << ".stride[0]] = " << localName(*tv) << ";\n";
   os << "  }\n\n";
 
   // Row outputs are row values: prepareRow has them.

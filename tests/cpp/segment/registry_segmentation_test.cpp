@@ -32,6 +32,13 @@ const SchedulerRegistry& registry() {
   return shipped.registry();
 }
 
+// Without braze::tma_ws_normalization, which on sm_90 takes norm backward whole from rows of
+// 32 KiB: how the segmenter splits it where no scheduler does.
+const SchedulerRegistry& registryWithoutRowsInSharedMemory() {
+  static const test::ShippedRegistry shipped("-braze::tma_ws_normalization");
+  return shipped.registry();
+}
+
 std::vector<const Expr*> allExprs(const Fusion& fusion) {
   const std::vector<Expr*> exprs = fusion.exprs();
   return {exprs.begin(), exprs.end()};
@@ -40,10 +47,10 @@ std::vector<const Expr*> allExprs(const Fusion& fusion) {
 // Every segment accepted again by the registry, and the segmentation printed with the params
 // summaries (the test log shows what each case gets).
 void expectAccepted(const SegmentedFusion& segmented, RegistrySegmentChecker& checker,
-                    const std::string& title) {
+                    const std::string& title, const SchedulerRegistry& chooser = registry()) {
   std::cout << "== " << title << ": " << segmented.segments.size() << " segments\n";
   for (const Segment& segment : segmented.segments) {
-    const SchedulerChoice choice = registry().choose(*segment.fusion, checker.runtimeInfo(segment));
+    const SchedulerChoice choice = chooser.choose(*segment.fusion, checker.runtimeInfo(segment));
     ASSERT_TRUE(choice.accepted()) << choice.describeAttempts();
     EXPECT_EQ(segment.scheduler, choice.scheduler->id + "@" + choice.scheduler->version);
     EXPECT_EQ(checker.summary(segment), choice.summary);
@@ -103,16 +110,24 @@ class NormBackwardSegmentationTest : public ::testing::TestWithParam<NormCase> {
 TEST_P(NormBackwardSegmentationTest, SplitIntoSegmentsTheSchedulersAccept) {
   const NormCase& c = GetParam();
   const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
-  RegistrySegmentChecker checker(registry(), *fusion,
+  RegistrySegmentChecker checker(registryWithoutRowsInSharedMemory(), *fusion,
                                  test::normalizationInputSizes(c.kind, c.rows, c.n));
   // Refused whole: the rows do not fit in registers next to the column partials.
+  // The shipped schedulers take it whole where the rows fit in shared memory.
+  RegistrySegmentChecker shipped(registry(), *fusion,
+                                 test::normalizationInputSizes(c.kind, c.rows, c.n));
+  if (c.n * sizeInBytes(c.dtype) * 2 <= 512 * 1024) {
+    const SegmentedFusion one = segmentFusion(*fusion, shipped);
+    ASSERT_EQ(one.segments.size(), 1u) << one.toString();
+    EXPECT_THAT(one.segments[0].scheduler, HasSubstr("braze::tma_ws_normalization@"));
+  }
   const Segment whole = extractSegment(*fusion, allExprs(*fusion));
   EXPECT_EQ(checker.accepts(whole), std::nullopt);
   EXPECT_THAT(checker.refusalReason(whole), HasSubstr("schedule the column sums separately"));
 
   const SegmentedFusion segmented = segmentFusion(*fusion, checker);
   EXPECT_GE(segmented.segments.size(), 2u);
-  expectAccepted(segmented, checker, caseName(c));
+  expectAccepted(segmented, checker, caseName(c), registryWithoutRowsInSharedMemory());
   const std::string boundaries = describeBoundaries(segmented, checker);
   std::cout << "passed between segments:\n" << (boundaries.empty() ? "nothing\n" : boundaries);
   // The column sums (dw, db) are a reduction segment of their own, which computes xhat from x,
@@ -121,7 +136,7 @@ TEST_P(NormBackwardSegmentationTest, SplitIntoSegmentsTheSchedulersAccept) {
   EXPECT_THAT(last.scheduler, HasSubstr("braze::reduction@"));
   EXPECT_FALSE(passesFloatRows(segmented)) << boundaries << segmented.toString();
   // Without recomputation, xhat is written and read back.
-  RegistrySegmentChecker materializing(registry(), *fusion,
+  RegistrySegmentChecker materializing(registryWithoutRowsInSharedMemory(), *fusion,
                                        test::normalizationInputSizes(c.kind, c.rows, c.n));
   const SegmentedFusion materialized =
       segmentFusion(*fusion, materializing, {.recompute_intermediates = false});

@@ -142,12 +142,12 @@ TEST_F(KernelRecipeTest, AWarmRuntimeRunsItsKernelsFromRecipes) {
   }
 }
 
-// Layer norm backward at rows of 32768 runs as two kernels, one with a global buffer and grid
-// workspace: both restored from their recipes.
+// Layer norm backward at rows of 262144 (2 MiB of fp32 row inputs) runs as two kernels, one with a
+// global buffer and grid workspace: both restored from their recipes.
 TEST_F(KernelRecipeTest, SegmentedFusionsRestoreEveryKernel) {
   const auto kind = Normalization::LayerNormBackward;
   const std::unique_ptr<Fusion> fusion = test::makeNormalization(kind, DataType::Float32);
-  const auto inputs = test::normalizationArguments(kind, DataType::Float32, 3, 32768, 9);
+  const auto inputs = test::normalizationArguments(kind, DataType::Float32, 3, 262144, 9);
   const auto fresh_cache = run(*fusion, inputs);
   const std::shared_ptr<const FusionKernelRuntime> fresh = fresh_cache->lastRuntime();
   ASSERT_EQ(fresh->kernels().size(), 2u);

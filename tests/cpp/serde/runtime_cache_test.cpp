@@ -153,7 +153,7 @@ class RestoredDecisionsTest : public ::testing::Test {
   void SetUp() override { setDefaultDecisionStore(store_); }
   void TearDown() override { setDefaultDecisionStore(nullptr); }
 
-  // Runs layer norm backward at rows of 32768 (two segments) through a new executor cache;
+  // Runs layer norm backward at rows of 262144 (two segments) through a new executor cache;
   // checks the results and returns whether the runtime restored its decisions.
   bool runLayerNormBackward() {
     const auto kind = test::Normalization::LayerNormBackward;
@@ -162,7 +162,7 @@ class RestoredDecisionsTest : public ::testing::Test {
     options.registry = &test::shippedSchedulers();
     FusionExecutorCache cache(*fusion, options);
     const std::vector<HostTensor> inputs =
-        test::normalizationArguments(kind, DataType::Float32, 3, 32768, /*seed=*/5);
+        test::normalizationArguments(kind, DataType::Float32, 3, 262144, /*seed=*/5);
     const std::vector<FusionArgument> outputs =
         cache.run(std::vector<FusionArgument>(inputs.begin(), inputs.end()));
     const std::vector<HostTensor> expected = evaluateFusionTensors(*fusion, inputs);

@@ -7,7 +7,7 @@
 
 namespace braze::test {
 
-ShippedRegistry::ShippedRegistry() {
+ShippedRegistry::ShippedRegistry(const std::string& schedulers) {
   static std::atomic<int> counter{0};
   scratch_ =
       std::filesystem::temp_directory_path() /
@@ -16,6 +16,7 @@ ShippedRegistry::ShippedRegistry() {
   options.user_dir = scratch_ / "user";
   options.install_dir = scratch_ / "install";
   options.cache_file = scratch_ / "probe-cache.json";
+  options.schedulers = schedulers;
   std::filesystem::create_directories(*options.user_dir);
   std::filesystem::create_directories(*options.install_dir);
   registry_ = std::make_unique<SchedulerRegistry>(options);

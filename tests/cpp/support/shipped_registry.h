@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "braze/plugin/scheduler_registry.h"
 
@@ -15,7 +16,8 @@ namespace braze::test {
 /// a scratch folder removed with this object.
 class ShippedRegistry {
  public:
-  ShippedRegistry();
+  /// `schedulers` as BRAZE_SCHEDULERS spells it ("-braze::tma_ws_normalization"): which to use.
+  explicit ShippedRegistry(const std::string& schedulers = "");
   ~ShippedRegistry();
   ShippedRegistry(const ShippedRegistry&) = delete;
   ShippedRegistry& operator=(const ShippedRegistry&) = delete;

@@ -1,12 +1,13 @@
 // The TMA warp-specialized normalization kernels on an sm_90 or newer GPU (skipped elsewhere),
 // against the reference evaluator on fresh random inputs with poisoned outputs, two seeds each:
-// softmax backward in bf16, fp16 and fp32 through the executor cache (the plugin chosen by
-// rank), every forward normalization with the heuristics' plan scheduled directly (the plugin
-// refuses them as slower than inner_outer), and forced plans for the edges the heuristics rarely
-// make:
+// what the plugin takes through the executor cache (softmax backward in bf16, fp16 and fp32 on
+// long rows; layer norm and RMS norm backward from rows of 32 KiB), every forward normalization
+// with the heuristics' plan scheduled directly (the plugin refuses them as slower than
+// inner_outer), norm backward with the heuristics' plan for rows short and long, and forced plans
+// for the edges the heuristics rarely make:
 // more rows than clusters (every CTA walks several rows, both parities of every barrier), chunks
 // that leave the last CTA short or some CTAs empty, one part per chunk and parts that do not
-// divide it.
+// divide it, column sums across a cooperative grid of clusters.
 
 #include <gtest/gtest.h>
 
@@ -154,7 +155,8 @@ TEST_F(TmaWsNormalizationGpuTest, EveryForwardNormalizationWithTheHeuristicsPlan
 // summed over every row by the whole grid after a barrier. The heuristics' plan for each shape,
 // scheduled directly; rows fewer and more than the resident CTAs, odd row counts.
 TEST_F(TmaWsNormalizationGpuTest, NormBackwardWithColumnSums) {
-  for (const Normalization kind : {Normalization::LayerNormBackward, Normalization::RmsNormBackward}) {
+  for (const Normalization kind :
+       {Normalization::LayerNormBackward, Normalization::RmsNormBackward}) {
     for (const DataType dtype : {DataType::BFloat16, DataType::Float16, DataType::Float32}) {
       for (const auto& [rows, n] : std::vector<std::pair<int64_t, int64_t>>{
                {1, 4096}, {37, 16384}, {1000, 4104}, {301, 8192}, {3, 65536}, {2000, 1024}}) {

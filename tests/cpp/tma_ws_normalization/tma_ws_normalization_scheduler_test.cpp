@@ -182,12 +182,14 @@ TEST(TmaWsNormalizationTest, RefusalsSayWhy) {
             std::string::npos);
   // nvFuser's layer norm backward sums [M, 1] values over their broadcast dim.
   auto nvfuser_style = test::makeNvfuserStyleLayerNormBackward(DataType::BFloat16);
-  EXPECT_NE(refusal(*nvfuser_style,
-                    contiguousRuntimeInfo(*nvfuser_style, {{64, 4096}, {64, 4096}, {64}, {64, 1}, {4096}}))
-                .find("does not reduce one dim"),
-            std::string::npos)
+  EXPECT_NE(
+      refusal(*nvfuser_style, contiguousRuntimeInfo(
+                                  *nvfuser_style, {{64, 4096}, {64, 4096}, {64}, {64, 1}, {4096}}))
+          .find("does not reduce one dim"),
+      std::string::npos)
       << refusal(*nvfuser_style,
-                 contiguousRuntimeInfo(*nvfuser_style, {{64, 4096}, {64, 4096}, {64}, {64, 1}, {4096}}));
+                 contiguousRuntimeInfo(*nvfuser_style,
+                                       {{64, 4096}, {64, 4096}, {64}, {64, 1}, {4096}}));
   Fusion row_sum;
   row_sum.addOutput(sum(makeSymbolicTensor(row_sum, 2, DataType::Float32), {1}));
   EXPECT_NE(refusal(row_sum, contiguousRuntimeInfo(row_sum, {{64, 65536}})).find("per-row results"),

@@ -1,7 +1,7 @@
 // braze_serde_cache_worker DIR [--label L] [--cases N] [--no-check]: one process of the persistent
 // kernel cache tests (kernel_cache_process_test.cpp). With DIR as its kernel cache, it runs every
 // normalization of tests/cpp/support/normalization_fusions.h (bfloat16, 8 rows of 1024, and layer
-// norm backward at rows of 32768, which runs as two segments) through FusionExecutorCache on host
+// norm backward at rows of 524288, which runs as two segments) through FusionExecutorCache on host
 // tensors: on the GPU where there is one, else segment by segment on the reference evaluator
 // (the kernels are compiled for sm_90 all the same); --cases N runs the first N only. Each
 // result is compared with the (--no-check: not, for timing the first result)
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Case> cases;
   for (test::Normalization kind : test::allNormalizations()) cases.push_back({kind, 8, 1024});
-  cases.push_back({test::Normalization::LayerNormBackward, 4, 32768});
+  cases.push_back({test::Normalization::LayerNormBackward, 4, 524288});
   if (cases.size() > case_count) cases.resize(case_count);
 
   if (write_definitions) {
