@@ -122,11 +122,12 @@ const DumpOptions& dumpOptions() {
   return dump;
 }
 
-/// Whether the op's expected scheduler took the whole fusion as one kernel; nullopt when the
-/// fusion runs as several segments.
+/// Whether the op's expected scheduler (or its alternative) took the whole fusion as one
+/// kernel; nullopt when the fusion runs as several segments.
 std::optional<bool> isExpectedScheduler(const FusionKernelRuntime& runtime, const OpInfo& op) {
   if (runtime.kernels().size() != 1) return std::nullopt;
-  return runtime.kernels()[0].choice.scheduler->id == op.scheduler;
+  const std::string& id = runtime.kernels()[0].choice.scheduler->id;
+  return id == op.scheduler || (op.alternative != nullptr && id == op.alternative);
 }
 
 /// The label of a runtime case: its segments' schedulers and params, and the op's expected
