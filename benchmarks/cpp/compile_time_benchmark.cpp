@@ -3,7 +3,9 @@
 //
 //   pointwise      add (float32), GELU with bias (bfloat16), x * w + b (bfloat16)
 //   reduction      row sum, column sum (float32)
-//   normalization  softmax, layer norm and RMS norm forward and backward (bfloat16)
+//   normalization  softmax, layer norm and RMS norm forward and backward (bfloat16), and two
+//                  kernels of braze::tma_ws_normalization's template (softmax backward at
+//                  65536, layer norm backward at 16384)
 //   matmul         linear at 8192^3, alone and with bias + GELU + residual fused (bfloat16;
 //                  braze::matmul's kernel template, compiled for sm_90a)
 //
@@ -174,6 +176,12 @@ std::vector<CompileCase> compileCases() {
                        sizesOf(n.op, kBf16, row), "braze::inner_outer"});
     }
   }
+  // braze::tma_ws_normalization's kernel template with a row program: softmax backward over a
+  // cluster, layer norm backward with column sums.
+  cases.push_back({"softmax_bwd/bf16/65536/tma_ws", normalization<Op::SoftmaxBwd>, kBf16,
+                   sizesOf(Op::SoftmaxBwd, kBf16, 65536), "braze::tma_ws_normalization"});
+  cases.push_back({"layer_norm_bwd/bf16/16384/tma_ws", normalization<Op::LayerNormBwd>, kBf16,
+                   sizesOf(Op::LayerNormBwd, kBf16, 16384), "braze::tma_ws_normalization"});
   return cases;
 }
 

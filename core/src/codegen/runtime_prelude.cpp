@@ -60,13 +60,13 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
       {"block_reduction.cuh",
        {"blockReduce", "blockReduceGroup", "warpAllReduce", "reductionCoordinates"},
        {}},
+      {"grid_sync.cuh", {"arrive", "waitForArrivals"}, {}},
       // The finishing block reduces with blockReduce; Welford triplets load through their own
       // loadCoherent.
       {"grid_reduction.cuh",
        {"gridReduce", "gridReduceGroup", "gridReduceGroupResident", "gridReduceRegionBytes",
-        "gridCoordinates", "loadCoherent", "gridSemaphores", "arriveLast", "arrive",
-        "waitForArrivals"},
-       {"welford.cuh", "block_reduction.cuh"}},
+        "gridCoordinates", "loadCoherent", "gridSemaphores", "arriveLast"},
+       {"welford.cuh", "block_reduction.cuh", "grid_sync.cuh"}},
       // Hopper (sm_90/sm_90a) machinery, for kernels that name it: plugin-owned kernel
       // templates (HOPPER_LOWERING.md). Each namespace (braze::mbarrier, braze::tma, ...) is one
       // name here, so an ordinary kernel never parses these headers.

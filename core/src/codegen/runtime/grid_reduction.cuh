@@ -77,26 +77,6 @@ __device__ __forceinline__ bool arriveLast(unsigned long long* semaphore, unsign
   return true;
 }
 
-// Counts this block on `counter` once its writes are visible to the grid. Every thread of the
-// block must call it.
-__device__ __forceinline__ void arrive(unsigned long long* counter, unsigned tid) {
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) atomicAdd(counter, 1ULL);
-}
-
-// Waits until `count` blocks have arrived on `counter`; their writes are visible after it. Only
-// for blocks that are all resident at once (a cooperative launch): a block waiting here would
-// otherwise keep the ones it waits for from starting. Every thread of the block must call it.
-__device__ __forceinline__ void waitForArrivals(unsigned long long* counter,
-                                                unsigned long long count, unsigned tid) {
-  if (tid == 0) {
-    while (*reinterpret_cast<volatile unsigned long long*>(counter) < count) __nanosleep(32);
-  }
-  __syncthreads();
-  __threadfence();
-}
-
 template <bool GX, bool GY, bool GZ, typename T, typename Op>
 __device__ bool gridReduce(T& value, Op op, T identity, char* workspace) {
   const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
