@@ -248,6 +248,13 @@ TEST(TmaWsNormalizationTest, NormBackwardColumnSumsCompileWithoutSpills) {
     if (built.sass.empty()) continue;
     EXPECT_GE(test::countInstructions(built.sass, "UBLKCP.S.G"), 1) << what;
     EXPECT_GE(test::countInstructions(built.sass, "SYNCS.PHASECHK"), 1) << what;
+    // bf16 outputs rounded two at a time: one pack per pair of dx; single conversions only for
+    // the [N] gradients, four columns a lane in the final sums.
+    if (c.dtype == DataType::BFloat16) {
+      EXPECT_GE(test::countInstructions(built.sass, "F2FP.BF16.F32.PACK_AB"), 4) << what;
+      EXPECT_LE(test::countInstructions(built.sass, "F2F.BF16.F32"), 4 * (layer_norm ? 2 : 1))
+          << what;
+    }
   }
 }
 
