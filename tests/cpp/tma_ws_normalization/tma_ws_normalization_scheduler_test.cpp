@@ -258,6 +258,31 @@ TEST(TmaWsNormalizationTest, NormBackwardColumnSumsCompileWithoutSpills) {
   }
 }
 
+// Norm backward plans on other devices: the grid is every resident CTA (a B200's 148 SMs); with
+// half the shared memory per SM, rows of 16384 fp32 no longer fit one CTA and take a cluster.
+TEST(TmaWsNormalizationTest, NormBackwardPlansOnOtherDevices) {
+  auto fusion = test::makeNormalization(Normalization::LayerNormBackward, DataType::Float32);
+  const auto plan = [&](const driver::DeviceProperties& device, int64_t n) {
+    return tws::computeHeuristics(
+        *fusion, infoFor(*fusion, Normalization::LayerNormBackward, 8192, n, device));
+  };
+  const tws::TmaWsNormalizationParams b200 = plan(driver::b200Properties(), 8192);
+  EXPECT_EQ(b200.cluster, 1) << tws::toString(b200);
+  EXPECT_EQ(b200.clusters, 148 * b200.min_blocks_per_sm) << tws::toString(b200);
+  driver::DeviceProperties small = driver::h100Properties();
+  small.sm_count = 36;
+  small.shared_memory_per_sm = 100 * 1024;
+  small.max_shared_memory_per_block_optin = 99 * 1024;
+  const tws::TmaWsNormalizationParams whole = plan(driver::h100Properties(), 16384);
+  const tws::TmaWsNormalizationParams split = plan(small, 16384);
+  EXPECT_EQ(whole.cluster, 1) << tws::toString(whole);
+  EXPECT_GT(split.cluster, 1) << tws::toString(split);
+  EXPECT_LE(split.clusters * split.cluster, 36 * split.min_blocks_per_sm) << tws::toString(split);
+  EXPECT_EQ(tws::canScheduleRunTime(
+                *fusion, infoFor(*fusion, Normalization::LayerNormBackward, 8192, 16384, small)),
+            std::nullopt);
+}
+
 TEST(TmaWsNormalizationTest, ParamsRoundTrip) {
   tws::TmaWsNormalizationParams params;
   params.cluster = 4;
