@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "braze/error.h"
+#include "braze/ops/elementwise.h"
 
 namespace braze::tma_ws_normalization {
 
@@ -11,6 +12,14 @@ namespace {
 int64_t align128(int64_t bytes) {
   return (bytes + 127) / 128 * 128;
 }
+
+// Whether the CTA has a producer warp of its own (see rowTemplateThreads).
+bool producerWarp(const RowTemplateShape& shape) {
+  return shape.column_reductions == 0;
+}
+
+// Bytes of the two grid-barrier counters in front of the column partials in the workspace.
+constexpr int64_t kColumnPartialsOffset = 16;
 
 void replaceAll(std::string& text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
@@ -104,7 +113,7 @@ __device__ __forceinline__ void arriveAtPeer(unsigned long long* barrier, unsign
 // Workspace of a program with column reductions: two grid-barrier counters, then the
 // partials [column reduction][cluster][column] as floats.
 __device__ __forceinline__ float* columnPartials(char* workspace) {
-  return reinterpret_cast<float*>(workspace + 16);
+  return reinterpret_cast<float*>(workspace + @PARTIALS_OFFSET@);
 }
 
 // Every CTA's share of the [N] outputs, once every CTA's partials are in the workspace. The
@@ -422,22 +431,19 @@ int64_t pieceElements(const RowTemplateShape& shape) {
   return (piece + shape.unit - 1) / shape.unit * shape.unit;
 }
 
-bool producerWarp(const RowTemplateShape& shape) {
-  return shape.column_reductions == 0;
-}
-
 int64_t rowTemplateThreads(const RowTemplateShape& shape) {
   return shape.consumer_threads + (producerWarp(shape) ? 32 : 0);
 }
 
-int64_t columnIterations(const RowTemplateShape& shape) {
-  if (shape.column_reductions == 0) return 1;
+int64_t columnPartialRegisters(const RowTemplateShape& shape) {
   const int64_t per_sweep = shape.consumer_threads * shape.vector;
-  return (shape.chunk + per_sweep - 1) / per_sweep;
+  return (shape.chunk + per_sweep - 1) / per_sweep * shape.column_reductions * shape.vector;
 }
 
-int64_t columnWorkspaceBytes(const RowTemplateShape& shape, int64_t clusters, int64_t n) {
-  return 16 + 4 * shape.column_reductions * clusters * n;
+Val* columnWorkspaceBytes(Fusion& fusion, const RowTemplateShape& shape, Val* clusters, Val* n) {
+  // The layout columnPartials() and finishColumns() read: two 8-byte counters, then floats.
+  return add(fusion.constantIndex(kColumnPartialsOffset),
+             mul(mul(clusters, n), fusion.constantIndex(4 * shape.column_reductions)));
 }
 
 namespace {
@@ -479,6 +485,7 @@ std::string rowTemplateSource(const RowTemplateShape& shape) {
   replaceAll(source, "@STAGES@", std::to_string(shape.stages));
   replaceAll(source, "@MIN_BLOCKS@", std::to_string(shape.min_blocks_per_sm));
   replaceAll(source, "@PRODUCER_WARP@", producerWarp(shape) ? "true" : "false");
+  replaceAll(source, "@PARTIALS_OFFSET@", std::to_string(kColumnPartialsOffset));
   replaceAll(source, "@CHUNK@", std::to_string(shape.chunk));
   replaceAll(source, "@PIECE@", std::to_string(pieceElements(shape)));
   return source;

@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "braze/ir/fusion.h"
+
 namespace braze::tma_ws_normalization {
 
 struct RowTemplateShape {
@@ -45,22 +47,23 @@ struct RowTemplateShape {
   std::vector<int64_t> column_input_bytes;
   int64_t reductions = 1;
   int64_t passes = 1;
-  /// Reductions over the rows (column sums): their partials stay in each thread's registers,
-  /// kVector per reduction for each of the columnIterations vectors of its chunk.
+  /// Reductions over the rows (column sums): their partials stay in each thread's registers
+  /// (columnPartialRegisters).
   int64_t column_reductions = 0;
   int64_t vector = 1;  ///< elements per call of the row program
 };
 
-/// Whether the CTA has a producer warp of its own: not for programs with column reductions,
-/// whose first consumer thread issues the copies (a CTA of whole warp quads keeps the registers
-/// their partials need).
-bool producerWarp(const RowTemplateShape& shape);
-/// Threads of a CTA: the consumers and the producer warp, if any.
+/// Threads of a CTA: the consumers and, without column reductions, a producer warp (with
+/// them, the first consumer thread issues the copies: a CTA of whole warp quads keeps the
+/// registers their partials need).
 int64_t rowTemplateThreads(const RowTemplateShape& shape);
-/// Vectors of a row's chunk each consumer thread handles (1 without column reductions).
-int64_t columnIterations(const RowTemplateShape& shape);
-/// Workspace of a program with column reductions over `clusters` clusters and rows of n.
-int64_t columnWorkspaceBytes(const RowTemplateShape& shape, int64_t clusters, int64_t n);
+/// Registers of column partials each consumer thread holds: kVector per column reduction for
+/// each vector of the chunk it handles (0 without column reductions).
+int64_t columnPartialRegisters(const RowTemplateShape& shape);
+/// The workspace of a program with column reductions, as an Index scalar of `fusion`: the grid
+/// barrier's counters, then every cluster's partials of every column (`clusters` and `n`
+/// scalars of the fusion).
+Val* columnWorkspaceBytes(Fusion& fusion, const RowTemplateShape& shape, Val* clusters, Val* n);
 
 /// Elements of one part: the chunk split `pieces` ways, rounded up to the unit.
 int64_t pieceElements(const RowTemplateShape& shape);

@@ -84,16 +84,28 @@ ColumnAccess columnAccessOf(const Fusion& fusion, const SchedulerRuntimeInfo& in
   return access;
 }
 
-// A plan's shape for rows of n elements split `cluster` ways (threads and stages still to choose).
-RowTemplateShape shapeFor(const RowProgramShape& program, const RowSizes& sizes, int64_t n,
-                          int64_t cluster) {
+// The shared memory of an SM (the device reports 0 where it does not know).
+int64_t sharedPerSm(const driver::DeviceProperties& device) {
+  return device.shared_memory_per_sm > 0 ? device.shared_memory_per_sm
+                                         : device.max_shared_memory_per_block_optin;
+}
+
+// Elements of a row per CTA where rows of n are split `cluster` ways, in whole units.
+int64_t chunkFor(int64_t n, int64_t cluster, const RowSizes& sizes) {
+  const int64_t chunk = (n + cluster - 1) / cluster;
+  return (chunk + sizes.unit - 1) / sizes.unit * sizes.unit;
+}
+
+// The kernel's shape for `program` with chunks of `chunk` elements over `cluster` CTAs (threads,
+// stages and CTAs per SM still to choose; four parts, vectors of 16 bytes).
+RowTemplateShape shapeFor(const RowProgramShape& program, const RowSizes& sizes, int64_t cluster,
+                          int64_t chunk) {
   RowTemplateShape shape;
   shape.cluster = cluster;
   shape.pieces = 4;
   shape.unit = sizes.unit;
   shape.vector = sizes.vector;
-  shape.chunk = (n + cluster - 1) / cluster;
-  shape.chunk = (shape.chunk + sizes.unit - 1) / sizes.unit * sizes.unit;
+  shape.chunk = chunk;
   shape.row_input_bytes = sizes.input_bytes;
   shape.column_input_bytes = sizes.column_bytes;
   shape.reductions = program.reductions;
@@ -136,16 +148,14 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
                                                              const driver::DeviceProperties& device,
                                                              ColumnAccess columns) {
   const RowSizes sizes = rowSizesOf(program, columns.staged);
-  const int64_t shared_per_sm = device.shared_memory_per_sm > 0
-                                    ? device.shared_memory_per_sm
-                                    : device.max_shared_memory_per_block_optin;
+  const int64_t shared_per_sm = sharedPerSm(device);
   struct Preference {
     int64_t stages, min_ctas;
   };
   for (const Preference preference : {Preference{1, 2}, Preference{1, 1}}) {
     const int64_t min_ctas = preference.min_ctas;
     for (const int64_t cluster : {1, 2, 4, 8}) {
-      RowTemplateShape shape = shapeFor(program, sizes, n, cluster);
+      RowTemplateShape shape = shapeFor(program, sizes, cluster, chunkFor(n, cluster, sizes));
       shape.consumer_threads = min_ctas == 2 ? 256 : 512;
       shape.stages = preference.stages;
       const int64_t bytes = rowTemplateSharedBytes(shape);
@@ -181,17 +191,15 @@ std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
     const RowProgramShape& program, int64_t m, int64_t n, const driver::DeviceProperties& device,
     ColumnAccess columns) {
   const RowSizes sizes = rowSizesOf(program, columns.staged);
-  const int64_t shared_per_sm = device.shared_memory_per_sm > 0
-                                    ? device.shared_memory_per_sm
-                                    : device.max_shared_memory_per_block_optin;
+  const int64_t shared_per_sm = sharedPerSm(device);
   const int64_t registers_per_sm = device.registers_per_sm > 0 ? device.registers_per_sm : 65536;
   for (const int64_t cluster : {1, 2, 4, 8}) {
-    RowTemplateShape shape = shapeFor(program, sizes, n, cluster);
+    RowTemplateShape shape = shapeFor(program, sizes, cluster, chunkFor(n, cluster, sizes));
     // About four vectors per thread, in whole warp quads (128 to 512 threads): the SM's four
     // schedulers split the registers by warps.
     const int64_t vectors = shape.chunk / sizes.vector;
     shape.consumer_threads = std::clamp<int64_t>((vectors / 4 + 127) / 128 * 128, 128, 512);
-    const int64_t partials = columnIterations(shape) * program.column_reductions * sizes.vector;
+    const int64_t partials = columnPartialRegisters(shape);
     if (partials > kMaxColumnRegisters) continue;
     const int64_t threads = rowTemplateThreads(shape);
     const int64_t by_registers = registers_per_sm / ((kOtherRegisters + partials) * threads);
@@ -372,23 +380,14 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
       << "tma_ws_normalization: clusters = " << params.clusters << "; 0 (one per row) or more";
   BRAZE_USER_CHECK(params.min_blocks_per_sm >= 1 && params.min_blocks_per_sm <= 8)
       << "tma_ws_normalization: min_blocks_per_sm = " << params.min_blocks_per_sm << "; 1 to 8";
-  RowTemplateShape shape;
-  shape.cluster = params.cluster;
+  RowTemplateShape shape = shapeFor(program, sizes, params.cluster, params.chunk);
   shape.consumer_threads = params.consumer_threads;
   shape.pieces = params.pieces;
   shape.stages = params.stages;
   shape.min_blocks_per_sm = params.min_blocks_per_sm;
-  shape.chunk = params.chunk;
-  shape.unit = sizes.unit;
-  shape.row_input_bytes = sizes.input_bytes;
-  shape.column_input_bytes = sizes.column_bytes;
-  shape.reductions = program.reductions;
-  shape.passes = program.passes;
-  shape.column_reductions = program.column_reductions;
   shape.vector = params.vector;
-  BRAZE_USER_CHECK(columnIterations(shape) * program.column_reductions * params.vector <= 128)
-      << "tma_ws_normalization: "
-      << columnIterations(shape) * program.column_reductions * params.vector
+  BRAZE_USER_CHECK(columnPartialRegisters(shape) <= 128)
+      << "tma_ws_normalization: " << columnPartialRegisters(shape)
       << " column partials per thread (chunk " << params.chunk << ", " << params.consumer_threads
       << " consumer threads); at most 128 registers' worth: more threads or a larger cluster";
 
@@ -407,9 +406,8 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   if (program.column_reductions > 0) {
     // Partials of every cluster for every column, after the barrier's counters; the grid meets
     // at a barrier, so it is launched cooperatively (the driver refuses it if not resident).
-    kernel.row_program->workspace_bytes = add(
-        fusion.constantIndex(16),
-        mul(mul(clusters, columns->extent()), fusion.constantIndex(4 * program.column_reductions)));
+    kernel.row_program->workspace_bytes =
+        columnWorkspaceBytes(fusion, shape, clusters, columns->extent());
     fusion.setCooperativeLaunch(true);
   }
   kernel.block[0] = fusion.constantIndex(rowTemplateThreads(shape));

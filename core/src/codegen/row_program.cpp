@@ -68,18 +68,8 @@ std::string localName(const Val& val) {
   return codegen::templateLocalName(val);
 }
 
-// The reference dims of `tv`'s dims that are not broadcasts, in order.
+// The reference dims of `tv`'s dims that are neither broadcasts nor reduced, in order.
 std::vector<int64_t> mappedDims(const RowPlan& plan, const TensorView& tv) {
-  std::vector<int64_t> result;
-  const std::vector<int64_t>& to_ref = plan.dims.at(&tv);
-  for (int64_t d = 0; d < tv.nDims(); ++d) {
-    if (!tv.axis(d)->isBroadcast()) result.push_back(to_ref[static_cast<size_t>(d)]);
-  }
-  return result;
-}
-
-// The reference dims of `tv`'s dims that are neither broadcasts nor reduced.
-std::vector<int64_t> keptDims(const RowPlan& plan, const TensorView& tv) {
   std::vector<int64_t> result;
   const std::vector<int64_t>& to_ref = plan.dims.at(&tv);
   for (int64_t d = 0; d < tv.nDims(); ++d) {
@@ -93,9 +83,6 @@ std::optional<std::string> classifyInputs(const Fusion& fusion, RowPlan& plan) {
   for (const Val* input : fusion.inputs()) {
     const auto* tv = input->dynCast<TensorView>();
     if (tv == nullptr) continue;
-    if (tv->nDims() > 2)
-      return "input " + tv->name() + " has rank " + std::to_string(tv->nDims()) +
-             "; a row program handles [M, N] tensors";
     for (int64_t d = 0; d < tv->nDims(); ++d) {
       if (!tv->axis(d)->isBroadcast())
         plan.extents.emplace(tv->axis(d)->extent(),
@@ -167,7 +154,7 @@ std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
         plan.pass_of.push_back(needs + 1);
         plan.passes = std::max(plan.passes, needs + 2);
         level[out] = needs + 1;
-      } else if (reduced == 0 && keptDims(plan, *in) == std::vector<int64_t>{0, 1}) {
+      } else if (reduced == 0 && mappedDims(plan, *in) == std::vector<int64_t>{0, 1}) {
         // Over the rows: accumulated as each element is stored, after every pass.
         plan.column_reductions.push_back(expr);
         plan.column_values.insert(out);
@@ -177,7 +164,7 @@ std::optional<std::string> classifyExprs(const Fusion& fusion, RowPlan& plan) {
                "row (softmax, norms) or each column of [M, N] values (a weight's gradient)";
       }
     } else if (reads_columns) {
-      const std::vector<int64_t> dims = keptDims(plan, *out);
+      const std::vector<int64_t> dims = mappedDims(plan, *out);
       if (std::find(dims.begin(), dims.end(), 0) != dims.end())
         return what + " combines a reduction over the rows with values of each row; a row " +
                "program computes [N] values only from such reductions";
@@ -261,11 +248,12 @@ std::variant<RowPlan, std::string> planRowProgram(const Fusion& fusion) {
   return plan;
 }
 
-// Writes locals for the values `targets` need, in one of two modes:
-//   - per element (`row_level` -1): row values are the members prepareRow set (rv_*);
-//   - per row (`row_level` L >= 0 or -1 with `for_row`): row values of an earlier level are
-//     members, those of level L are computed here.
-// Inputs are loaded, reductions read from `stat`, every other expr computed.
+// Writes locals for the values `targets` need, in one of three modes:
+//   - per element (writeElement): row values are the members prepareRow set (rv_*);
+//   - per row (writeRow, level L): row values of an earlier level are members, those of level
+//     L are computed here;
+//   - per column (writeColumn): column reductions' results come from `total`.
+// Inputs are loaded, row reductions read from `stat`, every other expr computed.
 class ValueWriter {
  public:
   ValueWriter(const Fusion& fusion, const RowPlan& plan, bool contiguous_columns)
