@@ -250,6 +250,9 @@ void sweepCase(const SweptScheduler<Params>& scheduler, Op op, DataType dtype, i
           " [" + std::to_string(r.registers) + " registers" +
           (r.spill_store_bytes > 0 ? ", " + std::to_string(r.spill_store_bytes) + " bytes spilled"
                                    : "") +
+          // Arrays indexed at run time live on the stack, not in registers.
+          (r.stack_frame_bytes > 0 ? ", " + std::to_string(r.stack_frame_bytes) + " bytes of stack"
+                                   : "") +
           "]";
     }
     SweepTiming t;

@@ -46,6 +46,10 @@ constexpr int kStages = @STAGES@;
 constexpr int kMinBlocks = @MIN_BLOCKS@;
 constexpr int kChunk = @CHUNK@;
 constexpr int kPiece = @PIECE@;
+// Rows in registers: each consumer thread takes its vectors of the row out of shared memory in
+// the first pass and gives the stage back at once, so the next row streams in while this one
+// is reduced and written; every later pass and the outputs read registers.
+constexpr bool kRegisterRows = @REGISTER_ROWS@;
 using Program = braze_row_program;
 constexpr int kK = Program::kReductions > 0 ? Program::kReductions : 1;
 constexpr int kPasses = Program::kPasses > 0 ? Program::kPasses : 1;
@@ -73,8 +77,12 @@ constexpr int kColumnsOffset = kStages * kStageBytes;
 // across warps in shared memory (over the row buffers, done with by then).
 constexpr int kC = Program::kColumnReductions;
 constexpr int kCK = kC > 0 ? kC : 1;
-constexpr int kColumnIterations =
-    kC > 0 ? (kChunk + kConsumerThreads * kV - 1) / (kConsumerThreads * kV) : 1;
+// Vectors a consumer thread handles per row where it handles the same elements of every row
+// (column reductions, rows in registers): vector `it` at chunk element
+// (it * kConsumerThreads + thread) * kV.
+constexpr int kIterations = (kChunk + kConsumerThreads * kV - 1) / (kConsumerThreads * kV);
+constexpr int kColumnIterations = kC > 0 ? kIterations : 1;
+constexpr int kHeldVectors = kRegisterRows ? kIterations : 1;
 constexpr int kTeams = kThreads / 32;
 constexpr int kFinishBytes = kC > 0 ? kTeams * kC * 128 * 4 : 0;
 constexpr int kRowsBytes = kColumnsOffset + columnOffset(Program::kColumnInputs);
@@ -102,6 +110,23 @@ __device__ __forceinline__ void storeToPeer(float* local, unsigned cta, float va
 }
 
 // Release at cluster scope: the peer that acquires the phase sees this thread's stores to it.
+// Row input `input`'s kV elements at chunk position e, into a register vector.
+__device__ __forceinline__ void holdVector(uint4& held, int input, const char* rows, int e) {
+  const int bytes = Program::rowInputBytes(input);
+  const char* source = rows + e * bytes;
+  if (kV * bytes == 16) {
+    held = *reinterpret_cast<const uint4*>(source);
+  } else if (kV * bytes == 8) {
+    const uint2 pair = *reinterpret_cast<const uint2*>(source);
+    held.x = pair.x;
+    held.y = pair.y;
+  } else if (kV * bytes == 4) {
+    held.x = *reinterpret_cast<const unsigned*>(source);
+  } else {
+    held.x = *reinterpret_cast<const unsigned short*>(source);
+  }
+}
+
 __device__ __forceinline__ void arriveAtPeer(unsigned long long* barrier, unsigned cta) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
                    braze::cluster::mapShared(barrier, cta))
@@ -310,19 +335,60 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
       for (int i = 0; i < Program::kRowInputs; ++i)
         rows[i] = reinterpret_cast<const char*>(shared + stage * kStageBytes + inputOffset(i));
       program.prepareRow(-1, row);
+      uint4 held[kHeldVectors][Program::kRowInputs];
+      // The program reads held vector `it` of row input i at mine[it][i] (position 0).
+      const char* mine[kHeldVectors][Program::kRowInputs];
+#pragma unroll
+      for (int it = 0; it < kHeldVectors; ++it) {
+#pragma unroll
+        for (int i = 0; i < Program::kRowInputs; ++i)
+          mine[it][i] = reinterpret_cast<const char*>(&held[it][i]);
+      }
+      // Reduction operands the outputs read again (Program::kKept), per held vector.
+      float kept[kHeldVectors][Program::kKeptSlots];
+      if (kRegisterRows) {
+        // This thread's vectors as their parts land, then the stage back to the producer.
+        int landed = 0;
+#pragma unroll
+        for (int it = 0; it < kIterations; ++it) {
+          const int e = (it * kConsumerThreads + threadIdx.x) * kV;
+          if (e >= length) continue;
+          for (; landed <= e / kPiece; ++landed)
+            braze::mbarrier::wait(&full[stage * kPieces + landed], full_parity);
+#pragma unroll
+          for (int i = 0; i < Program::kRowInputs; ++i) holdVector(held[it][i], i, rows[i], e);
+        }
+        // Every phase of every part is waited on by every thread, as in the passes from shared
+        // memory: a part no thread reads (past a short chunk's end) still completes a phase.
+        for (; landed < kPieces; ++landed)
+          braze::mbarrier::wait(&full[stage * kPieces + landed], full_parity);
+        __syncwarp();
+        if (lane == 0) {
+          for (int q = 0; q < kPieces; ++q) braze::mbarrier::arrive(&empty[stage * kPieces + q]);
+        }
+      }
 #pragma unroll
       for (int pass = 0; pass < Program::kPasses; ++pass) {
         float acc[kK];
 #pragma unroll
         for (int k = 0; k < kK; ++k) acc[k] = Program::identity(k);
+        if (kRegisterRows) {
+#pragma unroll
+          for (int it = 0; it < kIterations; ++it) {
+            const int e = (it * kConsumerThreads + threadIdx.x) * kV;
+            if (e < length)
+              program.accumulate(pass, row, begin + e, mine[it], 0, cols, e, acc, kept[it]);
+          }
+        } else {
 #pragma unroll 1
-        for (int q = 0; q < kPieces; ++q) {
-          if (pass == 0) braze::mbarrier::wait(&full[stage * kPieces + q], full_parity);
-          const int lo = q * kPiece < length ? q * kPiece : length;
-          const int hi = lo + kPiece < length ? lo + kPiece : length;
+          for (int q = 0; q < kPieces; ++q) {
+            if (pass == 0) braze::mbarrier::wait(&full[stage * kPieces + q], full_parity);
+            const int lo = q * kPiece < length ? q * kPiece : length;
+            const int hi = lo + kPiece < length ? lo + kPiece : length;
 #pragma unroll 4
-          for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
-            program.accumulate(pass, row, begin + e, rows, cols, e, acc);
+            for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
+              program.accumulate(pass, row, begin + e, rows, e, cols, e, acc, kept[0]);
+          }
         }
         // The CTA's partial: warps, then warp 0 over the warps.
 #pragma unroll
@@ -375,11 +441,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
         for (int it = 0; it < kColumnIterations; ++it) {
           const int e = (it * kConsumerThreads + threadIdx.x) * kV;
-          if (e < length) program.store(row, begin + e, rows, cols, e, col[it]);
+          if (e < length) program.store(row, begin + e, rows, e, cols, e, col[it], kept[0]);
         }
         __syncwarp();
         if (lane == 0) {
           for (int q = 0; q < kPieces; ++q) braze::mbarrier::arrive(&empty[stage * kPieces + q]);
+        }
+      } else if (kRegisterRows) {
+        float none[Program::kColumnSlots];
+#pragma unroll
+        for (int it = 0; it < kIterations; ++it) {
+          const int e = (it * kConsumerThreads + threadIdx.x) * kV;
+          if (e < length) program.store(row, begin + e, mine[it], 0, cols, e, none, kept[it]);
         }
       } else {
         // Every output from the chunk; each part goes back to the producer once written.
@@ -391,7 +464,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
           const int hi = lo + kPiece < length ? lo + kPiece : length;
 #pragma unroll 4
           for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
-            program.store(row, begin + e, rows, cols, e, none);
+            program.store(row, begin + e, rows, e, cols, e, none, kept[0]);
           __syncwarp();
           if (lane == 0) braze::mbarrier::arrive(&empty[stage * kPieces + q]);
         }
@@ -440,6 +513,17 @@ int64_t columnPartialRegisters(const RowTemplateShape& shape) {
   return (shape.chunk + per_sweep - 1) / per_sweep * shape.column_reductions * shape.vector;
 }
 
+int64_t heldRowRegisters(const RowTemplateShape& shape) {
+  if (!shape.register_rows) return 0;
+  const int64_t per_sweep = shape.consumer_threads * shape.vector;
+  // holdVector keeps a 16-byte vector per row input; narrower ones leave registers unused,
+  // which the compiler drops.
+  int64_t registers = 0;
+  for (const int64_t bytes : shape.row_input_bytes) registers += (shape.vector * bytes + 3) / 4;
+  registers += shape.kept_operands * shape.vector;
+  return (shape.chunk + per_sweep - 1) / per_sweep * registers;
+}
+
 Val* columnWorkspaceBytes(Fusion& fusion, const RowTemplateShape& shape, Val* clusters, Val* n) {
   // The layout columnPartials() and finishColumns() read: two 8-byte counters, then floats.
   return add(fusion.constantIndex(kColumnPartialsOffset),
@@ -484,6 +568,7 @@ std::string rowTemplateSource(const RowTemplateShape& shape) {
   replaceAll(source, "@PIECES@", std::to_string(shape.pieces));
   replaceAll(source, "@STAGES@", std::to_string(shape.stages));
   replaceAll(source, "@MIN_BLOCKS@", std::to_string(shape.min_blocks_per_sm));
+  replaceAll(source, "@REGISTER_ROWS@", shape.register_rows ? "true" : "false");
   replaceAll(source, "@PRODUCER_WARP@", producerWarp(shape) ? "true" : "false");
   replaceAll(source, "@PARTIALS_OFFSET@", std::to_string(kColumnPartialsOffset));
   replaceAll(source, "@CHUNK@", std::to_string(shape.chunk));

@@ -17,7 +17,11 @@
 //     CTA's partial into every peer's slot with a remote store and a remote mbarrier arrival;
 //     every CTA then combines the cluster's partials in the same order, so all hold the same
 //     statistics without a cluster-wide barrier per pass;
-//   - the consumers then compute and store every output from the chunk in shared memory;
+//   - the consumers then compute and store every output from the chunk in shared memory; or,
+//     with register_rows, each consumer thread takes its vectors of the chunk into registers in
+//     the first pass and releases the stage at once, so that the next row's copy overlaps every
+//     later pass and the stores (costly reduction operands, softmax's exponentials, are then
+//     kept in registers too: RowProgram::keep_reduction_operands);
 //   - column inputs (weights, biases), the same for every row, are copied once per CTA;
 //   - column reductions (a norm's weight and bias gradients): every consumer thread handles the
 //     same elements of each row and keeps their partials in registers; at the end every CTA
@@ -51,6 +55,12 @@ struct RowTemplateShape {
   /// (columnPartialRegisters).
   int64_t column_reductions = 0;
   int64_t vector = 1;  ///< elements per call of the row program
+  /// Each consumer thread holds its vectors of the row in registers after the first pass and
+  /// releases the stage at once (programs without column reductions).
+  bool register_rows = false;
+  /// Costly reduction operands the outputs read again (RowProgramShape::kept_operands): kept
+  /// in registers with register_rows.
+  int64_t kept_operands = 0;
 };
 
 /// Threads of a CTA: the consumers and, without column reductions, a producer warp (with
@@ -60,6 +70,10 @@ int64_t rowTemplateThreads(const RowTemplateShape& shape);
 /// Registers of column partials each consumer thread holds: kVector per column reduction for
 /// each vector of the chunk it handles (0 without column reductions).
 int64_t columnPartialRegisters(const RowTemplateShape& shape);
+/// Registers of row vectors each consumer thread holds with register_rows (else 0): 16 bytes
+/// of every row input and a float per element of each kept operand, for each vector of the
+/// chunk it handles.
+int64_t heldRowRegisters(const RowTemplateShape& shape);
 /// The workspace of a program with column reductions, as an Index scalar of `fusion`: the grid
 /// barrier's counters, then every cluster's partials of every column (`clusters` and `n`
 /// scalars of the fusion).

@@ -18,7 +18,7 @@ struct TmaWsNormalizationParams {
   /// The byte format (braze/sdk/param_codec.h): "BZTW", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZTW";
-  static constexpr uint8_t kFormatVersion = 1;
+  static constexpr uint8_t kFormatVersion = 2;
   static constexpr const char* kName = "tma_ws_normalization";
 
   /// CTAs of a cluster that split each row (1, 2, 4 or 8).
@@ -50,6 +50,10 @@ struct TmaWsNormalizationParams {
   /// 1: those inputs are also copied once per CTA into shared memory (16-byte aligned, rows of
   /// whole 16-byte units), not read from L2 again for every row. Needs contiguous_columns.
   int64_t staged_columns = 0;
+  /// 1: each consumer thread takes its vectors of a row into registers in the first pass and
+  /// gives the stage back at once, so the next row streams in while this one is reduced and
+  /// written from registers (programs without reductions over the rows).
+  int64_t register_rows = 0;
 
   bool operator==(const TmaWsNormalizationParams&) const = default;
 
@@ -66,6 +70,7 @@ struct TmaWsNormalizationParams {
     f("clusters", p.clusters);
     f("contiguous_columns", p.contiguous_columns);
     f("staged_columns", p.staged_columns);
+    f("register_rows", p.register_rows);
   }
 };
 

@@ -16,10 +16,6 @@ namespace {
 
 constexpr int64_t kCopyBytes = 16;  // the copy engine's granule: sizes, strides, addresses
 constexpr int64_t kReservedSharedPerBlock = 1024;  // what the device keeps of each CTA's share
-// SMs of one GPU processing cluster that clusters can fill: 16 to 18 on an H100 or H200, and a
-// cluster's CTAs share one.
-constexpr int64_t kSmsPerGpc = 16;
-constexpr int64_t kGpcSms = 18;
 
 RowProgramShape rowProgramOf(const Fusion& fusion) {
   auto analyzed = analyzeRowProgram(fusion);
@@ -111,13 +107,15 @@ RowTemplateShape shapeFor(const RowProgramShape& program, const RowSizes& sizes,
   shape.reductions = program.reductions;
   shape.passes = program.passes;
   shape.column_reductions = program.column_reductions;
+  shape.kept_operands = program.kept_operands;
   return shape;
 }
 
 // The params of `shape` with `ctas` CTAs per SM, and a persistent grid of the clusters surely
-// resident at once: a GPC holds a cluster's CTAs, and GPCs have 16 to 18 SMs. A persistent grid
+// resident at once (a GPC holds a cluster's CTAs: driver::residentClusters). A persistent grid
 // larger than what is resident runs a second wave of clusters after the first, which doubles
-// the time; one smaller by a few clusters loses a few percent.
+// the time (measured on an H200: 32 clusters of four 0.23-0.38 of copy, 30 0.39-0.62); one
+// smaller by a few clusters loses a few percent.
 TmaWsNormalizationParams paramsOf(const RowTemplateShape& shape, int64_t ctas, int64_t m,
                                   ColumnAccess columns, const driver::DeviceProperties& device) {
   TmaWsNormalizationParams params;
@@ -130,10 +128,9 @@ TmaWsNormalizationParams paramsOf(const RowTemplateShape& shape, int64_t ctas, i
   params.contiguous_columns = columns.contiguous ? 1 : 0;
   params.staged_columns = columns.staged ? 1 : 0;
   params.vector = shape.vector;
-  const int64_t resident = shape.cluster == 1
-                               ? device.sm_count * ctas
-                               : device.sm_count / kGpcSms * (kSmsPerGpc * ctas / shape.cluster);
-  params.clusters = std::max<int64_t>(1, std::min(m, resident));
+  params.register_rows = shape.register_rows ? 1 : 0;
+  params.clusters =
+      std::max<int64_t>(1, std::min(m, driver::residentClusters(device, shape.cluster, ctas)));
   return params;
 }
 
@@ -173,6 +170,38 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
          std::to_string(n * sizes.bytes_per_element) +
          " bytes of row inputs) does not fit the shared memory of 8 CTAs (" +
          std::to_string(device.max_shared_memory_per_block_optin) + " bytes each)";
+}
+
+// Rows in registers (register_rows) for a forward program that reads its rows again after a
+// reduction (layer norm's and RMS norm's outputs): one CTA of 512 consumer threads per SM, the
+// smallest cluster whose chunk leaves each thread at most 32 registers of row vectors, one stage.
+// The next row streams into shared memory while this one is reduced and written from
+// registers. Measured on an H200 (benchmarks/RESULTS.md, against the shared-memory plan):
+// layer norm bf16 262144 0.57 of copy against 0.45, RMS norm bf16 262144 0.75 against 0.60,
+// layer norm fp32 65536 0.62 against 0.53. Not for programs that keep costly operands
+// (softmax's exponentials): those are issue-bound, and one CTA per SM idles at each exchange
+// (0.39-0.45 against 0.58); nor where 32 registers would need clusters of more than 8.
+constexpr int64_t kRegisterRowThreads = 512;
+constexpr int64_t kMaxHeldRegisters = 32;
+
+std::optional<TmaWsNormalizationParams> planRegisterRows(const RowProgramShape& program, int64_t m,
+                                                         int64_t n,
+                                                         const driver::DeviceProperties& device,
+                                                         ColumnAccess columns) {
+  if (program.column_reductions > 0 || program.kept_operands > 0) return std::nullopt;
+  const RowSizes sizes = rowSizesOf(program, columns.staged);
+  for (const int64_t cluster : {1, 2, 4, 8}) {
+    RowTemplateShape shape = shapeFor(program, sizes, cluster, chunkFor(n, cluster, sizes));
+    shape.consumer_threads = kRegisterRowThreads;
+    shape.register_rows = true;
+    if (heldRowRegisters(shape) > kMaxHeldRegisters) continue;
+    if (rowTemplateSharedBytes(shape) > device.max_shared_memory_per_block_optin) {
+      if (!columns.staged) return std::nullopt;
+      return planRegisterRows(program, m, n, device, {.contiguous = true, .staged = false});
+    }
+    return paramsOf(shape, 1, m, columns, device);
+  }
+  return std::nullopt;
 }
 
 // The plan for a program with column reductions (a norm's backward): whole rows per CTA where
@@ -234,11 +263,20 @@ std::variant<TmaWsNormalizationParams, std::string> planFor(const RowProgramShap
                                                             int64_t m, int64_t n,
                                                             const driver::DeviceProperties& device,
                                                             ColumnAccess columns) {
-  return program.column_reductions > 0 ? planColumnRows(program, m, n, device, columns)
-                                       : planRows(program, m, n, device, columns);
+  if (program.column_reductions > 0) return planColumnRows(program, m, n, device, columns);
+  if (program.passes > 1 || !program.column_inputs.empty()) {
+    if (auto plan = planRegisterRows(program, m, n, device, columns)) return *plan;
+  }
+  return planRows(program, m, n, device, columns);
 }
 
-std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program,
+// Rows from which a forward program with several passes or weights runs faster with its rows in
+// registers than on braze::inner_outer (planRegisterRows; measured on an H200 with rows of
+// 65536 bf16, 128 KiB: 0.66 and 0.82 of copy against inner_outer's 0.66 and 0.83).
+constexpr int64_t kMinRegisterRowBytes = 256 * 1024;
+
+std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program, int64_t m,
+                                                int64_t n, const driver::DeviceProperties& device,
                                                 ColumnAccess columns) {
   // Measured on an H200 (benchmarks/RESULTS.md, rows of 65536 and 262144, against
   // braze::inner_outer in the same run): one pass over rows without per-column inputs ran at
@@ -247,6 +285,10 @@ std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program,
   // and weights cost as much, read from L2 for every row or even copied once per CTA, which
   // leaves fewer CTAs per SM (RMS norm: 0.58-0.78 staged, 0.60-0.65 not, inner_outer 0.63-0.83).
   if (program.column_reductions > 0) return std::nullopt;
+  const int64_t row_bytes = n * rowSizesOf(program, false).bytes_per_element;
+  if ((program.passes > 1 || !program.column_inputs.empty()) && row_bytes >= kMinRegisterRowBytes &&
+      planRegisterRows(program, m, n, device, columns))
+    return std::nullopt;
   if (program.passes > 1)
     return "the fusion reduces its rows in " + std::to_string(program.passes) +
            " passes; with one exchange between CTAs per pass this kernel measured slower than "
@@ -314,7 +356,7 @@ std::optional<std::string> canScheduleRunTime(const Fusion& fusion,
            std::to_string(kMinColumnRowBytes) +
            " braze::inner_outer measured faster (layer norm backward bf16 4096: 258 us against "
            "285; rows of 1024: 0.5-0.9x)";
-  if (auto slower = slowerThanInnerOuter(program, columns)) return slower;
+  if (auto slower = slowerThanInnerOuter(program, m, n, info.device, columns)) return slower;
   if (n % sizes.unit != 0)
     return "rows of " + std::to_string(n) + " elements are not a multiple of " +
            std::to_string(sizes.unit) +
@@ -386,6 +428,15 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   shape.stages = params.stages;
   shape.min_blocks_per_sm = params.min_blocks_per_sm;
   shape.vector = params.vector;
+  shape.register_rows = params.register_rows != 0;
+  BRAZE_USER_CHECK(params.register_rows == 0 || program.column_reductions == 0)
+      << "tma_ws_normalization: register_rows = 1 with sums over the rows; their partials take "
+         "the registers (register_rows = 0)";
+  BRAZE_USER_CHECK(heldRowRegisters(shape) <= 128)
+      << "tma_ws_normalization: " << heldRowRegisters(shape)
+      << " registers of row vectors per thread (chunk " << params.chunk << ", "
+      << params.consumer_threads
+      << " consumer threads); at most 128: more threads, a larger cluster or register_rows = 0";
   BRAZE_USER_CHECK(columnPartialRegisters(shape) <= 128)
       << "tma_ws_normalization: " << columnPartialRegisters(shape)
       << " column partials per thread (chunk " << params.chunk << ", " << params.consumer_threads
@@ -396,7 +447,8 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   kernel.row_program =
       KernelTemplate::RowProgram{.vector = params.vector,
                                  .contiguous_columns = params.contiguous_columns != 0,
-                                 .staged_columns = params.staged_columns != 0};
+                                 .staged_columns = params.staged_columns != 0,
+                                 .keep_reduction_operands = params.register_rows != 0};
   IterDomain* rows = program.row_inputs.front()->axis(0);
   IterDomain* columns = program.row_inputs.front()->axis(1);
   Val* clusters = params.clusters == 0

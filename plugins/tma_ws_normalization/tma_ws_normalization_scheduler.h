@@ -7,15 +7,18 @@
 // chain of row reductions, sums over the rows and pointwise ops over [M, N] inputs with [N]
 // parameters and [M] statistics, on an sm_90 or newer device. Schedules it as its own kernel
 // template (row_template.h): each row split over the CTAs of a cluster (one CTA where it fits),
-// copied once into shared memory by bulk copies, reduced there once per pass, the outputs
-// computed from shared memory; sums over the rows (weight gradients) added up by the grid.
+// copied once into shared memory by bulk copies, reduced there once per pass (or taken into
+// registers by the first pass, register_rows, so the next row streams in meanwhile), the
+// outputs computed from there; sums over the rows (weight gradients) added up by the grid.
 //
 // Ranked before braze::inner_outer, it takes only what it measured faster on (benchmarks/
-// RESULTS.md): one pass over long rows without per-column inputs, such as softmax backward; and
-// programs that also sum over the rows (layer norm and RMS norm backward, their weight and bias
-// gradients) from rows of kMinColumnRowBytes.
-// Refused (with the reason): fusions that are not row programs; programs without sums over the
-// rows of several passes, with weights, or storing only per-row results (measured slower, or the
+// RESULTS.md): one pass over long rows without per-column inputs, such as softmax backward;
+// layer norm and RMS norm forward from rows of 256 KiB, rows in registers; and programs that
+// also sum over the rows (layer norm and RMS norm backward, their weight and bias gradients)
+// from rows of kMinColumnRowBytes.
+// Refused (with the reason): fusions that are not row programs; other programs without sums
+// over the rows of several passes or with weights (softmax forward: issue-bound, its
+// exponentials computed twice), or storing only per-row results (measured slower, or the
 // reduction scheduler's); rows whose row inputs take less than kMinRowBytes together
 // (kMinColumnRowBytes with sums over the rows; braze::inner_outer keeps those in registers at
 // 90-99% of copy);

@@ -260,9 +260,26 @@ class ValueWriter {
       : fusion_(fusion), plan_(plan), contiguous_columns_(contiguous_columns) {}
   void setStagedColumns(bool staged) { staged_columns_ = staged; }
 
-  /// Values at elements j + v of `row`.
-  std::string writeElement(const std::vector<const Val*>& targets, const std::string& indent) {
-    return write(targets, indent, [&](const Val* v) { return plan_.row_values.count(v) != 0; });
+  /// Values at elements j + v of `row`; with `kept`, the kept operands (setKept) are read from
+  /// `kept[]` instead of computed again.
+  std::string writeElement(const std::vector<const Val*>& targets, const std::string& indent,
+                           bool kept = false) {
+    return write(
+        targets, indent, [&](const Val* v) { return isElementLeaf(v, kept); },
+        [&](const Val* v) {
+          const auto at = kept_.find(v);
+          return kept && at != kept_.end()
+                     ? "kept[" + std::to_string(at->second * vector_) + " + v]"
+                     : "rv_" + v->name();
+        });
+  }
+  /// Reduction operands the template keeps for store (slot k: kept[k * kVector + v]).
+  void setKept(const std::vector<const Val*>& kept) {
+    for (size_t k = 0; k < kept.size(); ++k) kept_[kept[k]] = static_cast<int64_t>(k);
+  }
+  /// Whether computing `targets` per element reads `v` (row values are leaves).
+  bool reads(const std::vector<const Val*>& targets, const Val* v) const {
+    return upstream(targets, [&](const Val* u) { return isElementLeaf(u, false); }).count(v) != 0;
   }
   /// [N] values at column j, from the column reductions' results `total[k]`.
   std::string writeColumn(const std::vector<const Val*>& targets, const std::string& indent) {
@@ -342,10 +359,12 @@ class ValueWriter {
   }
 
  public:
-  /// Row inputs the values of `targets` read: their vectors are loaded once per call.
-  std::vector<size_t> rowInputsRead(const std::vector<const Val*>& targets) const {
+  /// Row inputs the values of `targets` read (kept operands as leaves with `kept`): their
+  /// vectors are loaded once per call.
+  std::vector<size_t> rowInputsRead(const std::vector<const Val*>& targets,
+                                    bool kept = false) const {
     const std::unordered_set<const Val*> seen =
-        upstream(targets, [&](const Val* v) { return plan_.row_values.count(v) != 0; });
+        upstream(targets, [&](const Val* v) { return isElementLeaf(v, kept); });
     std::vector<size_t> result;
     for (size_t i = 0; i < plan_.row_inputs.size(); ++i) {
       if (seen.count(plan_.row_inputs[i])) result.push_back(i);
@@ -354,6 +373,9 @@ class ValueWriter {
   }
 
  private:
+  bool isElementLeaf(const Val* v, bool kept) const {
+    return plan_.row_values.count(v) != 0 || (kept && kept_.count(v) != 0);
+  }
   int64_t reductionIndex(const Val* v) const {
     for (size_t k = 0; k < plan_.reductions.size(); ++k) {
       if (plan_.reductions[k]->output(0) == v) return static_cast<int64_t>(k);
@@ -404,13 +426,15 @@ class ValueWriter {
   const bool contiguous_columns_;
   bool staged_columns_ = false;
   int64_t vector_ = 1;
+  std::unordered_map<const Val*, int64_t> kept_;
 };
 
 std::string vectorType(const TensorView& tv, int64_t vector) {
   return "braze::Vector<" + codegen::storageType(tv.dtype()) + ", " + std::to_string(vector) + ">";
 }
 
-// `r<i>`: row input i's `vector` elements at chunk position e, loaded from shared memory.
+// `r<i>`: row input i's `vector` elements at position re of rows[i] (the chunk in shared memory,
+// or the vector a thread holds in registers).
 std::string rowVectorLoads(const RowPlan& plan, const std::vector<size_t>& inputs, int64_t vector,
                            const std::string& indent) {
   std::string text;
@@ -419,7 +443,7 @@ std::string rowVectorLoads(const RowPlan& plan, const std::vector<size_t>& input
     const std::string type = vectorType(tv, vector);
     text += indent + type + " r" + std::to_string(i) + ";\n" + indent + "braze_row_copy<sizeof(r" +
             std::to_string(i) + ")>(&r" + std::to_string(i) + ", rows[" + std::to_string(i) +
-            "] + e * " + std::to_string(sizeInBytes(tv.dtype())) + ");\n";
+            "] + re * " + std::to_string(sizeInBytes(tv.dtype())) + ");\n";
   }
   return text;
 }
@@ -442,6 +466,66 @@ std::string columnVectorLoads(const RowPlan& plan, const std::vector<const Tenso
   return text;
 }
 
+// Whether computing `v` per element calls a float function or divides: more than a few
+// instructions (an exponential alone is about nine), so worth a register to compute once.
+bool costlyPerElement(const RowPlan& plan, const Fusion& fusion, const Val* v) {
+  std::vector<const Val*> work{v};
+  std::unordered_set<const Val*> seen;
+  while (!work.empty()) {
+    const Val* u = work.back();
+    work.pop_back();
+    if (!u->isA<TensorView>() || !seen.insert(u).second || plan.row_values.count(u) ||
+        fusion.isInput(u) || u->definition() == nullptr)
+      continue;
+    const Expr* def = u->definition();
+    if (std::count(plan.reductions.begin(), plan.reductions.end(), def)) continue;
+    switch (def->op()) {
+      case OpKind::Exp:
+      case OpKind::Exp2:
+      case OpKind::Expm1:
+      case OpKind::Log:
+      case OpKind::Log2:
+      case OpKind::Log1p:
+      case OpKind::Sin:
+      case OpKind::Cos:
+      case OpKind::Tan:
+      case OpKind::Tanh:
+      case OpKind::Sigmoid:
+      case OpKind::Gelu:
+      case OpKind::Silu:
+      case OpKind::Erf:
+      case OpKind::Erfc:
+      case OpKind::Div:
+      case OpKind::TrueDiv:
+      case OpKind::Pow:
+      case OpKind::Atan2:
+        return true;
+      default:
+        break;
+    }
+    for (const Val* input : def->inputs()) work.push_back(input);
+  }
+  return false;
+}
+
+// The row reductions' operands that the [M, N] outputs read again and that are costly to
+// compute (softmax's exponentials): with keep_reduction_operands the template keeps them per
+// element from the pass that reduces them until store, which reads them instead.
+std::vector<const Val*> keptOperands(const Fusion& fusion, const RowPlan& plan,
+                                     const ValueWriter& values) {
+  std::vector<const Val*> store_targets(plan.element_outputs.begin(), plan.element_outputs.end());
+  for (const Expr* reduction : plan.column_reductions) store_targets.push_back(reduction->input(0));
+  std::vector<const Val*> kept;
+  for (const Expr* reduction : plan.reductions) {
+    const Val* operand = reduction->input(0);
+    if (std::count(kept.begin(), kept.end(), operand) || !values.reads(store_targets, operand) ||
+        !costlyPerElement(plan, fusion, operand))
+      continue;
+    kept.push_back(operand);
+  }
+  return kept;
+}
+
 }  // namespace
 
 std::variant<RowProgramShape, std::string> analyzeRowProgram(const Fusion& fusion) {
@@ -456,6 +540,8 @@ std::variant<RowProgramShape, std::string> analyzeRowProgram(const Fusion& fusio
   shape.column_inputs = plan.column_inputs;
   shape.column_reductions = static_cast<int64_t>(plan.column_reductions.size());
   shape.column_outputs = plan.column_outputs;
+  const ValueWriter values(fusion, plan, false);
+  shape.kept_operands = static_cast<int64_t>(keptOperands(fusion, plan, values).size());
   return shape;
 }
 
@@ -523,6 +609,10 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   ValueWriter values(fusion, plan, program.contiguous_columns);
   values.setVector(vector);
   values.setStagedColumns(staged);
+  const std::vector<const Val*> kept = program.keep_reduction_operands
+                                           ? keptOperands(fusion, plan, values)
+                                           : std::vector<const Val*>{};
+  values.setKept(kept);
   std::ostringstream os;
   // Vectors of 16-bit elements are structs of a class type, which the compiler copies member
   // by member (eight 2-byte stores for eight bf16): every vector moves as raw words instead.
@@ -583,7 +673,11 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   os << "  static constexpr int kColumnReductions = " << column_reductions << ";\n";
   os << "  // Column partials per call of store: kVector per column reduction.\n";
   os << "  static constexpr int kColumnSlots = " << std::max<int64_t>(column_reductions * vector, 1)
-     << ";\n\n";
+     << ";\n";
+  os << "  // Reduction operands store reads from the template's kept[] (kVector each).\n";
+  os << "  static constexpr int kKept = " << kept.size() << ";\n";
+  os << "  static constexpr int kKeptSlots = "
+     << std::max<int64_t>(static_cast<int64_t>(kept.size()) * vector, 1) << ";\n\n";
   const std::string reference = paramName(*plan.reference);
   os << "  __device__ long long rowCount() const { return " << reference << ".size[0]; }\n";
   os << "  __device__ long long rowLength() const { return " << reference << ".size[1]; }\n";
@@ -653,8 +747,8 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
 
   // accumulate: one block per pass, each computing only what its reductions read.
   os << "  __device__ __forceinline__ void accumulate(int pass, long long row, long long j, "
-        "const char* const* rows, const char* const* cols, int e, float (&acc)["
-     << std::max<int64_t>(reductions, 1) << "]) const {\n";
+        "const char* const* rows, int re, const char* const* cols, int e, float (&acc)["
+     << std::max<int64_t>(reductions, 1) << "], float (&kept)[kKeptSlots]) const {\n";
   for (int64_t pass = 0; pass < plan.passes; ++pass) {
     std::vector<const Val*> operands;
     std::vector<int64_t> members;
@@ -671,6 +765,11 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
     for (size_t m = 0; m < members.size(); ++m)
       os << "        acc[" << members[m] << "] = combine(" << members[m] << ", acc[" << members[m]
          << "], " << localName(*operands[m]) << ");\n";
+    for (size_t k = 0; k < kept.size(); ++k) {
+      if (std::count(operands.begin(), operands.end(), kept[k]))
+        os << "        kept[" << k * static_cast<size_t>(vector)
+           << " + v] = " << localName(*kept[k]) << ";\n";
+    }
     os << "      }\n    }\n";
   }
   os << "  }\n\n";
@@ -680,8 +779,9 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
   for (const Expr* reduction : plan.column_reductions)
     element_targets.push_back(reduction->input(0));
   os << "  __device__ __forceinline__ void store(long long row, long long j, const char* const* "
-        "rows, const char* const* cols, int e, float (&col)[kColumnSlots]) const {\n";
-  os << rowVectorLoads(plan, values.rowInputsRead(element_targets), vector, "    ");
+        "rows, int re, const char* const* cols, int e, float (&col)[kColumnSlots], const float "
+        "(&kept)[kKeptSlots]) const {\n";
+  os << rowVectorLoads(plan, values.rowInputsRead(element_targets, true), vector, "    ");
   os << columnVectorLoads(plan, values.columnInputsRead(element_targets), vector, staged, "    ");
   // An output that is a cast to bf16 or fp16 stores the value before the cast: rounded once,
   // in pairs.
@@ -704,7 +804,7 @@ EpilogueCode writeRowProgram(const Fusion& fusion, const KernelTemplate::RowProg
     }
   }
   os << "#pragma unroll\n    for (int v = 0; v < " << vector << "; ++v) {\n";
-  os << values.writeElement(element_targets, "      ");
+  os << values.writeElement(element_targets, "      ", true);
   for (const TensorView* tv : plan.element_outputs) {
     os << "      o_" << tv->name() << (packed(*tv) ? "[v]" : ".values[v]") << " = "
        << localName(*storedValue(*tv)) << ";\n";

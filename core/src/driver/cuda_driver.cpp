@@ -79,6 +79,7 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuFuncGetAttribute", api.funcGetAttribute, failure) &&
       resolve(get_proc, "cuFuncSetAttribute", api.funcSetAttribute, failure) &&
       resolve(get_proc, "cuLaunchKernelEx", api.launchKernelEx, failure) &&
+      resolve(get_proc, "cuOccupancyMaxActiveClusters", api.occupancyMaxActiveClusters, failure) &&
       resolve(get_proc, "cuTensorMapEncodeTiled", api.tensorMapEncodeTiled, failure) &&
       resolve(get_proc, "cuTensorMapReplaceAddress", api.tensorMapReplaceAddress, failure) &&
       resolve(get_proc, "cuMemAlloc", api.memAlloc, failure) &&

@@ -1,5 +1,7 @@
 #include "braze/driver/device_properties.h"
 
+#include <algorithm>
+#include <bit>
 #include <map>
 #include <mutex>
 
@@ -54,6 +56,66 @@ int attribute(CUdevice device, CUdevice_attribute which) {
   return value;
 }
 
+// An empty kernel, JIT-compiled by the driver for the device: what the occupancy calculator
+// needs to count resident clusters.
+constexpr const char* kClusterProbePtx = R"PTX(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry braze_cluster_probe()
+{
+  ret;
+}
+)PTX";
+
+// DeviceProperties::cluster_sms: clusters of each size with one CTA per SM (all of the opt-in
+// shared memory each), as the driver's occupancy calculator counts them. Left 0 where the
+// device has no clusters or the probe fails: heuristics then estimate.
+void probeClusterSms(int ordinal, DeviceProperties& properties) {
+  if (properties.arch.major < 9) return;
+  const DriverApi& api = driverApi();
+  // The caller's current context stays current afterwards.
+  CUcontext previous = nullptr;
+  api.ctxGetCurrent(&previous);
+  makePrimaryContextCurrent(ordinal);
+  struct Restore {
+    const DriverApi& api;
+    CUcontext context;
+    ~Restore() {
+      if (context != nullptr) api.ctxSetCurrent(context);
+    }
+  } restore{api, previous};
+  CUmodule module = nullptr;
+  if (api.moduleLoadData(&module, kClusterProbePtx) != CUDA_SUCCESS) return;
+  CUfunction probe = nullptr;
+  const int shared = static_cast<int>(properties.max_shared_memory_per_block_optin);
+  if (api.moduleGetFunction(&probe, module, "braze_cluster_probe") == CUDA_SUCCESS &&
+      api.funcSetAttribute(probe, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared) ==
+          CUDA_SUCCESS) {
+    api.funcSetAttribute(probe, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    for (size_t i = 0; i < properties.cluster_sms.size(); ++i) {
+      const unsigned cluster = 1u << i;
+      CUlaunchAttribute attribute{};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attribute.value.clusterDim.x = cluster;
+      attribute.value.clusterDim.y = 1;
+      attribute.value.clusterDim.z = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = cluster;
+      config.gridDimY = config.gridDimZ = 1;
+      config.blockDimX = 32;
+      config.blockDimY = config.blockDimZ = 1;
+      config.sharedMemBytes = static_cast<unsigned>(shared);
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      int clusters = 0;
+      if (api.occupancyMaxActiveClusters(&clusters, probe, &config) == CUDA_SUCCESS)
+        properties.cluster_sms[i] = clusters * static_cast<int>(cluster);
+    }
+  }
+  api.moduleUnload(module);
+}
+
 DeviceProperties readProperties(int ordinal) {
   driverApi();  // without a driver, its own error says why
   const int count = deviceCount();
@@ -87,6 +149,7 @@ DeviceProperties readProperties(int ordinal) {
   BRAZE_CU(deviceTotalMem, &total_memory, device);
   properties.global_memory_bytes = static_cast<int64_t>(total_memory);
   BRAZE_CU(driverGetVersion, &properties.driver_version);
+  probeClusterSms(ordinal, properties);
   return properties;
 }
 
@@ -114,6 +177,8 @@ DeviceProperties h100Properties() {
   properties.registers_per_sm = 65536;
   properties.l2_cache_bytes = 50 * 1024 * 1024;
   properties.global_memory_bytes = 80LL * 1024 * 1024 * 1024;
+  // What the driver reports on an H200 (same chip); other H100 boards may differ by a GPC's SMs.
+  properties.cluster_sms = {132, 132, 120, 120, 112};
   return properties;
 }
 
@@ -125,7 +190,20 @@ DeviceProperties b200Properties() {
   properties.sm_count = 148;
   properties.l2_cache_bytes = 126LL * 1024 * 1024;
   properties.global_memory_bytes = 180LL * 1024 * 1024 * 1024;
+  properties.cluster_sms = {0, 0, 0, 0, 0};  // not measured: estimated
   return properties;
+}
+
+int64_t residentClusters(const DeviceProperties& device, int64_t cluster, int64_t ctas_per_sm) {
+  BRAZE_USER_CHECK(cluster >= 1 && cluster <= 16 && (cluster & (cluster - 1)) == 0 &&
+                   ctas_per_sm >= 1)
+      << "residentClusters: clusters of " << cluster << " CTAs at " << ctas_per_sm
+      << " per SM; a power of two up to 16, and at least one CTA per SM";
+  const size_t index = static_cast<size_t>(std::countr_zero(static_cast<uint64_t>(cluster)));
+  int64_t sms = std::min<int64_t>(device.cluster_sms[index], device.sm_count);
+  // Unknown: GPCs of 16 to 18 SMs, so clusters of up to 16 surely fit 16 of every 18.
+  if (sms == 0) sms = cluster <= 2 ? device.sm_count : device.sm_count / 18 * 16;
+  return sms * ctas_per_sm / cluster;
 }
 
 std::optional<DeviceProperties> propertiesForArch(const GpuArch& arch) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "braze/codegen/codegen.h"
 #include "braze/codegen/row_program.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/reduction.h"
@@ -75,6 +76,42 @@ TEST(RowProgramTest, ColumnReductionsAndTheirOutputs) {
   EXPECT_EQ(sums.column_reductions, 2);
   EXPECT_EQ(sums.reductions, 0);
   EXPECT_EQ(sums.column_outputs.size(), 2u);
+}
+
+TEST(RowProgramTest, KeptOperandsAreCostlyValuesTheOutputsReadAgain) {
+  // Softmax's exponentials: summed in the second pass and divided by the sum in the outputs.
+  auto softmax = test::makeNormalization(Normalization::Softmax, DataType::BFloat16);
+  EXPECT_EQ(shapeOf(*softmax).kept_operands, 1);
+  // Layer norm's x - mean is cheap; log-softmax's outputs do not read its exponentials; RMS
+  // norm's squares are not read again.
+  for (const Normalization kind :
+       {Normalization::LayerNorm, Normalization::LogSoftmax, Normalization::RmsNorm}) {
+    EXPECT_EQ(shapeOf(*test::makeNormalization(kind, DataType::Float32)).kept_operands, 0)
+        << test::toString(kind);
+  }
+  // Kept: accumulate writes them, and store reads them instead of computing exp again.
+  KernelTemplate::RowProgram options{.vector = 8, .keep_reduction_operands = true};
+  const auto programOf = [&](const KernelTemplate::RowProgram& row_program) {
+    KernelTemplate kernel;
+    kernel.source = "extern \"C\" __global__ void BRAZE_KERNEL_NAME(BRAZE_ROW_PARAMETERS) {}\n";
+    kernel.row_program = row_program;
+    kernel.grid[0] = softmax->constantIndex(1);
+    kernel.block[0] = softmax->constantIndex(32);
+    return generateFromTemplate(*softmax, kernel).source;
+  };
+  const std::string kept = programOf(options);
+  const size_t store = kept.find("void store(");
+  ASSERT_NE(store, std::string::npos) << kept;
+  EXPECT_NE(kept.find("static constexpr int kKept = 1;"), std::string::npos) << kept;
+  EXPECT_NE(kept.substr(0, store).find("kept[0 + v] = "), std::string::npos) << kept;
+  EXPECT_EQ(kept.substr(store).find("braze::exp("), std::string::npos) << kept;
+  EXPECT_NE(kept.substr(store).find("kept[0 + v]"), std::string::npos) << kept;
+  // Not asked for: store computes them again.
+  options.keep_reduction_operands = false;
+  const std::string again = programOf(options);
+  EXPECT_NE(again.find("static constexpr int kKept = 0;"), std::string::npos) << again;
+  EXPECT_NE(again.substr(again.find("void store(")).find("braze::exp("), std::string::npos)
+      << again;
 }
 
 TEST(RowProgramTest, RefusalsNameTheOpAtFault) {

@@ -90,6 +90,19 @@ void expectForcedPlanMatches(Normalization kind, DataType dtype, int64_t rows, i
   }
 }
 
+// The outputs of one call of `cache` on `tensors`, on the host.
+std::vector<HostTensor> runThroughCache(FusionExecutorCache& cache,
+                                        const std::vector<HostTensor>& tensors) {
+  std::vector<FusionArgument> arguments;
+  for (const HostTensor& t : tensors) arguments.push_back(DeviceTensor::fromHost(t));
+  const std::vector<FusionArgument> outputs = cache.run(arguments);
+  BRAZE_CU(ctxSynchronize);
+  std::vector<HostTensor> host_outputs;
+  for (const FusionArgument& out : outputs)
+    host_outputs.push_back(std::get<DeviceTensor>(out).toHost());
+  return host_outputs;
+}
+
 TEST_F(TmaWsNormalizationGpuTest, WhatItTakesThroughTheExecutorCache) {
   struct Case {
     int64_t rows, n;
@@ -112,13 +125,7 @@ TEST_F(TmaWsNormalizationGpuTest, WhatItTakesThroughTheExecutorCache) {
         for (const uint64_t seed : {uint64_t{21}, uint64_t{22}}) {
           const std::vector<HostTensor> tensors =
               test::normalizationArguments(kind, dtype, c.rows, c.n, seed);
-          std::vector<FusionArgument> arguments;
-          for (const HostTensor& t : tensors) arguments.push_back(DeviceTensor::fromHost(t));
-          const std::vector<FusionArgument> outputs = cache.run(arguments);
-          BRAZE_CU(ctxSynchronize);
-          std::vector<HostTensor> host_outputs;
-          for (const FusionArgument& out : outputs)
-            host_outputs.push_back(std::get<DeviceTensor>(out).toHost());
+          const std::vector<HostTensor> host_outputs = runThroughCache(cache, tensors);
           const std::string described = cache.lastRuntime()->describe();
           const std::string what = test::toString(kind) + " " + std::string(toString(dtype)) + " " +
                                    std::to_string(c.rows) + " x " + std::to_string(c.n) + " seed " +
@@ -127,6 +134,30 @@ TEST_F(TmaWsNormalizationGpuTest, WhatItTakesThroughTheExecutorCache) {
           expectOutputsMatch(kind, dtype, host_outputs,
                              std::vector<EvaluatorArgument>(tensors.begin(), tensors.end()), what);
         }
+      }
+    }
+  }
+}
+
+// Layer norm and RMS norm forward from rows of 256 KiB: taken by rank, rows in registers.
+TEST_F(TmaWsNormalizationGpuTest, LongForwardNormsThroughTheExecutorCache) {
+  ExecutorCacheOptions options;
+  options.registry = &test::shippedSchedulers();
+  for (const Normalization kind : {Normalization::LayerNorm, Normalization::RmsNorm}) {
+    for (const DataType dtype : {DataType::BFloat16, DataType::Float16, DataType::Float32}) {
+      FusionExecutorCache cache(test::makeNormalization(kind, dtype), options);
+      const int64_t n = dtype == DataType::Float32 ? 65536 : 262144;
+      for (const int64_t rows : {int64_t{1}, int64_t{37}}) {
+        const std::vector<HostTensor> tensors =
+            test::normalizationArguments(kind, dtype, rows, n, 23);
+        const std::vector<HostTensor> host_outputs = runThroughCache(cache, tensors);
+        const std::string described = cache.lastRuntime()->describe();
+        const std::string what = test::toString(kind) + " " + std::string(toString(dtype)) + " " +
+                                 std::to_string(rows) + " x " + std::to_string(n) + "\n" +
+                                 described;
+        EXPECT_NE(described.find("register_rows=1"), std::string::npos) << what;
+        expectOutputsMatch(kind, dtype, host_outputs,
+                           std::vector<EvaluatorArgument>(tensors.begin(), tensors.end()), what);
       }
     }
   }
@@ -214,6 +245,42 @@ TEST_F(TmaWsNormalizationGpuTest, ForcedPlansAtTheEdges) {
                           [](tws::TmaWsNormalizationParams& p) {
                             p.cluster = 2, p.chunk = 10000, p.clusters = 0, p.pieces = 3;
                           });
+}
+
+// Rows in registers (register_rows): each consumer thread takes its vectors out of shared memory
+// in the first pass and releases the stage at once; softmax keeps its exponentials for the
+// outputs (kept operands).
+TEST_F(TmaWsNormalizationGpuTest, RowsInRegisters) {
+  // More rows than clusters, and a last vector per thread that only some threads have: 65552
+  // bf16 elements as 2 x (8 x 4096 + 8), fp32 as 4 x (8 x 2048 + 4).
+  expectForcedPlanMatches(Normalization::Softmax, DataType::BFloat16, 37, 65552,
+                          [](tws::TmaWsNormalizationParams& p) {
+                            p.cluster = 2, p.chunk = 32776, p.clusters = 5, p.vector = 8,
+                            p.consumer_threads = 512, p.register_rows = 1;
+                          });
+  expectForcedPlanMatches(Normalization::Softmax, DataType::Float32, 37, 65552,
+                          [](tws::TmaWsNormalizationParams& p) {
+                            p.cluster = 4, p.chunk = 16388, p.clusters = 5, p.vector = 4,
+                            p.consumer_threads = 512, p.register_rows = 1;
+                          });
+  // Weights and biases staged once per CTA, two CTAs' worth of threads, three parts that do not
+  // line up with the threads' vectors.
+  expectForcedPlanMatches(
+      Normalization::LayerNorm, DataType::Float16, 10, 65536, [](tws::TmaWsNormalizationParams& p) {
+        p.cluster = 4, p.chunk = 16384, p.clusters = 3, p.vector = 8, p.consumer_threads = 256,
+        p.pieces = 3, p.contiguous_columns = 1, p.staged_columns = 1, p.register_rows = 1;
+      });
+  // One row; weights read from global memory a vector at a time.
+  expectForcedPlanMatches(Normalization::RmsNorm, DataType::Float32, 1, 65536,
+                          [](tws::TmaWsNormalizationParams& p) {
+                            p.cluster = 4, p.chunk = 16384, p.clusters = 1, p.vector = 4,
+                            p.consumer_threads = 512, p.contiguous_columns = 1, p.register_rows = 1;
+                          });
+  // Rows of 16 over eight CTAs of 8: most threads hold nothing; log-softmax keeps nothing.
+  expectForcedPlanMatches(
+      Normalization::LogSoftmax, DataType::BFloat16, 9, 16, [](tws::TmaWsNormalizationParams& p) {
+        p.cluster = 8, p.chunk = 8, p.clusters = 2, p.vector = 8, p.register_rows = 1;
+      });
 }
 
 }  // namespace

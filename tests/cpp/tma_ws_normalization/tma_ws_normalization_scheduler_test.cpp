@@ -97,21 +97,24 @@ TEST(TmaWsNormalizationTest, KernelsCompileWithoutSpillsAndUseTheCopyEngine) {
 TEST(TmaWsNormalizationTest, PlansForATableOfShapes) {
   // Rows split over the fewest CTAs that leave two or more per SM (256 threads each); one CTA of
   // 512 threads per SM only where two do not fit eight CTAs. Persistent grids of the clusters
-  // surely resident: 7 GPCs of 16 SMs on an H100.
+  // resident at once: clusters of four and eight cover 120 of an H100's 132 SMs
+  // (DeviceProperties::cluster_sms), of two all of them. Layer norm's two passes hold their
+  // rows in registers: one CTA of 512 threads per SM, chunks of 16 KiB (fp32) per thread block.
   struct Case {
     Normalization kind;
     DataType dtype;
     int64_t n;
-    int64_t cluster, chunk, threads, min_blocks, vector, clusters;
+    int64_t cluster, chunk, threads, min_blocks, vector, clusters, register_rows;
   };
   for (const Case& c : std::vector<Case>{
-           {Normalization::SoftmaxBackward, DataType::BFloat16, 65536, 4, 16384, 256, 3, 8, 84},
-           {Normalization::SoftmaxBackward, DataType::Float32, 65536, 8, 8192, 256, 3, 4, 42},
-           {Normalization::SoftmaxBackward, DataType::BFloat16, 262144, 8, 32768, 512, 1, 8, 14},
-           {Normalization::Softmax, DataType::BFloat16, 65536, 2, 32768, 256, 3, 8, 168},
-           {Normalization::Softmax, DataType::Float32, 262144, 8, 32768, 512, 1, 4, 14},
-           // Weight and bias staged beside the rows: 64 KiB per CTA, two per SM.
-           {Normalization::LayerNorm, DataType::Float32, 65536, 8, 8192, 256, 2, 4, 28},
+           {Normalization::SoftmaxBackward, DataType::BFloat16, 65536, 4, 16384, 256, 3, 8, 90, 0},
+           {Normalization::SoftmaxBackward, DataType::Float32, 65536, 8, 8192, 256, 3, 4, 45, 0},
+           {Normalization::SoftmaxBackward, DataType::BFloat16, 262144, 8, 32768, 512, 1, 8, 15, 0},
+           {Normalization::Softmax, DataType::BFloat16, 65536, 2, 32768, 256, 3, 8, 198, 0},
+           {Normalization::Softmax, DataType::Float32, 262144, 8, 32768, 512, 1, 4, 15, 0},
+           // Weight and bias staged beside the rows.
+           {Normalization::LayerNorm, DataType::Float32, 65536, 4, 16384, 512, 1, 4, 30, 1},
+           {Normalization::LayerNorm, DataType::BFloat16, 262144, 8, 32768, 512, 1, 8, 15, 1},
        }) {
     auto fusion = test::makeNormalization(c.kind, c.dtype);
     const SchedulerRuntimeInfo info = infoFor(*fusion, c.kind, 1024, c.n);
@@ -124,6 +127,7 @@ TEST(TmaWsNormalizationTest, PlansForATableOfShapes) {
     EXPECT_EQ(params.min_blocks_per_sm, c.min_blocks) << what;
     EXPECT_EQ(params.vector, c.vector) << what;
     EXPECT_EQ(params.clusters, c.clusters) << what;
+    EXPECT_EQ(params.register_rows, c.register_rows) << what;
     EXPECT_EQ(params.stages, 1) << what;
     // Weights and biases of these dense runs are contiguous and aligned, and staged.
     EXPECT_EQ(params.contiguous_columns, 1) << what;
@@ -143,6 +147,7 @@ TEST(TmaWsNormalizationTest, PlansForATableOfShapes) {
   // A smaller GPU: fewer SMs, fewer clusters.
   driver::DeviceProperties small = driver::h100Properties();
   small.sm_count = 36;
+  small.cluster_sms = {};  // not measured: estimated from GPCs of 16 SMs of every 18
   EXPECT_EQ(tws::computeHeuristics(
                 *fusion, infoFor(*fusion, Normalization::SoftmaxBackward, 1024, 65536, small))
                 .clusters,
@@ -271,6 +276,7 @@ TEST(TmaWsNormalizationTest, NormBackwardPlansOnOtherDevices) {
   EXPECT_EQ(b200.clusters, 148 * b200.min_blocks_per_sm) << tws::toString(b200);
   driver::DeviceProperties small = driver::h100Properties();
   small.sm_count = 36;
+  small.cluster_sms = {};  // not measured: estimated from GPCs of 16 SMs of every 18
   small.shared_memory_per_sm = 100 * 1024;
   small.max_shared_memory_per_block_optin = 99 * 1024;
   const tws::TmaWsNormalizationParams whole = plan(driver::h100Properties(), 16384);

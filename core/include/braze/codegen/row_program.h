@@ -47,17 +47,23 @@
 //     __device__ static float identity(int reduction);
 //     __device__ static float combine(int reduction, float a, float b);
 //     // acc[k] of every reduction k of pass `pass` combined with its operand at elements
-//     // j .. j + kVector - 1 of `row`; rows[i] is row input i's chunk in shared memory, cols[i]
-//     // column input i's, and `e` the position of element j in them.
+//     // j .. j + kVector - 1 of `row`. Row input i's vector is at element re of rows[i] (its
+//     // chunk in shared memory, re = e; or the vector the thread holds in registers, re = 0);
+//     // cols[i] is column input i's chunk, and `e` the position of element j in it.
 //     __device__ void accumulate(int pass, long long row, long long j, const char* const* rows,
-//                                const char* const* cols, int e, float (&acc)[kReductions]) const;
+//                                int re, const char* const* cols, int e,
+//                                float (&acc)[kReductions], float (&kept)[kKeptSlots]) const;
+//     // With RowProgram::keep_reduction_operands: the kKept costly operands that store reads
+//     // again, written by accumulate to kept[k * kVector + v] and read back by store.
+//     static constexpr int kKept, kKeptSlots;  // kKeptSlots = max(1, kKept * kVector)
 //     // Every [M, N] output at those elements, after the last pass; col[k * kVector + v] is
 //     // combined (columnCombine) with column reduction k's operand at element j + v.
 //     static constexpr int kColumnReductions, kColumnSlots;  // kColumnReductions * kVector
 //     __device__ static float columnIdentity(int reduction);
 //     __device__ static float columnCombine(int reduction, float a, float b);
-//     __device__ void store(long long row, long long j, const char* const* rows,
-//                           const char* const* cols, int e, float (&col)[kColumnSlots]) const;
+//     __device__ void store(long long row, long long j, const char* const* rows, int re,
+//                           const char* const* cols, int e, float (&col)[kColumnSlots],
+//                           const float (&kept)[kKeptSlots]) const;
 //     // Every [M] output of `row`, after the last pass (one thread per row).
 //     __device__ void storeRow(long long row) const;
 //     // Every [N] output at column j, given total[k], column reduction k over every row.
@@ -94,6 +100,9 @@ struct RowProgramShape {
   /// Reductions over the rows, and the [N] outputs computed from them.
   int64_t column_reductions = 0;
   std::vector<const TensorView*> column_outputs;
+  /// Reduction operands that the outputs read again and that cost more than a few instructions
+  /// (an exponential, a division): kept per element with RowProgram::keep_reduction_operands.
+  int64_t kept_operands = 0;
 };
 
 /// The shape of `fusion` as a row program, or why code generation cannot write it as one (the

@@ -31,6 +31,7 @@ struct DriverApi {
   decltype(&::cuFuncGetAttribute) funcGetAttribute;
   decltype(&::cuFuncSetAttribute) funcSetAttribute;
   decltype(&::cuLaunchKernelEx) launchKernelEx;
+  decltype(&::cuOccupancyMaxActiveClusters) occupancyMaxActiveClusters;
   decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled;
   decltype(&::cuTensorMapReplaceAddress) tensorMapReplaceAddress;
   decltype(&::cuMemAlloc) memAlloc;

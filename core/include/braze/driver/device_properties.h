@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,7 +39,17 @@ struct DeviceProperties {
   int64_t l2_cache_bytes = 0;
   int64_t global_memory_bytes = 0;
   int driver_version = 0;  ///< e.g. 13000
+  /// SMs that thread block clusters of 1, 2, 4, 8 and 16 CTAs (one per SM) cover when as many
+  /// as fit are resident: a cluster's CTAs share a GPU processing cluster, whose SM counts
+  /// differ from one chip to the next (an H200: 132, 132, 120, 120, 112). 0 where not known
+  /// (no sm_90 device, or no driver): see residentClusters.
+  std::array<int, 5> cluster_sms = {0, 0, 0, 0, 0};
 };
+
+/// Clusters of `cluster` CTAs (1, 2, 4, 8 or 16) resident at once with `ctas_per_sm` CTAs per
+/// SM: from cluster_sms where the device reported it (a lower bound: CTAs of one cluster may also
+/// share an SM), else assuming GPCs of 16 SMs of every 18.
+int64_t residentClusters(const DeviceProperties& device, int64_t cluster, int64_t ctas_per_sm);
 
 /// Properties of device `ordinal`, cached after the first call. Needs the driver; throws the
 /// driver's "no CUDA driver or device" error without one.

@@ -117,6 +117,12 @@ struct KernelTemplate {
     /// partials and the grid barrier's counters. It is zeroed once and reused by later
     /// launches, so counters must be zero again when the kernel returns.
     Val* workspace_bytes = nullptr;
+    /// The template keeps, per element, the row reductions' operands that the outputs read
+    /// again and that are costly to compute (softmax's exponentials: computed once, not twice):
+    /// accumulate writes them to its `kept` array and store reads them (kKept of them). Only a
+    /// template that calls accumulate and store with the same `kept` for the same elements (a
+    /// thread's own elements, in registers) may ask for it.
+    bool keep_reduction_operands = false;
   };
   std::optional<RowProgram> row_program;
 };
