@@ -37,9 +37,9 @@ TEST(GpuArchTest, RoundTripsThroughToString) {
 }
 
 TEST(GpuArchTest, RefusesMalformedText) {
-  for (const char* text : {"", "sm_", "a", "sm_a", "9", "sm_9", "-90", "+90", "sm_-90", "9.", ".0",
-                           "9.0x", "9.-1", "9.10", "0.5", "sm_90b", "compute_90", "sm90", "9 0",
-                           "sm_90aa", "123456"}) {
+  for (const char* text : {"",    "sm_",    "a",          "sm_a", "9",    "sm_9",    "-90",
+                           "+90", "sm_-90", "9.",         ".0",   "9.0x", "9.-1",    "9.10",
+                           "0.5", "sm_90b", "compute_90", "sm90", "9 0",  "sm_90aa", "123456"}) {
     EXPECT_EQ(GpuArch::parse(text), std::nullopt) << "'" << text << "'";
   }
 }
@@ -72,6 +72,42 @@ TEST(DevicePropertiesTest, OnAGpuTheyAreRead) {
   EXPECT_GE(device.driver_version, 12000);
   // Cached: the same object each time.
   EXPECT_EQ(&deviceProperties(0), &device);
+}
+
+TEST(DevicePropertiesTest, ResidentClustersFromTheProbeOrAnEstimate) {
+  // What an H200's driver reports: clusters of 4 and 8 cover 120 of 132 SMs.
+  const DeviceProperties h100 = h100Properties();
+  EXPECT_EQ(residentClusters(h100, 1, 2), 264);
+  EXPECT_EQ(residentClusters(h100, 2, 1), 66);
+  EXPECT_EQ(residentClusters(h100, 4, 1), 30);
+  EXPECT_EQ(residentClusters(h100, 8, 1), 15);
+  EXPECT_EQ(residentClusters(h100, 16, 1), 7);
+  // Several CTAs per SM: a lower bound from the SMs one per SM covers (the driver: 92 of four).
+  EXPECT_EQ(residentClusters(h100, 4, 3), 90);
+  // Not probed: 16 of every 18 SMs for clusters of more than two.
+  DeviceProperties unknown = h100;
+  unknown.cluster_sms = {};
+  EXPECT_EQ(residentClusters(unknown, 2, 1), 66);
+  EXPECT_EQ(residentClusters(unknown, 4, 1), 28);
+  EXPECT_EQ(residentClusters(unknown, 8, 2), 28);
+  // A probe larger than the SM count (a table copied to a smaller device) is capped by it.
+  DeviceProperties small = h100;
+  small.sm_count = 36;
+  EXPECT_EQ(residentClusters(small, 4, 1), 9);
+  EXPECT_TRUE(test::throwsError([&] { residentClusters(h100, 3, 1); },
+                                {"clusters of 3 CTAs", "a power of two up to 16"}));
+}
+
+TEST(DevicePropertiesTest, OnAHopperGpuClustersAreProbed) {
+  if (!isDriverAvailable()) GTEST_SKIP() << "no CUDA driver or device";
+  const DeviceProperties& device = deviceProperties(0);
+  if (device.arch.major < 9) GTEST_SKIP() << "no thread block clusters before sm_90";
+  // One CTA per SM: clusters of one fill every SM, larger ones no more than smaller ones.
+  EXPECT_EQ(device.cluster_sms[0], device.sm_count);
+  for (size_t i = 1; i < device.cluster_sms.size(); ++i) {
+    EXPECT_GT(device.cluster_sms[i], 0) << "clusters of " << (1 << i);
+    EXPECT_LE(device.cluster_sms[i], device.cluster_sms[i - 1]) << "clusters of " << (1 << i);
+  }
 }
 
 TEST(DevicePropertiesTest, AMissingDeviceIsNamed) {
