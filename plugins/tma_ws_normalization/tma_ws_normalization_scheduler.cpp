@@ -114,7 +114,7 @@ RowTemplateShape shapeFor(const RowProgramShape& program, const RowSizes& sizes,
 // The params of `shape` with `ctas` CTAs per SM, and a persistent grid of the clusters surely
 // resident at once (a GPC holds a cluster's CTAs: driver::residentClusters). A persistent grid
 // larger than what is resident runs a second wave of clusters after the first, which doubles
-// the time (measured on an H200: 32 clusters of four 0.23-0.38 of copy, 30 0.39-0.62); one
+// the time (measured on an H200: 32 clusters of four 0.23-0.48 of copy, 30 0.39-0.74); one
 // smaller by a few clusters loses a few percent.
 TmaWsNormalizationParams paramsOf(const RowTemplateShape& shape, int64_t ctas, int64_t m,
                                   ColumnAccess columns, const driver::DeviceProperties& device) {
@@ -289,17 +289,28 @@ std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program, 
   if ((program.passes > 1 || !program.column_inputs.empty()) && row_bytes >= kMinRegisterRowBytes &&
       planRegisterRows(program, m, n, device, columns))
     return std::nullopt;
+  // Why rows in registers do not apply here, appended to the reasons below.
+  const std::string registers =
+      program.kept_operands > 0
+          ? "; rows in registers do not pay for programs that keep costly operands (softmax's "
+            "exponentials)"
+          : "; rows in registers pay from " + std::to_string(kMinRegisterRowBytes) +
+                " bytes of row inputs per row, where each thread's share fits " +
+                std::to_string(kMaxHeldRegisters) + " registers (here " +
+                std::to_string(row_bytes) + " bytes)";
   if (program.passes > 1)
     return "the fusion reduces its rows in " + std::to_string(program.passes) +
            " passes; with one exchange between CTAs per pass this kernel measured slower than "
-           "braze::inner_outer's (0.42-0.60 of copy against 0.47-0.67)";
+           "braze::inner_outer's (0.42-0.60 of copy against 0.47-0.67)" +
+           registers;
   if (!program.column_inputs.empty())
     return "input " + program.column_inputs.front()->name() +
            " is indexed along the columns only (a weight); with it " +
            (columns.staged ? std::string("copied into shared memory once per CTA")
                            : std::string("read again for every row")) +
            " this kernel measured slower than braze::inner_outer (RMS norm: 0.58-0.78 of copy "
-           "against 0.63-0.83)";
+           "against 0.63-0.83)" +
+           registers;
   if (program.element_outputs.empty())
     return std::string(
         "the fusion stores only per-row results; the reduction scheduler streams "

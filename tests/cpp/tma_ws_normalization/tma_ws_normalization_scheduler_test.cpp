@@ -174,6 +174,21 @@ TEST(TmaWsNormalizationTest, RefusalsSayWhy) {
               std::string::npos)
         << test::toString(slower) << ": " << refusal(*fusion, infoFor(*fusion, slower, 64, 65536));
   }
+  // Rows in registers: layer norm and RMS norm from 256 KiB of row inputs (not softmax, whose
+  // exponentials make it issue-bound), not where a thread's share needs clusters of 16.
+  auto layer_norm = test::makeNormalization(Normalization::LayerNorm, DataType::BFloat16);
+  EXPECT_NE(refusal(*layer_norm, infoFor(*layer_norm, Normalization::LayerNorm, 64, 65536))
+                .find("rows in registers pay from 262144 bytes"),
+            std::string::npos);
+  EXPECT_EQ(refusal(*layer_norm, infoFor(*layer_norm, Normalization::LayerNorm, 64, 262144)), "");
+  auto rms32 = test::makeNormalization(Normalization::RmsNorm, DataType::Float32);
+  EXPECT_EQ(refusal(*rms32, infoFor(*rms32, Normalization::RmsNorm, 64, 65536)), "");
+  EXPECT_NE(refusal(*rms32, infoFor(*rms32, Normalization::RmsNorm, 64, 262144)).find("(here"),
+            std::string::npos);
+  auto softmax16 = test::makeNormalization(Normalization::Softmax, DataType::BFloat16);
+  EXPECT_NE(refusal(*softmax16, infoFor(*softmax16, Normalization::Softmax, 64, 262144))
+                .find("keep costly operands"),
+            std::string::npos);
   driver::DeviceProperties ampere = driver::h100Properties();
   ampere.arch = driver::GpuArch{8, 0, false};
   EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 64, 65536, ampere)).find("sm_90"),
