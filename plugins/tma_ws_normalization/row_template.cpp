@@ -109,24 +109,18 @@ __device__ __forceinline__ void storeToPeer(float* local, unsigned cta, float va
                : "memory");
 }
 
-// Release at cluster scope: the peer that acquires the phase sees this thread's stores to it.
-// Row input `input`'s kV elements at chunk position e, into a register vector.
-__device__ __forceinline__ void holdVector(uint4& held, int input, const char* rows, int e) {
-  const int bytes = Program::rowInputBytes(input);
-  const char* source = rows + e * bytes;
-  if (kV * bytes == 16) {
-    held = *reinterpret_cast<const uint4*>(source);
-  } else if (kV * bytes == 8) {
-    const uint2 pair = *reinterpret_cast<const uint2*>(source);
-    held.x = pair.x;
-    held.y = pair.y;
-  } else if (kV * bytes == 4) {
-    held.x = *reinterpret_cast<const unsigned*>(source);
-  } else {
-    held.x = *reinterpret_cast<const unsigned short*>(source);
+// Row inputs kInput.. of the vector at chunk position e, into registers as raw words.
+template <int kInput = 0>
+__device__ __forceinline__ void holdVectors(uint4 (&held)[Program::kRowInputs],
+                                           const char* const* rows, int e) {
+  if constexpr (kInput < Program::kRowInputs) {
+    constexpr int kBytes = Program::rowInputBytes(kInput);
+    braze_row_copy<kV * kBytes>(&held[kInput], rows[kInput] + e * kBytes);
+    holdVectors<kInput + 1>(held, rows, e);
   }
 }
 
+// Release at cluster scope: the peer that acquires the phase sees this thread's stores to it.
 __device__ __forceinline__ void arriveAtPeer(unsigned long long* barrier, unsigned cta) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(
                    braze::cluster::mapShared(barrier, cta))
@@ -355,8 +349,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
           if (e >= length) continue;
           for (; landed <= e / kPiece; ++landed)
             braze::mbarrier::wait(&full[stage * kPieces + landed], full_parity);
-#pragma unroll
-          for (int i = 0; i < Program::kRowInputs; ++i) holdVector(held[it][i], i, rows[i], e);
+          holdVectors(held[it], rows, e);
         }
         // Every phase of every part is waited on by every thread, as in the passes from shared
         // memory: a part no thread reads (past a short chunk's end) still completes a phase.
@@ -516,7 +509,7 @@ int64_t columnPartialRegisters(const RowTemplateShape& shape) {
 int64_t heldRowRegisters(const RowTemplateShape& shape) {
   if (!shape.register_rows) return 0;
   const int64_t per_sweep = shape.consumer_threads * shape.vector;
-  // holdVector keeps a 16-byte vector per row input; narrower ones leave registers unused,
+  // holdVectors keeps a 16-byte vector per row input; narrower ones leave registers unused,
   // which the compiler drops.
   int64_t registers = 0;
   for (const int64_t bytes : shape.row_input_bytes) registers += (shape.vector * bytes + 3) / 4;
