@@ -7,6 +7,10 @@
 # and every other rank must raise within the communicator's timeout (30 s) instead of hanging.
 #
 #   tools/multigpu-test.sh NGPUS [--filter PATTERN] [--tests-only] [--bench-args "ARGS"]
+#                          [--limit SECONDS]
+#
+# Ranks still running after --limit seconds (default 300) are killed, after gdb (where
+# installed) writes their threads' stacks into their logs; the benchmarks get the same limit.
 #
 # Then, unless --tests-only, with NGPUS > 1 and a python3 that has PyTorch, the benchmarks:
 # benchmarks/python/multidevice_benchmark.py under torchrun with one process per GPU (collectives,
@@ -35,11 +39,13 @@ shift
 filter='MultiRankTest.*'
 run_bench=1
 bench_args=
+limit_s=300
 while [[ $# -gt 0 ]]; do
   case $1 in
     --filter) filter=$2; shift 2 ;;
     --tests-only) run_bench=0; shift ;;
     --bench-args) bench_args=$2; shift 2 ;;
+    --limit) limit_s=$2; shift 2 ;;
     *) echo "tools/multigpu-test.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -72,11 +78,30 @@ for ((rank = 0; rank < ranks; ++rank)); do
     "$binary" --gtest_filter="$filter" >"$logs/rank$rank.log" 2>&1 &
   pids+=($!)
 done
+# A hung rank must not hold the run (and its logs) past the limit: after $limit_s seconds the
+# ranks still running get their threads' stacks written into their logs (when gdb is there)
+# and are killed, with exit status 124.
+deadline=$((SECONDS + limit_s))
+while ((SECONDS < deadline)); do
+  running=0
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && running=1; done
+  ((running)) || break
+  sleep 1
+done
+for ((rank = 0; rank < ranks; ++rank)); do
+  kill -0 "${pids[$rank]}" 2>/dev/null || continue
+  echo "multigpu-test: rank $rank still running after ${limit_s} s: killed" | tee -a "$logs/rank$rank.log"
+  if command -v gdb >/dev/null; then
+    timeout 60 gdb -p "${pids[$rank]}" -batch -ex 'thread apply all bt 30' >>"$logs/rank$rank.log" 2>&1 || true
+  fi
+  kill -9 "${pids[$rank]}" 2>/dev/null || true
+done
 failed=0
 statuses=()
 for ((rank = 0; rank < ranks; ++rank)); do
   status=0
   wait "${pids[$rank]}" || status=$?
+  ((status == 137)) && status=124
   statuses+=("$status")
   ((status == 0)) || failed=1
   # A binary without the tests (an old bundle) runs none: that is no pass.
@@ -120,7 +145,7 @@ if ((run_bench && ranks > 1)) && python3 -c 'import torch' 2>/dev/null; then
   bench_status=0
   # The wheel carries its own core and plugins: the bundle's may not leak in.
   # shellcheck disable=SC2086
-  (cd "$root" && env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER \
+  (cd "$root" && timeout -k 10 "$limit_s" env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER \
     LD_LIBRARY_PATH="${LD_LIBRARY_PATH//$bundle\/lib/}" \
     PYTHONPATH="${site}${PYTHONPATH:+:$PYTHONPATH}" \
     torchrun --nproc-per-node "$ranks" benchmarks/python/multidevice_benchmark.py \

@@ -207,12 +207,29 @@ def collectives():
         ):
             ms = timed(fn, iters=iters)
             report("allreduce", label, name, ms, busbw=nbytes / ms / 1e6 * factor)
-        for name, fn in (
-            ("braze", lambda: braze.multidevice.all_gather(out, part, comm)),
-            ("torch.distributed", lambda: dist.all_gather_into_tensor(out, part)),
+        for name, transport, fn in (
+            ("braze", "nccl", lambda: braze.multidevice.all_gather(out, part, comm)),
+            ("braze, copy engines", "copy_engines",
+             lambda: braze.multidevice.all_gather(out, part, comm)),
+            ("torch.distributed", "nccl", lambda: dist.all_gather_into_tensor(out, part)),
         ):
+            comm.allgather_transport = transport
             ms = timed(fn, iters=iters)
             report("allgather", label, name, ms, busbw=nbytes / ms / 1e6 * (world - 1) / world)
+        comm.allgather_transport = "nccl"
+    # Both transports gather what torch's allgather does.
+    part = torch.randn(3 * 4096 + 1, device=device, dtype=torch.bfloat16)
+    expected = torch.empty(part.numel() * world, device=device, dtype=torch.bfloat16)
+    dist.all_gather_into_tensor(expected, part)
+    for transport in ("nccl", "copy_engines"):
+        comm.allgather_transport = transport
+        out = torch.full_like(expected, float("nan"))
+        braze.multidevice.all_gather(out, part, comm)
+        torch.cuda.synchronize()
+        assert torch.equal(out, expected), f"Braze's allgather by {transport} differs from torch's"
+    comm.allgather_transport = "nccl"
+    if comm.copy_engines_refusal and rank == 0:
+        print(f"(copy engines refused: {comm.copy_engines_refusal})")
     # Results agree with torch's.
     x = torch.randn(4096, device=device, dtype=torch.float32)
     y = x.clone()
@@ -269,24 +286,31 @@ def ag_gemm(m):
     report("ag_gemm", f"M={m}", "braze matmul alone (1 GPU)", timed_matmul(gathered, w), flops)
     report("ag_gemm", f"M={m}", "braze matmul alone, [1, M, K] (1 GPU)",
            timed_matmul(gathered.view(1, m, k), w), flops)
-    for chunks in [1] + CHUNKS:
-        # [chunks, m / chunks, k], each chunk's rows split over the ranks: this rank's part of
-        # chunk i is rows i * m / (chunks * world) ... of its own rows.
-        x_part = x_rows.view(chunks, m // chunks // world, k)
-        fd = tp.ag_gemm(mesh, chunks)
-        try:
-            (out,) = fd.execute([x_part, w])
-            # Chunk i gathers every rank's part i: the rows of reference in that order.
-            expected = reference.view(world, chunks, m // chunks // world, -1).transpose(0, 1)
-            error = max_error(out.view_as(expected), expected)
-            ms = timed(lambda: fd.execute([x_part, w]))
-            variant = "braze, no overlap" if chunks == 1 else f"braze, {chunks} stream chunks"
-            report("ag_gemm", f"M={m}", variant, ms, flops, error=error,
-                   note=f"host {host_time(lambda: fd.execute([x_part, w])):.3f} ms, "
-                   + timeline(fd, [x_part, w]))
-        except Exception as e:  # noqa: BLE001 - a row says what failed; others go on
-            report("ag_gemm", f"M={m}", f"braze, {chunks} chunks", float("nan"),
-                   note=f"failed: {str(e).splitlines()[0][:120]}")
+    for transport in ("nccl", "copy_engines"):
+        comm.allgather_transport = transport
+        by = "" if transport == "nccl" else ", copy engines"
+        for chunks in [1] + CHUNKS:
+            # [chunks, m / chunks, k], each chunk's rows split over the ranks: this rank's part
+            # of chunk i is rows i * m / (chunks * world) ... of its own rows.
+            x_part = x_rows.view(chunks, m // chunks // world, k)
+            fd = tp.ag_gemm(mesh, chunks)
+            variant = ("braze, no overlap" if chunks == 1
+                       else f"braze, {chunks} stream chunks") + by
+            try:
+                (out,) = fd.execute([x_part, w])
+                # Chunk i gathers every rank's part i: the rows of reference in that order.
+                expected = reference.view(world, chunks, m // chunks // world, -1).transpose(0, 1)
+                error = max_error(out.view_as(expected), expected)
+                ms = timed(lambda: fd.execute([x_part, w]))
+                report("ag_gemm", f"M={m}", variant, ms, flops, error=error,
+                       note=f"host {host_time(lambda: fd.execute([x_part, w])):.3f} ms, "
+                       + timeline(fd, [x_part, w]))
+            except Exception as e:  # noqa: BLE001 - a row says what failed; others go on
+                report("ag_gemm", f"M={m}", variant, float("nan"),
+                       note=f"failed: {str(e).splitlines()[0][:120]}")
+    comm.allgather_transport = "nccl"
+    if comm.copy_engines_refusal and rank == 0:
+        print(f"(copy engines refused: {comm.copy_engines_refusal})")
 
 
 # ---- GEMM + reduce-scatter

@@ -216,6 +216,17 @@ class PyCommunicator {
                                  stream_);
   }
   void setStream(uintptr_t stream) { stream_ = reinterpret_cast<CUstream>(stream); }
+  std::string allgatherTransport() const {
+    return communicator_->allgatherTransport() == host::AllgatherTransport::Nccl ? "nccl"
+                                                                                 : "copy_engines";
+  }
+  void setAllgatherTransport(const std::string& name) {
+    BRAZE_USER_CHECK(name == "nccl" || name == "copy_engines")
+        << "allgather_transport: '" << name << "' is not 'nccl' or 'copy_engines'";
+    communicator_->setAllgatherTransport(name == "nccl" ? host::AllgatherTransport::Nccl
+                                                        : host::AllgatherTransport::CopyEngines);
+  }
+  std::string copyEnginesRefusal() const { return communicator_->copyEnginesRefusal(); }
   void waitFor() {
     py::gil_scoped_release released;
     communicator_->waitFor(stream_);
@@ -361,6 +372,16 @@ void bindMultidevice(py::module_& m) {
       .def("_reduce_scatter", &PyCommunicator::reduceScatter, py::arg("send"), py::arg("recv"),
            py::arg("recv_count"), py::arg("dtype"))
       .def("_set_stream", &PyCommunicator::setStream, py::arg("stream"))
+      .def_property("allgather_transport", &PyCommunicator::allgatherTransport,
+                    &PyCommunicator::setAllgatherTransport,
+                    "What moves allgathers (of fd.execute's resharding steps and all_gather): "
+                    "'nccl' (NCCL's kernels, the default) or 'copy_engines' (the GPUs' copy "
+                    "engines pulling from memory every rank maps: no SM taken, so a transfer "
+                    "overlaps a GEMM; ranks of one host). Set it alike on every rank, at the same "
+                    "point")
+      .def_property_readonly("copy_engines_refusal", &PyCommunicator::copyEnginesRefusal,
+                             "Why allgathers asked to use copy engines fell back to NCCL (some "
+                             "rank could not map its peers' memory); empty otherwise")
       .def("wait", &PyCommunicator::waitFor,
            "Waits for the work enqueued so far on the stream last used (the last fd.execute's "
            "or collective's); raises (and aborts the communicator) when a peer died or stalled "

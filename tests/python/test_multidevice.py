@@ -282,6 +282,16 @@ def test_collectives_of_a_one_rank_communicator_through_a_python_store():
     braze.multidevice.reduce_scatter(scattered, x, comm)
     comm.wait()
     assert torch.equal(x, expected) and torch.equal(out, expected) and torch.equal(scattered, expected)
+    # Copy engines: one rank has no peer to pull from, so its allgather is a copy.
+    assert comm.allgather_transport == "nccl"
+    comm.allgather_transport = "copy_engines"
+    assert comm.allgather_transport == "copy_engines"
+    out.fill_(float("nan"))
+    braze.multidevice.all_gather(out, x, comm)
+    comm.wait()
+    assert torch.equal(out, expected) and comm.copy_engines_refusal == ""
+    with pytest.raises(braze.Error, match="'sm' is not 'nccl' or 'copy_engines'"):
+        comm.allgather_transport = "sm"
 
 
 def _tp_definitions():

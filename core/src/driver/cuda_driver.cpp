@@ -92,12 +92,19 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuPointerGetAttribute", api.pointerGetAttribute, failure) &&
       resolve(get_proc, "cuMemcpyHtoD", api.memcpyHtoD, failure) &&
       resolve(get_proc, "cuMemcpyDtoH", api.memcpyDtoH, failure) &&
+      resolve(get_proc, "cuMemcpyDtoHAsync", api.memcpyDtoHAsync, failure) &&
       resolve(get_proc, "cuMemcpyDtoDAsync", api.memcpyDtoDAsync, failure) &&
       resolve(get_proc, "cuMemcpy2DAsync", api.memcpy2DAsync, failure) &&
       resolve(get_proc, "cuMemcpyHtoDAsync", api.memcpyHtoDAsync, failure) &&
       resolve(get_proc, "cuMemHostAlloc", api.memHostAlloc, failure) &&
       resolve(get_proc, "cuMemFreeHost", api.memFreeHost, failure) &&
       resolve(get_proc, "cuMemsetD8Async", api.memsetD8Async, failure) &&
+      resolve(get_proc, "cuMemsetD32Async", api.memsetD32Async, failure) &&
+      resolve(get_proc, "cuIpcGetMemHandle", api.ipcGetMemHandle, failure) &&
+      resolve(get_proc, "cuIpcOpenMemHandle", api.ipcOpenMemHandle, failure) &&
+      resolve(get_proc, "cuIpcCloseMemHandle", api.ipcCloseMemHandle, failure) &&
+      resolve(get_proc, "cuStreamWriteValue32", api.streamWriteValue32, failure) &&
+      resolve(get_proc, "cuStreamWaitValue32", api.streamWaitValue32, failure) &&
       resolve(get_proc, "cuStreamCreate", api.streamCreate, failure) &&
       resolve(get_proc, "cuStreamCreateWithPriority", api.streamCreateWithPriority, failure) &&
       resolve(get_proc, "cuCtxGetStreamPriorityRange", api.ctxGetStreamPriorityRange, failure) &&

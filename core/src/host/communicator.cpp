@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "braze/driver/primary_context.h"
 #include "braze/error.h"
 #include "braze/host/watchdog.h"
+#include "copy_engine_allgather.h"
 
 namespace braze::host {
 
@@ -110,12 +112,17 @@ struct Communicator::Handle {
   /// "rank 1 of 4 (CUDA device 1)": how messages name this communicator.
   std::string who;
   std::string failure;
+  /// Run once on abort, before NCCL's: work that waits on peers outside NCCL (the copy-engine
+  /// allgather's signal words) must drain too, and first, because ncclCommAbort frees memory,
+  /// which waits for the device.
+  std::vector<std::function<void()>> on_abort;
 
   /// Aborts (not destroys: destroy would wait for work that cannot finish) and keeps the
   /// first failure. The lock is held.
   void abortLocked(const std::string& reason) {
     if (failure.empty()) failure = reason;
     if (comm == nullptr) return;
+    for (const std::function<void()>& release : std::exchange(on_abort, {})) release();
     driver::ncclApi().commAbort(comm);
     comm = nullptr;
   }
@@ -308,6 +315,9 @@ Communicator& Communicator::operator=(Communicator&& other) noexcept {
     device_ = other.device_;
     options_ = other.options_;
     last_operation_ = other.last_operation_;
+    copy_engines_ = std::move(other.copy_engines_);
+    retired_copy_engines_ = std::move(other.retired_copy_engines_);
+    copy_engines_refusal_ = std::move(other.copy_engines_refusal_);
   }
   return *this;
 }
@@ -335,6 +345,8 @@ void Communicator::release() noexcept {
   } catch (...) {
     // A destructor cannot report; the process keeps running with the communicator leaked.
   }
+  copy_engines_.reset();
+  retired_copy_engines_.clear();
   handle_.reset();
   watch_.reset();
 }
@@ -422,6 +434,14 @@ void Communicator::allReduce(CUdeviceptr send, CUdeviceptr recv, size_t count, D
 void Communicator::allGather(CUdeviceptr send, CUdeviceptr recv, size_t send_count, DataType dtype,
                              CUstream stream) {
   const NcclDataType type = ncclTypeOf(dtype, "allGather", false);
+  const size_t bytes = send_count * static_cast<size_t>(sizeInBytes(dtype));
+  if (options_.allgather == AllgatherTransport::CopyEngines && size_ > 1 && bytes > 0) {
+    if (CopyEngineAllgather* engines = copyEnginesFor(bytes, stream)) {
+      Lock held = begin("allGather by copy engines", send_count, dtype, "per rank");
+      engines->run(send, recv, bytes, stream);
+      return;
+    }
+  }
   Lock held = begin("allGather", send_count, dtype);
   finish(driver::ncclApi().allGather(pointerOf(send), mutablePointerOf(recv), send_count, type,
                                      comm(), stream),
@@ -526,6 +546,78 @@ void Communicator::waitFor(CUstream stream) {
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(50));
   }
+}
+
+std::vector<std::byte> Communicator::exchange(const std::vector<std::byte>& bytes,
+                                              CUstream stream) {
+  BRAZE_INTERNAL_CHECK(bytes.size() % sizeof(int32_t) == 0) << "exchange of " << bytes.size();
+  driver::makePrimaryContextCurrent(device_);
+  const driver::DriverApi& cu = driver::driverApi();
+  const size_t n = static_cast<size_t>(size_);
+  const size_t total = bytes.size() * n;
+  // On the caller's stream, after its earlier collectives: NCCL matches a communicator's
+  // collectives in the order they run, so one on a stream of its own could overtake them.
+  // Pinned host memory and stream-ordered device memory: nothing here waits for the device
+  // except waitFor, which is bounded by the timeout.
+  void* host = nullptr;
+  BRAZE_CU(memHostAlloc, &host, total, 0);
+  CUdeviceptr buffer = 0;
+  try {
+    std::memcpy(static_cast<std::byte*>(host) + rank_ * bytes.size(), bytes.data(), bytes.size());
+    BRAZE_CU(memAllocAsync, &buffer, total, stream);
+    const CUdeviceptr mine = buffer + static_cast<CUdeviceptr>(rank_) * bytes.size();
+    BRAZE_CU(memcpyHtoDAsync, mine, static_cast<std::byte*>(host) + rank_ * bytes.size(),
+             bytes.size(), stream);
+    {
+      Lock held =
+          begin("allGather (copy-engine setup)", bytes.size() / sizeof(int32_t), DataType::Int32);
+      finish(driver::ncclApi().allGather(pointerOf(mine), mutablePointerOf(buffer),
+                                         bytes.size() / sizeof(int32_t), NcclDataType::Int32,
+                                         comm(), stream),
+             "ncclAllGather");
+    }
+    BRAZE_CU(memcpyDtoHAsync, host, buffer, total, stream);
+    BRAZE_CU(memFreeAsync, buffer, stream);
+    buffer = 0;
+    waitFor(stream);
+  } catch (...) {
+    if (buffer != 0) (void)cu.memFreeAsync(buffer, stream);
+    // The stream may still write into `host`: leaked rather than freed under a copy.
+    throw;
+  }
+  std::vector<std::byte> all(total);
+  std::memcpy(all.data(), host, total);
+  (void)cu.memFreeHost(host);
+  return all;
+}
+
+CopyEngineAllgather* Communicator::copyEnginesFor(size_t bytes, CUstream stream) {
+  if (copy_engines_ != nullptr && copy_engines_->fits(bytes)) return copy_engines_.get();
+  if (!copy_engines_refusal_.empty()) return nullptr;
+  checkHealth();
+  // A larger part than before: twice the slots, so that parts growing a little at a time set
+  // up a few times only.
+  const size_t slot_bytes =
+      copy_engines_ != nullptr ? std::max(bytes, 2 * copy_engines_->slotBytes()) : bytes;
+  std::unique_ptr<CopyEngineAllgather> made = CopyEngineAllgather::create(
+      rank_, size_, device_, slot_bytes,
+      [this, stream](const std::vector<std::byte>& mine) { return exchange(mine, stream); },
+      copy_engines_refusal_);
+  if (made == nullptr) {
+    copy_engines_refusal_ =
+        handle_->who + ": allgathers use NCCL, not copy engines: " + copy_engines_refusal_;
+    return nullptr;
+  }
+  if (copy_engines_ != nullptr) retired_copy_engines_.push_back(std::move(copy_engines_));
+  copy_engines_ = std::move(made);
+  {
+    Lock held = lock();
+    std::weak_ptr<CopyEngineAllgather> engines = copy_engines_;
+    handle_->on_abort.emplace_back([engines] {
+      if (std::shared_ptr<CopyEngineAllgather> alive = engines.lock()) alive->release();
+    });
+  }
+  return copy_engines_.get();
 }
 
 Communicator::Watch& Communicator::watchState() {

@@ -174,6 +174,8 @@ Communicator& NcclCollectives::communicatorFor(const Communication& communicatio
     BRAZE_INTERNAL_CHECK(sub->size() == static_cast<int64_t>(team.size()))
         << communication.toString() << ": team " << listOf(team) << " of another size";
   }
+  // Teams move allgathers as the whole communicator does (every rank sets it alike).
+  sub->setAllgatherTransport(communicator_.allgatherTransport());
   return *sub;
 }
 

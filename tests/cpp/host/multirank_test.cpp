@@ -9,10 +9,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/nccl_library.h"
+#include "braze/driver/primary_context.h"
 #include "braze/eval/reference_evaluator.h"
 #include "braze/host/collectives.h"
 #include "braze/host/communicator.h"
@@ -103,25 +105,92 @@ TEST(MultiRankTest, EverySharedCaseMatchesTheReferenceOnEveryRank) {
   const host::LaunchEnvironment& launch = rank->launch;
   host::Communicator& communicator = *rank->communicator;
   host::NcclCollectives& collectives = *rank->collectives;
-  for (const std::string& name : test::shardedCaseNames()) {
-    SCOPED_TRACE(name + " on rank " + std::to_string(launch.rank) + " of " +
-                 std::to_string(launch.world_size));
-    test::ShardedCase c = test::makeShardedCase(name, launch.world_size);
-    expectRankMatchesReference(c, launch, communicator, collectives);
+  // Every case twice: allgathers by NCCL, then by copy engines (the stream-pipelined cases'
+  // allgathers then run beside their GEMMs without SMs).
+  for (const host::AllgatherTransport transport :
+       {host::AllgatherTransport::Nccl, host::AllgatherTransport::CopyEngines}) {
+    communicator.setAllgatherTransport(transport);
+    const std::string by =
+        transport == host::AllgatherTransport::Nccl ? ", NCCL" : ", copy engines";
+    for (const std::string& name : test::shardedCaseNames()) {
+      SCOPED_TRACE(name + " on rank " + std::to_string(launch.rank) + " of " +
+                   std::to_string(launch.world_size) + by);
+      test::ShardedCase c = test::makeShardedCase(name, launch.world_size);
+      expectRankMatchesReference(c, launch, communicator, collectives);
+    }
+    // A 2-D mesh: each mesh dim's teams on communicators split off the whole one.
+    if (launch.world_size == 4) {
+      SCOPED_TRACE("2x2 mesh on rank " + std::to_string(launch.rank) + by);
+      test::ShardedCase c = test::makeTwoByTwoCase();
+      expectRankMatchesReference(c, launch, communicator, collectives);
+    }
+    // Two pipeline stages of half the ranks each: a send / receive between their meshes and,
+    // with stages of two or more, each stage's allreduce on a communicator split off for its
+    // mesh.
+    if (launch.world_size % 2 == 0) {
+      SCOPED_TRACE("two pipeline stages on rank " + std::to_string(launch.rank) + by);
+      test::ShardedCase stages = test::makeTwoStageCase(launch.world_size / 2);
+      expectRankMatchesReference(stages, launch, communicator, collectives);
+    }
   }
-  // A 2-D mesh: each mesh dim's teams on communicators split off the whole one.
-  if (launch.world_size == 4) {
-    SCOPED_TRACE("2x2 mesh on rank " + std::to_string(launch.rank));
-    test::ShardedCase c = test::makeTwoByTwoCase();
-    expectRankMatchesReference(c, launch, communicator, collectives);
+  // One host, GPUs that reach each other: the copy engines were used, not NCCL's fallback.
+  EXPECT_EQ(communicator.copyEnginesRefusal(), "");
+  communicator.setAllgatherTransport(host::AllgatherTransport::Nccl);
+}
+
+// Allgathers by copy engines of several sizes (the last larger than the first staging slots,
+// which are set up again, larger), several in flight on two streams before any wait: slots are
+// reused only once every peer has pulled them. Each rank's parts are random (seeded by rank
+// and call, so every rank knows every part); results are poisoned before.
+TEST(MultiRankTest, AllgatherByCopyEnginesGathersEveryRanksParts) {
+  Rank* rank = thisRank();
+  if (rank == nullptr) GTEST_SKIP() << "not one of several ranks";
+  host::Communicator& communicator = *rank->communicator;
+  const int device = static_cast<int>(rank->launch.local_rank);
+  const int64_t n = rank->launch.world_size;
+  communicator.setAllgatherTransport(host::AllgatherTransport::CopyEngines);
+  driver::makePrimaryContextCurrent(device);
+  CUstream streams[2] = {};
+  for (CUstream& stream : streams) BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
+  struct Call {
+    DeviceTensor part;
+    DeviceTensor gathered;
+    HostTensor expected;
+  };
+  const std::vector<std::pair<DataType, int64_t>> sizes = {{DataType::Float32, 1},
+                                                           {DataType::BFloat16, 1001},
+                                                           {DataType::Float32, 262144},
+                                                           {DataType::BFloat16, 1572867}};
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const auto [dtype, count] = sizes[s];
+    SCOPED_TRACE(std::to_string(count) + " elements a rank");
+    std::vector<Call> calls;
+    for (int64_t call = 0; call < 5; ++call) {
+      auto partOf = [&](int64_t r) {
+        return test::RandomTensors(1000 * s + 10 * call + r).uniform(dtype, {count});
+      };
+      Call c;
+      c.part = DeviceTensor::fromHost(partOf(rank->launch.rank), device);
+      c.gathered = DeviceTensor::empty(dtype, {n * count}, device);
+      c.expected = HostTensor::empty(dtype, {n * count});
+      const size_t bytes = static_cast<size_t>(count * sizeInBytes(dtype));
+      for (int64_t r = 0; r < n; ++r)
+        std::memcpy(static_cast<char*>(c.expected.data()) + r * bytes, partOf(r).data(), bytes);
+      CUstream stream = streams[call % 2];
+      BRAZE_CU(memsetD8Async, c.gathered.data(), 0xff, n * bytes, stream);  // NaN
+      communicator.allGather(c.part.data(), c.gathered.data(), static_cast<size_t>(count), dtype,
+                             stream);
+      calls.push_back(std::move(c));
+    }
+    for (CUstream stream : streams) communicator.waitFor(stream);
+    for (size_t call = 0; call < calls.size(); ++call) {
+      SCOPED_TRACE("call " + std::to_string(call));
+      test::expectClose(calls[call].gathered.toHost(), calls[call].expected, test::Tolerance{});
+    }
   }
-  // Two pipeline stages of half the ranks each: a send / receive between their meshes and, with
-  // stages of two or more, each stage's allreduce on a communicator split off for its mesh.
-  if (launch.world_size % 2 == 0) {
-    SCOPED_TRACE("two pipeline stages on rank " + std::to_string(launch.rank));
-    test::ShardedCase stages = test::makeTwoStageCase(launch.world_size / 2);
-    expectRankMatchesReference(stages, launch, communicator, collectives);
-  }
+  EXPECT_EQ(communicator.copyEnginesRefusal(), "");
+  for (CUstream stream : streams) (void)driver::driverApi().streamDestroy(stream);
+  communicator.setAllgatherTransport(host::AllgatherTransport::Nccl);
 }
 
 // Ends this process at once (no destructors: a communicator's would wait for a dead rank),
@@ -149,6 +218,12 @@ TEST(MultiRankTest, AKilledRankMakesEveryOtherRankRaise) {
   CUstream stream = nullptr;
   communicator.allReduce(values.data(), values.data(), 1024, DataType::Float32, host::ReduceOp::Sum,
                          stream);
+  // Rank 0 gathers by copy engines after the kill: the copies wait on signal words the dead
+  // rank never writes, which NCCL's abort alone would not end. Set up while every rank lives.
+  communicator.setAllgatherTransport(host::AllgatherTransport::CopyEngines);
+  const DeviceTensor gathered =
+      DeviceTensor::empty(DataType::Float32, {1024 * rank->launch.world_size}, device);
+  communicator.allGather(values.data(), gathered.data(), 1024, DataType::Float32, stream);
   communicator.waitFor(stream);  // every rank is alive up to here
   if (rank->launch.rank == rank->launch.world_size - 1) leaveNow("killed as planned");
   const auto start = std::chrono::steady_clock::now();
@@ -156,7 +231,9 @@ TEST(MultiRankTest, AKilledRankMakesEveryOtherRankRaise) {
                           std::to_string(rank->launch.world_size);
   if (rank->launch.rank == 0) {
     // The path of a caller that does not wait (fd.execute): the watchdog aborts the
-    // communicator, the stream drains, and the next call throws.
+    // communicator, the stream drains (the copy engines' waits released), and the next call
+    // throws.
+    communicator.allGather(values.data(), gathered.data(), 1024, DataType::Float32, stream);
     communicator.allReduce(values.data(), values.data(), 1024, DataType::Float32,
                            host::ReduceOp::Sum, stream);
     communicator.watch(stream);

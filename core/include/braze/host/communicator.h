@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "braze/driver/nccl_library.h"
 #include "braze/host/launch_environment.h"
@@ -17,10 +18,25 @@
 
 namespace braze::host {
 
-/// How long a rank waits for its peers, at the rendezvous and in waitFor().
+/// What moves an allgather's data between GPUs.
+enum class AllgatherTransport {
+  /// NCCL's allgather kernels.
+  Nccl,
+  /// The GPUs' copy engines, pulling from buffers every rank maps (CUDA IPC; ranks of one host
+  /// whose GPUs reach each other), ordered by signal words the GPU's front end writes and waits
+  /// on: no SM is taken, so the transfer runs beside a GEMM that holds every SM. Falls back to
+  /// NCCL, on every rank, when some rank cannot map its peers' memory.
+  CopyEngines,
+};
+
+/// How long a rank waits for its peers, at the rendezvous and in waitFor(), and how it moves
+/// allgathers.
 struct CommunicatorOptions {
   std::chrono::milliseconds timeout = std::chrono::minutes(10);
+  AllgatherTransport allgather = AllgatherTransport::Nccl;
 };
+
+class CopyEngineAllgather;
 
 /// The reduction a collective applies elementwise across ranks.
 enum class ReduceOp { Sum, Product, Max, Min, Average };
@@ -68,7 +84,9 @@ class Communicator {
   /// recv[i] = op over ranks of send[i], for `count` elements. send may equal recv.
   void allReduce(CUdeviceptr send, CUdeviceptr recv, size_t count, DataType dtype, ReduceOp op,
                  CUstream stream);
-  /// recv = the ranks' send buffers of `send_count` elements each, concatenated in rank order.
+  /// recv = the ranks' send buffers of `send_count` elements each, concatenated in rank order,
+  /// moved as allgatherTransport() says. With copy engines, the first call (and a call with a
+  /// larger part than any before) maps every peer's staging memory, waiting for the peers.
   void allGather(CUdeviceptr send, CUdeviceptr recv, size_t send_count, DataType dtype,
                  CUstream stream);
   /// send holds size() blocks of `recv_count` elements; rank r receives block r reduced by `op`
@@ -85,6 +103,14 @@ class Communicator {
   /// p, and block p of recv comes from rank p. One group of sends and receives.
   void allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per_rank, DataType dtype,
                 CUstream stream);
+
+  /// Sets how later allgathers move data. Every rank must set the same transport at the same
+  /// point of its calls, as for a collective.
+  void setAllgatherTransport(AllgatherTransport transport) { options_.allgather = transport; }
+  AllgatherTransport allgatherTransport() const { return options_.allgather; }
+  /// Why allgathers asked to use copy engines use NCCL instead (some rank could not map its
+  /// peers' memory); empty when they do use copy engines or were never asked to.
+  const std::string& copyEnginesRefusal() const { return copy_engines_refusal_; }
 
   /// Blocks until the work enqueued on `stream` is done, polling the stream and NCCL's
   /// asynchronous error. On an NCCL error, a CUDA error, or when `timeout` passes first, aborts
@@ -142,6 +168,12 @@ class Communicator {
   driver::NcclComm comm() const;
   /// This communicator's watch, made on first use.
   Watch& watchState();
+  /// The copy-engine allgather for parts of `bytes`, set up (collectively, on `stream`) on first
+  /// use and again, larger, for a larger part; null when some rank cannot take part.
+  CopyEngineAllgather* copyEnginesFor(size_t bytes, CUstream stream);
+  /// Every rank's `bytes` in rank order (NCCL's allgather on `stream`, waited for): the
+  /// setup's exchange.
+  std::vector<std::byte> exchange(const std::vector<std::byte>& bytes, CUstream stream);
   void release() noexcept;
 
   std::shared_ptr<Handle> handle_;
@@ -152,6 +184,12 @@ class Communicator {
   int device_ = 0;
   CommunicatorOptions options_;
   Operation last_operation_;
+  /// The copy-engine allgather in use, the smaller ones it replaced (their memory is mapped by
+  /// the peers, whose streams may still read it: kept until this communicator goes), and why
+  /// it could not be set up.
+  std::shared_ptr<CopyEngineAllgather> copy_engines_;
+  std::vector<std::shared_ptr<CopyEngineAllgather>> retired_copy_engines_;
+  std::string copy_engines_refusal_;
 };
 
 }  // namespace braze::host
