@@ -6,8 +6,8 @@
 # the outputs against the unsharded reference; then the last rank exits between two collectives
 # and every other rank must raise within the communicator's timeout (30 s) instead of hanging.
 #
-#   tools/multigpu-test.sh NGPUS [--filter PATTERN] [--tests-only] [--bench-args "ARGS"]
-#                          [--limit SECONDS]
+#   tools/multigpu-test.sh NGPUS [--filter PATTERN] [--tests-only | --bench-only]
+#                          [--bench-args "ARGS"] [--limit SECONDS]
 #
 # Ranks still running after --limit seconds (default 300) are killed, after gdb (where
 # installed) writes their threads' stacks into their logs; the benchmarks get the same limit.
@@ -38,12 +38,14 @@ ranks=$1
 shift
 filter='MultiRankTest.*'
 run_bench=1
+run_tests=1
 bench_args=
 limit_s=300
 while [[ $# -gt 0 ]]; do
   case $1 in
     --filter) filter=$2; shift 2 ;;
     --tests-only) run_bench=0; shift ;;
+    --bench-only) run_tests=0; shift ;;
     --bench-args) bench_args=$2; shift 2 ;;
     --limit) limit_s=$2; shift 2 ;;
     *) echo "tools/multigpu-test.sh: unknown option $1" >&2; exit 2 ;;
@@ -71,61 +73,64 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 logs=$(dirname "$binary")/multigpu-logs
 rm -rf "$logs"
 mkdir -p "$logs"
-echo "multigpu-test: $ranks ranks of $binary --gtest_filter=$filter, store at 127.0.0.1:$port"
-pids=()
-for ((rank = 0; rank < ranks; ++rank)); do
-  RANK=$rank WORLD_SIZE=$ranks LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    "$binary" --gtest_filter="$filter" >"$logs/rank$rank.log" 2>&1 &
-  pids+=($!)
-done
-# A hung rank must not hold the run (and its logs) past the limit: after $limit_s seconds the
-# ranks still running get their threads' stacks written into their logs (when gdb is there)
-# and are killed, with exit status 124.
-deadline=$((SECONDS + limit_s))
-while ((SECONDS < deadline)); do
-  running=0
-  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && running=1; done
-  ((running)) || break
-  sleep 1
-done
-for ((rank = 0; rank < ranks; ++rank)); do
-  kill -0 "${pids[$rank]}" 2>/dev/null || continue
-  echo "multigpu-test: rank $rank still running after ${limit_s} s: killed" | tee -a "$logs/rank$rank.log"
-  if command -v gdb >/dev/null; then
-    timeout 60 gdb -p "${pids[$rank]}" -batch -ex 'thread apply all bt 30' >>"$logs/rank$rank.log" 2>&1 || true
-  fi
-  kill -9 "${pids[$rank]}" 2>/dev/null || true
-done
 failed=0
-statuses=()
-for ((rank = 0; rank < ranks; ++rank)); do
-  status=0
-  wait "${pids[$rank]}" || status=$?
-  ((status == 137)) && status=124
-  statuses+=("$status")
-  ((status == 0)) || failed=1
-  # A binary without the tests (an old bundle) runs none: that is no pass.
-  if ((status == 0)) && grep -q '^\[==========\] 0 tests' "$logs/rank$rank.log"; then
-    echo "rank $rank ran no test matching $filter: is the binary older than the tests?" >&2
-    failed=1
+if ((run_tests)); then
+  echo "multigpu-test: $ranks ranks of $binary --gtest_filter=$filter, store at 127.0.0.1:$port"
+  pids=()
+  for ((rank = 0; rank < ranks; ++rank)); do
+    RANK=$rank WORLD_SIZE=$ranks LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      "$binary" --gtest_filter="$filter" >"$logs/rank$rank.log" 2>&1 &
+    pids+=($!)
+  done
+  # A hung rank must not hold the run (and its logs) past the limit: after $limit_s seconds the
+  # ranks still running get their threads' stacks written into their logs (when gdb is there)
+  # and are killed, with exit status 124.
+  deadline=$((SECONDS + limit_s))
+  while ((SECONDS < deadline)); do
+    running=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && running=1; done
+    ((running)) || break
+    sleep 1
+  done
+  for ((rank = 0; rank < ranks; ++rank)); do
+    kill -0 "${pids[$rank]}" 2>/dev/null || continue
+    echo "multigpu-test: rank $rank still running after ${limit_s} s: killed" | tee -a "$logs/rank$rank.log"
+    if command -v gdb >/dev/null; then
+      timeout 60 gdb -p "${pids[$rank]}" -batch -ex 'thread apply all bt 30' >>"$logs/rank$rank.log" 2>&1 || true
+    fi
+    kill -9 "${pids[$rank]}" 2>/dev/null || true
+  done
+  failed=0
+  statuses=()
+  for ((rank = 0; rank < ranks; ++rank)); do
+    status=0
+    wait "${pids[$rank]}" || status=$?
+    ((status == 137)) && status=124
+    statuses+=("$status")
+    ((status == 0)) || failed=1
+    # A binary without the tests (an old bundle) runs none: that is no pass.
+    if ((status == 0)) && grep -q '^\[==========\] 0 tests' "$logs/rank$rank.log"; then
+      echo "rank $rank ran no test matching $filter: is the binary older than the tests?" >&2
+      failed=1
+    fi
+  done
+  if [[ -n ${OUT:-} ]]; then
+    mkdir -p "$OUT/multigpu"
+    cp "$logs"/*.log "$OUT/multigpu/"
   fi
-done
-if [[ -n ${OUT:-} ]]; then
-  mkdir -p "$OUT/multigpu"
-  cp "$logs"/*.log "$OUT/multigpu/"
+  for ((rank = 0; rank < ranks; ++rank)); do
+    if ((statuses[rank] != 0)); then
+      echo "--- rank $rank (exit ${statuses[$rank]}), last lines:"
+      tail -n 30 "$logs/rank$rank.log"
+    fi
+  done
+  echo
+  printf '%-6s %-6s %s\n' rank exit result
+  for ((rank = 0; rank < ranks; ++rank)); do
+    result=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?[,.]' "$logs/rank$rank.log" | tr '\n' ' ' || true)
+    printf '%-6s %-6s %s\n' "$rank" "${statuses[$rank]}" "${result:-no gtest summary}"
+  done
 fi
-for ((rank = 0; rank < ranks; ++rank)); do
-  if ((statuses[rank] != 0)); then
-    echo "--- rank $rank (exit ${statuses[$rank]}), last lines:"
-    tail -n 30 "$logs/rank$rank.log"
-  fi
-done
-echo
-printf '%-6s %-6s %s\n' rank exit result
-for ((rank = 0; rank < ranks; ++rank)); do
-  result=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?[,.]' "$logs/rank$rank.log" | tr '\n' ' ' || true)
-  printf '%-6s %-6s %s\n' "$rank" "${statuses[$rank]}" "${result:-no gtest summary}"
-done
 
 # ---- benchmarks, one process per GPU under torchrun
 if ((run_bench && ranks > 1)) && python3 -c 'import torch' 2>/dev/null; then

@@ -216,7 +216,7 @@ def collectives():
             comm.allgather_transport = transport
             ms = timed(fn, iters=iters)
             report("allgather", label, name, ms, busbw=nbytes / ms / 1e6 * (world - 1) / world)
-        comm.allgather_transport = "nccl"
+        comm.allgather_transport = "auto"
     # Both transports gather what torch's allgather does.
     part = torch.randn(3 * 4096 + 1, device=device, dtype=torch.bfloat16)
     expected = torch.empty(part.numel() * world, device=device, dtype=torch.bfloat16)
@@ -227,7 +227,7 @@ def collectives():
         braze.multidevice.all_gather(out, part, comm)
         torch.cuda.synchronize()
         assert torch.equal(out, expected), f"Braze's allgather by {transport} differs from torch's"
-    comm.allgather_transport = "nccl"
+    comm.allgather_transport = "auto"
     if comm.copy_engines_refusal and rank == 0:
         print(f"(copy engines refused: {comm.copy_engines_refusal})")
     # Results agree with torch's.
@@ -308,7 +308,7 @@ def ag_gemm(m):
             except Exception as e:  # noqa: BLE001 - a row says what failed; others go on
                 report("ag_gemm", f"M={m}", variant, float("nan"),
                        note=f"failed: {str(e).splitlines()[0][:120]}")
-    comm.allgather_transport = "nccl"
+    comm.allgather_transport = "auto"
     if comm.copy_engines_refusal and rank == 0:
         print(f"(copy engines refused: {comm.copy_engines_refusal})")
 

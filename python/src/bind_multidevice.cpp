@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <exception>
 #include <set>
+#include <utility>
 
 #include "bindings.h"
 #include "braze/host/collectives.h"
@@ -216,16 +217,25 @@ class PyCommunicator {
                                  stream_);
   }
   void setStream(uintptr_t stream) { stream_ = reinterpret_cast<CUstream>(stream); }
+  static constexpr std::pair<const char*, host::AllgatherTransport> kTransports[] = {
+      {"auto", host::AllgatherTransport::Auto},
+      {"nccl", host::AllgatherTransport::Nccl},
+      {"copy_engines", host::AllgatherTransport::CopyEngines}};
   std::string allgatherTransport() const {
-    return communicator_->allgatherTransport() == host::AllgatherTransport::Nccl ? "nccl"
-                                                                                 : "copy_engines";
+    for (const auto& [name, transport] : kTransports)
+      if (transport == communicator_->allgatherTransport()) return name;
+    return "auto";
   }
   void setAllgatherTransport(const std::string& name) {
-    BRAZE_USER_CHECK(name == "nccl" || name == "copy_engines")
-        << "allgather_transport: '" << name << "' is not 'nccl' or 'copy_engines'";
-    communicator_->setAllgatherTransport(name == "nccl" ? host::AllgatherTransport::Nccl
-                                                        : host::AllgatherTransport::CopyEngines);
+    for (const auto& [known, transport] : kTransports) {
+      if (known != name) continue;
+      communicator_->setAllgatherTransport(transport);
+      return;
+    }
+    BRAZE_USER_CHECK(false) << "allgather_transport: '" << name
+                            << "' is not 'auto', 'nccl' or 'copy_engines'";
   }
+  int64_t copyEngineAllgathers() const { return communicator_->copyEngineAllgathers(); }
   std::string copyEnginesRefusal() const { return communicator_->copyEnginesRefusal(); }
   void waitFor() {
     py::gil_scoped_release released;
@@ -375,10 +385,13 @@ void bindMultidevice(py::module_& m) {
       .def_property("allgather_transport", &PyCommunicator::allgatherTransport,
                     &PyCommunicator::setAllgatherTransport,
                     "What moves allgathers (of fd.execute's resharding steps and all_gather): "
-                    "'nccl' (NCCL's kernels, the default) or 'copy_engines' (the GPUs' copy "
-                    "engines pulling from memory every rank maps: no SM taken, so a transfer "
-                    "overlaps a GEMM; ranks of one host). Set it alike on every rank, at the same "
-                    "point")
+                    "'auto' (the default: copy engines for the steps of stream loops, which "
+                    "overlap compute, NCCL for the others), 'nccl' (NCCL's kernels) or "
+                    "'copy_engines' (the GPUs' copy engines writing into memory every rank maps: "
+                    "no SM taken, so a transfer overlaps a GEMM; ranks of one host). Set it alike "
+                    "on every rank, at the same point")
+      .def_property_readonly("copy_engine_allgathers", &PyCommunicator::copyEngineAllgathers,
+                             "How many allgathers the copy engines moved so far")
       .def_property_readonly("copy_engines_refusal", &PyCommunicator::copyEnginesRefusal,
                              "Why allgathers asked to use copy engines fell back to NCCL (some "
                              "rank could not map its peers' memory); empty otherwise")

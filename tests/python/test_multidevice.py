@@ -282,16 +282,20 @@ def test_collectives_of_a_one_rank_communicator_through_a_python_store():
     braze.multidevice.reduce_scatter(scattered, x, comm)
     comm.wait()
     assert torch.equal(x, expected) and torch.equal(out, expected) and torch.equal(scattered, expected)
-    # Copy engines: one rank has no peer to pull from, so its allgather is a copy.
-    assert comm.allgather_transport == "nccl"
+    # Copy engines: one rank has no peer, so its allgather is NCCL's copy and none counts.
+    assert comm.allgather_transport == "auto"
     comm.allgather_transport = "copy_engines"
     assert comm.allgather_transport == "copy_engines"
     out.fill_(float("nan"))
     braze.multidevice.all_gather(out, x, comm)
     comm.wait()
     assert torch.equal(out, expected) and comm.copy_engines_refusal == ""
-    with pytest.raises(braze.Error, match="'sm' is not 'nccl' or 'copy_engines'"):
+    assert comm.copy_engine_allgathers == 0
+    comm.allgather_transport = "nccl"
+    assert comm.allgather_transport == "nccl"
+    with pytest.raises(braze.Error, match="'sm' is not 'auto', 'nccl' or 'copy_engines'"):
         comm.allgather_transport = "sm"
+    assert comm.allgather_transport == "nccl"
 
 
 def _tp_definitions():

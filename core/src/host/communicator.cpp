@@ -432,13 +432,17 @@ void Communicator::allReduce(CUdeviceptr send, CUdeviceptr recv, size_t count, D
 }
 
 void Communicator::allGather(CUdeviceptr send, CUdeviceptr recv, size_t send_count, DataType dtype,
-                             CUstream stream) {
+                             CUstream stream, Overlap overlap) {
   const NcclDataType type = ncclTypeOf(dtype, "allGather", false);
   const size_t bytes = send_count * static_cast<size_t>(sizeInBytes(dtype));
-  if (options_.allgather == AllgatherTransport::CopyEngines && size_ > 1 && bytes > 0) {
+  const bool by_copy_engines =
+      options_.allgather == AllgatherTransport::CopyEngines ||
+      (options_.allgather == AllgatherTransport::Auto && overlap == Overlap::BesideCompute);
+  if (by_copy_engines && size_ > 1 && bytes > 0) {
     if (CopyEngineAllgather* engines = copyEnginesFor(bytes, stream)) {
       Lock held = begin("allGather by copy engines", send_count, dtype, "per rank");
       engines->run(send, recv, bytes, stream);
+      ++copy_engine_allgathers_;
       return;
     }
   }

@@ -78,7 +78,7 @@ std::unique_ptr<CopyEngineAllgather> CopyEngineAllgather::create(int64_t rank, i
   const bool exported =
       attempt(cu.streamCreate(&engine->release_stream_, CU_STREAM_NON_BLOCKING),
               "cuStreamCreate") &&
-      attempt(cu.memAlloc(&engine->own_staging_, kSlots * engine->slot_bytes_),
+      attempt(cu.memAlloc(&engine->own_staging_, kSlots * n * engine->slot_bytes_),
               "cuMemAlloc of the staging slots") &&
       attempt(cu.memAlloc(&engine->own_pad_, padWords(size) * sizeof(uint32_t)),
               "cuMemAlloc of the signal words") &&
@@ -142,11 +142,11 @@ std::unique_ptr<CopyEngineAllgather> CopyEngineAllgather::create(int64_t rank, i
                 std::string(results[p].failure) + ")";
   }
   if (refusal.empty()) {
-    engine->pull_streams_.assign(n, nullptr);
+    engine->side_streams_.assign(n, nullptr);
     engine->joins_.assign(n, nullptr);
     for (size_t p = 0; p < n && failure.empty(); ++p) {
       if (p == me) continue;
-      attempt(cu.streamCreate(&engine->pull_streams_[p], CU_STREAM_NON_BLOCKING),
+      attempt(cu.streamCreate(&engine->side_streams_[p], CU_STREAM_NON_BLOCKING),
               "cuStreamCreate") &&
           attempt(cu.eventCreate(&engine->joins_[p], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     }
@@ -168,14 +168,14 @@ void CopyEngineAllgather::destroy() noexcept {
   try {
     driver::makePrimaryContextCurrent(device_);
     const driver::DriverApi& cu = driver::driverApi();
-    for (CUstream stream : pull_streams_)
+    for (CUstream stream : side_streams_)
       if (stream != nullptr) (void)cu.streamSynchronize(stream);
     for (size_t p = 0; p < staging_.size(); ++p) {
       if (static_cast<int64_t>(p) == rank_) continue;
       if (staging_[p] != 0) (void)cu.ipcCloseMemHandle(staging_[p]);
       if (pads_[p] != 0) (void)cu.ipcCloseMemHandle(pads_[p]);
     }
-    for (CUstream stream : pull_streams_)
+    for (CUstream stream : side_streams_)
       if (stream != nullptr) (void)cu.streamDestroy(stream);
     for (CUevent event : joins_)
       if (event != nullptr) (void)cu.eventDestroy(event);
@@ -198,37 +198,29 @@ void CopyEngineAllgather::run(CUdeviceptr send, CUdeviceptr recv, size_t bytes, 
   BRAZE_INTERNAL_CHECK(fits(bytes))
       << "a part of " << bytes << " bytes in staging slots of " << slot_bytes_;
   const uint32_t g = generation_.load() + 1;
-  const int64_t slot_index = g % kSlots;
-  const CUdeviceptr slot = static_cast<CUdeviceptr>(slot_index) * slot_bytes_;
-  const CUdeviceptr block = static_cast<CUdeviceptr>(bytes);
-  // Every peer has pulled what this slot held `kSlots` generations ago.
-  if (g > kSlots) {
-    for (int64_t p = 0; p < size_; ++p) {
-      if (p == rank_) continue;
-      BRAZE_CU(streamWaitValue32, stream, signal(rank_, doneWord(p)), g - kSlots,
-               CU_STREAM_WAIT_VALUE_GEQ);
-    }
-  }
-  BRAZE_CU(memcpyDtoDAsync, own_staging_ + slot, send, bytes, stream);
-  for (int64_t p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    // Fenced after the copy above (no CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER).
-    BRAZE_CU(streamWriteValue32, stream, signal(p, readyWord(slot_index, rank_)), g,
-             CU_STREAM_WRITE_VALUE_DEFAULT);
-  }
-  BRAZE_CU(memcpyDtoDAsync, recv + static_cast<CUdeviceptr>(rank_) * block, send, bytes, stream);
+  const int64_t slot = g % kSlots;
+  const auto block = static_cast<CUdeviceptr>(bytes);
   BRAZE_CU(eventRecord, fork_, stream);
-  // Peers in the order rank + 1, rank + 2, ...: the ranks start on different sources.
+  BRAZE_CU(memcpyDtoDAsync, recv + static_cast<CUdeviceptr>(rank_) * block, send, bytes, stream);
+  // Peers in the order rank + 1, rank + 2, ...: each GPU starts writing to a different one.
   for (int64_t k = 1; k < size_; ++k) {
     const int64_t p = (rank_ + k) % size_;
     const auto index = static_cast<size_t>(p);
-    CUstream side = pull_streams_[index];
+    CUstream side = side_streams_[index];
     BRAZE_CU(streamWaitEvent, side, fork_, 0);
-    BRAZE_CU(streamWaitValue32, side, signal(rank_, readyWord(slot_index, p)), g,
+    // The peer has copied out what this rank pushed into the slot `kSlots` generations ago.
+    if (g > kSlots)
+      BRAZE_CU(streamWaitValue32, side, signal(rank_, freeWord(p)), g - kSlots,
+               CU_STREAM_WAIT_VALUE_GEQ);
+    BRAZE_CU(memcpyDtoDAsync, staging_[index] + blockOffset(slot, rank_), send, bytes, side);
+    // Fenced after the push (no CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER).
+    BRAZE_CU(streamWriteValue32, side, signal(p, readyWord(slot, rank_)), g,
+             CU_STREAM_WRITE_VALUE_DEFAULT);
+    BRAZE_CU(streamWaitValue32, side, signal(rank_, readyWord(slot, p)), g,
              CU_STREAM_WAIT_VALUE_GEQ);
-    BRAZE_CU(memcpyDtoDAsync, recv + static_cast<CUdeviceptr>(p) * block, staging_[index] + slot,
-             bytes, side);
-    BRAZE_CU(streamWriteValue32, side, signal(p, doneWord(rank_)), g,
+    BRAZE_CU(memcpyDtoDAsync, recv + static_cast<CUdeviceptr>(p) * block,
+             own_staging_ + blockOffset(slot, p), bytes, side);
+    BRAZE_CU(streamWriteValue32, side, signal(p, freeWord(rank_)), g,
              CU_STREAM_WRITE_VALUE_DEFAULT);
     BRAZE_CU(eventRecord, joins_[index], side);
     BRAZE_CU(streamWaitEvent, stream, joins_[index], 0);

@@ -19,18 +19,19 @@
 
 namespace braze::host {
 
-/// Every rank allocates `slots` staging buffers and a pad of signal words, and maps every
-/// peer's (CUDA IPC). One allgather of generation g, on the caller's stream:
-///   1. wait until every peer has pulled generation g - slots out of staging slot g % slots;
-///   2. copy this rank's part into that slot, then write g into every peer's "ready" word of
-///      this rank and this slot (the write is fenced after the copy). A word per slot: calls
-///      on independent streams may finish out of order, and a later generation's word must
-///      not stand for an earlier one still being copied;
-///   3. copy this rank's part into its block of the result;
-///   4. on one side stream per peer: wait for the peer's "ready" word to reach g, copy its
-///      slot into the peer's block of the result, write g into the peer's "done" word of this
-///      rank; the caller's stream joins the side streams.
-/// Every rank calls run() for the same parts in the same order, as NCCL requires.
+/// Every rank allocates `slots` staging slots, each with a block per peer, and a pad of signal
+/// words, and maps every peer's (CUDA IPC). Parts are pushed: a GPU's copy engines write over
+/// NVLink at about 1.75x the rate they read (364 against 208 GB/s into each of 4 H200s,
+/// benchmarks/cuda/copy_engine_probe.cu). One allgather of generation g, on the caller's stream:
+///   1. copy this rank's part into its block of the result;
+///   2. on one side stream per peer: wait until the peer has copied out what this rank pushed
+///      into its slot g % slots two generations ago ("free" words); push the part into this
+///      rank's block of the peer's slot; write g into the peer's "ready" word of this rank and
+///      slot (fenced after the copy); wait for the peer's own "ready" word here to reach g; copy
+///      its block out of this rank's slot into the result; write g into the peer's "free" word
+///      of this rank. The caller's stream joins the side streams.
+/// Ready words are per slot: a later generation's word must not stand for an earlier one still
+/// in flight. Every rank calls run() for the same parts in the same order, as NCCL requires.
 class CopyEngineAllgather {
  public:
   /// Every rank's bytes in rank order, from this rank's (the same length on every rank): an
@@ -64,11 +65,16 @@ class CopyEngineAllgather {
   CopyEngineAllgather() = default;
   /// The address of peer `rank`'s signal word `word` (its own pad for this rank).
   CUdeviceptr signal(int64_t rank, int64_t word) const;
-  /// A pad's words: "ready" of rank r's part in slot s at s * size + r, then "done" of rank r
-  /// pulling this rank's slots at slots * size + r.
+  /// A pad's words: "ready" of rank r's part pushed into slot s at s * size + r, then "free":
+  /// rank r has copied this rank's part out of its slots up to that generation, at
+  /// slots * size + r.
   static size_t padWords(int64_t size) { return static_cast<size_t>((kSlots + 1) * size); }
   int64_t readyWord(int64_t slot, int64_t rank) const { return slot * size_ + rank; }
-  int64_t doneWord(int64_t rank) const { return kSlots * size_ + rank; }
+  int64_t freeWord(int64_t rank) const { return kSlots * size_ + rank; }
+  /// Where rank `source`'s part lands in slot `slot` of a staging area.
+  CUdeviceptr blockOffset(int64_t slot, int64_t source) const {
+    return static_cast<CUdeviceptr>(slot * size_ + source) * slot_bytes_;
+  }
   void destroy() noexcept;
 
   static constexpr int64_t kSlots = 2;
@@ -79,14 +85,14 @@ class CopyEngineAllgather {
   size_t slot_bytes_ = 0;
   /// Generations run so far; the next run is generation_ + 1.
   std::atomic<uint32_t> generation_ = 0;
-  /// This rank's staging slots and signal pad (padWords), and every rank's as mapped here
-  /// (this rank's own at its index).
+  /// This rank's staging slots (kSlots x size blocks of slot_bytes_) and signal pad
+  /// (padWords), and every rank's as mapped here (this rank's own at its index).
   CUdeviceptr own_staging_ = 0;
   CUdeviceptr own_pad_ = 0;
   std::vector<CUdeviceptr> staging_;
   std::vector<CUdeviceptr> pads_;
   /// One side stream and join event per peer (none at this rank's index); the fork event.
-  std::vector<CUstream> pull_streams_;
+  std::vector<CUstream> side_streams_;
   std::vector<CUevent> joins_;
   CUevent fork_ = nullptr;
   /// A stream of its own for release(), which must not queue behind the stuck ones.

@@ -17,7 +17,7 @@ namespace braze::host {
 DeviceTensor Collectives::runOnDevice(const Communication& communication,
                                       const std::vector<int64_t>& /*team*/,
                                       const DeviceTensor& /*input*/, CUstream /*stream*/,
-                                      const DeviceTensor* /*into*/) {
+                                      const DeviceTensor* /*into*/, Overlap /*overlap*/) {
   BRAZE_USER_CHECK(false) << communication.toString()
                           << ": these collectives run on host tensors; give the sharded run "
                              "host tensors, or run it with NCCL collectives (a Communicator)";
@@ -195,7 +195,7 @@ void NcclCollectives::skip(const Communication& communication) {
 DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
                                           const std::vector<int64_t>& team,
                                           const DeviceTensor& input, CUstream stream,
-                                          const DeviceTensor* into) {
+                                          const DeviceTensor* into, Overlap overlap) {
   if (communication.kind == Communication::Kind::SendRecv) {
     // Point to point on the communicator of every rank: the sender's part, whole, into the
     // receiver's memory of the same sizes (`into`, which the receiver must give).
@@ -244,11 +244,11 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
           resultOf(withAxis(sizes, axis, sizes[static_cast<size_t>(axis)] * n), device, stream);
       const PartLayout layout = layoutOf(output.sizes(), axis, n, dtype);
       if (layout.contiguousParts()) {
-        communicator.allGather(input.data(), output.data(), count, dtype, stream);
+        communicator.allGather(input.data(), output.data(), count, dtype, stream, overlap);
         return output;
       }
       DeviceTensor blocks = emptyOn(dtype, output.sizes(), device, stream);
-      communicator.allGather(input.data(), blocks.data(), count, dtype, stream);
+      communicator.allGather(input.data(), blocks.data(), count, dtype, stream, overlap);
       unpack(blocks.data(), layout, n, output.data(), stream);
       return output;
     }

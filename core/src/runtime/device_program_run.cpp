@@ -272,7 +272,8 @@ void DeviceProgramRun::communicate(const host::Communicate& c) {
   current_ = on;
   mark(RunTrace::Span::Kind::Communicate, c.segment);
   std::optional<DeviceTensor> result =
-      communicate_(c, part ? &*part : nullptr, into.defined() ? &into : nullptr, on);
+      communicate_(c, part ? &*part : nullptr, into.defined() ? &into : nullptr, on,
+                   current_pool_ >= 0 ? host::Overlap::BesideCompute : host::Overlap::Alone);
   endMark();
   current_ = lane;
   BRAZE_CU(eventRecord, previous, on);

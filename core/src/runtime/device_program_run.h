@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "braze/eval/expression_evaluator.h"
+#include "braze/host/communicator.h"
 #include "braze/host/host_program.h"
 #include "braze/runtime/device_tensor.h"
 #include "braze/runtime/fusion_executor_cache.h"
@@ -32,9 +33,10 @@ class DeviceProgramRun {
   /// `stream`: its result.
   /// `part` is null on a device that receives a tensor it does not hold (send / receive
   /// between meshes; `into` is then its memory); nullopt: this device keeps no result.
+  /// `overlap`: BesideCompute for a step of a stream loop.
   using Communicate = std::function<std::optional<DeviceTensor>(
       const host::Communicate& communicate, const DeviceTensor* part, const DeviceTensor* into,
-      CUstream stream)>;
+      CUstream stream, host::Overlap overlap)>;
 
   /// `arguments` are the program's inputs (device tensors and scalars); `extents` evaluates
   /// the program's extents; work is enqueued on `stream` and the pool streams of `device`.

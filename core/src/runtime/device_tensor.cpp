@@ -97,7 +97,13 @@ DeviceTensor DeviceTensor::fromHost(const HostTensor& host, int device) {
   const int64_t bytes = spanElements(host.sizes(), host.strides()) * sizeInBytes(host.dtype());
   std::shared_ptr<driver::DeviceMemory> memory =
       driver::DeviceMemory::allocate(device, static_cast<size_t>(bytes));
-  if (bytes > 0) BRAZE_CU(memcpyHtoD, memory->pointer(), host.data(), static_cast<size_t>(bytes));
+  if (bytes > 0) {
+    BRAZE_CU(memcpyHtoD, memory->pointer(), host.data(), static_cast<size_t>(bytes));
+    // From pageable memory cuMemcpyHtoD returns once the bytes are staged, with the DMA still
+    // queued on the legacy stream, which non-blocking streams do not wait for: without this a
+    // kernel or copy on such a stream could read the allocation before the bytes land.
+    BRAZE_CU(streamSynchronize, CU_STREAM_LEGACY);
+  }
   const CUdeviceptr data = memory->pointer();
   return borrow(host.dtype(), host.sizes(), host.strides(), data, device, std::move(memory));
 }

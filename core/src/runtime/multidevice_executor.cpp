@@ -399,7 +399,8 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
     return results;
   };
   auto communicate = [&](const host::Communicate& c, const DeviceTensor* part,
-                         const DeviceTensor* into, CUstream stream) -> std::optional<DeviceTensor> {
+                         const DeviceTensor* into, CUstream stream,
+                         host::Overlap overlap) -> std::optional<DeviceTensor> {
     const Communication& step = *communications_[static_cast<size_t>(c.segment)];
     if (!takesPart(step, device)) {
       collectives.skip(step);  // another stage's step
@@ -407,7 +408,7 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
     }
     const std::vector<int64_t> team = host::teamOf(step, device);
     DeviceTensor result =
-        collectives.runOnDevice(step, team, part ? *part : DeviceTensor(), stream, into);
+        collectives.runOnDevice(step, team, part ? *part : DeviceTensor(), stream, into, overlap);
     if (step.kind == Communication::Kind::SendRecv && team[0] == device) return std::nullopt;
     return result;
   };

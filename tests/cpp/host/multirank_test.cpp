@@ -105,13 +105,17 @@ TEST(MultiRankTest, EverySharedCaseMatchesTheReferenceOnEveryRank) {
   const host::LaunchEnvironment& launch = rank->launch;
   host::Communicator& communicator = *rank->communicator;
   host::NcclCollectives& collectives = *rank->collectives;
-  // Every case twice: allgathers by NCCL, then by copy engines (the stream-pipelined cases'
-  // allgathers then run beside their GEMMs without SMs).
+  // Every case three times: allgathers by NCCL, by copy engines (the stream-pipelined cases'
+  // allgathers then run beside their GEMMs without SMs), and by each as Auto picks (copy
+  // engines for the steps of stream loops only).
   for (const host::AllgatherTransport transport :
-       {host::AllgatherTransport::Nccl, host::AllgatherTransport::CopyEngines}) {
+       {host::AllgatherTransport::Nccl, host::AllgatherTransport::CopyEngines,
+        host::AllgatherTransport::Auto}) {
     communicator.setAllgatherTransport(transport);
-    const std::string by =
-        transport == host::AllgatherTransport::Nccl ? ", NCCL" : ", copy engines";
+    const std::string by = transport == host::AllgatherTransport::Nccl          ? ", NCCL"
+                           : transport == host::AllgatherTransport::CopyEngines ? ", copy engines"
+                                                                                : ", auto";
+    const int64_t by_copy_engines = communicator.copyEngineAllgathers();
     for (const std::string& name : test::shardedCaseNames()) {
       SCOPED_TRACE(name + " on rank " + std::to_string(launch.rank) + " of " +
                    std::to_string(launch.world_size) + by);
@@ -132,6 +136,11 @@ TEST(MultiRankTest, EverySharedCaseMatchesTheReferenceOnEveryRank) {
       test::ShardedCase stages = test::makeTwoStageCase(launch.world_size / 2);
       expectRankMatchesReference(stages, launch, communicator, collectives);
     }
+    // Only NCCL moved nothing by copy engines: the shared cases include stream-pipelined
+    // allgathers, which Auto gives to the copy engines.
+    EXPECT_EQ(communicator.copyEngineAllgathers() > by_copy_engines,
+              transport != host::AllgatherTransport::Nccl)
+        << by;
   }
   // One host, GPUs that reach each other: the copy engines were used, not NCCL's fallback.
   EXPECT_EQ(communicator.copyEnginesRefusal(), "");
@@ -189,6 +198,29 @@ TEST(MultiRankTest, AllgatherByCopyEnginesGathersEveryRanksParts) {
     }
   }
   EXPECT_EQ(communicator.copyEnginesRefusal(), "");
+  // Auto: an allgather alone goes by NCCL, one beside compute by copy engines; both gather.
+  communicator.setAllgatherTransport(host::AllgatherTransport::Auto);
+  for (const host::Overlap overlap : {host::Overlap::Alone, host::Overlap::BesideCompute}) {
+    const bool beside = overlap == host::Overlap::BesideCompute;
+    SCOPED_TRACE(beside ? "auto, beside compute" : "auto, alone");
+    auto partOf = [&](int64_t r) {
+      return test::RandomTensors(7000 + 10 * static_cast<int64_t>(beside) + r)
+          .uniform(DataType::Float32, {4099});
+    };
+    const DeviceTensor part = DeviceTensor::fromHost(partOf(rank->launch.rank), device);
+    const DeviceTensor gathered = DeviceTensor::empty(DataType::Float32, {n * 4099}, device);
+    HostTensor expected = HostTensor::empty(DataType::Float32, {n * 4099});
+    for (int64_t r = 0; r < n; ++r)
+      std::memcpy(static_cast<float*>(expected.data()) + r * 4099, partOf(r).data(),
+                  4099 * sizeof(float));
+    gathered.fillBytes(0xff, streams[0]);
+    const int64_t before = communicator.copyEngineAllgathers();
+    communicator.allGather(part.data(), gathered.data(), 4099, DataType::Float32, streams[0],
+                           overlap);
+    communicator.waitFor(streams[0]);
+    EXPECT_EQ(communicator.copyEngineAllgathers() - before, beside ? 1 : 0);
+    test::expectClose(gathered.toHost(), expected, test::Tolerance{});
+  }
   for (CUstream stream : streams) (void)driver::driverApi().streamDestroy(stream);
   communicator.setAllgatherTransport(host::AllgatherTransport::Nccl);
 }

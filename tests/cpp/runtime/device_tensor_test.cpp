@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "braze/driver/cuda_driver.h"
 #include "braze/runtime/device_tensor.h"
 #include "support/error_matchers.h"
@@ -106,6 +108,26 @@ TEST(DeviceTensorTest, RoundTripKeepsValuesAndLayout) {
       EXPECT_EQ(test::valuesOf(back), test::valuesOf(dense)) << dtype << " " << host.describe();
     }
   }
+}
+
+// From pageable memory the driver's copy returns before its DMA lands; fromHost must not, or a
+// copy on a non-blocking stream (which does not wait for the legacy stream) reads old bytes.
+TEST(DeviceTensorTest, FromHostHasLandedForWorkOnNonBlockingStreams) {
+  if (!driver::isDriverAvailable()) GTEST_SKIP() << "no CUDA driver or device";
+  CUstream stream = nullptr;
+  BRAZE_CU(streamCreate, &stream, CU_STREAM_NON_BLOCKING);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const HostTensor host = test::RandomTensors(10 + attempt).uniform(DataType::Float32, {1 << 24});
+    const DeviceTensor sent = DeviceTensor::fromHost(host);
+    const DeviceTensor copied = DeviceTensor::empty(DataType::Float32, {1 << 24});
+    BRAZE_CU(memcpyDtoDAsync, copied.data(), sent.data(), static_cast<size_t>(sent.storageBytes()),
+             stream);
+    BRAZE_CU(streamSynchronize, stream);
+    const HostTensor back = copied.toHost();
+    EXPECT_EQ(std::memcmp(back.data(), host.data(), static_cast<size_t>(sent.storageBytes())), 0)
+        << "attempt " << attempt;
+  }
+  BRAZE_CU(streamDestroy, stream);
 }
 
 TEST(DeviceTensorTest, EmptyIsContiguousAndFillBytesPoisons) {

@@ -37,10 +37,12 @@ class Collectives {
   /// result is ready in that stream's order. By default refused: these collectives run on host
   /// tensors.
   /// With `into` (a dense tensor of the result's dtype and sizes), the result is written there
-  /// and returned as that memory; otherwise it is allocated in `stream`'s order.
+  /// and returned as that memory; otherwise it is allocated in `stream`'s order. `overlap`
+  /// says whether other streams compute meanwhile (a step of a stream loop).
   virtual DeviceTensor runOnDevice(const Communication& communication,
                                    const std::vector<int64_t>& team, const DeviceTensor& input,
-                                   CUstream stream, const DeviceTensor* into = nullptr);
+                                   CUstream stream, const DeviceTensor* into = nullptr,
+                                   Overlap overlap = Overlap::Alone);
   /// Called instead of run / runOnDevice on a device that takes no part in `communication`
   /// (a step of another pipeline stage's mesh), where the others run it: collectives that set
   /// up teams together (NCCL's communicator splits) take part there. Nothing by default.
@@ -64,7 +66,8 @@ class NcclCollectives : public Collectives {
                  const HostTensor& input) override;
   DeviceTensor runOnDevice(const Communication& communication, const std::vector<int64_t>& team,
                            const DeviceTensor& input, CUstream stream,
-                           const DeviceTensor* into = nullptr) override;
+                           const DeviceTensor* into = nullptr,
+                           Overlap overlap = Overlap::Alone) override;
   void skip(const Communication& communication) override;
 
  private:

@@ -41,7 +41,7 @@ class DeviceTensor {
                              std::shared_ptr<void> owner);
   /// A copy of `host` on `device` with the same sizes and strides: the span of memory the
   /// host tensor's elements occupy is copied as is, so non-contiguous and gapped layouts stay
-  /// what they were.
+  /// what they were. The copy has landed when this returns: work on any stream may read it.
   static DeviceTensor fromHost(const HostTensor& host, int device = 0);
 
   /// A host copy with the same sizes and strides (synchronous: waits for the device).
