@@ -720,6 +720,7 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   if (multi_wave) {
     loadWavesFirst(input_caches);
     moveRowSizedRegistersToGlobal(fusion);
+    alternateWaveDirections(fusion);
   }
   if (params.row_blocks > 0) {
     inlineIntoRowLoop(fusion, params);

@@ -44,10 +44,12 @@ void loadRowsFirst(const std::vector<TensorView*>& caches, const InnerOuterParam
 
 /// Multi-wave: [ceil(V/(u t)) waves, BIDx rows, Unroll u, TIDx t, v] (no u axis when
 /// wave_unroll is 1). Call recomputePersistentBuffers before it (after caching), and
-/// loadWavesFirst (on the input caches) and moveRowSizedRegistersToGlobal after inlineMost.
+/// loadWavesFirst (on the input caches), moveRowSizedRegistersToGlobal and
+/// alternateWaveDirections after inlineMost.
 void recomputePersistentBuffers(Fusion& fusion);
 void scheduleMultiWave(Fusion& fusion, TensorView* reference, const InnerOuterParams& params);
 void loadWavesFirst(const std::vector<TensorView*>& caches);
 void moveRowSizedRegistersToGlobal(Fusion& fusion);
+void alternateWaveDirections(Fusion& fusion);
 
 }  // namespace braze::inner_outer

@@ -433,6 +433,11 @@ class KernelPrinter {
     }
     indent(depth);
     const std::string i = loop.index.toString();
+    if (loop.reversed) {
+      os_ << "for (IndexT " << i << " = (" << loop.extent.toString() << ") - 1; " << i
+          << " >= 0; --" << i << ") {\n";
+      return;
+    }
     os_ << "for (IndexT " << i << " = 0; " << i << " < " << loop.extent.toString() << "; ++" << i
         << ") {\n";
   }

@@ -82,12 +82,14 @@ std::string IterDomain::name() const {
   if (expanded_extent_) text += " ex " + expanded_extent_->name();
   text += "}";
   if (parallel_type_ != ParallelType::Serial) text += ":" + std::string(toString(parallel_type_));
+  if (reversed_) text += ":reversed";
   return text;
 }
 
 Statement* IterDomain::cloneInto(Fusion& target, const CloneMap& map) const {
   auto* copy = target.create<IterDomain>(map[extent_], iter_type_, map[expanded_extent_]);
   copy->parallelize(parallel_type_);
+  copy->setReversed(reversed_);
   return copy;
 }
 

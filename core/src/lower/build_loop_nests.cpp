@@ -258,6 +258,8 @@ class NestBuilder {
     loop->parallel_type = p.type;
     loop->id = p.position.id;
     loop->unroll = p.type == ParallelType::Unroll || p.type == ParallelType::Vectorize;
+    // Only serial loops run backwards: an unrolled loop's order is the compiler's.
+    loop->reversed = p.type == ParallelType::Serial && p.position.id->isReversed();
     p.position.index = loop->index;
     kir::ForLoop* raw = loop.get();
     scope.push_back(std::move(loop));
@@ -314,6 +316,10 @@ class NestBuilder {
         << "lowering: " << describeAxis(out, axis) << " is the scan axis of " << expr->op()
         << " and is parallelized with " << type
         << "; each prefix needs the one before it, so the scan axis must stay a serial loop";
+    BRAZE_USER_CHECK(!scan_loop.position.id->isReversed())
+        << "lowering: " << describeAxis(out, axis) << " is the scan axis of " << expr->op()
+        << " and runs reversed; each prefix needs the one before it, so the scan axis must run "
+           "forwards (setReversed(false))";
     for (size_t k = static_cast<size_t>(axis) + 1; k < stack_.size(); ++k) {
       BRAZE_USER_CHECK(stack_[k].loop == nullptr)
           << "lowering: " << describeAxis(out, static_cast<int64_t>(k))

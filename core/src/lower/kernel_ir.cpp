@@ -16,6 +16,7 @@ ForLoop::ForLoop(const ForLoop& other)
       parallel_type(other.parallel_type),
       id(other.id),
       unroll(other.unroll),
+      reversed(other.reversed),
       carried(other.carried),
       body(cloneScope(other.body)) {}
 

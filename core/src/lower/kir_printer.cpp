@@ -96,6 +96,7 @@ class KirPrinter {
         const auto& loop = *stmt.as<kir::ForLoop>();
         os_ << "for " << loop.index.toString() << " in 0.." << loop.extent.toString();
         if (loop.parallel_type != ParallelType::Serial) os_ << " (" << loop.parallel_type << ")";
+        if (loop.reversed) os_ << " reversed";
         for (const kir::CarriedValue& value : loop.carried)
           os_ << " carries " << value.name << " (" << value.scan->op() << ")";
         os_ << ":\n";

@@ -88,6 +88,15 @@ TEST_P(InnerOuterMultiWaveTest, RecomputesFromTheInputsInsteadOfSpilling) {
   }
   const size_t loops = expectedRowLoops(c.kind);
   EXPECT_EQ(rowLoops(kernel.source), loops) << kernel.source;
+  // Each loop after a reduction runs the other way from the one before (alternateWaveDirections).
+  const std::regex loop_start(R"(\n  for \(IndexT i\d+ = ([^;]*);)");
+  size_t k = 0;
+  for (auto it = std::sregex_iterator(kernel.source.begin(), kernel.source.end(), loop_start);
+       it != std::sregex_iterator(); ++it, ++k) {
+    const bool reversed = (*it)[1].str() != "0";
+    EXPECT_EQ(reversed, k % 2 == 1) << "loop " << k << " starts at " << (*it)[1].str() << "\n"
+                                    << kernel.source;
+  }
   if (params.vector_width > 1) {
     // Loads from a [rows, row] input (indexed by the block's row) into a register array.
     const size_t row_inputs = c.kind == Normalization::SoftmaxBackward ? 2 : 1;

@@ -182,6 +182,17 @@ TEST(ScanSchedulerTest, RunTimeRefusesArgumentsThatContradictTheFusion) {
 
 // ---- lowering's checks of hand-made scan schedules ----
 
+TEST(ScanLoweringTest, RefusesAReversedScanAxis) {
+  Fusion fusion;
+  TensorView* x = makeSymbolicTensor(fusion, 2);
+  TensorView* y = cumsum(x, 1);
+  fusion.addOutput(y);
+  y->parallelize(0, ParallelType::BIDx);
+  y->loopAxis(1)->setReversed(true);
+  EXPECT_TRUE(throwsError([&] { generateCuda(fusion); },
+                          {"scan axis", y->name(), "runs reversed", "must run forwards"}));
+}
+
 TEST(ScanLoweringTest, RefusesAParallelScanAxis) {
   Fusion fusion;
   TensorView* x = makeSymbolicTensor(fusion, 2);

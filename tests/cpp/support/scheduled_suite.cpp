@@ -500,6 +500,26 @@ FusionPtr innerReductionBlock() {
   return fusion;
 }
 
+// As innerReductionBlock, with the serial loop over chunks run backwards, and x / sum(x) per
+// row computed in a second loop over the row that runs forwards (as multi-wave plans alternate).
+FusionPtr innerReductionReversed() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* total = sum(x, {1});
+  TensorView* out = div(x, broadcast(total, {false, true}));
+  fusion->addOutput(total);
+  fusion->addOutput(out);
+  TensorView* partial = total->cacheBefore();
+  out->split(1, 128);
+  propagateTransforms(out);
+  out->parallelize(0, ParallelType::BIDx);
+  out->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(out);
+  inlineMost(*fusion);
+  partial->loopAxis(1)->setReversed(true);
+  return fusion;
+}
+
 // As innerReductionBlock, but the serial part is split off with rFactor: each thread sums its
 // chunk of the row in a register, then one block reduction combines the 128 partial sums.
 FusionPtr innerReductionRFactor() {
@@ -948,6 +968,12 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({67, 300})},
                    std::nullopt,
                    {"braze::blockReduce<true, false, false>", "__shfl_xor_sync"}});
+  suite.push_back({"inner_reduction_reversed",
+                   "row sums over serial chunks run backwards, then x / sum(x) forwards",
+                   innerReductionReversed,
+                   {tensorInput({67, 300})},
+                   Tolerance{1e-5, 1e-5},
+                   {") - 1; i", " >= 0; --i", "braze::blockReduce<true, false, false>"}});
   suite.push_back({"row_in_shared_memory",
                    "x * sum(x) per row, the row cached in shared memory sized at launch",
                    [] { return rowInSharedMemory(std::nullopt, 4); },

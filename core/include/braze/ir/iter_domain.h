@@ -64,8 +64,14 @@ class IterDomain : public Val {
   ParallelType parallelType() const { return parallel_type_; }
   void parallelize(ParallelType type) { parallel_type_ = type; }
 
+  /// A serial loop over this axis runs from the last index down to 0. Where a row is read in
+  /// several passes, alternating directions makes each pass start on what the previous one
+  /// read last, which is still in L2. Meaningful for serial loops only.
+  bool isReversed() const { return reversed_; }
+  void setReversed(bool reversed) { reversed_ = reversed; }
+
   /// "i5{s0}", "r7{s1}", "b3{1}", "b3{1 ex s4}"; parallelized axes add their type
-  /// ("i5{s0}:TIDx").
+  /// ("i5{s0}:TIDx"), reversed ones ":reversed".
   std::string name() const override;
 
  private:
@@ -74,6 +80,7 @@ class IterDomain : public Val {
   Scalar* expanded_extent_;
   IterType iter_type_;
   ParallelType parallel_type_ = ParallelType::Serial;
+  bool reversed_ = false;
 };
 
 }  // namespace braze

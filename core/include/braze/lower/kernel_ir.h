@@ -129,8 +129,9 @@ struct CarriedValue {
   const Expr* scan = nullptr;
 };
 
-/// `for (IndexT index = 0; index < extent; ++index) body`. Thread- and block-parallel
-/// dimensions have no loop; loops of extent 1 are never built.
+/// `for (IndexT index = 0; index < extent; ++index) body`, or from extent - 1 down to 0 when
+/// `reversed` (IterDomain::isReversed). Thread- and block-parallel dimensions have no loop;
+/// loops of extent 1 are never built.
 class ForLoop : public StmtBase<ForLoop, StmtKind::ForLoop> {
  public:
   Value index;
@@ -138,6 +139,7 @@ class ForLoop : public StmtBase<ForLoop, StmtKind::ForLoop> {
   ParallelType parallel_type = ParallelType::Serial;
   const IterDomain* id = nullptr;
   bool unroll = false;  ///< #pragma unroll
+  bool reversed = false;
   /// The running values of the scans along this loop (see TensorOp::accumulator).
   std::vector<CarriedValue> carried;
   Scope body;
