@@ -105,26 +105,26 @@ void alternateWaveDirections(Fusion& fusion) {
   for (const Expr* expr : exprs) {
     int64_t round = 0;
     for (const Val* input : expr->inputs()) {
-      const auto* producer = dynamic_cast<const TensorView*>(input);
+      const auto* producer = input->dynCast<TensorView>();
       if (producer == nullptr) continue;
       const auto found = rounds.find(producer);
       const int64_t before = found == rounds.end() ? 0 : found->second;
       round = std::max(round, before + (producer->hasReduction() ? 1 : 0));
     }
     for (const Val* output : expr->outputs()) {
-      if (const auto* tv = dynamic_cast<const TensorView*>(output)) rounds[tv] = round;
+      if (const auto* tv = output->dynCast<TensorView>()) rounds[tv] = round;
     }
   }
   std::unordered_map<const TensorView*, int64_t> loop_of;
   for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
     const Expr* expr = *it;
     for (Val* output : expr->outputs()) {
-      auto* tv = dynamic_cast<TensorView*>(output);
+      auto* tv = output->dynCast<TensorView>();
       if (tv == nullptr) continue;
       int64_t loop = rounds[tv];
       if (tv->inlinePosition() >= 1) {
         for (const Expr* use : tv->uses()) {
-          const auto* reader = dynamic_cast<const TensorView*>(use->output(0));
+          const auto* reader = use->output(0)->dynCast<TensorView>();
           if (reader != nullptr && loop_of.count(reader) != 0) {
             loop = loop_of[reader];
             break;

@@ -19,9 +19,9 @@
 
 namespace braze::host {
 
-/// Every rank allocates `slots` staging slots, each with a block per peer, and a pad of signal
-/// words, and maps every peer's (CUDA IPC). Parts are pushed: a GPU's copy engines write over
-/// NVLink at about 1.75x the rate they read (364 against 208 GB/s into each of 4 H200s,
+/// Every rank allocates `slots` staging slots, each with a block per rank (its own unused), and a
+/// pad of signal words, and maps every peer's (CUDA IPC). Parts are pushed: a GPU's copy engines
+/// write over NVLink at about 1.75x the rate they read (364 against 208 GB/s into each of 4 H200s,
 /// benchmarks/cuda/copy_engine_probe.cu). One allgather of generation g, on the caller's stream:
 ///   1. copy this rank's part into its block of the result;
 ///   2. on one side stream per peer: wait until the peer has copied out what this rank pushed
