@@ -19,6 +19,7 @@
 
 #include "bandwidth_timing.h"
 #include "braze/braze.h"
+#include "braze/driver/pinned_host_memory.h"
 #include "braze/runtime/fusion_executor_cache.h"
 
 namespace braze {
@@ -90,7 +91,11 @@ void shapes(benchmark::internal::Benchmark* b) {
 // copy's at the balance point, where overlap can give up to 2x. Wall time per call (the result
 // comes back to the host, which waits for it); `vs_one_slice` is the one-slice time over this
 // one, from the same run.
-std::unique_ptr<Fusion> rowSumsOfWork(int64_t slices, int64_t work) {
+//
+// With `whole_result`, the fusion returns y itself (1 GiB) instead of its row sums: the result
+// comes back slice by slice too, so each slice's copy back overlaps later slices' copies in
+// and kernels (host_round_trip).
+std::unique_ptr<Fusion> rowSumsOfWork(int64_t slices, int64_t work, bool whole_result = false) {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*fusion, 2);
   std::vector<TensorView*> computed;
@@ -101,9 +106,13 @@ std::unique_ptr<Fusion> rowSumsOfWork(int64_t slices, int64_t work) {
     computed.push_back(y->definition()->input(0)->as<TensorView>());
     computed.push_back(y);
   }
-  TensorView* sums = sum(y, {1});
-  fusion->addOutput(sums);
-  computed.push_back(sums);
+  if (whole_result) {
+    fusion->addOutput(y);
+  } else {
+    TensorView* sums = sum(y, {1});
+    fusion->addOutput(sums);
+    computed.push_back(sums);
+  }
   for (TensorView* tv : computed) {
     tv->split(0, slices, /*inner_split=*/false);
     tv->parallelize(0, ParallelType::Stream);
@@ -111,12 +120,13 @@ std::unique_ptr<Fusion> rowSumsOfWork(int64_t slices, int64_t work) {
   return fusion;
 }
 
-std::map<int64_t, double>& oneSliceSeconds() {
-  static std::map<int64_t, double> seconds;
+// Seconds per call of the one-slice case, by (whole result, work).
+std::map<std::pair<bool, int64_t>, double>& oneSliceSeconds() {
+  static std::map<std::pair<bool, int64_t>, double> seconds;
   return seconds;
 }
 
-void hostOverlap(benchmark::State& state) {
+void hostOverlap(benchmark::State& state, bool whole_result) {
   const int64_t slices = state.range(0);
   const int64_t work = state.range(1);
   constexpr int64_t kRows = 16384;
@@ -124,14 +134,12 @@ void hostOverlap(benchmark::State& state) {
   if (bench::benchmarkStream(state) == nullptr) return;
   bench::guarded(state, [&] {
     const size_t bytes = static_cast<size_t>(kRows * kCols) * sizeof(float);
-    void* pinned = nullptr;
-    BRAZE_CU(memHostAlloc, &pinned, bytes, 0);
-    std::shared_ptr<void> owner(pinned, [](void* p) { driver::driverApi().memFreeHost(p); });
-    auto* values = static_cast<float*>(pinned);
+    const std::shared_ptr<void> pinned = driver::allocatePinnedHost(bytes);
+    auto* values = static_cast<float*>(pinned.get());
     for (int64_t i = 0; i < kRows * kCols; ++i) values[i] = 0.001f * static_cast<float>(i % 1000);
     const HostTensor x =
-        HostTensor::borrow(DataType::Float32, {kRows, kCols}, {kCols, 1}, pinned, owner);
-    FusionExecutorCache cache(rowSumsOfWork(slices, work));
+        HostTensor::borrow(DataType::Float32, {kRows, kCols}, {kCols, 1}, pinned.get(), pinned);
+    FusionExecutorCache cache(rowSumsOfWork(slices, work, whole_result));
     RunOptions options;
     options.stream_pool = 8;
     cache.run({x}, options);  // compiles and freezes the plan
@@ -145,16 +153,18 @@ void hostOverlap(benchmark::State& state) {
     }
     const double median = bench::median(samples);
     state.counters["ms_per_call"] = median * 1e3;
-    state.counters["copy_GB/s"] = static_cast<double>(bytes) / median / 1e9;
+    state.counters["copy_GB/s"] =
+        static_cast<double>(whole_result ? 2 * bytes : bytes) / median / 1e9;
+    const std::pair<bool, int64_t> key{whole_result, work};
     if (slices == 1) {
-      oneSliceSeconds()[work] = median;
-    } else if (auto one = oneSliceSeconds().find(work); one != oneSliceSeconds().end()) {
+      oneSliceSeconds()[key] = median;
+    } else if (auto one = oneSliceSeconds().find(key); one != oneSliceSeconds().end()) {
       state.counters["vs_one_slice"] = one->second / median;
     }
   });
 }
 
-BENCHMARK(hostOverlap)
+BENCHMARK_CAPTURE(hostOverlap, row_sums, false)
     ->Name("host_overlap")
     ->ArgNames({"slices", "work"})
     // 1 vs 8 slices at each amount of work, and 16 at the balance point (64), where the
@@ -168,6 +178,21 @@ BENCHMARK(hostOverlap)
     ->Args({16, 64})
     ->Args({1, 128})
     ->Args({8, 128})
+    ->UseManualTime()
+    ->Iterations(5)
+    ->Unit(benchmark::kMillisecond);
+
+// The 1 GiB result comes back as well: copy in, compute and copy back of different slices at
+// once (the two directions on the link's two copy engines). Ceiling 3x where the three take
+// the same time.
+BENCHMARK_CAPTURE(hostOverlap, whole_result, true)
+    ->Name("host_round_trip")
+    ->ArgNames({"slices", "work"})
+    ->Args({1, 0})
+    ->Args({8, 0})
+    ->Args({1, 64})
+    ->Args({8, 64})
+    ->Args({16, 64})
     ->UseManualTime()
     ->Iterations(5)
     ->Unit(benchmark::kMillisecond);

@@ -121,6 +121,9 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuStreamWaitEvent", api.streamWaitEvent, failure) &&
       resolve(get_proc, "cuGraphCreate", api.graphCreate, failure) &&
       resolve(get_proc, "cuGraphAddKernelNode", api.graphAddKernelNode, failure) &&
+      resolve(get_proc, "cuGraphAddMemcpyNode", api.graphAddMemcpyNode, failure) &&
+      resolve(get_proc, "cuGraphExecMemcpyNodeSetParams", api.graphExecMemcpyNodeSetParams,
+              failure) &&
       resolve(get_proc, "cuGraphInstantiateWithFlags", api.graphInstantiate, failure) &&
       resolve(get_proc, "cuGraphExecKernelNodeSetParams", api.graphExecKernelNodeSetParams,
               failure) &&

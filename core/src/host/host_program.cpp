@@ -107,6 +107,7 @@ class ProgramBuilder {
       } else {
         for (size_t step = begin; step < end; ++step) {
           emitLaunch(step, program_.instructions);
+          copyResultsWholeAfter(step);
           freeAfter(step);
         }
       }
@@ -118,6 +119,11 @@ class ProgramBuilder {
     for (int32_t segment : unwaited) program_.instructions.emplace_back(Wait{segment});
     unwaited_.clear();
     for (const Val* output : original_.outputs()) {
+      auto on_host = host_result_.find(output);
+      if (on_host != host_result_.end()) {
+        program_.outputs.push_back({SlotKind::Buffer, on_host->second});
+        continue;
+      }
       auto found = where_.find(output);
       BRAZE_INTERNAL_CHECK(found != where_.end())
           << "buildHostProgram: no segment writes fusion output " << output->name();
@@ -139,15 +145,7 @@ class ProgramBuilder {
   // input is still found where it was.
   int32_t allocate(const Val* output, std::vector<Instruction>& into, int32_t ring_loop = -1,
                    int64_t ring_axis = 0, bool staging = false) {
-    const auto* tv = output->as<TensorView>();
-    Allocate allocate;
-    allocate.buffer = program_.num_buffers++;
-    allocate.dtype = tv->dtype();
-    allocate.tensor = tv;
-    for (const IterDomain* id : tv->logicalNoReductions()) {
-      allocate.extents.push_back(id->logicalExtent());
-      if (!id->logicalExtent()->isConstant()) extentRef(id->logicalExtent());
-    }
+    Allocate allocate = allocationOf(*output->as<TensorView>());
     if (ring_loop >= 0) {
       allocate.ring_slots = program_.loops[static_cast<size_t>(ring_loop)].streams;
       allocate.ring_loop = ring_loop;
@@ -161,10 +159,56 @@ class ProgramBuilder {
     }
     BRAZE_INTERNAL_CHECK(staging || where_.emplace(output, ref).second)
         << "buildHostProgram: " << output->name() << " is written by two segments";
-    if (!original_.isOutput(output) && ring_loop < 0) live_[allocate.buffer] = output;
+    // An output that goes back to the host is an intermediate on the device: freed after
+    // its copy and its last reader.
+    if ((!original_.isOutput(output) || returnsToHost(output)) && ring_loop < 0)
+      live_[allocate.buffer] = output;
     const int32_t buffer = allocate.buffer;
     into.emplace_back(std::move(allocate));
     return buffer;
+  }
+
+  // A new slot's allocation of `tv` whole, its extents registered.
+  Allocate allocationOf(const TensorView& tv) {
+    Allocate allocate;
+    allocate.buffer = program_.num_buffers++;
+    allocate.dtype = tv.dtype();
+    allocate.tensor = &tv;
+    for (const IterDomain* id : tv.logicalNoReductions()) {
+      allocate.extents.push_back(id->logicalExtent());
+      if (!id->logicalExtent()->isConstant()) extentRef(id->logicalExtent());
+    }
+    return allocate;
+  }
+
+  // Whether fusion output `value` is copied back into a host buffer.
+  bool returnsToHost(const Val* value) const {
+    return options_.host_results && original_.isOutput(value) &&
+           original_.aliasedInput(value) == nullptr && !original_.isInput(value);
+  }
+
+  // The host buffer fusion output `output` comes back into, allocated (whole, before anything
+  // writes it) at the end of the program so far.
+  int32_t hostResult(const Val* output) {
+    auto found = host_result_.find(output);
+    if (found != host_result_.end()) return found->second;
+    Allocate allocate = allocationOf(*output->as<TensorView>());
+    allocate.host = true;
+    const int32_t buffer = allocate.buffer;
+    program_.instructions.emplace_back(std::move(allocate));
+    host_result_.emplace(output, buffer);
+    return buffer;
+  }
+
+  // The outputs of the segment at `step` (outside loops) that return to the host, copied
+  // whole right after its launch, on the caller's stream.
+  void copyResultsWholeAfter(size_t step) {
+    for (const Val* output : segmented_.segments[order_[step]].outputs) {
+      if (!returnsToHost(output) || host_result_.count(output) != 0) continue;
+      const int32_t host = hostResult(output);
+      program_.instructions.emplace_back(
+          Copy{host, where_.at(output), CopyDirection::DeviceToHost});
+    }
   }
 
   bool isCommunication(size_t segment) const {
@@ -214,7 +258,7 @@ class ProgramBuilder {
       const ValueRef host = where_.at(input);
       where_.erase(input);
       const int32_t buffer = allocate(input, program_.instructions);
-      program_.instructions.emplace_back(Copy{buffer, host});
+      program_.instructions.emplace_back(Copy{buffer, host, CopyDirection::HostToDevice});
     }
   }
 
@@ -263,13 +307,15 @@ class ProgramBuilder {
             << "buildHostProgram: " << output->name() << " is written in a stream loop but has "
             << "no dim mapped to its axis";
         const std::vector<size_t>& readers = readers_[output];
-        const bool inside = !original_.isOutput(output) && !original_.aliasedInput(output) &&
+        const bool inside = (!original_.isOutput(output) || returnsToHost(output)) &&
+                            !original_.aliasedInput(output) &&
                             std::all_of(readers.begin(), readers.end(),
                                         [&](size_t r) { return r >= begin && r < end; });
         const int32_t buffer =
             allocate(output, program_.instructions, inside ? loop_id : -1, inside ? *axis : 0);
         if (inside) rings.push_back(buffer);
         is_ring[buffer] = inside;
+        if (returnsToHost(output)) hostResult(output);
       }
     }
     ForLoop loop;
@@ -296,7 +342,7 @@ class ProgramBuilder {
         is_ring[ring] = true;
         const int32_t from = select(source, axis, 0);
         const int32_t into = select({SlotKind::Buffer, ring}, axis, options_.streams);
-        loop.body.emplace_back(Copy{into, {SlotKind::Buffer, from}});
+        loop.body.emplace_back(Copy{into, {SlotKind::Buffer, from}, CopyDirection::HostToDevice});
         views.emplace(key, into);
         return into;
       }
@@ -344,6 +390,17 @@ class ProgramBuilder {
       }
       loop.body.emplace_back(std::move(launch));
     }
+    // Results back to the host: this iteration's slices, after every kernel of the iteration
+    // (on its stream), while other iterations compute.
+    for (size_t step = begin; step < end; ++step) {
+      for (const Val* output : segmented_.segments[order_[step]].outputs) {
+        if (!returnsToHost(output)) continue;
+        const int64_t axis = *stages_->slicedAxis(*output->as<TensorView>(), stage);
+        const int32_t device = viewOf(where_.at(output), axis);
+        const int32_t host = select({SlotKind::Buffer, host_result_.at(output)}, axis, 0);
+        loop.body.emplace_back(Copy{host, {SlotKind::Buffer, device}, CopyDirection::DeviceToHost});
+      }
+    }
     // A slice communicated and not read in the loop is complete before its iteration ends.
     for (auto it = unwaited_.begin(); it != unwaited_.end();) {
       if (loop_steps.count(it->second) == 0) {
@@ -371,10 +428,11 @@ class ProgramBuilder {
   std::map<const Val*, int32_t> extent_slot_;
   std::map<const Val*, size_t> last_reader_;
   std::map<const Val*, std::vector<size_t>> readers_;
-  std::map<int32_t, const Val*> live_;       // buffers that hold intermediates, by buffer
-  std::map<const Val*, int32_t> unwaited_;   // communicated tensors, by segment, not waited for
-  std::set<const Val*> whole_host_inputs_;   // host inputs copied whole, not yet copied
-  std::set<const Val*> sliced_host_inputs_;  // host inputs copied slice by slice in loops
+  std::map<int32_t, const Val*> live_;         // buffers that hold intermediates, by buffer
+  std::map<const Val*, int32_t> unwaited_;     // communicated tensors, by segment, not waited for
+  std::set<const Val*> whole_host_inputs_;     // host inputs copied whole, not yet copied
+  std::set<const Val*> sliced_host_inputs_;    // host inputs copied slice by slice in loops
+  std::map<const Val*, int32_t> host_result_;  // outputs' host buffers (host_results)
 };
 
 }  // namespace
@@ -384,6 +442,9 @@ HostProgram buildHostProgram(const SegmentedFusion& segmented, const StreamStage
   BRAZE_INTERNAL_CHECK(segmented.original != nullptr) << "buildHostProgram: no original fusion";
   BRAZE_USER_CHECK(options.streams >= 1)
       << "a stream loop runs on a pool of at least one stream, not " << options.streams;
+  BRAZE_INTERNAL_CHECK(!options.host_results || segmented.original->outputAliases().empty())
+      << "buildHostProgram: results copied back to the host, but an output is written into an "
+         "input";
   HostProgram program = ProgramBuilder(segmented, stages, options).build();
   const std::optional<std::string> problem = verifyHostProgram(program);
   BRAZE_INTERNAL_CHECK(!problem.has_value())

@@ -51,7 +51,7 @@ class ProgramPrinter {
                     << ", written in place)\n";
                 return;
               }
-              os_ << "allocate " << a.dtype << "[";
+              os_ << (a.host ? "allocate_host " : "allocate ") << a.dtype << "[";
               for (size_t i = 0; i < a.extents.size(); ++i)
                 os_ << (i ? ", " : "") << a.extents[i]->name();
               os_ << "]";
@@ -77,7 +77,11 @@ class ProgramPrinter {
                   << "\n";
             },
             [&](const Copy& c) {
-              os_ << indent << "copy " << ref(c.source) << " -> %" << c.target << "\n";
+              os_ << indent
+                  << (c.direction == CopyDirection::HostToDevice   ? "copy_to_device "
+                      : c.direction == CopyDirection::DeviceToHost ? "copy_to_host "
+                                                                   : "copy ")
+                  << ref(c.source) << " -> %" << c.target << "\n";
             },
             [&](const GetCurrentStream& g) {
               os_ << indent << "%s" << g.stream << " = get_current_stream\n";

@@ -40,7 +40,14 @@ class Verifier {
     int32_t ring_slots = 0;
     int32_t view_loop = -1;
     int32_t communicating = -1;  // the segment whose Communicate writes it, until its Wait
+    bool host = false;           // host memory (Allocate::host, or a view of such a buffer)
+    bool of_input = false;       // a view of a fusion input
   };
+
+  // Whether `value` is host memory the program allocated (or a view of it).
+  bool isHostBuffer(const ValueRef& value) const {
+    return value.kind == SlotKind::Buffer && slots_[static_cast<size_t>(value.index)].host;
+  }
 
   bool fail(const std::string& what) {
     problem_ = what;
@@ -148,6 +155,9 @@ class Verifier {
                   (a.ring_loop < 0 || static_cast<size_t>(a.ring_loop) >= program_.loops.size() ||
                    a.ring_axis < 0 || a.ring_axis >= static_cast<int64_t>(a.extents.size())))
                 return fail(where + " allocates a ring with no loop or an axis out of range");
+              if (a.host && (a.ring_slots > 0 || a.alias_input >= 0))
+                return fail(where + " allocates host memory as a ring or an input's memory");
+              s->host = a.host;
               s->state = State::Allocated;
               s->owns = a.alias_input < 0;
               s->rank = static_cast<int64_t>(a.extents.size());
@@ -178,9 +188,15 @@ class Verifier {
                   where + " (launch segment " + std::to_string(l.segment) + ")";
               for (const ValueRef& input : l.inputs) {
                 if (!usable(input, what)) return false;
+                if (isHostBuffer(input))
+                  return fail(what + " reads %" + std::to_string(input.index) +
+                              ", which is host memory");
               }
               for (int32_t output : l.outputs) {
                 if (!usable({SlotKind::Buffer, output}, what)) return false;
+                if (isHostBuffer({SlotKind::Buffer, output}))
+                  return fail(what + " writes %" + std::to_string(output) +
+                              ", which is host memory");
                 const Slot& s = slots_[static_cast<size_t>(output)];
                 if (s.ring_loop >= 0)
                   return fail(what + " writes all of ring %" + std::to_string(output) +
@@ -218,6 +234,8 @@ class Verifier {
               view->state = State::View;
               view->rank = rank;
               view->view_loop = s.loop;
+              view->host = isHostBuffer(s.source);
+              view->of_input = s.source.kind == SlotKind::Input;
               return true;
             },
             [&](const Copy& c) {
@@ -227,6 +245,28 @@ class Verifier {
               if (slots_[static_cast<size_t>(c.target)].ring_loop >= 0)
                 return fail(what + " copies into all of ring %" + std::to_string(c.target) +
                             " instead of a slot of it");
+              const bool from_input = c.source.kind == SlotKind::Input ||
+                                      (c.source.kind == SlotKind::Buffer &&
+                                       slots_[static_cast<size_t>(c.source.index)].of_input);
+              const bool into_host = isHostBuffer({SlotKind::Buffer, c.target});
+              switch (c.direction) {
+                case CopyDirection::HostToDevice:
+                  if (!from_input || into_host)
+                    return fail(what +
+                                " copies to the device from other than a fusion input, "
+                                "or into host memory");
+                  break;
+                case CopyDirection::DeviceToHost:
+                  if (!into_host || isHostBuffer(c.source) || from_input)
+                    return fail(what +
+                                " copies to the host into other than a host buffer, or "
+                                "from other than device memory the program wrote");
+                  break;
+                case CopyDirection::DeviceToDevice:
+                  if (into_host || isHostBuffer(c.source))
+                    return fail(what + " copies between device tensors from or into host memory");
+                  break;
+              }
               return true;
             },
             [&](const GetCurrentStream& g) {

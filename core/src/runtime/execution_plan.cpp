@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/device_memory.h"
+#include "braze/driver/pinned_host_memory.h"
 #include "braze/driver/primary_context.h"
 #include "braze/eval/strided_layout.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
@@ -179,6 +181,9 @@ class PlanBuilder {
   void build() {
     for (const host::Instruction& instruction : program_.instructions) visit(instruction);
     plan_.outputs = program_.outputs;
+    plan_.host_results = std::any_of(plan_.outputs.begin(), plan_.outputs.end(), [&](auto& ref) {
+      return ref.kind == SlotKind::Buffer && plan_.buffers[static_cast<size_t>(ref.index)].host;
+    });
   }
 
  private:
@@ -199,21 +204,61 @@ class PlanBuilder {
     return {ref, 0, tensor.dtype(), tensor.sizes(), tensor.strides()};
   }
 
-  // The program copies a host input (or a slice of it) into a buffer: one contiguous block.
+  // A copy between memories: one contiguous block, laid out alike at both ends.
   void copy(const host::Copy& c) {
     const PlannedTensor source = tensorOf(c.source);
     const PlannedTensor& target = slots_[static_cast<size_t>(c.target)];
-    BRAZE_INTERNAL_CHECK(source.base.kind == SlotKind::Input &&
-                         target.base.kind == SlotKind::Buffer && source.sizes == target.sizes)
-        << "a host program copies from other than a host input, or between shapes";
-    BRAZE_USER_CHECK(denseStrides(source.sizes, {}) == source.strides || numelOf(source.sizes) <= 1)
-        << "input " << source.base.index << " is a host tensor the run copies to the device in "
-        << "slices, which needs it contiguous (row-major); pass a contiguous tensor";
+    BRAZE_INTERNAL_CHECK(target.base.kind == SlotKind::Buffer && source.sizes == target.sizes &&
+                         source.dtype == target.dtype)
+        << "a host program copies into other than a buffer, or between shapes";
+    if (c.direction == host::CopyDirection::HostToDevice) {
+      BRAZE_USER_CHECK(denseStrides(source.sizes, {}) == source.strides ||
+                       numelOf(source.sizes) <= 1)
+          << "input " << source.base.index << " is a host tensor the run copies to the device in "
+          << "slices, which needs it contiguous (row-major); pass a contiguous tensor";
+    }
+    BRAZE_INTERNAL_CHECK(isContiguousBlock(source.sizes, source.strides) &&
+                         isContiguousBlock(target.sizes, target.strides) &&
+                         sameLayout(source, target))
+        << "a host program copies between tensors that are not one contiguous block laid out "
+           "alike";
+    int32_t fusion_position = -1;
+    if (c.direction == host::CopyDirection::HostToDevice) {
+      fusion_position = source.base.index;
+    } else if (c.direction == host::CopyDirection::DeviceToHost) {
+      for (size_t j = 0; j < program_.outputs.size(); ++j) {
+        if (program_.outputs[j] == target.base) fusion_position = static_cast<int32_t>(j);
+      }
+    }
     plan_.steps.push_back(
         {Step::Kind::Copy, 0, static_cast<int32_t>(plan_.copies.size()), stream_});
     plan_.copies.push_back(
-        {source.base.index, source.byte_offset, target.base.index, target.byte_offset,
-         static_cast<size_t>(numelOf(source.sizes) * sizeInBytes(source.dtype))});
+        {c.direction, source.base, source.byte_offset, target.base.index, target.byte_offset,
+         static_cast<size_t>(numelOf(source.sizes) * sizeInBytes(source.dtype)), fusion_position});
+  }
+
+  // Whether a tensor's elements fill one block with no gaps (dims of one element aside).
+  static bool isContiguousBlock(const std::vector<int64_t>& sizes,
+                                const std::vector<int64_t>& strides) {
+    std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] == 0) return true;
+      if (sizes[d] != 1) dims.emplace_back(strides[d], sizes[d]);
+    }
+    std::sort(dims.begin(), dims.end(), std::greater<>());
+    int64_t expected = 1;
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+      if (it->first != expected) return false;
+      expected *= it->second;
+    }
+    return true;
+  }
+
+  static bool sameLayout(const PlannedTensor& a, const PlannedTensor& b) {
+    for (size_t d = 0; d < a.sizes.size(); ++d) {
+      if (a.sizes[d] != 1 && a.strides[d] != b.strides[d]) return false;
+    }
+    return true;
   }
 
   // What the executor plans a launch with: the tensor at its planning address (an input's
@@ -321,6 +366,7 @@ class PlanBuilder {
     buffer.strides = denseStrides(buffer.sizes, a.tensor->allocationOrder());
     buffer.bytes = static_cast<size_t>(numelOf(buffer.sizes) * sizeInBytes(buffer.dtype));
     buffer.alias_input = a.alias_input;
+    buffer.host = a.host;
     slots_[static_cast<size_t>(a.buffer)] = {a.alias_input >= 0
                                                  ? ValueRef{SlotKind::Input, a.alias_input}
                                                  : ValueRef{SlotKind::Buffer, a.buffer},
@@ -438,6 +484,22 @@ std::vector<DeviceTensor> ExecutionPlan::outputTensors(
   return tensors;
 }
 
+std::vector<HostTensor> ExecutionPlan::hostOutputTensors(
+    std::span<const std::shared_ptr<void>> host_memory) const {
+  std::vector<HostTensor> tensors;
+  tensors.reserve(outputs.size());
+  for (const host::ValueRef& ref : outputs) {
+    BRAZE_INTERNAL_CHECK(ref.kind == host::SlotKind::Buffer &&
+                         buffers[static_cast<size_t>(ref.index)].host)
+        << "a plan returning host tensors has an output in device memory";
+    const Buffer& buffer = buffers[static_cast<size_t>(ref.index)];
+    const std::shared_ptr<void>& block = host_memory[static_cast<size_t>(ref.index)];
+    tensors.push_back(
+        HostTensor::borrow(buffer.dtype, buffer.sizes, buffer.strides, block.get(), block));
+  }
+  return tensors;
+}
+
 double RunTrace::overlapMicroseconds(Span::Kind a, Span::Kind b) const {
   double total = 0;
   for (const Span& x : spans) {
@@ -487,21 +549,36 @@ std::shared_ptr<const ExecutionPlan> FusionKernelRuntime::plan(
   return plan;
 }
 
-std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
-                                                   const std::vector<FusionArgument>& arguments,
-                                                   CUstream stream, RunTrace* trace,
-                                                   std::span<const DeviceTensor> into) const {
+namespace {
+
+// Memory of the buffers of one run, reused by every run on this thread: the hit path allocates
+// no bookkeeping. Device buffers, and page-locked host buffers (results copied back).
+struct RunMemory {
+  std::vector<std::shared_ptr<driver::DeviceMemory>> device;
+  std::vector<std::shared_ptr<void>> host;
+};
+
+RunMemory& threadRunMemory() {
+  thread_local RunMemory memory;
+  return memory;
+}
+
+// Enqueues `plan`'s steps on `stream` and the pool streams; `memory` holds the memory of each
+// buffer the run did not free (its outputs).
+void enqueuePlan(const ExecutionPlan& plan, const std::vector<FusionArgument>& arguments,
+                 CUstream stream, RunTrace* trace, std::span<const DeviceTensor> into,
+                 RunMemory& memory) {
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DriverApi& api = driver::driverApi();
-  // Scratch reused by every run on this thread: the hit path allocates no bookkeeping.
-  thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> buffers;
   thread_local std::vector<std::byte> parameters;
   thread_local std::vector<void*> parameter_pointers;
   thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
   // Each stream's workspace block, looked up (under the plan's lock) once per run: lane 0 is
   // the caller's stream, lane k + 1 pool stream k.
   thread_local std::vector<CUdeviceptr> workspaces;
+  std::vector<std::shared_ptr<driver::DeviceMemory>>& buffers = memory.device;
   buffers.assign(plan.buffers.size(), nullptr);
+  if (!plan.copies.empty()) memory.host.assign(plan.buffers.size(), nullptr);
   // Outputs the caller gave memory for: their buffers take it instead of an allocation.
   // Empty unless the caller gave memory: the usual run touches none of it.
   thread_local std::vector<std::shared_ptr<driver::DeviceMemory>> given;
@@ -511,7 +588,7 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
     const ValueRef& ref = plan.outputs[j];
     if (!into[j].defined() || into[j].numel() == 0 || ref.kind != SlotKind::Buffer) continue;
     const ExecutionPlan::Buffer& buffer = plan.buffers[static_cast<size_t>(ref.index)];
-    if (buffer.alias_input >= 0 || buffer.dtype != into[j].dtype() ||
+    if (buffer.alias_input >= 0 || buffer.host || buffer.dtype != into[j].dtype() ||
         buffer.sizes != into[j].sizes() || buffer.strides != into[j].strides() ||
         into[j].device() != plan.device)
       continue;
@@ -521,10 +598,23 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
   workspaces.assign(static_cast<size_t>(plan.pool_streams) + 1, 0);
   auto pointerOf = [&](const ValueRef& ref) -> CUdeviceptr {
     if (ref.kind == SlotKind::Buffer) {
-      const auto& memory = buffers[static_cast<size_t>(ref.index)];
-      return memory ? memory->pointer() : 0;
+      const auto& block = buffers[static_cast<size_t>(ref.index)];
+      return block ? block->pointer() : 0;
     }
     return std::get<DeviceTensor>(arguments[static_cast<size_t>(ref.index)]).data();
+  };
+  auto devicePointerOf = [&](const ValueRef& ref, int64_t offset) {
+    return pointerOf(ref) + static_cast<CUdeviceptr>(offset);
+  };
+  auto devicePointerOfBuffer = [&](int32_t buffer, int64_t offset) {
+    return devicePointerOf({SlotKind::Buffer, buffer}, offset);
+  };
+  auto hostPointerOf = [&](const ValueRef& ref, int64_t offset) -> char* {
+    char* base = ref.kind == SlotKind::Buffer
+                     ? static_cast<char*>(memory.host[static_cast<size_t>(ref.index)].get())
+                     : static_cast<char*>(
+                           std::get<HostTensor>(arguments[static_cast<size_t>(ref.index)]).data());
+    return base + offset;
   };
   const std::vector<CUstream>* pool =
       plan.pool_streams > 0 ? &poolStreams(plan.device, plan.pool_streams) : nullptr;
@@ -536,13 +626,22 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
         recorder && (step.kind == Step::Kind::Launch || step.kind == Step::Kind::Copy);
     if (timed) {
       const bool is_launch = step.kind == Step::Kind::Launch;
-      recorder->begin(is_launch ? RunTrace::Span::Kind::Launch : RunTrace::Span::Kind::Copy,
+      const ExecutionPlan::MemoryCopy* copy =
+          is_launch ? nullptr : &plan.copies[static_cast<size_t>(step.launch)];
+      recorder->begin(is_launch ? RunTrace::Span::Kind::Launch
+                      : copy->direction == host::CopyDirection::DeviceToHost
+                          ? RunTrace::Span::Kind::CopyToHost
+                          : RunTrace::Span::Kind::Copy,
                       is_launch ? plan.launches[static_cast<size_t>(step.launch)].segment : -1,
-                      is_launch ? -1 : plan.copies[static_cast<size_t>(step.launch)].input,
-                      step.stream, streamOf(step.stream));
+                      is_launch ? -1 : copy->fusion_position, step.stream, streamOf(step.stream));
     }
     switch (step.kind) {
       case Step::Kind::Allocate:
+        if (plan.buffers[static_cast<size_t>(step.buffer)].host) {
+          memory.host[static_cast<size_t>(step.buffer)] =
+              driver::allocatePinnedHost(plan.buffers[static_cast<size_t>(step.buffer)].bytes);
+          break;
+        }
         buffers[static_cast<size_t>(step.buffer)] =
             !given.empty() && given[static_cast<size_t>(step.buffer)]
                 ? std::move(given[static_cast<size_t>(step.buffer)])
@@ -553,14 +652,23 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
         buffers[static_cast<size_t>(step.buffer)].reset();
         break;
       case Step::Kind::Copy: {
-        const ExecutionPlan::HostCopy& c = plan.copies[static_cast<size_t>(step.launch)];
+        const ExecutionPlan::MemoryCopy& c = plan.copies[static_cast<size_t>(step.launch)];
         if (c.bytes == 0) break;
-        const auto& source = std::get<HostTensor>(arguments[static_cast<size_t>(c.input)]);
-        BRAZE_CU(memcpyHtoDAsync,
-                 buffers[static_cast<size_t>(c.buffer)]->pointer() +
-                     static_cast<CUdeviceptr>(c.target_offset),
-                 static_cast<const char*>(source.data()) + c.source_offset, c.bytes,
-                 streamOf(step.stream));
+        const CUstream on = streamOf(step.stream);
+        switch (c.direction) {
+          case host::CopyDirection::HostToDevice:
+            BRAZE_CU(memcpyHtoDAsync, devicePointerOfBuffer(c.target, c.target_offset),
+                     hostPointerOf(c.source, c.source_offset), c.bytes, on);
+            break;
+          case host::CopyDirection::DeviceToHost:
+            BRAZE_CU(memcpyDtoHAsync, hostPointerOf({SlotKind::Buffer, c.target}, c.target_offset),
+                     devicePointerOf(c.source, c.source_offset), c.bytes, on);
+            break;
+          case host::CopyDirection::DeviceToDevice:
+            BRAZE_CU(memcpyDtoDAsync, devicePointerOfBuffer(c.target, c.target_offset),
+                     devicePointerOf(c.source, c.source_offset), c.bytes, on);
+            break;
+        }
         break;
       }
       case Step::Kind::Fork: {
@@ -618,8 +726,31 @@ std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
     if (timed) recorder->end(streamOf(step.stream));
   }
   if (recorder) recorder->finish();
-  std::vector<DeviceTensor> outputs = plan.outputTensors(arguments, buffers);
-  buffers.clear();  // the outputs keep theirs; intermediates were freed by Deallocate
+}
+
+}  // namespace
+
+std::vector<DeviceTensor> FusionKernelRuntime::run(const ExecutionPlan& plan,
+                                                   const std::vector<FusionArgument>& arguments,
+                                                   CUstream stream, RunTrace* trace,
+                                                   std::span<const DeviceTensor> into) const {
+  RunMemory& memory = threadRunMemory();
+  enqueuePlan(plan, arguments, stream, trace, into, memory);
+  std::vector<DeviceTensor> outputs = plan.outputTensors(arguments, memory.device);
+  memory.device.clear();  // the outputs keep theirs; intermediates were freed by Deallocate
+  return outputs;
+}
+
+std::vector<HostTensor> FusionKernelRuntime::runToHost(const ExecutionPlan& plan,
+                                                       const std::vector<FusionArgument>& arguments,
+                                                       CUstream stream, RunTrace* trace) const {
+  RunMemory& memory = threadRunMemory();
+  enqueuePlan(plan, arguments, stream, trace, {}, memory);
+  // The results are read by the caller as soon as this returns.
+  BRAZE_CU(streamSynchronize, stream);
+  std::vector<HostTensor> outputs = plan.hostOutputTensors(memory.host);
+  memory.device.clear();
+  memory.host.clear();
   return outputs;
 }
 

@@ -24,8 +24,6 @@ struct FusionExecutorCache::PlanEntry {
   std::shared_ptr<FusionKernelRuntime> runtime;
   std::shared_ptr<const ExecutionPlan> plan;
   std::atomic<uint64_t> last_use{0};
-  /// The plan copies host inputs itself (stream loops); its results are copied back to host.
-  bool host_results = false;
 };
 
 namespace {
@@ -83,10 +81,22 @@ bool stagesHostInputs(const Fusion& fusion, const std::vector<FusionArgument>& i
   return true;
 }
 
-std::vector<FusionArgument> toHost(std::vector<DeviceTensor> outputs) {
-  std::vector<FusionArgument> results;
-  for (const DeviceTensor& output : outputs) results.emplace_back(output.toHost());
-  return results;
+// Runs a frozen plan as the options say: directly or as a CUDA graph; its results on the
+// device, or (a plan that copies host inputs itself) back in host memory.
+std::vector<FusionArgument> runFrozen(const FusionKernelRuntime& runtime, const ExecutionPlan& plan,
+                                      const std::vector<FusionArgument>& inputs,
+                                      const RunOptions& options) {
+  if (plan.returnsHostTensors()) {
+    std::vector<HostTensor> outputs =
+        options.cuda_graph ? runtime.runGraphToHost(plan, inputs, options.stream)
+                           : runtime.runToHost(plan, inputs, options.stream, options.trace);
+    return {outputs.begin(), outputs.end()};
+  }
+  std::vector<DeviceTensor> outputs =
+      options.cuda_graph
+          ? runtime.runGraph(plan, inputs, options.stream)
+          : runtime.run(plan, inputs, options.stream, options.trace, options.outputs_into);
+  return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
 }
 
 }  // namespace
@@ -229,12 +239,7 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     ++hits_;
     if (last_raw_.load(std::memory_order_relaxed) != entry->runtime.get())
       rememberLast(entry->runtime);
-    std::vector<DeviceTensor> outputs =
-        options.cuda_graph ? entry->runtime->runGraph(*entry->plan, inputs, options.stream)
-                           : entry->runtime->run(*entry->plan, inputs, options.stream,
-                                                 options.trace, options.outputs_into);
-    if (entry->host_results) return toHost(std::move(outputs));
-    return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
+    return runFrozen(*entry->runtime, *entry->plan, inputs, options);
   }
 
   // Everything below validates first: a refused run changes nothing.
@@ -274,12 +279,11 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
       std::lock_guard<std::mutex> build(build_mutex_);
       runtime = runtimeFor(context, runtime_options, signature);
       plan = runtime->plan(inputs, context);
-      remember(key, runtime, plan, /*host_results=*/true);
+      remember(key, runtime, plan);
     }
     rememberLast(runtime);
-    return toHost(options.cuda_graph ? runtime->runGraph(*plan, inputs, options.stream)
-                                     : runtime->run(*plan, inputs, options.stream, options.trace,
-                                                    options.outputs_into));
+    // The plan copies the results back itself (slice by slice in stream loops).
+    return runFrozen(*runtime, *plan, inputs, options);
   }
   if (has_host_tensors) {
     // Through the GPU: copies in, the device path (with its own plans), copies back.
@@ -316,20 +320,15 @@ std::vector<FusionArgument> FusionExecutorCache::run(const std::vector<FusionArg
     remember(key, runtime, plan);
   }
   rememberLast(runtime);
-  std::vector<DeviceTensor> outputs =
-      options.cuda_graph
-          ? runtime->runGraph(*plan, inputs, options.stream)
-          : runtime->run(*plan, inputs, options.stream, options.trace, options.outputs_into);
-  return {std::make_move_iterator(outputs.begin()), std::make_move_iterator(outputs.end())};
+  return runFrozen(*runtime, *plan, inputs, options);
 }
 
 void FusionExecutorCache::remember(const RunKey& key,
                                    const std::shared_ptr<FusionKernelRuntime>& runtime,
-                                   std::shared_ptr<const ExecutionPlan> plan, bool host_results) {
+                                   std::shared_ptr<const ExecutionPlan> plan) {
   auto entry = std::make_shared<PlanEntry>();
   entry->runtime = runtime;
   entry->plan = std::move(plan);
-  entry->host_results = host_results;
   entry->last_use = ++clock_;
   std::unique_lock lock(mutex_);
   plans_[key] = std::move(entry);

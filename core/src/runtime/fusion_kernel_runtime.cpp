@@ -242,7 +242,10 @@ FusionKernelRuntime::FusionKernelRuntime(const Fusion& fusion, const SchedulerRe
         << segmented_.toString();
     program_ = host::buildHostProgram(
         segmented_, stages_.get(),
-        host::HostProgramOptions{options_.stream_pool, context.staged_inputs, {}});
+        host::HostProgramOptions{options_.stream_pool,
+                                 context.staged_inputs,
+                                 {},
+                                 /*host_results=*/!context.staged_inputs.empty()});
 
     const DataType index_type = indexTypeFor(fusion, context);
     kernels_.resize(segmented_.segments.size());

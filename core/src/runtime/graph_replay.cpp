@@ -1,6 +1,6 @@
 // Running a frozen plan as a CUDA graph: one graph per plan and stream, built from the plan's
-// launches with every buffer in memory the graph owns, so a replay is one cuGraphLaunch plus an
-// update of the kernels whose inputs moved.
+// launches and copies with every buffer in memory the graph owns, so a replay is one
+// cuGraphLaunch plus an update of the kernels and copies whose inputs moved.
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "braze/driver/cuda_driver.h"
+#include "braze/driver/pinned_host_memory.h"
 #include "braze/driver/primary_context.h"
 #include "braze/error.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
@@ -24,17 +25,21 @@ struct ExecutionPlan::GraphInstance {
   CUgraphExec exec = nullptr;
   std::mutex mutex;  // one replay at a time: replays patch the parameters below
   std::vector<std::shared_ptr<driver::DeviceMemory>> buffers;
+  std::vector<std::shared_ptr<void>> host_buffers;  ///< page-locked, for results copied back
   std::vector<std::shared_ptr<driver::DeviceMemory>> temporaries;
+  CUcontext context = nullptr;  ///< where the copy nodes run
   struct Node {
     CUgraphNode node = nullptr;
-    size_t launch = 0;
+    bool is_copy = false;
+    size_t launch = 0;  ///< a kernel: its launch; a copy: its index in ExecutionPlan::copies
     std::vector<std::byte> parameters;
     std::vector<void*> pointers;
     CUDA_KERNEL_NODE_PARAMS params{};
+    CUDA_MEMCPY3D copy{};
   };
   std::vector<Node> nodes;
-  /// The data pointer of each fusion input as the graph last saw it.
-  std::vector<CUdeviceptr> inputs;
+  /// The data pointer of each fusion input (device or host) as the graph last saw it.
+  std::vector<uintptr_t> inputs;
   /// Why the graph could not be built; the plan then runs directly on this stream.
   std::string failure;
 
@@ -47,6 +52,7 @@ struct ExecutionPlan::GraphInstance {
     exec = nullptr;
     graph = nullptr;
     buffers.clear();
+    host_buffers.clear();
     temporaries.clear();
     nodes.clear();
     inputs.clear();
@@ -63,6 +69,64 @@ CUdeviceptr inputPointer(const std::vector<FusionArgument>& arguments, int32_t i
   return tensor != nullptr ? tensor->data() : 0;
 }
 
+// A fusion input's data pointer, device or host, as a number.
+uintptr_t anyInputPointer(const std::vector<FusionArgument>& arguments, size_t index) {
+  if (const auto* host = std::get_if<HostTensor>(&arguments[index]))
+    return reinterpret_cast<uintptr_t>(host->data());
+  return static_cast<uintptr_t>(inputPointer(arguments, static_cast<int32_t>(index)));
+}
+
+// The host tensor among `arguments` that is not page-locked, or -1: a graph's copy nodes read
+// and write fixed host addresses with the copy engines, which needs page-locked memory.
+int32_t pageableHostInput(const std::vector<FusionArgument>& arguments) {
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const auto* host = std::get_if<HostTensor>(&arguments[i]);
+    if (host != nullptr && host->numel() > 0 && !driver::isPinnedHost(host->data()))
+      return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+// The copy node parameters of `copy`: one row of bytes between the memories it names.
+CUDA_MEMCPY3D copyParams(const ExecutionPlan::MemoryCopy& copy,
+                         const std::vector<FusionArgument>& arguments,
+                         const ExecutionPlan::GraphInstance& instance) {
+  CUDA_MEMCPY3D params{};
+  params.WidthInBytes = copy.bytes;
+  params.Height = 1;
+  params.Depth = 1;
+  auto hostAt = [&](const ValueRef& ref, int64_t offset) {
+    char* base =
+        ref.kind == SlotKind::Buffer
+            ? static_cast<char*>(instance.host_buffers[static_cast<size_t>(ref.index)].get())
+            : static_cast<char*>(
+                  std::get<HostTensor>(arguments[static_cast<size_t>(ref.index)]).data());
+    return base + offset;
+  };
+  auto deviceAt = [&](const ValueRef& ref, int64_t offset) {
+    const CUdeviceptr base = ref.kind == SlotKind::Buffer
+                                 ? instance.buffers[static_cast<size_t>(ref.index)]->pointer()
+                                 : inputPointer(arguments, ref.index);
+    return base + static_cast<CUdeviceptr>(offset);
+  };
+  const ValueRef target{SlotKind::Buffer, copy.target};
+  const bool from_host = copy.direction == host::CopyDirection::HostToDevice;
+  const bool to_host = copy.direction == host::CopyDirection::DeviceToHost;
+  params.srcMemoryType = from_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+  if (from_host) {
+    params.srcHost = hostAt(copy.source, copy.source_offset);
+  } else {
+    params.srcDevice = deviceAt(copy.source, copy.source_offset);
+  }
+  params.dstMemoryType = to_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+  if (to_host) {
+    params.dstHost = hostAt(target, copy.target_offset);
+  } else {
+    params.dstDevice = deviceAt(target, copy.target_offset);
+  }
+  return params;
+}
+
 void patch(std::vector<std::byte>& parameters, size_t offset, CUdeviceptr pointer) {
   std::memcpy(parameters.data() + offset, &pointer, sizeof(pointer));
 }
@@ -75,14 +139,16 @@ void buildGraph(const ExecutionPlan& plan, const std::vector<FusionArgument>& ar
   // Every buffer lives as long as the graph; nothing is freed between its kernels.
   // An output written into an input has no buffer of its own.
   for (const ExecutionPlan::Buffer& buffer : plan.buffers) {
-    instance.buffers.push_back(buffer.alias_input >= 0
+    instance.buffers.push_back(buffer.alias_input >= 0 || buffer.host
                                    ? nullptr
                                    : driver::DeviceMemory::allocate(plan.device, buffer.bytes));
+    instance.host_buffers.push_back(buffer.host ? driver::allocatePinnedHost(buffer.bytes)
+                                                : nullptr);
   }
+  driver::checkDriver(api.ctxGetCurrent(&instance.context), "cuCtxGetCurrent");
   const CUdeviceptr workspace = plan.workspace_bytes > 0 ? plan.workspaceFor(stream) : 0;
   instance.inputs.resize(arguments.size());
-  for (size_t i = 0; i < arguments.size(); ++i)
-    instance.inputs[i] = inputPointer(arguments, static_cast<int32_t>(i));
+  for (size_t i = 0; i < arguments.size(); ++i) instance.inputs[i] = anyInputPointer(arguments, i);
   driver::checkDriver(api.graphCreate(&instance.graph, 0), "cuGraphCreate");
   // Launches on one stream run in order; a loop's pool streams start after the caller's work
   // before the loop (Fork) and the caller's work after it waits for them all (Join): the
@@ -113,6 +179,18 @@ void buildGraph(const ExecutionPlan& plan, const std::vector<FusionArgument>& ar
       }
       continue;
     }
+    if (step.kind == ExecutionPlan::Step::Kind::Copy) {
+      const ExecutionPlan::MemoryCopy& copy = plan.copies[static_cast<size_t>(step.launch)];
+      if (copy.bytes == 0) continue;
+      ExecutionPlan::GraphInstance::Node node;
+      node.is_copy = true;
+      node.launch = static_cast<size_t>(step.launch);
+      node.copy = copyParams(copy, arguments, instance);
+      dependencies.push_back(after[lane]);
+      instance.nodes.push_back(std::move(node));
+      after[lane] = {instance.nodes.size() - 1};
+      continue;
+    }
     if (step.kind != ExecutionPlan::Step::Kind::Launch) continue;
     const auto k = static_cast<size_t>(step.launch);
     const FrozenLaunch& launch = plan.launches[k];
@@ -140,6 +218,19 @@ void buildGraph(const ExecutionPlan& plan, const std::vector<FusionArgument>& ar
   // The parameter arrays point into each node's bytes: fixed once every node exists.
   for (size_t n = 0; n < instance.nodes.size(); ++n) {
     ExecutionPlan::GraphInstance::Node& node = instance.nodes[n];
+    std::vector<CUgraphNode> depends;
+    for (size_t position : dependencies[n]) {
+      const CUgraphNode before = instance.nodes[position].node;
+      if (std::find(depends.begin(), depends.end(), before) == depends.end())
+        depends.push_back(before);
+    }
+    if (node.is_copy) {
+      driver::checkDriver(api.graphAddMemcpyNode(&node.node, instance.graph,
+                                                 depends.empty() ? nullptr : depends.data(),
+                                                 depends.size(), &node.copy, instance.context),
+                          "cuGraphAddMemcpyNode");
+      continue;
+    }
     const FrozenLaunch& launch = plan.launches[node.launch];
     for (size_t i = 0; i < launch.parameter_offsets.size(); ++i)
       node.pointers[i] = node.parameters.data() + launch.parameter_offsets[i];
@@ -153,12 +244,6 @@ void buildGraph(const ExecutionPlan& plan, const std::vector<FusionArgument>& ar
     params.blockDimZ = static_cast<unsigned>(launch.launch.block[2]);
     params.sharedMemBytes = static_cast<unsigned>(launch.launch.dynamic_shared_memory_bytes);
     params.kernelParams = node.pointers.data();
-    std::vector<CUgraphNode> depends;
-    for (size_t position : dependencies[n]) {
-      const CUgraphNode before = instance.nodes[position].node;
-      if (std::find(depends.begin(), depends.end(), before) == depends.end())
-        depends.push_back(before);
-    }
     driver::checkDriver(
         api.graphAddKernelNode(&node.node, instance.graph,
                                depends.empty() ? nullptr : depends.data(), depends.size(), &params),
@@ -198,24 +283,34 @@ ExecutionPlan::GraphInstance& ExecutionPlan::graphFor(CUstream stream) const {
   return *graphs_.back();
 }
 
-std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
-    const ExecutionPlan& plan, const std::vector<FusionArgument>& arguments,
-    CUstream stream) const {
+namespace {
+
+// Launches `plan` on `stream` as its CUDA graph, building it on first use and updating the
+// kernels and copies whose inputs moved; nullptr where the plan must run directly instead
+// (a graph that could not be built, or host inputs that are not page-locked), with the reason
+// logged.
+ExecutionPlan::GraphInstance* launchGraph(const ExecutionPlan& plan,
+                                          const std::vector<FusionArgument>& arguments,
+                                          CUstream stream) {
   if (!plan.copies.empty()) {
-    // Copies from host memory would be captured with the addresses of this call's inputs.
-    static std::once_flag logged;
-    std::call_once(logged, [] {
-      std::cerr << "braze: a run that copies host inputs itself is not replayed as a CUDA graph "
-                   "(the graph would keep this call's host addresses); running it directly\n";
-    });
-    return run(plan, arguments, stream);
+    const int32_t pageable = pageableHostInput(arguments);
+    if (pageable >= 0) {
+      static std::once_flag logged;
+      std::call_once(logged, [pageable] {
+        std::cerr << "braze: input " << pageable
+                  << " is pageable host memory, which a CUDA graph's copies cannot read; this "
+                     "run goes directly (pin the inputs, e.g. torch's pin_memory(), to replay "
+                     "it as a graph)\n";
+      });
+      return nullptr;
+    }
   }
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DriverApi& api = driver::driverApi();
   ExecutionPlan::GraphInstance& instance = plan.graphFor(stream);
-  std::lock_guard<std::mutex> lock(instance.mutex);
+  std::unique_lock<std::mutex> lock(instance.mutex);
 
-  if (!instance.failure.empty()) return run(plan, arguments, stream);
+  if (!instance.failure.empty()) return nullptr;
   if (instance.exec == nullptr) {
     try {
       buildGraph(plan, arguments, stream, instance);
@@ -224,19 +319,29 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
       instance.failure = error.what();
       std::cerr << "braze: a plan could not be built as a CUDA graph (" << instance.failure
                 << "); it runs directly on this stream from now on\n";
-      return run(plan, arguments, stream);
+      return nullptr;
     }
   } else {
-    // Inputs that moved: patch and update the kernels that read them.
+    // Inputs that moved: patch and update the kernels and copies that read them.
     for (size_t i = 0; i < arguments.size(); ++i) {
-      const CUdeviceptr now = inputPointer(arguments, static_cast<int32_t>(i));
+      const uintptr_t now = anyInputPointer(arguments, i);
       if (now == instance.inputs[i]) continue;
       instance.inputs[i] = now;
+      const ValueRef input{SlotKind::Input, static_cast<int32_t>(i)};
       for (ExecutionPlan::GraphInstance::Node& node : instance.nodes) {
+        if (node.is_copy) {
+          const ExecutionPlan::MemoryCopy& copy = plan.copies[node.launch];
+          if (copy.source != input) continue;
+          node.copy = copyParams(copy, arguments, instance);
+          driver::checkDriver(api.graphExecMemcpyNodeSetParams(instance.exec, node.node, &node.copy,
+                                                               instance.context),
+                              "cuGraphExecMemcpyNodeSetParams");
+          continue;
+        }
         bool reads = false;
         for (const FrozenLaunch::Pointer& pointer : plan.launches[node.launch].pointers) {
-          if (pointer.source == ValueRef{SlotKind::Input, static_cast<int32_t>(i)}) {
-            pointer.patch(node.parameters, now);
+          if (pointer.source == input) {
+            pointer.patch(node.parameters, static_cast<CUdeviceptr>(now));
             reads = true;
           }
         }
@@ -249,8 +354,29 @@ std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
     }
   }
   driver::checkDriver(api.graphLaunch(instance.exec, stream), "cuGraphLaunch");
+  return &instance;
+}
 
-  return plan.outputTensors(arguments, instance.buffers);
+}  // namespace
+
+std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
+    const ExecutionPlan& plan, const std::vector<FusionArgument>& arguments,
+    CUstream stream) const {
+  BRAZE_INTERNAL_CHECK(!plan.returnsHostTensors())
+      << "runGraph: this plan returns host tensors; run it with runGraphToHost";
+  ExecutionPlan::GraphInstance* instance = launchGraph(plan, arguments, stream);
+  if (instance == nullptr) return run(plan, arguments, stream);
+  return plan.outputTensors(arguments, instance->buffers);
+}
+
+std::vector<HostTensor> FusionKernelRuntime::runGraphToHost(
+    const ExecutionPlan& plan, const std::vector<FusionArgument>& arguments,
+    CUstream stream) const {
+  ExecutionPlan::GraphInstance* instance = launchGraph(plan, arguments, stream);
+  if (instance == nullptr) return runToHost(plan, arguments, stream);
+  // The results are read by the caller as soon as this returns.
+  BRAZE_CU(streamSynchronize, stream);
+  return plan.hostOutputTensors(instance->host_buffers);
 }
 
 }  // namespace braze

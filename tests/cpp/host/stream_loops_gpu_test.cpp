@@ -10,6 +10,7 @@
 #include "braze/braze.h"
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/device_memory.h"
+#include "braze/driver/pinned_host_memory.h"
 #include "braze/driver/primary_context.h"
 #include "braze/runtime/fusion_executor_cache.h"
 #include "host/stream_fusions.h"
@@ -104,8 +105,8 @@ TEST_F(StreamLoopsGpuTest, AnOutputWrittenIntoItsInputSliceBySlice) {
 }
 
 // Host tensors in: the program copies each iteration's slice on its pool stream (pageable
-// memory here, so correct but not overlapped), runs the slice's kernels, and the results come
-// back as host tensors; a second call is a plan hit that copies them back too.
+// memory here, so correct but not overlapped), runs the slice's kernels, and copies the slice's
+// results back into page-locked host buffers; a second call is a plan hit that does the same.
 TEST_F(StreamLoopsGpuTest, HostInputsAreCopiedSliceBySlice) {
   test::RandomTensors random(24);
   FusionExecutorCache cache(test::streamedSoftmax(100), shipped());
@@ -117,8 +118,73 @@ TEST_F(StreamLoopsGpuTest, HostInputsAreCopiedSliceBySlice) {
                               test::toleranceFor(DataType::Float32)));
   }
   EXPECT_EQ(cache.counters().hits, 1);
-  EXPECT_NE(cache.lastRuntime()->program().toString().find("  copy %"), std::string::npos)
-      << cache.lastRuntime()->program().toString();
+  const std::string program = cache.lastRuntime()->program().toString();
+  EXPECT_NE(program.find("  copy_to_device %"), std::string::npos) << program;
+  EXPECT_NE(program.find("  copy_to_host %"), std::string::npos) << program;
+}
+
+// A page-locked input of `rows` x `cols` random floats (seed `seed`).
+HostTensor pinnedRandom(int64_t rows, int64_t cols, uint64_t seed) {
+  driver::makePrimaryContextCurrent(0);
+  const HostTensor random = test::RandomTensors(seed).uniform(DataType::Float32, {rows, cols});
+  const size_t bytes = static_cast<size_t>(rows * cols) * sizeof(float);
+  std::shared_ptr<void> pinned = driver::allocatePinnedHost(bytes);
+  std::memcpy(pinned.get(), random.data(), bytes);
+  return HostTensor::borrow(DataType::Float32, {rows, cols}, {cols, 1}, pinned.get(), pinned);
+}
+
+// Poisons a host result the run returned (its page-locked block goes back to the pool and
+// serves the next run's result of that size): an element the next run does not write shows.
+void poison(const HostTensor& result) {
+  std::memset(result.data(), 0xFF,
+              static_cast<size_t>(result.numel() * sizeInBytes(result.dtype())));
+}
+
+// CUDA-graph replay of a plan that copies host inputs in and results back: the graph's copy
+// nodes follow inputs that move (fresh page-locked tensors each call), results are right each
+// time; a pageable input runs directly (a logged reason) and is right too; a new size is a new
+// graph.
+TEST_F(StreamLoopsGpuTest, AGraphCopiesPinnedInputsInAndResultsBack) {
+  FusionExecutorCache cache(test::streamedPointwise(4), shipped());
+  RunOptions options;
+  options.cuda_graph = true;
+  for (int run = 0; run < 3; ++run) {
+    const HostTensor x = pinnedRandom(1000, 512, 40 + static_cast<uint64_t>(run));
+    const HostTensor result = std::get<HostTensor>(cache.run({x}, options)[0]);
+    EXPECT_TRUE(driver::isPinnedHost(result.data()));
+    EXPECT_TRUE(test::isClose(result, evaluateFusionTensors(cache.fusion(), {x})[0],
+                              test::toleranceFor(DataType::Float32)))
+        << "graph run " << run;
+    poison(result);
+  }
+  const HostTensor pageable = test::RandomTensors(44).uniform(DataType::Float32, {1000, 512});
+  EXPECT_FALSE(driver::isPinnedHost(pageable.data()));
+  EXPECT_TRUE(test::isClose(std::get<HostTensor>(cache.run({pageable}, options)[0]),
+                            evaluateFusionTensors(cache.fusion(), {pageable})[0],
+                            test::toleranceFor(DataType::Float32)));
+  const HostTensor other_size = pinnedRandom(77, 512, 45);
+  EXPECT_TRUE(test::isClose(std::get<HostTensor>(cache.run({other_size}, options)[0]),
+                            evaluateFusionTensors(cache.fusion(), {other_size})[0],
+                            test::toleranceFor(DataType::Float32)));
+  EXPECT_EQ(cache.counters().misses, 1);
+}
+
+// The pinned pool: a result dropped gives its block back, and the next run's result of the
+// same size takes it without a driver call.
+TEST_F(StreamLoopsGpuTest, ResultBlocksComeBackToThePinnedPool) {
+  FusionExecutorCache cache(test::streamedPointwise(4), shipped());
+  const HostTensor x = pinnedRandom(999, 256, 46);
+  cache.run({x});  // compiles
+  const driver::PinnedHostPoolCounters before = driver::pinnedHostPoolCounters();
+  for (int run = 0; run < 3; ++run) {
+    const HostTensor result = std::get<HostTensor>(cache.run({x})[0]);
+    EXPECT_TRUE(test::isClose(result, evaluateFusionTensors(cache.fusion(), {x})[0],
+                              test::toleranceFor(DataType::Float32)));
+    poison(result);
+  }
+  const driver::PinnedHostPoolCounters after = driver::pinnedHostPoolCounters();
+  EXPECT_EQ(after.driver_allocations, before.driver_allocations);
+  EXPECT_GE(after.reuses - before.reuses, 3);
 }
 
 TEST_F(StreamLoopsGpuTest, AGraphOfTheLoopsReplaysOnMovedInputsAndNewSizes) {
@@ -179,6 +245,39 @@ TEST_F(StreamLoopsGpuTest, CopiesOfLaterSlicesOverlapKernelsOfEarlierOnes) {
       trace.overlapMicroseconds(RunTrace::Span::Kind::Launch, RunTrace::Span::Kind::Copy);
   EXPECT_GT(overlap_us, launch_us / 2) << "kernels " << launch_us << " us, of which " << overlap_us
                                        << " us overlap copies on other streams";
+}
+
+// Whole results back: each slice's result is copied back on its pool stream right after its
+// kernel, while later slices are copied in and computed on the other streams.
+TEST_F(StreamLoopsGpuTest, CopiesBackOfEarlierSlicesOverlapLaterSlices) {
+  constexpr int64_t kRows = 4096;
+  constexpr int64_t kCols = 4096;
+  constexpr int64_t kSlices = 8;
+  const HostTensor x = pinnedRandom(kRows, kCols, 47);
+  FusionExecutorCache cache(test::streamedPointwise(kSlices), shipped());
+  RunOptions options;
+  cache.run({x}, options);  // compiles
+  RunTrace trace;
+  options.trace = &trace;
+  const HostTensor result = std::get<HostTensor>(cache.run({x}, options)[0]);
+  EXPECT_TRUE(test::isClose(result, evaluateFusionTensors(cache.fusion(), {x})[0],
+                            test::toleranceFor(DataType::Float32)));
+  int back = 0;
+  double back_us = 0;
+  for (const RunTrace::Span& span : trace.spans) {
+    EXPECT_GE(span.stream, 0) << "every step of the loop runs on a pool stream";
+    if (span.kind != RunTrace::Span::Kind::CopyToHost) continue;
+    EXPECT_EQ(span.input, 0) << "the fusion output copied back";
+    EXPECT_EQ(span.stream, back % options.stream_pool) << "slice " << back;
+    back_us += span.end_us - span.start_us;
+    ++back;
+  }
+  EXPECT_EQ(back, kSlices);
+  // All but the last slice's copy back can run beside later copies in: ask for a third.
+  const double overlap_us =
+      trace.overlapMicroseconds(RunTrace::Span::Kind::CopyToHost, RunTrace::Span::Kind::Copy);
+  EXPECT_GT(overlap_us, back_us / 3) << "copies back " << back_us << " us, of which " << overlap_us
+                                     << " us overlap copies in on other streams";
 }
 }  // namespace
 }  // namespace braze

@@ -250,8 +250,8 @@ TEST(StreamLoopsTest, ARewrittenWelfordStaysInItsLoop) {
   EXPECT_EQ(result.program.find("launch segment 1"), std::string::npos) << result.program;
 }
 
-// A runtime whose host program copies its host inputs itself (as a GPU run of host tensors
-// does): its program, and its results run slice by slice on the CPU.
+// A runtime whose host program copies its host inputs itself and its results back (as a GPU
+// run of host tensors does): its program, and its results run slice by slice on the CPU.
 StreamRun runStaged(const Fusion& definition, const std::vector<HostTensor>& inputs) {
   const std::unique_ptr<Fusion> fusion = prepareCopyForScheduling(definition);
   const std::vector<FusionArgument> arguments(inputs.begin(), inputs.end());
@@ -272,20 +272,24 @@ TEST(StreamLoopsTest, HostInputsAreCopiedSliceBySliceIntoARing) {
   expectMatches(result);
   EXPECT_EQ(result.program,
             "%s0 = get_current_stream\n"
-            "%0 = allocate float32[s0, s1]  (T3)\n"
-            "%1 = allocate float32[s0, s1] ring of 4 slices of loop 0 along dim 0  (T0)\n"
+            "%0 = allocate float32[s0, s1] ring of 4 slices of loop 0 along dim 0  (T3)\n"
+            "%1 = allocate_host float32[s0, s1]  (T3)\n"
+            "%2 = allocate float32[s0, s1] ring of 4 slices of loop 0 along dim 0  (T0)\n"
             "for loop 0 over T1 axis 0 in 4 slices (extent s0) on 4 streams:\n"
             "  set_current_stream loop 0 stream\n"
             "  synchronize %s0\n"
-            "  %2 = select T0 dim 0, slice of loop 0\n"
-            "  %3 = select %1 dim 0, ring slot of loop 0\n"
-            "  copy %2 -> %3\n"
-            "  %4 = select %0 dim 0, slice of loop 0\n"
-            "  launch segment 0 (%3) -> (%4)\n"
+            "  %3 = select T0 dim 0, slice of loop 0\n"
+            "  %4 = select %2 dim 0, ring slot of loop 0\n"
+            "  copy_to_device %3 -> %4\n"
+            "  %5 = select %0 dim 0, ring slot of loop 0\n"
+            "  launch segment 0 (%4) -> (%5)\n"
+            "  %6 = select %1 dim 0, slice of loop 0\n"
+            "  copy_to_host %5 -> %6\n"
             "set_current_stream %s0\n"
             "synchronize loop 0 streams\n"
-            "deallocate %1\n"
-            "return (%0)\n");
+            "deallocate %0\n"
+            "deallocate %2\n"
+            "return (%1)\n");
 }
 
 TEST(StreamLoopsTest, AHostInputReadOutsideALoopIsCopiedWholeFirst) {
@@ -301,20 +305,27 @@ TEST(StreamLoopsTest, AHostInputReadOutsideALoopIsCopiedWholeFirst) {
   EXPECT_EQ(result.program,
             "%s0 = get_current_stream\n"
             "%0 = allocate float32[s0, s1]  (T0)\n"
-            "copy T0 -> %0\n"
-            "%1 = allocate float32[s0, s1]  (T1)\n"
+            "copy_to_device T0 -> %0\n"
+            "%1 = allocate float32[s0, s1] ring of 4 slices of loop 0 along dim 0  (T1)\n"
+            "%2 = allocate_host float32[s0, s1]  (T1)\n"
             "for loop 0 over T1 axis 0 in 2 slices (extent s0) on 4 streams:\n"
             "  set_current_stream loop 0 stream\n"
             "  synchronize %s0\n"
-            "  %2 = select %0 dim 0, slice of loop 0\n"
-            "  %3 = select %1 dim 0, slice of loop 0\n"
-            "  launch segment 0 (%2) -> (%3)\n"
+            "  %3 = select %0 dim 0, slice of loop 0\n"
+            "  %4 = select %1 dim 0, ring slot of loop 0\n"
+            "  launch segment 0 (%3) -> (%4)\n"
+            "  %5 = select %2 dim 0, slice of loop 0\n"
+            "  copy_to_host %4 -> %5\n"
             "set_current_stream %s0\n"
             "synchronize loop 0 streams\n"
-            "%4 = allocate float32[s1]  (T2)\n"
-            "launch segment 1 (%0) -> (%4)\n"
+            "deallocate %1\n"
+            "%6 = allocate float32[s1]  (T2)\n"
+            "launch segment 1 (%0) -> (%6)\n"
+            "%7 = allocate_host float32[s1]  (T2)\n"
+            "copy_to_host %6 -> %7\n"
             "deallocate %0\n"
-            "return (%1, %4)\n");
+            "deallocate %6\n"
+            "return (%2, %7)\n");
 }
 
 TEST(StreamLoopsTest, AStreamAxisInsideTheRowsIsRefused) {

@@ -161,7 +161,7 @@ TEST(VerifyHostProgramTest, CopiesReadAndWriteDefinedSlots) {
     loopOf(program).body.insert(loopOf(program).body.begin() + 4,
                                 Copy{2, ValueRef{SlotKind::Buffer, 1}});
     EXPECT_EQ(verifyHostProgram(program), std::nullopt) << program.toString();
-    EXPECT_NE(program.toString().find("  copy %1 -> %2\n"), std::string::npos);
+    EXPECT_NE(program.toString().find("  copy_to_device %1 -> %2\n"), std::string::npos);
   }
   {
     HostProgram program = validLoop(o);
@@ -178,6 +178,61 @@ TEST(VerifyHostProgramTest, CopiesReadAndWriteDefinedSlots) {
     program.instructions.insert(program.instructions.begin() + 2,
                                 Copy{0, ValueRef{SlotKind::Input, 0}});
     expectProblem(program, "copies into all of ring %0 instead of a slot of it");
+  }
+}
+
+// validLoop with its result copied back slice by slice: %3 = allocate_host, and in the loop
+// %4 = select %3 and copy_to_host %2 -> %4; the device buffer %0 is freed after the loop.
+HostProgram copiedBack(const Original& o) {
+  HostProgram program = validLoop(o);
+  program.num_buffers = 5;
+  Allocate host = allocateLike(o.y, 3);
+  host.host = true;
+  program.instructions.insert(program.instructions.begin() + 2, host);
+  ForLoop& loop = std::get<ForLoop>(program.instructions[3]);
+  loop.body.emplace_back(Select{4, ValueRef{SlotKind::Buffer, 3}, 0, 0, 0});
+  loop.body.emplace_back(Copy{4, ValueRef{SlotKind::Buffer, 2}, CopyDirection::DeviceToHost});
+  program.instructions.emplace_back(Deallocate{0});
+  program.outputs = {ValueRef{SlotKind::Buffer, 3}};
+  return program;
+}
+
+TEST(VerifyHostProgramTest, ResultsGoBackIntoHostBuffersThatKernelsNeverTouch) {
+  Original o;
+  {
+    const HostProgram program = copiedBack(o);
+    EXPECT_EQ(verifyHostProgram(program), std::nullopt) << program.toString();
+    EXPECT_NE(program.toString().find("%3 = allocate_host float32["), std::string::npos)
+        << program.toString();
+    EXPECT_NE(program.toString().find("  copy_to_host %2 -> %4\n"), std::string::npos)
+        << program.toString();
+  }
+  {
+    HostProgram program = copiedBack(o);
+    std::get<LaunchKernel>(std::get<ForLoop>(program.instructions[3]).body[4]).outputs = {4};
+    std::get<ForLoop>(program.instructions[3])
+        .body.erase(std::get<ForLoop>(program.instructions[3]).body.begin() + 4);
+    std::get<ForLoop>(program.instructions[3])
+        .body.emplace_back(LaunchKernel{0, {ValueRef{SlotKind::Buffer, 1}}, {4}});
+    expectProblem(program, "writes %4, which is host memory");
+  }
+  {
+    HostProgram program = copiedBack(o);
+    std::get<Copy>(std::get<ForLoop>(program.instructions[3]).body.back()) =
+        Copy{2, ValueRef{SlotKind::Buffer, 4}, CopyDirection::DeviceToHost};
+    expectProblem(program, "copies to the host into other than a host buffer");
+  }
+  {
+    HostProgram program = copiedBack(o);
+    std::get<Copy>(std::get<ForLoop>(program.instructions[3]).body.back()) =
+        Copy{2, ValueRef{SlotKind::Buffer, 4}, CopyDirection::HostToDevice};
+    expectProblem(program, "copies to the device from other than a fusion input");
+  }
+  {
+    HostProgram program = copiedBack(o);
+    std::get<Allocate>(program.instructions[2]).ring_slots = 4;
+    std::get<Allocate>(program.instructions[2]).ring_loop = 0;
+    expectProblem(program, "allocates host memory as a ring");
   }
 }
 

@@ -73,6 +73,8 @@ struct DriverApi {
   decltype(&::cuStreamWaitEvent) streamWaitEvent;
   decltype(&::cuGraphCreate) graphCreate;
   decltype(&::cuGraphAddKernelNode) graphAddKernelNode;
+  decltype(&::cuGraphAddMemcpyNode) graphAddMemcpyNode;
+  decltype(&::cuGraphExecMemcpyNodeSetParams) graphExecMemcpyNodeSetParams;
   decltype(&::cuGraphInstantiate) graphInstantiate;
   decltype(&::cuGraphExecKernelNodeSetParams) graphExecKernelNodeSetParams;
   decltype(&::cuGraphKernelNodeSetAttribute) graphKernelNodeSetAttribute;

@@ -51,6 +51,9 @@ struct Allocate {
   int32_t ring_slots = 0;
   int32_t ring_loop = -1;
   int64_t ring_axis = 0;
+  /// Page-locked host memory (from the process's pinned pool) instead of device memory: a
+  /// result the program copies back to the host, slice by slice where a loop writes it.
+  bool host = false;
 };
 
 /// Returns tensor slot `buffer` to the pool in stream order: every launch enqueued before
@@ -78,13 +81,18 @@ struct Select {
   int32_t ring_slots = 0;
 };
 
-/// Copies `source` (a fusion input in host memory, or a slice of one) into tensor slot
-/// `target` (device memory of the same shape), on the current stream: how a run whose inputs
-/// are host tensors stages them, slice by slice inside a stream loop so that the copy of one
-/// slice overlaps the kernels of another.
+/// Copies `source` into tensor slot `target` (same shape, both dense), on the current stream.
+/// HostToDevice: a fusion input in host memory (or a slice of one) into device memory, how a run
+/// whose inputs are host tensors stages them. DeviceToHost: a device tensor (or a slice) into a
+/// host buffer (Allocate::host), how such a run returns its results. DeviceToDevice: between
+/// two device tensors. Inside a stream loop each copy moves one slice, so the copies of one
+/// slice overlap the kernels of another.
+enum class CopyDirection : uint8_t { HostToDevice, DeviceToHost, DeviceToDevice };
+
 struct Copy {
   int32_t target = 0;
   ValueRef source;
+  CopyDirection direction = CopyDirection::HostToDevice;
 };
 
 /// A stream: one the program saved (`saved`, a stream slot), the pool stream of the current
@@ -182,6 +190,11 @@ struct HostProgramOptions {
   /// Per segment: true for a resharding segment (one `set` between shardings, a sharded
   /// fusion's communication), run as Communicate + Wait instead of a launch. Empty: none.
   std::vector<bool> communications;
+  /// With host_inputs: the fusion's outputs come back to host buffers (Allocate::host), each
+  /// slice copied on its iteration's stream right after the kernels that write it, so the copy
+  /// back overlaps later slices; the device buffer of an output nothing else reads outside its
+  /// loop is then a ring. Outputs written outside loops are copied whole after the last kernel.
+  bool host_results = false;
 };
 
 /// The program that runs `segmented`'s segments in an order that respects their data flow and

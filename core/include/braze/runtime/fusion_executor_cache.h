@@ -148,10 +148,9 @@ class FusionExecutorCache {
   std::shared_ptr<FusionKernelRuntime> runtimeFor(RunContext& context,
                                                   const RuntimeOptions& options,
                                                   const RunKey& signature);
-  /// Keeps `plan` for `key`; `host_results`: the plan stages host inputs, and a hit copies its
-  /// results back to the host.
+  /// Keeps `plan` for `key` (the oldest plan goes past plan_capacity).
   void remember(const RunKey& key, const std::shared_ptr<FusionKernelRuntime>& runtime,
-                std::shared_ptr<const ExecutionPlan> plan, bool host_results = false);
+                std::shared_ptr<const ExecutionPlan> plan);
   void rememberLast(const std::shared_ptr<FusionKernelRuntime>& runtime);
 
   std::unique_ptr<Fusion> fusion_;

@@ -122,9 +122,11 @@ struct RunTrace {
   struct Span {
     /// Communicate: a resharding step of a sharded fusion (MultiDeviceExecutor), whose Launch
     /// spans are then whole regions (every kernel of the region's run).
-    enum class Kind : uint8_t { Launch, Copy, Communicate } kind = Kind::Launch;
-    int32_t segment = -1;  ///< Launch, Communicate: its segment; Copy: -1
-    int32_t input = -1;    ///< Copy: the fusion input copied; Launch: -1
+    /// Copy: a fusion input (or a slice) copied to the device; CopyToHost: a result (or a
+    /// slice) copied back to the host.
+    enum class Kind : uint8_t { Launch, Copy, Communicate, CopyToHost } kind = Kind::Launch;
+    int32_t segment = -1;  ///< Launch, Communicate: its segment; copies: -1
+    int32_t input = -1;    ///< Copy: the fusion input copied; CopyToHost: the fusion output
     int32_t stream = -1;   ///< -1 the caller's stream, k >= 0 pool stream k
     double start_us = 0;   ///< microseconds from the run's start on the caller's stream
     double end_us = 0;
@@ -146,6 +148,7 @@ class ExecutionPlan {
     std::vector<int64_t> strides;  ///< dense in the tensor's allocation order
     size_t bytes = 0;
     int32_t alias_input = -1;  ///< >= 0: this fusion input's memory, never allocated
+    bool host = false;  ///< page-locked host memory (a result copied back), not device memory
   };
   /// The host program with its stream loops unrolled: allocations and frees on the caller's
   /// stream, launches on it or on a pool stream, and the events between them (Fork: pool stream
@@ -165,23 +168,28 @@ class ExecutionPlan {
     int32_t stream = -1;  ///< Launch: -1 the caller's stream, k >= 0 pool stream k; Fork, Join
   };
 
-  /// A host input's bytes (or a slice's) copied into a buffer (at an offset: a ring slot).
-  struct HostCopy {
-    int32_t input = 0;
-    int64_t source_offset = 0;  ///< bytes into the input
-    int32_t buffer = 0;
-    int64_t target_offset = 0;  ///< bytes into the buffer
+  /// One contiguous block of bytes copied (host::Copy): from a fusion input or a buffer, into
+  /// a buffer, each at a byte offset (a slice, a ring slot).
+  struct MemoryCopy {
+    host::CopyDirection direction = host::CopyDirection::HostToDevice;
+    host::ValueRef source;      ///< an Input or a Buffer
+    int64_t source_offset = 0;  ///< bytes
+    int32_t target = 0;         ///< a buffer
+    int64_t target_offset = 0;  ///< bytes
     size_t bytes = 0;
+    /// For traces: the fusion input copied (HostToDevice) or output copied back (DeviceToHost).
+    int32_t fusion_position = -1;
   };
 
   int device = 0;
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
-  std::vector<HostCopy> copies;
+  std::vector<MemoryCopy> copies;
   int32_t pool_streams = 0;  ///< pool streams the steps use
   std::vector<FrozenLaunch> launches;
   std::vector<host::ValueRef> outputs;
   size_t workspace_bytes = 0;
+  bool host_results = false;  ///< the outputs are host buffers (results copied back)
 
   ExecutionPlan();
   ~ExecutionPlan();
@@ -193,6 +201,12 @@ class ExecutionPlan {
   std::vector<DeviceTensor> outputTensors(
       const std::vector<FusionArgument>& arguments,
       std::span<const std::shared_ptr<driver::DeviceMemory>> memory) const;
+  /// The same for a plan whose outputs are host buffers (results copied back): buffer i's
+  /// page-locked memory is `host_memory[i]`.
+  std::vector<HostTensor> hostOutputTensors(
+      std::span<const std::shared_ptr<void>> host_memory) const;
+  /// True when the outputs come back in host buffers (run with runToHost).
+  bool returnsHostTensors() const { return host_results; }
 
   /// The zeroed workspace block for `stream` (allocated and zeroed on first use).
   CUdeviceptr workspaceFor(CUstream stream) const;
@@ -252,6 +266,12 @@ class FusionKernelRuntime {
                                 const std::vector<FusionArgument>& arguments, CUstream stream,
                                 RunTrace* trace = nullptr,
                                 std::span<const DeviceTensor> into = {}) const;
+  /// Runs a plan whose results come back to host buffers (a run of host inputs with stream
+  /// loops, ExecutionPlan::returnsHostTensors) on `stream`, and waits for it: the outputs, in
+  /// page-locked host memory.
+  std::vector<HostTensor> runToHost(const ExecutionPlan& plan,
+                                    const std::vector<FusionArgument>& arguments, CUstream stream,
+                                    RunTrace* trace = nullptr) const;
   /// Runs `plan` on `stream` as a CUDA graph: captured on the first call for this plan and
   /// stream, with intermediates and outputs in the graph's own memory, then launched with one
   /// call, after updating only the kernels whose input pointers changed. The outputs are the
@@ -260,6 +280,13 @@ class FusionKernelRuntime {
   std::vector<DeviceTensor> runGraph(const ExecutionPlan& plan,
                                      const std::vector<FusionArgument>& arguments,
                                      CUstream stream) const;
+  /// runGraph for a plan whose results come back to host buffers, waiting for it: host inputs
+  /// are copied by the graph's copy nodes (updated where an input moved), results land in the
+  /// graph's own page-locked buffers (overwritten by the next graph run). Host inputs must be
+  /// page-locked; a call with a pageable one runs directly, with a logged reason.
+  std::vector<HostTensor> runGraphToHost(const ExecutionPlan& plan,
+                                         const std::vector<FusionArgument>& arguments,
+                                         CUstream stream) const;
   /// Runs the host program on the CPU, each segment with the reference evaluator: how a
   /// machine without a GPU runs a fusion, and a check of the segmentation itself.
   std::vector<HostTensor> runOnHost(const std::vector<FusionArgument>& arguments,
