@@ -90,6 +90,7 @@ LoadedDriver loadDriver() {
       resolve(get_proc, "cuMemPoolSetAttribute", api.memPoolSetAttribute, failure) &&
       resolve(get_proc, "cuMemAllocFromPoolAsync", api.memAllocFromPoolAsync, failure) &&
       resolve(get_proc, "cuPointerGetAttribute", api.pointerGetAttribute, failure) &&
+      resolve(get_proc, "cuPointerGetAttributes", api.pointerGetAttributes, failure) &&
       resolve(get_proc, "cuMemcpyHtoD", api.memcpyHtoD, failure) &&
       resolve(get_proc, "cuMemcpyDtoH", api.memcpyDtoH, failure) &&
       resolve(get_proc, "cuMemcpyDtoHAsync", api.memcpyDtoHAsync, failure) &&

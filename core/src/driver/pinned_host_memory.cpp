@@ -125,10 +125,13 @@ std::shared_ptr<void> allocatePinnedHost(size_t bytes) {
 
 bool isPinnedHost(const void* pointer) {
   if (pointer == nullptr) return false;
+  // The plural form answers "not the driver's" with a zero instead of an error, which
+  // compute-sanitizer would report.
+  CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
   unsigned int memory_type = 0;
-  const CUresult result = driverApi().pointerGetAttribute(
-      &memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-      static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer)));
+  void* values[] = {&memory_type};
+  const CUresult result = driverApi().pointerGetAttributes(
+      1, &attribute, values, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer)));
   return result == CUDA_SUCCESS && memory_type == CU_MEMORYTYPE_HOST;
 }
 

@@ -42,6 +42,7 @@ struct DriverApi {
   decltype(&::cuMemPoolSetAttribute) memPoolSetAttribute;
   decltype(&::cuMemAllocFromPoolAsync) memAllocFromPoolAsync;
   decltype(&::cuPointerGetAttribute) pointerGetAttribute;
+  decltype(&::cuPointerGetAttributes) pointerGetAttributes;
   decltype(&::cuMemcpyHtoD) memcpyHtoD;
   decltype(&::cuMemcpyDtoH) memcpyDtoH;
   decltype(&::cuMemcpyDtoHAsync) memcpyDtoHAsync;
