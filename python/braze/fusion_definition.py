@@ -395,10 +395,18 @@ class FusionDefinition:
 
     # ---- execution
 
-    def execute(self, inputs, device=None, scheduler=None, **unsupported):
+    def execute(self, inputs, device=None, scheduler=None, cuda_graph=False, **unsupported):
         """The fusion's outputs for ``inputs`` (tensors, 0-d CPU tensors, Python numbers and
         lists of them). torch inputs give torch outputs, NumPy inputs NumPy outputs.
-        ``scheduler`` forces one ("braze::inner_outer", "inner_outer", "inner_outer@1")."""
+        ``scheduler`` forces one ("braze::inner_outer", "inner_outer", "inner_outer@1").
+        ``cuda_graph=True`` captures the run as a CUDA graph on first use for these input
+        shapes and replays it after (copies of host inputs included, when they are pinned):
+        the outputs are then the graph's own buffers, overwritten by the next such call, so
+        clone what you keep."""
+        if cuda_graph and (self._sharded_executor is not None
+                           or _braze.multidevice.is_sharded(self._fusion)):
+            raise Error("execute: a sharded definition does not replay as a CUDA graph yet; "
+                        "leave cuda_graph out")
         if self._sharded_executor is not None:
             return self._execute_sharded(inputs, device, scheduler, unsupported)
         executor = self._executor
@@ -417,7 +425,8 @@ class FusionDefinition:
             # The cache-hit path: one call into the extension, which converts the inputs,
             # looks the run up, launches and converts the outputs.
             outputs = executor.execute(
-                inputs, scheduler or "", 0 if device is None else _device_index(device)
+                inputs, scheduler or "", 0 if device is None else _device_index(device),
+                bool(cuda_graph)
             )
         except Error as error:
             raise Error(f"{error}\n{self._write_repro(inputs)}") from None

@@ -33,12 +33,15 @@ class Executor {
   explicit Executor(std::shared_ptr<FusionExecutorCache> cache) : cache_(std::move(cache)) {}
 
   /// The outputs for `inputs`: torch tensors when any input was one, else NumPy arrays for
-  /// host results and DeviceTensor (a DLPack producer) for device ones.
-  py::list execute(const py::handle& inputs, const std::string& scheduler, int device) {
+  /// host results and DeviceTensor (a DLPack producer) for device ones. With `cuda_graph`,
+  /// replayed as a CUDA graph (RunOptions::cuda_graph).
+  py::list execute(const py::handle& inputs, const std::string& scheduler, int device,
+                   bool cuda_graph) {
     RunArguments run = runArgumentsOf(inputs);
     RunOptions options;
     options.scheduler = scheduler;
     options.device = device;
+    options.cuda_graph = cuda_graph;
     options.stream = reinterpret_cast<CUstream>(run.torch_stream);
     options.dump = dumpOptionsOfEnvironment();
     std::vector<FusionArgument> outputs;
@@ -127,9 +130,11 @@ void bindRuntime(py::module_& m) {
   py::class_<Executor>(m, "Executor", "The executor cache of one fusion (FusionExecutorCache)")
       .def(py::init<const std::shared_ptr<Fusion>&>(), py::arg("fusion"))
       .def("execute", &Executor::execute, py::arg("inputs"), py::arg("scheduler") = "",
-           py::arg("device") = 0,
+           py::arg("device") = 0, py::arg("cuda_graph") = false,
            "The outputs: torch tensors when any input was one; else NumPy arrays for host "
-           "results and DeviceTensor (a DLPack producer) for device ones")
+           "results and DeviceTensor (a DLPack producer) for device ones. cuda_graph: replay "
+           "as a CUDA graph; the outputs are then the graph's buffers, which the next graph "
+           "run with the same signature overwrites")
       .def("counters", &Executor::counters)
       .def("describe_last_runtime", &Executor::describeLastRuntime)
       .def("last_host_program", &Executor::lastHostProgram)

@@ -72,6 +72,7 @@ class ProgramBuilder {
                  const HostProgramOptions& options)
       : segmented_(segmented), original_(*segmented.original), stages_(stages), options_(options) {
     program_.original = &original_;
+    program_.host_results = options.host_results;
     stage_ = stages ? segmentStages(segmented, *stages)
                     : std::vector<int32_t>(segmented.segments.size(), 0);
     order_ = launchOrder(segmented, stage_);
@@ -121,7 +122,7 @@ class ProgramBuilder {
     for (const Val* output : original_.outputs()) {
       auto on_host = host_result_.find(output);
       if (on_host != host_result_.end()) {
-        program_.outputs.push_back({SlotKind::Buffer, on_host->second});
+        program_.outputs.push_back(on_host->second);
         continue;
       }
       auto found = where_.find(output);
@@ -152,7 +153,10 @@ class ProgramBuilder {
       allocate.ring_axis = ring_axis;
     }
     ValueRef ref{SlotKind::Buffer, allocate.buffer};
-    if (const Val* input = original_.aliasedInput(output)) {
+    // An output written into a host input (host_results) is written on the device first and
+    // copied into the input after: a buffer of its own.
+    const Val* input = options_.host_results ? nullptr : original_.aliasedInput(output);
+    if (input != nullptr) {
       // Later segments read it where it is written: in the input.
       allocate.alias_input = static_cast<int32_t>(original_.inputIndex(input));
       ref = ValueRef{SlotKind::Input, allocate.alias_input};
@@ -181,23 +185,27 @@ class ProgramBuilder {
     return allocate;
   }
 
-  // Whether fusion output `value` is copied back into a host buffer.
+  // Whether fusion output `value` is copied back to the host.
   bool returnsToHost(const Val* value) const {
-    return options_.host_results && original_.isOutput(value) &&
-           original_.aliasedInput(value) == nullptr && !original_.isInput(value);
+    return options_.host_results && original_.isOutput(value) && !original_.isInput(value);
   }
 
-  // The host buffer fusion output `output` comes back into, allocated (whole, before anything
-  // writes it) at the end of the program so far.
-  int32_t hostResult(const Val* output) {
+  // Where fusion output `output` comes back to: the host input it is written into, or a host
+  // buffer allocated (whole, before anything writes it) at the end of the program so far.
+  ValueRef hostResult(const Val* output) {
     auto found = host_result_.find(output);
     if (found != host_result_.end()) return found->second;
-    Allocate allocate = allocationOf(*output->as<TensorView>());
-    allocate.host = true;
-    const int32_t buffer = allocate.buffer;
-    program_.instructions.emplace_back(std::move(allocate));
-    host_result_.emplace(output, buffer);
-    return buffer;
+    ValueRef where;
+    if (const Val* input = original_.aliasedInput(output)) {
+      where = {SlotKind::Input, static_cast<int32_t>(original_.inputIndex(input))};
+    } else {
+      Allocate allocate = allocationOf(*output->as<TensorView>());
+      allocate.host = true;
+      where = {SlotKind::Buffer, allocate.buffer};
+      program_.instructions.emplace_back(std::move(allocate));
+    }
+    host_result_.emplace(output, where);
+    return where;
   }
 
   // The outputs of the segment at `step` (outside loops) that return to the host, copied
@@ -205,9 +213,8 @@ class ProgramBuilder {
   void copyResultsWholeAfter(size_t step) {
     for (const Val* output : segmented_.segments[order_[step]].outputs) {
       if (!returnsToHost(output) || host_result_.count(output) != 0) continue;
-      const int32_t host = hostResult(output);
       program_.instructions.emplace_back(
-          Copy{host, where_.at(output), CopyDirection::DeviceToHost});
+          Copy{hostResult(output), where_.at(output), CopyDirection::DeviceToHost});
     }
   }
 
@@ -258,7 +265,8 @@ class ProgramBuilder {
       const ValueRef host = where_.at(input);
       where_.erase(input);
       const int32_t buffer = allocate(input, program_.instructions);
-      program_.instructions.emplace_back(Copy{buffer, host, CopyDirection::HostToDevice});
+      program_.instructions.emplace_back(
+          Copy{{SlotKind::Buffer, buffer}, host, CopyDirection::HostToDevice});
     }
   }
 
@@ -307,8 +315,8 @@ class ProgramBuilder {
             << "buildHostProgram: " << output->name() << " is written in a stream loop but has "
             << "no dim mapped to its axis";
         const std::vector<size_t>& readers = readers_[output];
-        const bool inside = (!original_.isOutput(output) || returnsToHost(output)) &&
-                            !original_.aliasedInput(output) &&
+        const bool inside = ((!original_.isOutput(output) && !original_.aliasedInput(output)) ||
+                             returnsToHost(output)) &&
                             std::all_of(readers.begin(), readers.end(),
                                         [&](size_t r) { return r >= begin && r < end; });
         const int32_t buffer =
@@ -342,7 +350,8 @@ class ProgramBuilder {
         is_ring[ring] = true;
         const int32_t from = select(source, axis, 0);
         const int32_t into = select({SlotKind::Buffer, ring}, axis, options_.streams);
-        loop.body.emplace_back(Copy{into, {SlotKind::Buffer, from}, CopyDirection::HostToDevice});
+        loop.body.emplace_back(
+            Copy{{SlotKind::Buffer, into}, {SlotKind::Buffer, from}, CopyDirection::HostToDevice});
         views.emplace(key, into);
         return into;
       }
@@ -397,8 +406,9 @@ class ProgramBuilder {
         if (!returnsToHost(output)) continue;
         const int64_t axis = *stages_->slicedAxis(*output->as<TensorView>(), stage);
         const int32_t device = viewOf(where_.at(output), axis);
-        const int32_t host = select({SlotKind::Buffer, host_result_.at(output)}, axis, 0);
-        loop.body.emplace_back(Copy{host, {SlotKind::Buffer, device}, CopyDirection::DeviceToHost});
+        const int32_t host = select(host_result_.at(output), axis, 0);
+        loop.body.emplace_back(Copy{
+            {SlotKind::Buffer, host}, {SlotKind::Buffer, device}, CopyDirection::DeviceToHost});
       }
     }
     // A slice communicated and not read in the loop is complete before its iteration ends.
@@ -428,11 +438,11 @@ class ProgramBuilder {
   std::map<const Val*, int32_t> extent_slot_;
   std::map<const Val*, size_t> last_reader_;
   std::map<const Val*, std::vector<size_t>> readers_;
-  std::map<int32_t, const Val*> live_;         // buffers that hold intermediates, by buffer
-  std::map<const Val*, int32_t> unwaited_;     // communicated tensors, by segment, not waited for
-  std::set<const Val*> whole_host_inputs_;     // host inputs copied whole, not yet copied
-  std::set<const Val*> sliced_host_inputs_;    // host inputs copied slice by slice in loops
-  std::map<const Val*, int32_t> host_result_;  // outputs' host buffers (host_results)
+  std::map<int32_t, const Val*> live_;          // buffers that hold intermediates, by buffer
+  std::map<const Val*, int32_t> unwaited_;      // communicated tensors, by segment, not waited for
+  std::set<const Val*> whole_host_inputs_;      // host inputs copied whole, not yet copied
+  std::set<const Val*> sliced_host_inputs_;     // host inputs copied slice by slice in loops
+  std::map<const Val*, ValueRef> host_result_;  // where outputs come back (host_results)
 };
 
 }  // namespace
@@ -442,9 +452,6 @@ HostProgram buildHostProgram(const SegmentedFusion& segmented, const StreamStage
   BRAZE_INTERNAL_CHECK(segmented.original != nullptr) << "buildHostProgram: no original fusion";
   BRAZE_USER_CHECK(options.streams >= 1)
       << "a stream loop runs on a pool of at least one stream, not " << options.streams;
-  BRAZE_INTERNAL_CHECK(!options.host_results || segmented.original->outputAliases().empty())
-      << "buildHostProgram: results copied back to the host, but an output is written into an "
-         "input";
   HostProgram program = ProgramBuilder(segmented, stages, options).build();
   const std::optional<std::string> problem = verifyHostProgram(program);
   BRAZE_INTERNAL_CHECK(!problem.has_value())

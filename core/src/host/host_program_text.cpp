@@ -81,7 +81,7 @@ class ProgramPrinter {
                   << (c.direction == CopyDirection::HostToDevice   ? "copy_to_device "
                       : c.direction == CopyDirection::DeviceToHost ? "copy_to_host "
                                                                    : "copy ")
-                  << ref(c.source) << " -> %" << c.target << "\n";
+                  << ref(c.source) << " -> " << ref(c.target) << "\n";
             },
             [&](const GetCurrentStream& g) {
               os_ << indent << "%s" << g.stream << " = get_current_stream\n";

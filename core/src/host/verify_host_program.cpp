@@ -44,6 +44,8 @@ class Verifier {
     bool of_input = false;       // a view of a fusion input
   };
 
+  static std::string name(const ValueRef& value) { return "%" + std::to_string(value.index); }
+
   // Whether `value` is host memory the program allocated (or a view of it).
   bool isHostBuffer(const ValueRef& value) const {
     return value.kind == SlotKind::Buffer && slots_[static_cast<size_t>(value.index)].host;
@@ -240,30 +242,36 @@ class Verifier {
             },
             [&](const Copy& c) {
               const std::string what = where + " (copy)";
-              if (!usable(c.source, what) || !usable({SlotKind::Buffer, c.target}, what))
-                return false;
-              if (slots_[static_cast<size_t>(c.target)].ring_loop >= 0)
-                return fail(what + " copies into all of ring %" + std::to_string(c.target) +
+              if (!usable(c.source, what) || !usable(c.target, what)) return false;
+              if (c.target.kind != SlotKind::Buffer && c.target.kind != SlotKind::Input)
+                return fail(what + " copies into a scalar");
+              if (c.target.kind == SlotKind::Buffer &&
+                  slots_[static_cast<size_t>(c.target.index)].ring_loop >= 0)
+                return fail(what + " copies into all of ring " + name(c.target) +
                             " instead of a slot of it");
-              const bool from_input = c.source.kind == SlotKind::Input ||
-                                      (c.source.kind == SlotKind::Buffer &&
-                                       slots_[static_cast<size_t>(c.source.index)].of_input);
-              const bool into_host = isHostBuffer({SlotKind::Buffer, c.target});
+              auto ofInput = [&](const ValueRef& value) {
+                return value.kind == SlotKind::Input ||
+                       (value.kind == SlotKind::Buffer &&
+                        slots_[static_cast<size_t>(value.index)].of_input);
+              };
+              const bool into_host = isHostBuffer(c.target);
               switch (c.direction) {
                 case CopyDirection::HostToDevice:
-                  if (!from_input || into_host)
+                  if (!ofInput(c.source) || into_host || ofInput(c.target))
                     return fail(what +
                                 " copies to the device from other than a fusion input, "
                                 "or into host memory");
                   break;
                 case CopyDirection::DeviceToHost:
-                  if (!into_host || isHostBuffer(c.source) || from_input)
+                  if (!(into_host || ofInput(c.target)) || isHostBuffer(c.source) ||
+                      ofInput(c.source))
                     return fail(what +
-                                " copies to the host into other than a host buffer, or "
-                                "from other than device memory the program wrote");
+                                " copies to the host into other than a host buffer or "
+                                "input, or from other than device memory the program "
+                                "wrote");
                   break;
                 case CopyDirection::DeviceToDevice:
-                  if (into_host || isHostBuffer(c.source))
+                  if (into_host || isHostBuffer(c.source) || ofInput(c.target))
                     return fail(what + " copies between device tensors from or into host memory");
                   break;
               }

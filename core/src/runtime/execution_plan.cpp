@@ -181,9 +181,7 @@ class PlanBuilder {
   void build() {
     for (const host::Instruction& instruction : program_.instructions) visit(instruction);
     plan_.outputs = program_.outputs;
-    plan_.host_results = std::any_of(plan_.outputs.begin(), plan_.outputs.end(), [&](auto& ref) {
-      return ref.kind == SlotKind::Buffer && plan_.buffers[static_cast<size_t>(ref.index)].host;
-    });
+    plan_.host_results = program_.host_results;
   }
 
  private:
@@ -207,10 +205,9 @@ class PlanBuilder {
   // A copy between memories: one contiguous block, laid out alike at both ends.
   void copy(const host::Copy& c) {
     const PlannedTensor source = tensorOf(c.source);
-    const PlannedTensor& target = slots_[static_cast<size_t>(c.target)];
-    BRAZE_INTERNAL_CHECK(target.base.kind == SlotKind::Buffer && source.sizes == target.sizes &&
-                         source.dtype == target.dtype)
-        << "a host program copies into other than a buffer, or between shapes";
+    const PlannedTensor target = tensorOf(c.target);
+    BRAZE_INTERNAL_CHECK(source.sizes == target.sizes && source.dtype == target.dtype)
+        << "a host program copies between shapes";
     if (c.direction == host::CopyDirection::HostToDevice) {
       BRAZE_USER_CHECK(denseStrides(source.sizes, {}) == source.strides ||
                        numelOf(source.sizes) <= 1)
@@ -233,7 +230,7 @@ class PlanBuilder {
     plan_.steps.push_back(
         {Step::Kind::Copy, 0, static_cast<int32_t>(plan_.copies.size()), stream_});
     plan_.copies.push_back(
-        {c.direction, source.base, source.byte_offset, target.base.index, target.byte_offset,
+        {c.direction, source.base, source.byte_offset, target.base, target.byte_offset,
          static_cast<size_t>(numelOf(source.sizes) * sizeInBytes(source.dtype)), fusion_position});
   }
 
@@ -485,10 +482,16 @@ std::vector<DeviceTensor> ExecutionPlan::outputTensors(
 }
 
 std::vector<HostTensor> ExecutionPlan::hostOutputTensors(
+    const std::vector<FusionArgument>& arguments,
     std::span<const std::shared_ptr<void>> host_memory) const {
   std::vector<HostTensor> tensors;
   tensors.reserve(outputs.size());
   for (const host::ValueRef& ref : outputs) {
+    if (ref.kind == host::SlotKind::Input) {
+      // A host input written in place: the caller's tensor.
+      tensors.push_back(std::get<HostTensor>(arguments[static_cast<size_t>(ref.index)]));
+      continue;
+    }
     BRAZE_INTERNAL_CHECK(ref.kind == host::SlotKind::Buffer &&
                          buffers[static_cast<size_t>(ref.index)].host)
         << "a plan returning host tensors has an output in device memory";
@@ -606,9 +609,6 @@ void enqueuePlan(const ExecutionPlan& plan, const std::vector<FusionArgument>& a
   auto devicePointerOf = [&](const ValueRef& ref, int64_t offset) {
     return pointerOf(ref) + static_cast<CUdeviceptr>(offset);
   };
-  auto devicePointerOfBuffer = [&](int32_t buffer, int64_t offset) {
-    return devicePointerOf({SlotKind::Buffer, buffer}, offset);
-  };
   auto hostPointerOf = [&](const ValueRef& ref, int64_t offset) -> char* {
     char* base = ref.kind == SlotKind::Buffer
                      ? static_cast<char*>(memory.host[static_cast<size_t>(ref.index)].get())
@@ -657,15 +657,15 @@ void enqueuePlan(const ExecutionPlan& plan, const std::vector<FusionArgument>& a
         const CUstream on = streamOf(step.stream);
         switch (c.direction) {
           case host::CopyDirection::HostToDevice:
-            BRAZE_CU(memcpyHtoDAsync, devicePointerOfBuffer(c.target, c.target_offset),
+            BRAZE_CU(memcpyHtoDAsync, devicePointerOf(c.target, c.target_offset),
                      hostPointerOf(c.source, c.source_offset), c.bytes, on);
             break;
           case host::CopyDirection::DeviceToHost:
-            BRAZE_CU(memcpyDtoHAsync, hostPointerOf({SlotKind::Buffer, c.target}, c.target_offset),
+            BRAZE_CU(memcpyDtoHAsync, hostPointerOf(c.target, c.target_offset),
                      devicePointerOf(c.source, c.source_offset), c.bytes, on);
             break;
           case host::CopyDirection::DeviceToDevice:
-            BRAZE_CU(memcpyDtoDAsync, devicePointerOfBuffer(c.target, c.target_offset),
+            BRAZE_CU(memcpyDtoDAsync, devicePointerOf(c.target, c.target_offset),
                      devicePointerOf(c.source, c.source_offset), c.bytes, on);
             break;
         }
@@ -748,7 +748,7 @@ std::vector<HostTensor> FusionKernelRuntime::runToHost(const ExecutionPlan& plan
   enqueuePlan(plan, arguments, stream, trace, {}, memory);
   // The results are read by the caller as soon as this returns.
   BRAZE_CU(streamSynchronize, stream);
-  std::vector<HostTensor> outputs = plan.hostOutputTensors(memory.host);
+  std::vector<HostTensor> outputs = plan.hostOutputTensors(arguments, memory.host);
   memory.device.clear();
   memory.host.clear();
   return outputs;

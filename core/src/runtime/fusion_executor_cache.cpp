@@ -58,14 +58,14 @@ std::string optionsText(const RunOptions& options) {
 /// Whether a run of `fusion` on host tensors `inputs` goes to the device with its host
 /// program copying the inputs itself, each stream loop slice by slice so that copies overlap
 /// kernels (overlap needs page-locked host memory; pageable memory is copied correctly, without
-/// it): for fusions with stream axes whose inputs are contiguous row-major host tensors laid out
-/// as their definition says, where no output is written into an input or is one.
+/// it), and copying the results back itself (into host buffers, or into the host input an
+/// output is written into): for fusions with stream axes whose inputs are contiguous row-major
+/// host tensors laid out as their definition says, where no output is an input.
 bool stagesHostInputs(const Fusion& fusion, const std::vector<FusionArgument>& inputs) {
   const std::vector<TensorView*> tensors = fusion.allTensors();
   if (std::none_of(tensors.begin(), tensors.end(),
                    [](const TensorView* tv) { return tv->streamAxis().has_value(); }))
     return false;
-  if (!fusion.outputAliases().empty()) return false;
   for (const Val* output : fusion.outputs()) {
     if (fusion.isInput(output)) return false;
   }

@@ -109,7 +109,7 @@ CUDA_MEMCPY3D copyParams(const ExecutionPlan::MemoryCopy& copy,
                                  : inputPointer(arguments, ref.index);
     return base + static_cast<CUdeviceptr>(offset);
   };
-  const ValueRef target{SlotKind::Buffer, copy.target};
+  const ValueRef& target = copy.target;
   const bool from_host = copy.direction == host::CopyDirection::HostToDevice;
   const bool to_host = copy.direction == host::CopyDirection::DeviceToHost;
   params.srcMemoryType = from_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
@@ -331,7 +331,7 @@ ExecutionPlan::GraphInstance* launchGraph(const ExecutionPlan& plan,
       for (ExecutionPlan::GraphInstance::Node& node : instance.nodes) {
         if (node.is_copy) {
           const ExecutionPlan::MemoryCopy& copy = plan.copies[node.launch];
-          if (copy.source != input) continue;
+          if (copy.source != input && copy.target != input) continue;
           node.copy = copyParams(copy, arguments, instance);
           driver::checkDriver(api.graphExecMemcpyNodeSetParams(instance.exec, node.node, &node.copy,
                                                                instance.context),
@@ -376,7 +376,7 @@ std::vector<HostTensor> FusionKernelRuntime::runGraphToHost(
   if (instance == nullptr) return runToHost(plan, arguments, stream);
   // The results are read by the caller as soon as this returns.
   BRAZE_CU(streamSynchronize, stream);
-  return plan.hostOutputTensors(instance->host_buffers);
+  return plan.hostOutputTensors(arguments, instance->host_buffers);
 }
 
 }  // namespace braze

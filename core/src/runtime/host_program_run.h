@@ -151,7 +151,14 @@ class HostProgramRun {
             [&](const host::LaunchKernel& l) { launch(l); },
             [&](const host::Copy& c) {
               const HostTensor source = std::get<HostTensor>(valueOf(c.source));
-              writeInto(c.target, source, "a copy");
+              if (c.target.kind == SlotKind::Input) {
+                // Into a host input written in place: the caller's memory.
+                HostTensor into =
+                    std::get<HostTensor>(arguments_[static_cast<size_t>(c.target.index)]);
+                for (int64_t i = 0; i < into.numel(); ++i) into.setFlat(i, source.atFlat(i));
+                return;
+              }
+              writeInto(c.target.index, source, "a copy");
             },
             [&](const host::Select& s) {
               if (!held(s.source)) {

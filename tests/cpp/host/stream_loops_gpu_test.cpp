@@ -148,8 +148,10 @@ TEST_F(StreamLoopsGpuTest, AGraphCopiesPinnedInputsInAndResultsBack) {
   FusionExecutorCache cache(test::streamedPointwise(4), shipped());
   RunOptions options;
   options.cuda_graph = true;
+  std::vector<HostTensor> kept;  // so that each run's input is at a new address
   for (int run = 0; run < 3; ++run) {
     const HostTensor x = pinnedRandom(1000, 512, 40 + static_cast<uint64_t>(run));
+    kept.push_back(x);
     const HostTensor result = std::get<HostTensor>(cache.run({x}, options)[0]);
     EXPECT_TRUE(driver::isPinnedHost(result.data()));
     EXPECT_TRUE(test::isClose(result, evaluateFusionTensors(cache.fusion(), {x})[0],
@@ -167,6 +169,36 @@ TEST_F(StreamLoopsGpuTest, AGraphCopiesPinnedInputsInAndResultsBack) {
                             evaluateFusionTensors(cache.fusion(), {other_size})[0],
                             test::toleranceFor(DataType::Float32)));
   EXPECT_EQ(cache.counters().hits, 3) << "the second and third graph runs, and the pageable one";
+}
+
+// An optimizer-style update of host-resident tensors (p -= 0.1 * g, written into p): each
+// slice of p and g is copied in, updated and copied back into p's slice on the loop's streams,
+// directly and as a CUDA graph whose copy nodes follow p and g when they move.
+TEST_F(StreamLoopsGpuTest, AHostInputWrittenInPlaceStreamsThroughTheGpu) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* p = makeSymbolicTensor(*fusion, 2);
+  TensorView* g = makeSymbolicTensor(*fusion, 2);
+  TensorView* step = mul(g, 0.1);
+  TensorView* updated = sub(p, step);
+  fusion->addOutput(updated);
+  fusion->aliasOutputToInput(updated, p);
+  for (TensorView* tv : {step, updated}) test::streamOver(tv, 0, 4);
+  FusionExecutorCache cache(std::move(fusion), shipped());
+  std::vector<HostTensor> kept;  // so that each run's inputs are at new addresses
+  for (const bool graph : {false, true, true}) {
+    const HostTensor p_value = pinnedRandom(1000, 512, 50 + kept.size());
+    const HostTensor g_value = pinnedRandom(1000, 512, 60 + kept.size());
+    kept.insert(kept.end(), {p_value, g_value});
+    const HostTensor expected = evaluateFusionTensors(cache.fusion(), {p_value, g_value})[0];
+    RunOptions options;
+    options.cuda_graph = graph;
+    const std::vector<FusionArgument> outputs = cache.run({p_value, g_value}, options);
+    EXPECT_EQ(std::get<HostTensor>(outputs[0]).data(), p_value.data()) << "the run returns p";
+    EXPECT_TRUE(test::isClose(p_value, expected, test::toleranceFor(DataType::Float32)))
+        << (graph ? "graph" : "direct") << " run";
+  }
+  const std::string program = cache.lastRuntime()->program().toString();
+  EXPECT_NE(program.find("copy_to_host %"), std::string::npos) << program;
 }
 
 // The pinned pool: a result dropped gives its block back, and the next run's result of the

@@ -328,6 +328,52 @@ TEST(StreamLoopsTest, AHostInputReadOutsideALoopIsCopiedWholeFirst) {
             "return (%2, %7)\n");
 }
 
+// An output written into a host input: computed into a device ring slot by slot and copied
+// back into the input's slice, which is what the run returns; the caller's memory holds the
+// update afterwards.
+TEST(StreamLoopsTest, AHostInputWrittenInPlaceGetsEachSliceBack) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* p = makeSymbolicTensor(*fusion, 2);
+  TensorView* g = makeSymbolicTensor(*fusion, 2);
+  TensorView* step = mul(g, 0.1);
+  TensorView* updated = sub(p, step);
+  fusion->addOutput(updated);
+  fusion->aliasOutputToInput(updated, p);
+  for (TensorView* tv : {step, updated}) streamOver(tv, 0, 2);
+  test::RandomTensors random(16);
+  const HostTensor p_value = random.uniform(DataType::Float32, {6, 40});
+  const HostTensor g_value = random.uniform(DataType::Float32, {6, 40});
+  const HostTensor expected = evaluateFusionTensors(*fusion, {p_value, g_value})[0];
+  const StreamRun result = runStaged(*fusion, {p_value, g_value});
+  EXPECT_EQ(result.program,
+            "%s0 = get_current_stream\n"
+            "%0 = allocate float32[s0, s1] ring of 4 slices of loop 0 along dim 0  (T3)\n"
+            "%1 = allocate float32[s0, s1] ring of 4 slices of loop 0 along dim 0  (T0)\n"
+            "%4 = allocate float32[s2, s3] ring of 4 slices of loop 0 along dim 0  (T1)\n"
+            "for loop 0 over T2 axis 0 in 2 slices (extent s2) on 4 streams:\n"
+            "  set_current_stream loop 0 stream\n"
+            "  synchronize %s0\n"
+            "  %2 = select T0 dim 0, slice of loop 0\n"
+            "  %3 = select %1 dim 0, ring slot of loop 0\n"
+            "  copy_to_device %2 -> %3\n"
+            "  %5 = select T1 dim 0, slice of loop 0\n"
+            "  %6 = select %4 dim 0, ring slot of loop 0\n"
+            "  copy_to_device %5 -> %6\n"
+            "  %7 = select %0 dim 0, ring slot of loop 0\n"
+            "  launch segment 0 (%3, %6) -> (%7)\n"
+            "  %8 = select T0 dim 0, slice of loop 0\n"
+            "  copy_to_host %7 -> %8\n"
+            "set_current_stream %s0\n"
+            "synchronize loop 0 streams\n"
+            "deallocate %0\n"
+            "deallocate %1\n"
+            "deallocate %4\n"
+            "return (T0)\n");
+  ASSERT_EQ(result.outputs.size(), 1u);
+  test::expectClose(result.outputs[0], expected);
+  test::expectClose(p_value, expected);  // the caller's memory
+}
+
 TEST(StreamLoopsTest, AStreamAxisInsideTheRowsIsRefused) {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*fusion, 2);

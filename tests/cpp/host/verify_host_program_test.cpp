@@ -159,14 +159,14 @@ TEST(VerifyHostProgramTest, CopiesReadAndWriteDefinedSlots) {
   {
     HostProgram program = validLoop(o);
     loopOf(program).body.insert(loopOf(program).body.begin() + 4,
-                                Copy{2, ValueRef{SlotKind::Buffer, 1}});
+                                Copy{ValueRef{SlotKind::Buffer, 2}, ValueRef{SlotKind::Buffer, 1}});
     EXPECT_EQ(verifyHostProgram(program), std::nullopt) << program.toString();
     EXPECT_NE(program.toString().find("  copy_to_device %1 -> %2\n"), std::string::npos);
   }
   {
     HostProgram program = validLoop(o);
     loopOf(program).body.insert(loopOf(program).body.begin() + 2,
-                                Copy{2, ValueRef{SlotKind::Input, 0}});
+                                Copy{ValueRef{SlotKind::Buffer, 2}, ValueRef{SlotKind::Input, 0}});
     expectProblem(program, "reads %2 before it is allocated or selected");
   }
   {
@@ -176,7 +176,7 @@ TEST(VerifyHostProgramTest, CopiesReadAndWriteDefinedSlots) {
     allocate.ring_loop = 0;
     std::get<Select>(loopOf(program).body[3]).ring_slots = 4;
     program.instructions.insert(program.instructions.begin() + 2,
-                                Copy{0, ValueRef{SlotKind::Input, 0}});
+                                Copy{ValueRef{SlotKind::Buffer, 0}, ValueRef{SlotKind::Input, 0}});
     expectProblem(program, "copies into all of ring %0 instead of a slot of it");
   }
 }
@@ -191,7 +191,8 @@ HostProgram copiedBack(const Original& o) {
   program.instructions.insert(program.instructions.begin() + 2, host);
   ForLoop& loop = std::get<ForLoop>(program.instructions[3]);
   loop.body.emplace_back(Select{4, ValueRef{SlotKind::Buffer, 3}, 0, 0, 0});
-  loop.body.emplace_back(Copy{4, ValueRef{SlotKind::Buffer, 2}, CopyDirection::DeviceToHost});
+  loop.body.emplace_back(Copy{ValueRef{SlotKind::Buffer, 4}, ValueRef{SlotKind::Buffer, 2},
+                              CopyDirection::DeviceToHost});
   program.instructions.emplace_back(Deallocate{0});
   program.outputs = {ValueRef{SlotKind::Buffer, 3}};
   return program;
@@ -218,14 +219,14 @@ TEST(VerifyHostProgramTest, ResultsGoBackIntoHostBuffersThatKernelsNeverTouch) {
   }
   {
     HostProgram program = copiedBack(o);
-    std::get<Copy>(std::get<ForLoop>(program.instructions[3]).body.back()) =
-        Copy{2, ValueRef{SlotKind::Buffer, 4}, CopyDirection::DeviceToHost};
+    std::get<Copy>(std::get<ForLoop>(program.instructions[3]).body.back()) = Copy{
+        ValueRef{SlotKind::Buffer, 2}, ValueRef{SlotKind::Buffer, 4}, CopyDirection::DeviceToHost};
     expectProblem(program, "copies to the host into other than a host buffer");
   }
   {
     HostProgram program = copiedBack(o);
-    std::get<Copy>(std::get<ForLoop>(program.instructions[3]).body.back()) =
-        Copy{2, ValueRef{SlotKind::Buffer, 4}, CopyDirection::HostToDevice};
+    std::get<Copy>(std::get<ForLoop>(program.instructions[3]).body.back()) = Copy{
+        ValueRef{SlotKind::Buffer, 2}, ValueRef{SlotKind::Buffer, 4}, CopyDirection::HostToDevice};
     expectProblem(program, "copies to the device from other than a fusion input");
   }
   {

@@ -81,16 +81,17 @@ struct Select {
   int32_t ring_slots = 0;
 };
 
-/// Copies `source` into tensor slot `target` (same shape, both dense), on the current stream.
+/// Copies `source` into `target` (same shape, both dense), on the current stream.
 /// HostToDevice: a fusion input in host memory (or a slice of one) into device memory, how a run
 /// whose inputs are host tensors stages them. DeviceToHost: a device tensor (or a slice) into a
-/// host buffer (Allocate::host), how such a run returns its results. DeviceToDevice: between
-/// two device tensors. Inside a stream loop each copy moves one slice, so the copies of one
-/// slice overlap the kernels of another.
+/// host buffer (Allocate::host), how such a run returns its results, or into the host input an
+/// output is written into (or a slice of it). DeviceToDevice: between two device tensors.
+/// Inside a stream loop each copy moves one slice, so the copies of one slice overlap the
+/// kernels of another.
 enum class CopyDirection : uint8_t { HostToDevice, DeviceToHost, DeviceToDevice };
 
 struct Copy {
-  int32_t target = 0;
+  ValueRef target;  ///< a tensor slot, or (DeviceToHost) a fusion input
   ValueRef source;
   CopyDirection direction = CopyDirection::HostToDevice;
 };
@@ -173,6 +174,9 @@ struct HostProgram {
   std::vector<Loop> loops;
   /// Where each output of the original fusion is found when the program ends.
   std::vector<ValueRef> outputs;
+  /// The outputs come back to the host (HostProgramOptions::host_results): host buffers, or
+  /// host inputs written in place.
+  bool host_results = false;
 
   /// BRAZE_DUMP=host_ir: one instruction per line, with the original fusion's names; loop
   /// bodies indented.
@@ -190,10 +194,11 @@ struct HostProgramOptions {
   /// Per segment: true for a resharding segment (one `set` between shardings, a sharded
   /// fusion's communication), run as Communicate + Wait instead of a launch. Empty: none.
   std::vector<bool> communications;
-  /// With host_inputs: the fusion's outputs come back to host buffers (Allocate::host), each
-  /// slice copied on its iteration's stream right after the kernels that write it, so the copy
-  /// back overlaps later slices; the device buffer of an output nothing else reads outside its
-  /// loop is then a ring. Outputs written outside loops are copied whole after the last kernel.
+  /// With host_inputs: the fusion's outputs come back to host buffers (Allocate::host), or into
+  /// the host input an output is written into, each slice copied on its iteration's stream
+  /// right after the kernels of the iteration, so the copy back overlaps later slices; the
+  /// device buffer of an output nothing else reads outside its loop is then a ring. Outputs
+  /// written outside loops are copied whole right after their kernel.
   bool host_results = false;
 };
 

@@ -168,13 +168,13 @@ class ExecutionPlan {
     int32_t stream = -1;  ///< Launch: -1 the caller's stream, k >= 0 pool stream k; Fork, Join
   };
 
-  /// One contiguous block of bytes copied (host::Copy): from a fusion input or a buffer, into
-  /// a buffer, each at a byte offset (a slice, a ring slot).
+  /// One contiguous block of bytes copied (host::Copy): between fusion inputs and buffers,
+  /// each end at a byte offset (a slice, a ring slot).
   struct MemoryCopy {
     host::CopyDirection direction = host::CopyDirection::HostToDevice;
     host::ValueRef source;      ///< an Input or a Buffer
     int64_t source_offset = 0;  ///< bytes
-    int32_t target = 0;         ///< a buffer
+    host::ValueRef target;      ///< a Buffer, or (DeviceToHost) a host Input written in place
     int64_t target_offset = 0;  ///< bytes
     size_t bytes = 0;
     /// For traces: the fusion input copied (HostToDevice) or output copied back (DeviceToHost).
@@ -201,9 +201,10 @@ class ExecutionPlan {
   std::vector<DeviceTensor> outputTensors(
       const std::vector<FusionArgument>& arguments,
       std::span<const std::shared_ptr<driver::DeviceMemory>> memory) const;
-  /// The same for a plan whose outputs are host buffers (results copied back): buffer i's
-  /// page-locked memory is `host_memory[i]`.
+  /// The same for a plan whose outputs come back to the host: host buffers (buffer i's
+  /// page-locked memory is `host_memory[i]`) or host inputs written in place.
   std::vector<HostTensor> hostOutputTensors(
+      const std::vector<FusionArgument>& arguments,
       std::span<const std::shared_ptr<void>> host_memory) const;
   /// True when the outputs come back in host buffers (run with runToHost).
   bool returnsHostTensors() const { return host_results; }
