@@ -25,6 +25,18 @@ std::unique_ptr<Fusion> streamedPointwise(int64_t slices, bool stream_middle) {
   return fusion;
 }
 
+std::unique_ptr<Fusion> streamedInPlaceUpdate(int64_t slices) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* p = makeSymbolicTensor(*fusion, 2);
+  TensorView* g = makeSymbolicTensor(*fusion, 2);
+  TensorView* step = mul(g, 0.1);
+  TensorView* updated = sub(p, step);
+  fusion->addOutput(updated);
+  fusion->aliasOutputToInput(updated, p);
+  for (TensorView* tv : {step, updated}) streamOver(tv, 0, slices);
+  return fusion;
+}
+
 std::unique_ptr<Fusion> streamedTwoKernels() {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*fusion, 2);

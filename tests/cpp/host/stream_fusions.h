@@ -23,6 +23,9 @@ std::unique_ptr<Fusion> streamedTwoKernels();
 std::unique_ptr<Fusion> streamedSoftmax(int64_t rows_per_slice);
 /// bfloat16 [M, K] @ [K, N] with M streamed in `slices` slices.
 std::unique_ptr<Fusion> streamedMatmul(int64_t slices);
+/// p - 0.1 * g over float32 [rows, cols], written into p (an optimizer-style update), streamed
+/// over rows in `slices` slices.
+std::unique_ptr<Fusion> streamedInPlaceUpdate(int64_t slices);
 /// Row sums of `work` steps of y = sin(y) * 0.5 + y over float32 [rows, cols], every tensor
 /// streamed over rows in `slices` slices: compute that `work` makes as long as a copy.
 std::unique_ptr<Fusion> streamedRowSumsOfWork(int64_t slices, int64_t work);

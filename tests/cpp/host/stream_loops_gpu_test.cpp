@@ -85,14 +85,7 @@ TEST_F(StreamLoopsGpuTest, AMatmulWithAStreamParallelM) {
 }
 
 TEST_F(StreamLoopsGpuTest, AnOutputWrittenIntoItsInputSliceBySlice) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* p = makeSymbolicTensor(*fusion, 2);
-  TensorView* g = makeSymbolicTensor(*fusion, 2);
-  TensorView* step = mul(g, 0.1);
-  TensorView* updated = sub(p, step);
-  fusion->addOutput(updated);
-  fusion->aliasOutputToInput(updated, p);
-  for (TensorView* tv : {step, updated}) test::streamOver(tv, 0, 4);
+  std::unique_ptr<Fusion> fusion = test::streamedInPlaceUpdate(4);
   FusionExecutorCache cache(std::move(fusion), shipped());
   test::RandomTensors random(23);
   const HostTensor p_value = random.uniform(DataType::Float32, {1000, 512});
@@ -175,14 +168,7 @@ TEST_F(StreamLoopsGpuTest, AGraphCopiesPinnedInputsInAndResultsBack) {
 // slice of p and g is copied in, updated and copied back into p's slice on the loop's streams,
 // directly and as a CUDA graph whose copy nodes follow p and g when they move.
 TEST_F(StreamLoopsGpuTest, AHostInputWrittenInPlaceStreamsThroughTheGpu) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* p = makeSymbolicTensor(*fusion, 2);
-  TensorView* g = makeSymbolicTensor(*fusion, 2);
-  TensorView* step = mul(g, 0.1);
-  TensorView* updated = sub(p, step);
-  fusion->addOutput(updated);
-  fusion->aliasOutputToInput(updated, p);
-  for (TensorView* tv : {step, updated}) test::streamOver(tv, 0, 4);
+  std::unique_ptr<Fusion> fusion = test::streamedInPlaceUpdate(4);
   FusionExecutorCache cache(std::move(fusion), shipped());
   std::vector<HostTensor> kept;  // so that each run's inputs are at new addresses
   for (const bool graph : {false, true, true}) {

@@ -332,14 +332,7 @@ TEST(StreamLoopsTest, AHostInputReadOutsideALoopIsCopiedWholeFirst) {
 // back into the input's slice, which is what the run returns; the caller's memory holds the
 // update afterwards.
 TEST(StreamLoopsTest, AHostInputWrittenInPlaceGetsEachSliceBack) {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* p = makeSymbolicTensor(*fusion, 2);
-  TensorView* g = makeSymbolicTensor(*fusion, 2);
-  TensorView* step = mul(g, 0.1);
-  TensorView* updated = sub(p, step);
-  fusion->addOutput(updated);
-  fusion->aliasOutputToInput(updated, p);
-  for (TensorView* tv : {step, updated}) streamOver(tv, 0, 2);
+  std::unique_ptr<Fusion> fusion = test::streamedInPlaceUpdate(2);
   test::RandomTensors random(16);
   const HostTensor p_value = random.uniform(DataType::Float32, {6, 40});
   const HostTensor g_value = random.uniform(DataType::Float32, {6, 40});
