@@ -187,6 +187,39 @@ TEST_F(StreamLoopsGpuTest, AHostInputWrittenInPlaceStreamsThroughTheGpu) {
   EXPECT_NE(program.find("copy_to_host %"), std::string::npos) << program;
 }
 
+// A device-to-device Copy (no lowering emits one yet; plans are data, so one is written here):
+// a slice of a device input copied into a buffer at an offset, directly and as a graph node.
+TEST_F(StreamLoopsGpuTest, ADeviceToDeviceCopyRunsDirectlyAndInAGraph) {
+  FusionExecutorCache cache(test::streamedPointwise(2), shipped());
+  const HostTensor x = test::RandomTensors(53).uniform(DataType::Float32, {8, 64});
+  const DeviceTensor device_x = DeviceTensor::fromHost(x);
+  cache.run({device_x});  // a runtime to run hand-written plans with
+  const std::shared_ptr<const FusionKernelRuntime> runtime = cache.lastRuntime();
+  ExecutionPlan plan;
+  plan.device = 0;
+  const int64_t row_bytes = 64 * 4;
+  // Rows 2..5 of x into rows 0..3 of a [4, 64] buffer.
+  plan.buffers.push_back({DataType::Float32, {4, 64}, {64, 1}, 4 * row_bytes, -1, false});
+  plan.steps.push_back({ExecutionPlan::Step::Kind::Allocate, 0, 0, -1});
+  plan.steps.push_back({ExecutionPlan::Step::Kind::Copy, 0, 0, -1});
+  plan.copies.push_back({host::CopyDirection::DeviceToDevice,
+                         {host::SlotKind::Input, 0},
+                         2 * row_bytes,
+                         {host::SlotKind::Buffer, 0},
+                         0,
+                         static_cast<size_t>(4 * row_bytes),
+                         -1});
+  plan.outputs = {{host::SlotKind::Buffer, 0}};
+  const HostTensor expected = x.narrowed(0, 2, 4).contiguous();
+  for (const bool graph : {false, true, true}) {
+    const std::vector<DeviceTensor> outputs = graph ? runtime->runGraph(plan, {device_x}, nullptr)
+                                                    : runtime->run(plan, {device_x}, nullptr);
+    BRAZE_CU(ctxSynchronize);
+    EXPECT_TRUE(test::isClose(outputs[0].toHost(), expected, test::toleranceFor(DataType::Float32)))
+        << (graph ? "graph" : "direct");
+  }
+}
+
 // The pinned pool: a result dropped gives its block back, and the next run's result of the
 // same size takes it without a driver call.
 TEST_F(StreamLoopsGpuTest, ResultBlocksComeBackToThePinnedPool) {
