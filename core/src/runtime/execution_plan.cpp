@@ -17,6 +17,7 @@
 #include "braze/eval/strided_layout.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
 #include "runtime/evaluated_sizes.h"
+#include "runtime/pageable_staging.h"
 #include "runtime/stream_pool.h"
 
 namespace braze {
@@ -568,9 +569,10 @@ RunMemory& threadRunMemory() {
 
 // Enqueues `plan`'s steps on `stream` and the pool streams; `memory` holds the memory of each
 // buffer the run did not free (its outputs).
+// `staging`: pageable host inputs staged in page-locked memory (runToHost's runs).
 void enqueuePlan(const ExecutionPlan& plan, const std::vector<FusionArgument>& arguments,
                  CUstream stream, RunTrace* trace, std::span<const DeviceTensor> into,
-                 RunMemory& memory) {
+                 RunMemory& memory, runtime_detail::PageableStaging* staging = nullptr) {
   driver::makePrimaryContextCurrent(plan.device);
   const driver::DriverApi& api = driver::driverApi();
   thread_local std::vector<std::byte> parameters;
@@ -656,10 +658,14 @@ void enqueuePlan(const ExecutionPlan& plan, const std::vector<FusionArgument>& a
         if (c.bytes == 0) break;
         const CUstream on = streamOf(step.stream);
         switch (c.direction) {
-          case host::CopyDirection::HostToDevice:
+          case host::CopyDirection::HostToDevice: {
+            const char* staged =
+                staging != nullptr ? staging->source(static_cast<size_t>(step.launch)) : nullptr;
             BRAZE_CU(memcpyHtoDAsync, devicePointerOf(c.target, c.target_offset),
-                     hostPointerOf(c.source, c.source_offset), c.bytes, on);
+                     staged != nullptr ? staged : hostPointerOf(c.source, c.source_offset), c.bytes,
+                     on);
             break;
+          }
           case host::CopyDirection::DeviceToHost:
             BRAZE_CU(memcpyDtoHAsync, hostPointerOf(c.target, c.target_offset),
                      devicePointerOf(c.source, c.source_offset), c.bytes, on);
@@ -745,7 +751,15 @@ std::vector<HostTensor> FusionKernelRuntime::runToHost(const ExecutionPlan& plan
                                                        const std::vector<FusionArgument>& arguments,
                                                        CUstream stream, RunTrace* trace) const {
   RunMemory& memory = threadRunMemory();
-  enqueuePlan(plan, arguments, stream, trace, {}, memory);
+  // Destroyed (its page-locked blocks back to the pool) after the stream is synchronized.
+  runtime_detail::PageableStaging staging(plan, arguments);
+  try {
+    enqueuePlan(plan, arguments, stream, trace, {}, memory, &staging);
+  } catch (...) {
+    // Copies already enqueued may still read the staging blocks.
+    driver::driverApi().streamSynchronize(stream);
+    throw;
+  }
   // The results are read by the caller as soon as this returns.
   BRAZE_CU(streamSynchronize, stream);
   std::vector<HostTensor> outputs = plan.hostOutputTensors(arguments, memory.host);
