@@ -102,9 +102,9 @@ class TraceRecorder {
   TraceRecorder(const TraceRecorder&) = delete;
   TraceRecorder& operator=(const TraceRecorder&) = delete;
 
-  void begin(RunTrace::Span::Kind kind, int32_t segment, int32_t input, int32_t stream_index,
+  void begin(RunTrace::Span::Kind kind, int32_t segment, int32_t tensor, int32_t stream_index,
              CUstream stream) {
-    trace_.spans.push_back({kind, segment, input, stream_index, 0, 0});
+    trace_.spans.push_back({kind, segment, tensor, stream_index, 0, 0});
     marks_.push_back({record(stream), nullptr});
   }
   void end(CUstream stream) { marks_.back().second = record(stream); }

@@ -311,7 +311,7 @@ TEST_F(StreamLoopsGpuTest, CopiesOfLaterSlicesOverlapKernelsOfEarlierOnes) {
     EXPECT_LE(span.start_us, span.end_us);
     EXPECT_GE(span.stream, 0) << "every step of the loop runs on a pool stream";
     if (span.kind == RunTrace::Span::Kind::Copy) {
-      EXPECT_EQ(span.input, 0);
+      EXPECT_EQ(span.tensor, 0) << "fusion input 0";
       EXPECT_EQ(span.stream, copies % options.stream_pool) << "iteration " << copies;
       ++copies;
     } else if (span.kind == RunTrace::Span::Kind::Launch) {
@@ -348,7 +348,7 @@ TEST_F(StreamLoopsGpuTest, CopiesBackOfEarlierSlicesOverlapLaterSlices) {
   for (const RunTrace::Span& span : trace.spans) {
     EXPECT_GE(span.stream, 0) << "every step of the loop runs on a pool stream";
     if (span.kind != RunTrace::Span::Kind::CopyToHost) continue;
-    EXPECT_EQ(span.input, 0) << "the fusion output copied back";
+    EXPECT_EQ(span.tensor, 0) << "fusion output 0, copied back";
     EXPECT_EQ(span.stream, back % options.stream_pool) << "slice " << back;
     back_us += span.end_us - span.start_us;
     ++back;

@@ -126,9 +126,10 @@ struct RunTrace {
     /// slice) copied back to the host.
     enum class Kind : uint8_t { Launch, Copy, Communicate, CopyToHost } kind = Kind::Launch;
     int32_t segment = -1;  ///< Launch, Communicate: its segment; copies: -1
-    int32_t input = -1;    ///< Copy: the fusion input copied; CopyToHost: the fusion output
-    int32_t stream = -1;   ///< -1 the caller's stream, k >= 0 pool stream k
-    double start_us = 0;   ///< microseconds from the run's start on the caller's stream
+    /// Copy: the fusion input copied; CopyToHost: the fusion output copied back; else -1.
+    int32_t tensor = -1;
+    int32_t stream = -1;  ///< -1 the caller's stream, k >= 0 pool stream k
+    double start_us = 0;  ///< microseconds from the run's start on the caller's stream
     double end_us = 0;
   };
   std::vector<Span> spans;  ///< in the order the run enqueued them
