@@ -43,6 +43,21 @@ bool isContiguousLayout(const std::vector<int64_t>& sizes, const std::vector<int
   return true;
 }
 
+bool isDenseLayout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  if (numelOf(sizes) == 0) return true;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size), size-1 dims left out
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] != 1) dims.emplace_back(strides[d], sizes[d]);
+  }
+  std::sort(dims.begin(), dims.end());  // innermost first
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
 std::string formatSizes(const std::vector<int64_t>& values) {
   std::ostringstream os;
   os << "[";

@@ -165,8 +165,7 @@ class ProgramBuilder {
         << "buildHostProgram: " << output->name() << " is written by two segments";
     // An output that goes back to the host is an intermediate on the device: freed after
     // its copy and its last reader.
-    if ((!original_.isOutput(output) || returnsToHost(output)) && ring_loop < 0)
-      live_[allocate.buffer] = output;
+    if (freedOnDevice(output) && ring_loop < 0) live_[allocate.buffer] = output;
     const int32_t buffer = allocate.buffer;
     into.emplace_back(std::move(allocate));
     return buffer;
@@ -188,6 +187,12 @@ class ProgramBuilder {
   // Whether fusion output `value` is copied back to the host.
   bool returnsToHost(const Val* value) const {
     return options_.host_results && original_.isOutput(value) && !original_.isInput(value);
+  }
+
+  // Whether `value`'s device buffer is the program's to free: an intermediate, or an output
+  // copied back to the host.
+  bool freedOnDevice(const Val* value) const {
+    return !original_.isOutput(value) || returnsToHost(value);
   }
 
   // Where fusion output `output` comes back to: the host input it is written into, or a host
@@ -212,7 +217,7 @@ class ProgramBuilder {
   // whole right after its launch, on the caller's stream.
   void copyResultsWholeAfter(size_t step) {
     for (const Val* output : segmented_.segments[order_[step]].outputs) {
-      if (!returnsToHost(output) || host_result_.count(output) != 0) continue;
+      if (!returnsToHost(output)) continue;
       program_.instructions.emplace_back(
           Copy{hostResult(output), where_.at(output), CopyDirection::DeviceToHost});
     }
@@ -315,10 +320,9 @@ class ProgramBuilder {
             << "buildHostProgram: " << output->name() << " is written in a stream loop but has "
             << "no dim mapped to its axis";
         const std::vector<size_t>& readers = readers_[output];
-        const bool inside = ((!original_.isOutput(output) && !original_.aliasedInput(output)) ||
-                             returnsToHost(output)) &&
-                            std::all_of(readers.begin(), readers.end(),
-                                        [&](size_t r) { return r >= begin && r < end; });
+        const bool inside =
+            freedOnDevice(output) && std::all_of(readers.begin(), readers.end(),
+                                                 [&](size_t r) { return r >= begin && r < end; });
         const int32_t buffer =
             allocate(output, program_.instructions, inside ? loop_id : -1, inside ? *axis : 0);
         if (inside) rings.push_back(buffer);

@@ -86,7 +86,7 @@ bool stagesHostInputs(const Fusion& fusion, const std::vector<FusionArgument>& i
 std::vector<FusionArgument> runFrozen(const FusionKernelRuntime& runtime, const ExecutionPlan& plan,
                                       const std::vector<FusionArgument>& inputs,
                                       const RunOptions& options) {
-  if (plan.returnsHostTensors()) {
+  if (plan.host_results) {
     std::vector<HostTensor> outputs =
         options.cuda_graph ? runtime.runGraphToHost(plan, inputs, options.stream)
                            : runtime.runToHost(plan, inputs, options.stream, options.trace);

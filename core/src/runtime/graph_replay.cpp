@@ -77,12 +77,16 @@ uintptr_t anyInputPointer(const std::vector<FusionArgument>& arguments, size_t i
 }
 
 // The host tensor among `arguments` that is not page-locked, or -1: a graph's copy nodes read
-// and write fixed host addresses with the copy engines, which needs page-locked memory.
-int32_t pageableHostInput(const std::vector<FusionArgument>& arguments) {
+// and write fixed host addresses with the copy engines, which needs page-locked memory. Only
+// inputs at another address than `seen` (the graph's last, when built) are asked: a replay on
+// unmoved inputs makes no driver call.
+int32_t pageableHostInput(const std::vector<FusionArgument>& arguments,
+                          const std::vector<uintptr_t>& seen) {
   for (size_t i = 0; i < arguments.size(); ++i) {
     const auto* host = std::get_if<HostTensor>(&arguments[i]);
-    if (host != nullptr && host->numel() > 0 && !driver::isPinnedHost(host->data()))
-      return static_cast<int32_t>(i);
+    if (host == nullptr || host->numel() == 0) continue;
+    if (i < seen.size() && seen[i] == reinterpret_cast<uintptr_t>(host->data())) continue;
+    if (!driver::isPinnedHost(host->data())) return static_cast<int32_t>(i);
   }
   return -1;
 }
@@ -292,8 +296,14 @@ namespace {
 ExecutionPlan::GraphInstance* launchGraph(const ExecutionPlan& plan,
                                           const std::vector<FusionArgument>& arguments,
                                           CUstream stream) {
+  driver::makePrimaryContextCurrent(plan.device);
+  const driver::DriverApi& api = driver::driverApi();
+  ExecutionPlan::GraphInstance& instance = plan.graphFor(stream);
+  std::unique_lock<std::mutex> lock(instance.mutex);
+
+  if (!instance.failure.empty()) return nullptr;
   if (!plan.copies.empty()) {
-    const int32_t pageable = pageableHostInput(arguments);
+    const int32_t pageable = pageableHostInput(arguments, instance.inputs);
     if (pageable >= 0) {
       static std::once_flag logged;
       std::call_once(logged, [pageable] {
@@ -305,12 +315,6 @@ ExecutionPlan::GraphInstance* launchGraph(const ExecutionPlan& plan,
       return nullptr;
     }
   }
-  driver::makePrimaryContextCurrent(plan.device);
-  const driver::DriverApi& api = driver::driverApi();
-  ExecutionPlan::GraphInstance& instance = plan.graphFor(stream);
-  std::unique_lock<std::mutex> lock(instance.mutex);
-
-  if (!instance.failure.empty()) return nullptr;
   if (instance.exec == nullptr) {
     try {
       buildGraph(plan, arguments, stream, instance);
@@ -362,7 +366,7 @@ ExecutionPlan::GraphInstance* launchGraph(const ExecutionPlan& plan,
 std::vector<DeviceTensor> FusionKernelRuntime::runGraph(
     const ExecutionPlan& plan, const std::vector<FusionArgument>& arguments,
     CUstream stream) const {
-  BRAZE_INTERNAL_CHECK(!plan.returnsHostTensors())
+  BRAZE_INTERNAL_CHECK(!plan.host_results)
       << "runGraph: this plan returns host tensors; run it with runGraphToHost";
   ExecutionPlan::GraphInstance* instance = launchGraph(plan, arguments, stream);
   if (instance == nullptr) return run(plan, arguments, stream);

@@ -28,19 +28,20 @@ int PageableStaging::threads() {
 }
 
 PageableStaging::PageableStaging(const ExecutionPlan& plan,
-                                 const std::vector<FusionArgument>& arguments)
-    : staged_(plan.copies.size(), nullptr), chunks_left_(plan.copies.size(), 0) {
-  // Per input: its page-locked block, made on the first copy that reads it; null for inputs
-  // that are page-locked or not read.
-  std::vector<char*> block_of(arguments.size(), nullptr);
-  std::vector<int8_t> pageable(arguments.size(), -1);  // -1: not asked yet
+                                 const std::vector<FusionArgument>& arguments) {
   size_t total = 0;
   for (const ExecutionPlan::MemoryCopy& copy : plan.copies) {
     if (copy.direction == host::CopyDirection::HostToDevice &&
         copy.source.kind == host::SlotKind::Input)
       total += copy.bytes;
   }
-  if (total < kWorthStaging) return;
+  if (total < kWorthStaging) return;  // nothing allocated: source() finds no staged copy
+  staged_.assign(plan.copies.size(), nullptr);
+  chunks_left_.assign(plan.copies.size(), 0);
+  // Per input: its page-locked block, made on the first copy that reads it; null for inputs
+  // that are page-locked or not read.
+  std::vector<char*> block_of(arguments.size(), nullptr);
+  std::vector<int8_t> pageable(arguments.size(), -1);  // -1: not asked yet
   for (size_t c = 0; c < plan.copies.size(); ++c) {
     const ExecutionPlan::MemoryCopy& copy = plan.copies[c];
     if (copy.direction != host::CopyDirection::HostToDevice ||
@@ -91,7 +92,7 @@ void PageableStaging::work() {
 }
 
 const char* PageableStaging::source(size_t copy) {
-  if (staged_[copy] == nullptr) return nullptr;
+  if (copy >= staged_.size() || staged_[copy] == nullptr) return nullptr;
   std::unique_lock<std::mutex> lock(mutex_);
   staged_one_.wait(lock, [&] { return chunks_left_[copy] == 0; });
   return staged_[copy];

@@ -3,7 +3,6 @@
 // launch's parameters packed once with the byte offsets of the slices it reads and writes.
 
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include "braze/eval/strided_layout.h"
@@ -97,11 +96,9 @@ class PlanBuilder {
           << "input " << source.base.index << " is a host tensor the run copies to the device in "
           << "slices, which needs it contiguous (row-major); pass a contiguous tensor";
     }
-    BRAZE_INTERNAL_CHECK(isContiguousBlock(source.sizes, source.strides) &&
-                         isContiguousBlock(target.sizes, target.strides) &&
-                         sameLayout(source, target))
-        << "a host program copies between tensors that are not one contiguous block laid out "
-           "alike";
+    // Both ends of one tensor's layout (a slice of it along its outermost dim in memory).
+    BRAZE_INTERNAL_CHECK(isDenseLayout(source.sizes, source.strides) && sameStrides(source, target))
+        << "a host program copies between tensors that are not one dense block laid out alike";
     int32_t fusion_position = -1;
     if (c.direction == host::CopyDirection::HostToDevice) {
       fusion_position = source.base.index;
@@ -117,24 +114,8 @@ class PlanBuilder {
          static_cast<size_t>(numelOf(source.sizes) * sizeInBytes(source.dtype)), fusion_position});
   }
 
-  // Whether a tensor's elements fill one block with no gaps (dims of one element aside).
-  static bool isContiguousBlock(const std::vector<int64_t>& sizes,
-                                const std::vector<int64_t>& strides) {
-    std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      if (sizes[d] == 0) return true;
-      if (sizes[d] != 1) dims.emplace_back(strides[d], sizes[d]);
-    }
-    std::sort(dims.begin(), dims.end(), std::greater<>());
-    int64_t expected = 1;
-    for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
-      if (it->first != expected) return false;
-      expected *= it->second;
-    }
-    return true;
-  }
-
-  static bool sameLayout(const PlannedTensor& a, const PlannedTensor& b) {
+  // Equal strides on every dim that has more than one element.
+  static bool sameStrides(const PlannedTensor& a, const PlannedTensor& b) {
     for (size_t d = 0; d < a.sizes.size(); ++d) {
       if (a.sizes[d] != 1 && a.strides[d] != b.strides[d]) return false;
     }

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "braze/eval/strided_layout.h"
+
 #include "support/error_matchers.h"
 #include "support/multi_index.h"
 #include "support/random_tensor.h"
@@ -331,6 +333,17 @@ TEST(HostTensorTest, BadAccessIsAnErrorNotACrash) {
   EXPECT_TRUE(
       throwsError([&] { HostTensor::borrow(DataType::Float32, {2}, {1}, nullptr, nullptr); },
                   {"borrow", "null"}));
+}
+
+// Dense in some order: row-major, or another allocation order; not with a gap or an overlap.
+TEST(StridedLayoutTest, DenseInSomeOrder) {
+  EXPECT_TRUE(isDenseLayout({2, 3}, {3, 1}));
+  EXPECT_TRUE(isDenseLayout({2, 3}, {1, 2}));         // column-major
+  EXPECT_TRUE(isDenseLayout({2, 1, 3}, {3, 99, 1}));  // a size-1 dim's stride is never used
+  EXPECT_TRUE(isDenseLayout({4, 0, 3}, {7, 5, 1}));   // empty
+  EXPECT_FALSE(isDenseLayout({2, 3}, {4, 1}));        // a gap after each row
+  EXPECT_FALSE(isDenseLayout({2, 3}, {1, 1}));        // overlapping
+  EXPECT_FALSE(isContiguousLayout({2, 3}, {1, 2}));   // dense, but not row-major
 }
 
 }  // namespace

@@ -182,12 +182,18 @@ TEST(ScanSchedulerTest, RunTimeRefusesArgumentsThatContradictTheFusion) {
 
 // ---- lowering's checks of hand-made scan schedules ----
 
-TEST(ScanLoweringTest, RefusesAReversedScanAxis) {
-  Fusion fusion;
-  TensorView* x = makeSymbolicTensor(fusion, 2);
-  TensorView* y = cumsum(x, 1);
+// cumsum over the rows of a 2-D input, one block per row: the scan axis (1) left for a test
+// to schedule.
+TensorView* rowCumsumPerBlock(Fusion& fusion) {
+  TensorView* y = cumsum(makeSymbolicTensor(fusion, 2), 1);
   fusion.addOutput(y);
   y->parallelize(0, ParallelType::BIDx);
+  return y;
+}
+
+TEST(ScanLoweringTest, RefusesAReversedScanAxis) {
+  Fusion fusion;
+  TensorView* y = rowCumsumPerBlock(fusion);
   y->loopAxis(1)->setReversed(true);
   EXPECT_TRUE(throwsError([&] { generateCuda(fusion); },
                           {"scan axis", y->name(), "runs reversed", "must run forwards"}));
@@ -195,10 +201,7 @@ TEST(ScanLoweringTest, RefusesAReversedScanAxis) {
 
 TEST(ScanLoweringTest, RefusesAParallelScanAxis) {
   Fusion fusion;
-  TensorView* x = makeSymbolicTensor(fusion, 2);
-  TensorView* y = cumsum(x, 1);
-  fusion.addOutput(y);
-  y->parallelize(0, ParallelType::BIDx);
+  TensorView* y = rowCumsumPerBlock(fusion);
   y->parallelize(1, ParallelType::TIDx);
   EXPECT_TRUE(throwsError([&] { generateCuda(fusion); },
                           {"scan axis", y->name(), "TIDx", "must stay a serial loop"}));

@@ -25,6 +25,11 @@ std::vector<int64_t> denseStrides(const std::vector<int64_t>& sizes,
 /// never used and may be anything; an empty tensor is contiguous.
 bool isContiguousLayout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 
+/// True when `strides` address `sizes` densely in some order of the dims (one block with no
+/// gaps: a row-major tensor, or one dense in another allocation order); size-1 dims' strides are
+/// never used; an empty tensor is dense.
+bool isDenseLayout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
+
 /// "[2, 3]": how messages show sizes and strides.
 std::string formatSizes(const std::vector<int64_t>& values);
 

@@ -190,7 +190,9 @@ class ExecutionPlan {
   std::vector<FrozenLaunch> launches;
   std::vector<host::ValueRef> outputs;
   size_t workspace_bytes = 0;
-  bool host_results = false;  ///< the outputs are host buffers (results copied back)
+  /// The outputs come back to the host (host buffers, or host inputs written in place): the
+  /// plan runs with runToHost or runGraphToHost.
+  bool host_results = false;
 
   ExecutionPlan();
   ~ExecutionPlan();
@@ -207,8 +209,6 @@ class ExecutionPlan {
   std::vector<HostTensor> hostOutputTensors(
       const std::vector<FusionArgument>& arguments,
       std::span<const std::shared_ptr<void>> host_memory) const;
-  /// True when the outputs come back in host buffers (run with runToHost).
-  bool returnsHostTensors() const { return host_results; }
 
   /// The zeroed workspace block for `stream` (allocated and zeroed on first use).
   CUdeviceptr workspaceFor(CUstream stream) const;
@@ -269,7 +269,7 @@ class FusionKernelRuntime {
                                 RunTrace* trace = nullptr,
                                 std::span<const DeviceTensor> into = {}) const;
   /// Runs a plan whose results come back to host buffers (a run of host inputs with stream
-  /// loops, ExecutionPlan::returnsHostTensors) on `stream`, and waits for it: the outputs, in
+  /// loops, ExecutionPlan::host_results) on `stream`, and waits for it: the outputs, in
   /// page-locked host memory.
   std::vector<HostTensor> runToHost(const ExecutionPlan& plan,
                                     const std::vector<FusionArgument>& arguments, CUstream stream,
