@@ -500,9 +500,8 @@ void Communicator::allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per
   Lock held = begin("allToAll", count_per_rank, dtype, "per rank");
   const driver::NcclApi& nccl = driver::ncclApi();
   const size_t block_bytes = count_per_rank * static_cast<size_t>(sizeInBytes(dtype));
-  NcclResult result = nccl.groupStart();
-  const char* call = "ncclGroupStart";
-  if (result == NcclResult::Success) {
+  inGroup([&](const char*& call) {
+    NcclResult result = NcclResult::Success;
     for (int64_t peer = 0; peer < size_ && result == NcclResult::Success; ++peer) {
       const size_t offset = static_cast<size_t>(peer) * block_bytes;
       result = nccl.send(pointerOf(send + offset), count_per_rank, type, static_cast<int>(peer),
@@ -513,6 +512,44 @@ void Communicator::allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per
                          static_cast<int>(peer), comm(), stream);
       call = "ncclRecv";
     }
+    return result;
+  });
+}
+
+void Communicator::sendRecv(CUdeviceptr send, std::optional<int64_t> to, CUdeviceptr recv,
+                            std::optional<int64_t> from, size_t count, DataType dtype,
+                            CUstream stream) {
+  for (const std::optional<int64_t>& peer : {to, from}) {
+    BRAZE_USER_CHECK(!peer || (*peer >= 0 && *peer < size_))
+        << "sendRecv with rank " << *peer << ": the communicator has ranks 0 .. " << size_ - 1;
+  }
+  const NcclDataType type = ncclTypeOf(dtype, "sendRecv", false);
+  Lock held = begin("sendRecv", count, dtype);
+  const driver::NcclApi& nccl = driver::ncclApi();
+  inGroup([&](const char*& call) {
+    NcclResult result = NcclResult::Success;
+    if (to) {
+      result = nccl.send(pointerOf(send), count, type, static_cast<int>(*to), comm(), stream);
+      call = "ncclSend";
+    }
+    if (from && result == NcclResult::Success) {
+      result =
+          nccl.recv(mutablePointerOf(recv), count, type, static_cast<int>(*from), comm(), stream);
+      call = "ncclRecv";
+    }
+    return result;
+  });
+}
+
+// One NCCL group around `body` (which names the call it made last in `call`): the sends and
+// receives inside start together, so two ranks that both send and receive never wait on each
+// other's order.
+void Communicator::inGroup(const std::function<NcclResult(const char*& call)>& body) {
+  const driver::NcclApi& nccl = driver::ncclApi();
+  NcclResult result = nccl.groupStart();
+  const char* call = "ncclGroupStart";
+  if (result == NcclResult::Success) {
+    result = body(call);
     // Closed whatever happened inside: an open group would swallow the next collective.
     const NcclResult ended = nccl.groupEnd();
     if (result == NcclResult::Success) {

@@ -24,6 +24,13 @@ DeviceTensor Collectives::runOnDevice(const Communication& communication,
   return {};
 }
 
+std::optional<DeviceTensor> Collectives::sendRecvOnDevice(const Communication& communication,
+                                                          const DeviceTensor* part,
+                                                          const DeviceTensor* into,
+                                                          CUstream stream) {
+  return runOnDevice(communication, {}, part ? *part : DeviceTensor(), stream, into);  // refused
+}
+
 namespace {
 
 // A dense row-major tensor seen as [outer, n parts of `part` elements along the axis, inner]:
@@ -179,6 +186,52 @@ Communicator& NcclCollectives::communicatorFor(const Communication& communicatio
   return *sub;
 }
 
+std::optional<DeviceTensor> NcclCollectives::sendRecvOnDevice(const Communication& communication,
+                                                              const DeviceTensor* part,
+                                                              const DeviceTensor* into,
+                                                              CUstream stream) {
+  // Point to point on the communicator of every rank: a part, whole, into the receiver's memory
+  // of the same sizes (`into`, which a receiver that holds no part must give).
+  const SendRecvRoles roles = sendRecvRoles(communication, communicator_.rank());
+  const bool sends = roles.send_to.has_value();
+  const bool receives = roles.receive_from.has_value();
+  if (sends) {
+    BRAZE_INTERNAL_CHECK(part != nullptr)
+        << communication.toString() << ": rank " << communicator_.rank() << " sends no part";
+    BRAZE_USER_CHECK(part->isContiguous()) << communication.toString() << ": this device's part "
+                                           << part->describe() << " is not dense row-major";
+  }
+  if (!receives) {
+    if (sends) {
+      communicator_.sendRecv(part->data(), roles.send_to, 0, std::nullopt,
+                             static_cast<size_t>(part->numel()), part->dtype(), stream);
+    }
+    return std::nullopt;
+  }
+  DeviceTensor received;
+  if (into != nullptr &&
+      (part == nullptr || (into->dtype() == part->dtype() && into->sizes() == part->sizes())))
+    received = *into;
+  BRAZE_INTERNAL_CHECK(received.defined() || part != nullptr)
+      << communication.toString() << ": rank " << communicator_.rank()
+      << " receives without a buffer";
+  if (!received.defined()) received = emptyOn(part->dtype(), part->sizes(), part->device(), stream);
+  BRAZE_INTERNAL_CHECK(received.isContiguous())
+      << communication.toString() << ": rank " << communicator_.rank()
+      << " receives into a buffer that is not dense";
+  const auto count = static_cast<size_t>(received.numel());
+  if (*roles.receive_from == communicator_.rank()) {
+    // The same device at one position of both meshes keeps its part.
+    const size_t bytes = count * static_cast<size_t>(sizeInBytes(received.dtype()));
+    if (received.data() != part->data())
+      copy2D(part->data(), bytes, received.data(), bytes, bytes, 1, stream);
+    return received;
+  }
+  communicator_.sendRecv(sends ? part->data() : 0, roles.send_to, received.data(),
+                         roles.receive_from, count, received.dtype(), stream);
+  return received;
+}
+
 void NcclCollectives::skip(const Communication& communication) {
   if (communication.kind == Communication::Kind::SendRecv) return;  // the whole communicator
   const std::vector<int64_t> devices = communication.mesh.devices();
@@ -196,25 +249,8 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
                                           const std::vector<int64_t>& team,
                                           const DeviceTensor& input, CUstream stream,
                                           const DeviceTensor* into, Overlap overlap) {
-  if (communication.kind == Communication::Kind::SendRecv) {
-    // Point to point on the communicator of every rank: the sender's part, whole, into the
-    // receiver's memory of the same sizes (`into`, which the receiver must give).
-    const int64_t me = communicator_.rank();
-    BRAZE_INTERNAL_CHECK(team.size() == 2 && (team[0] == me || team[1] == me))
-        << communication.toString() << ": rank " << me << " is not in team " << listOf(team);
-    if (team[0] == me) {
-      BRAZE_USER_CHECK(input.isContiguous()) << communication.toString() << ": this device's part "
-                                             << input.describe() << " is not dense row-major";
-      communicator_.send(input.data(), static_cast<size_t>(input.numel()), input.dtype(), team[1],
-                         stream);
-      return input;
-    }
-    BRAZE_INTERNAL_CHECK(into != nullptr && into->isContiguous())
-        << communication.toString() << ": rank " << me << " receives without a dense buffer";
-    communicator_.recv(into->data(), static_cast<size_t>(into->numel()), into->dtype(), team[0],
-                       stream);
-    return *into;
-  }
+  BRAZE_INTERNAL_CHECK(communication.kind != Communication::Kind::SendRecv)
+      << communication.toString() << " goes through sendRecvOnDevice";
   Communicator& communicator = communicatorFor(communication, team);
   const auto n = static_cast<int64_t>(team.size());
   BRAZE_USER_CHECK(input.isContiguous()) << communication.toString() << ": this device's part "

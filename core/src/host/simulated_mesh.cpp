@@ -100,18 +100,65 @@ void checkParts(const Communication& communication, const std::vector<HostTensor
 
 }  // namespace
 
-std::vector<int64_t> teamOf(const Communication& communication, int64_t device) {
-  if (communication.kind == Communication::Kind::SendRecv) {
-    // The sender and the receiver at this device's position of its mesh.
-    const bool sends = communication.mesh.has(device);
-    const DeviceMesh& own = sends ? communication.mesh : communication.destination;
-    const std::vector<int64_t> at = own.coordinatesOf(device);
-    int64_t flat = 0;
-    for (int64_t d = 0; d < own.numDims(); ++d)
-      flat = flat * own.size(d) + at[static_cast<size_t>(d)];
-    const auto position = static_cast<size_t>(flat);
-    return {communication.mesh.devices()[position], communication.destination.devices()[position]};
+namespace {
+
+// `device`'s position in `mesh` (row-major over its dims), or -1 off it.
+int64_t positionIn(const DeviceMesh& mesh, int64_t device) {
+  const auto found = std::find(mesh.devices().begin(), mesh.devices().end(), device);
+  return found == mesh.devices().end() ? -1 : found - mesh.devices().begin();
+}
+
+}  // namespace
+
+SendRecvRoles sendRecvRoles(const Communication& communication, int64_t device) {
+  BRAZE_INTERNAL_CHECK(communication.kind == Communication::Kind::SendRecv)
+      << "sendRecvRoles of " << communication.toString();
+  SendRecvRoles roles;
+  roles.send_position = positionIn(communication.mesh, device);
+  roles.receive_position = positionIn(communication.destination, device);
+  if (roles.send_position >= 0)
+    roles.send_to = communication.destination.devices()[static_cast<size_t>(roles.send_position)];
+  if (roles.receive_position >= 0)
+    roles.receive_from = communication.mesh.devices()[static_cast<size_t>(roles.receive_position)];
+  return roles;
+}
+
+std::optional<HostTensor> Collectives::sendRecv(const Communication& communication,
+                                                const HostTensor* part) {
+  const SendRecvRoles roles = sendRecvRoles(communication, device());
+  if (roles.send_to == device()) {
+    BRAZE_INTERNAL_CHECK(part != nullptr) << communication.toString() << " without a part";
+    return *part;  // the same position of both meshes: no transfer
   }
+  // Each pair (the source's and the destination's device at one position) meets as a team of
+  // two; pairs go in position order on every device.
+  struct Pair {
+    int64_t position;
+    bool sends;
+  };
+  std::vector<Pair> pairs;
+  if (roles.send_to) pairs.push_back({roles.send_position, true});
+  if (roles.receive_from) pairs.push_back({roles.receive_position, false});
+  std::sort(pairs.begin(), pairs.end(),
+            [](const Pair& a, const Pair& b) { return a.position < b.position; });
+  std::optional<HostTensor> received;
+  for (const Pair& pair : pairs) {
+    const auto at = static_cast<size_t>(pair.position);
+    const std::vector<int64_t> team = {communication.mesh.devices()[at],
+                                       communication.destination.devices()[at]};
+    if (pair.sends) {
+      BRAZE_INTERNAL_CHECK(part != nullptr) << communication.toString() << " without a part";
+      (void)run(communication, team, *part);
+    } else {
+      received = run(communication, team, HostTensor::empty(DataType::Float32, {0}));
+    }
+  }
+  return received;
+}
+
+std::vector<int64_t> teamOf(const Communication& communication, int64_t device) {
+  BRAZE_INTERNAL_CHECK(communication.kind != Communication::Kind::SendRecv)
+      << communication.toString() << ": a send and receive has roles (sendRecvRoles), not a team";
   const DeviceMesh& mesh = communication.mesh;
   const std::vector<int64_t> at = mesh.coordinatesOf(device);
   std::vector<int64_t> team;

@@ -357,14 +357,9 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
                            const HostTensor* part) -> std::optional<HostTensor> {
       const Communication& step = *communications_[static_cast<size_t>(c.segment)];
       if (!takesPart(step, device)) return std::nullopt;  // another stage's step
+      // A sender hands its part over; a receiver gets one (a device on both meshes does both).
+      if (step.kind == Communication::Kind::SendRecv) return collectives.sendRecv(step, part);
       const std::vector<int64_t> team = host::teamOf(step, device);
-      if (step.kind == Communication::Kind::SendRecv) {
-        // The sender hands its part over and keeps nothing; the receiver gets it.
-        HostTensor result =
-            collectives.run(step, team, part ? *part : HostTensor::empty(DataType::Float32, {0}));
-        if (team[0] == device) return std::nullopt;
-        return result;
-      }
       BRAZE_INTERNAL_CHECK(part != nullptr) << step.toString() << " without this device's part";
       if (step.kind != Communication::Kind::LocalSlice) return collectives.run(step, team, *part);
       // Every device holds the whole tensor: no transfer.
@@ -406,11 +401,11 @@ std::vector<FusionArgument> MultiDeviceExecutor::run(const std::vector<FusionArg
       collectives.skip(step);  // another stage's step
       return std::nullopt;
     }
+    if (step.kind == Communication::Kind::SendRecv)
+      return collectives.sendRecvOnDevice(step, part, into, stream);
     const std::vector<int64_t> team = host::teamOf(step, device);
-    DeviceTensor result =
-        collectives.runOnDevice(step, team, part ? *part : DeviceTensor(), stream, into, overlap);
-    if (step.kind == Communication::Kind::SendRecv && team[0] == device) return std::nullopt;
-    return result;
+    return collectives.runOnDevice(step, team, part ? *part : DeviceTensor(), stream, into,
+                                   overlap);
   };
   int ordinal = options.device;
   for (const FusionArgument& input : inputs) {

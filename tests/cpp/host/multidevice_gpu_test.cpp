@@ -71,6 +71,35 @@ TEST_F(MultiDeviceGpuTest, EveryStepMatchesItsDefinitionOnHostTensors) {
   }
 }
 
+// A SendRecv step on one rank: the device holds the same position of both meshes and keeps its
+// part (into the given buffer and into new memory), and the grouped send and receive of
+// Communicator::sendRecv, here to itself, moves a part whole.
+TEST_F(MultiDeviceGpuTest, SendRecvKeepsThePartOfADeviceOnBothMeshesAndGroupsItsTransfers) {
+  test::RandomTensors random(7);
+  const HostTensor part = random.uniform(DataType::BFloat16, {6, 10});
+  const DeviceTensor on_device = DeviceTensor::fromHost(part);
+  Communication step;
+  step.kind = Kind::SendRecv;
+  step.mesh = DeviceMesh({0});
+  step.destination = DeviceMesh({0});
+  DeviceTensor into = DeviceTensor::fromHost(random.uniform(DataType::BFloat16, {6, 10}));
+  const std::optional<DeviceTensor> kept =
+      collectives_->sendRecvOnDevice(step, &on_device, &into, nullptr);
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->data(), into.data());
+  test::expectClose(kept->toHost(), part);
+  const std::optional<DeviceTensor> fresh =
+      collectives_->sendRecvOnDevice(step, &on_device, nullptr, nullptr);
+  ASSERT_TRUE(fresh.has_value());
+  test::expectClose(fresh->toHost(), part);
+
+  DeviceTensor received = DeviceTensor::fromHost(random.uniform(DataType::BFloat16, {6, 10}));
+  communicator_->sendRecv(on_device.data(), 0, received.data(), 0,
+                          static_cast<size_t>(part.numel()), DataType::BFloat16, nullptr);
+  communicator_->waitFor(nullptr);
+  test::expectClose(received.toHost(), part);
+}
+
 // Runs `definition` on this one rank with device parts and checks them against the unsharded
 // reference (with one device, a part is the whole tensor), and that it plans no resharding step.
 void expectMatchesReference(const Fusion& definition, const std::vector<HostTensor>& whole,

@@ -9,6 +9,8 @@
 #include <algorithm>
 
 #include <exception>
+#include <optional>
+#include <set>
 
 #include "braze/eval/reference_evaluator.h"
 #include "braze/host/resharding.h"
@@ -158,8 +160,10 @@ TEST(MultiDeviceTest, PipelineStagesSendTheirPartsToTheNextMesh) {
     const std::optional<Communication> step = executor.stepOf(static_cast<int32_t>(s));
     if (step && step->kind == Kind::SendRecv) {
       EXPECT_EQ(step->toString(), "send_recv from mesh{0, 1} to mesh{2, 3}");
-      EXPECT_EQ(host::teamOf(*step, 1), (std::vector<int64_t>{1, 3}));
-      EXPECT_EQ(host::teamOf(*step, 2), (std::vector<int64_t>{0, 2}));
+      EXPECT_EQ(host::sendRecvRoles(*step, 1).send_to, 3);
+      EXPECT_EQ(host::sendRecvRoles(*step, 1).receive_from, std::nullopt);
+      EXPECT_EQ(host::sendRecvRoles(*step, 2).receive_from, 0);
+      EXPECT_EQ(host::sendRecvRoles(*step, 2).send_to, std::nullopt);
       found = true;
     }
   }
@@ -174,21 +178,48 @@ TEST(MultiDeviceTest, PipelineStagesOfOneDeviceEachOnlySendAndReceive) {
   expectMatchesUnsharded(*c.fusion, c.inputs, {0, 1}, c.tolerance);
 }
 
-TEST(MultiDeviceTest, MovingBetweenMeshesNeedsOneShapeAndNoSharedDevice) {
-  for (const auto& [second, fragment] : std::vector<std::pair<DeviceMesh, std::string>>{
-           {DeviceMesh({1, 2}), "the meshes share device 1"},
-           {DeviceMesh({2, 3, 4}), "needs meshes of one shape"}}) {
-    auto fusion = std::make_unique<Fusion>();
-    TensorView* x = makeSymbolicTensor(*fusion, 2);
-    TensorView* h = exp(x);
-    TensorView* y = tanh(h);
-    fusion->addOutput(y);
-    x->setDeviceMesh(DeviceMesh({0, 1}));
-    y->setDeviceMesh(second);
-    EXPECT_TRUE(test::throwsError([&] { MultiDeviceExecutor executor(*fusion, shippedOptions()); },
-                                  {"reads", fragment}))
-        << fragment;
+// Stages whose meshes share devices: a device on both sends one part and receives another (a
+// cycle where the meshes list the same devices in another order), or keeps its part where it
+// holds the same position of both.
+TEST(MultiDeviceTest, PipelineStagesOnMeshesThatShareDevices) {
+  struct Meshes {
+    DeviceMesh first;
+    DeviceMesh second;
+    int64_t sender;  // a device of both meshes, and what it sends to and receives from
+    std::optional<int64_t> send_to;
+    std::optional<int64_t> receive_from;
+  };
+  for (const Meshes& m : std::vector<Meshes>{
+           {DeviceMesh({0, 1}), DeviceMesh({1, 2}), 1, 2, 0},
+           {DeviceMesh({0, 1}), DeviceMesh({1, 0}), 0, 1, 1},
+           {DeviceMesh({0, 1, 2, 3}), DeviceMesh({0, 3, 4, 1}), 0, 0, 0},
+           {DeviceMesh({0, 1, 2, 3}, {2, 2}), DeviceMesh({2, 3, 0, 1}, {2, 2}), 3, 1, 1}}) {
+    SCOPED_TRACE(m.first.toString() + " to " + m.second.toString());
+    test::ShardedCase c = test::makeTwoStageCase(m.first, m.second);
+    MultiDeviceExecutor executor(*c.fusion, shippedOptions());
+    for (size_t s = 0; s < executor.segments().segments.size(); ++s) {
+      const std::optional<Communication> step = executor.stepOf(static_cast<int32_t>(s));
+      if (!step || step->kind != Kind::SendRecv) continue;
+      const host::SendRecvRoles roles = host::sendRecvRoles(*step, m.sender);
+      EXPECT_EQ(roles.send_to, m.send_to);
+      EXPECT_EQ(roles.receive_from, m.receive_from);
+    }
+    std::set<int64_t> devices(m.first.devices().begin(), m.first.devices().end());
+    devices.insert(m.second.devices().begin(), m.second.devices().end());
+    expectMatchesUnsharded(*c.fusion, c.inputs, {devices.begin(), devices.end()}, c.tolerance);
   }
+}
+
+TEST(MultiDeviceTest, MovingBetweenMeshesNeedsOneShape) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* h = exp(x);
+  TensorView* y = tanh(h);
+  fusion->addOutput(y);
+  x->setDeviceMesh(DeviceMesh({0, 1}));
+  y->setDeviceMesh(DeviceMesh({2, 3, 4}));
+  EXPECT_TRUE(test::throwsError([&] { MultiDeviceExecutor executor(*fusion, shippedOptions()); },
+                                {"reads", "needs meshes of one shape"}));
 }
 
 TEST(MultiDeviceTest, BFloat16SumOverTheSplitAxisAllreducesInFloat32) {

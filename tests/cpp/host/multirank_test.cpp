@@ -6,11 +6,13 @@
 // started as one of several ranks.
 
 #include <gtest/gtest.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <numeric>
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/nccl_library.h"
@@ -135,6 +137,17 @@ TEST(MultiRankTest, EverySharedCaseMatchesTheReferenceOnEveryRank) {
       SCOPED_TRACE("two pipeline stages on rank " + std::to_string(launch.rank) + by);
       test::ShardedCase stages = test::makeTwoStageCase(launch.world_size / 2);
       expectRankMatchesReference(stages, launch, communicator, collectives);
+    }
+    // Stages on meshes of every rank, the second in reverse order: each rank sends its part to
+    // one peer and receives another's in one group (a cycle on two ranks), and the middle rank
+    // of an odd count keeps its part.
+    if (launch.world_size >= 2) {
+      SCOPED_TRACE("stages on shared devices, rank " + std::to_string(launch.rank) + by);
+      std::vector<int64_t> ranks(static_cast<size_t>(launch.world_size));
+      std::iota(ranks.begin(), ranks.end(), 0);
+      const std::vector<int64_t> reversed(ranks.rbegin(), ranks.rend());
+      test::ShardedCase shared = test::makeTwoStageCase(DeviceMesh(ranks), DeviceMesh(reversed));
+      expectRankMatchesReference(shared, launch, communicator, collectives);
     }
     // Only NCCL moved nothing by copy engines: the shared cases include stream-pipelined
     // allgathers, which Auto gives to the copy engines.

@@ -244,6 +244,14 @@ ShardedCase makeTwoByTwoCase() {
 }
 
 ShardedCase makeTwoStageCase(int64_t stage_size) {
+  std::vector<int64_t> first_devices(static_cast<size_t>(stage_size));
+  std::vector<int64_t> second_devices(static_cast<size_t>(stage_size));
+  std::iota(first_devices.begin(), first_devices.end(), 0);
+  std::iota(second_devices.begin(), second_devices.end(), stage_size);
+  return makeTwoStageCase(DeviceMesh(first_devices), DeviceMesh(second_devices));
+}
+
+ShardedCase makeTwoStageCase(const DeviceMesh& first, const DeviceMesh& second) {
   ShardedCase c;
   c.fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
@@ -253,24 +261,18 @@ ShardedCase makeTwoStageCase(int64_t stage_size) {
   TensorView* y = matmul(h, w2);
   c.fusion->addOutput(h);
   c.fusion->addOutput(y);
-  std::vector<int64_t> first_devices(static_cast<size_t>(stage_size));
-  std::vector<int64_t> second_devices(static_cast<size_t>(stage_size));
-  std::iota(first_devices.begin(), first_devices.end(), 0);
-  std::iota(second_devices.begin(), second_devices.end(), stage_size);
-  const DeviceMesh first(first_devices);
-  const DeviceMesh second(second_devices);
   x->setDeviceMesh(first);
   shardAxis(w1, first, 1);
   shardAxis(w2, second, 0);
   y->setDeviceMesh(second);
   RandomTensors random(811);
   c.inputs = {random.uniform(DataType::BFloat16, {8, 6}, -1, 1),
-              random.uniform(DataType::BFloat16, {6, 10}, -1, 1),
-              random.uniform(DataType::BFloat16, {10, 4}, -1, 1)};
+              random.uniform(DataType::BFloat16, {6, 24}, -1, 1),
+              random.uniform(DataType::BFloat16, {24, 4}, -1, 1)};
   // A stage of one device holds its whole weights: nothing to add up across it.
-  c.steps = stage_size > 1 ? std::vector<Kind>{Kind::SendRecv, Kind::Allreduce}
-                           : std::vector<Kind>{Kind::SendRecv};
-  c.tolerance = partialSumsInBFloat16(stage_size);
+  c.steps = second.size() > 1 ? std::vector<Kind>{Kind::SendRecv, Kind::Allreduce}
+                              : std::vector<Kind>{Kind::SendRecv};
+  c.tolerance = partialSumsInBFloat16(second.size());
   return c;
 }
 

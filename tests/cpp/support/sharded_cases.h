@@ -33,11 +33,13 @@ ShardedCase makeShardedCase(const std::string& name, int64_t n);
 /// (an allgather among {0, 1} and {2, 3}, an allreduce among {0, 2} and {1, 3}).
 ShardedCase makeTwoByTwoCase();
 
-/// Two pipeline stages of `stage_size` devices each (0 .. 3 by default): relu(x w1) with w1's
-/// columns split over the first stage {0, 1}, sent part for part to the second {2, 3}
-/// (SendRecv), times w2 with its rows split there, allreduced (no allreduce for stages of one
-/// device). Output h lives on the first stage, y on the second.
+/// Two pipeline stages of `stage_size` devices each (0 .. 3 by default; a divisor of 24):
+/// relu(x w1) with w1's columns split over the first stage {0, 1}, sent part for part to the
+/// second {2, 3} (SendRecv), times w2 with its rows split there, allreduced (no allreduce for
+/// stages of one device). Output h lives on the first stage, y on the second.
 ShardedCase makeTwoStageCase(int64_t stage_size = 2);
+/// The same two stages on meshes `first` and `second` of one shape, which may share devices.
+ShardedCase makeTwoStageCase(const DeviceMesh& first, const DeviceMesh& second);
 
 /// Shards `tv`'s logical axis `axis` over the mesh dim `type` names, as a user writes it.
 void shardAxis(TensorView* tv, const DeviceMesh& mesh, int64_t axis,

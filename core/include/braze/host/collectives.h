@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -18,8 +19,21 @@ namespace braze::host {
 
 /// The devices that run one resharding step together: those of `communication`'s mesh whose
 /// coordinates on every other mesh dim equal `device`'s, in order along the communicated dim.
-/// Refused for a device outside the mesh.
+/// Refused for a device outside the mesh, and for a SendRecv (sendRecvRoles).
 std::vector<int64_t> teamOf(const Communication& communication, int64_t device);
+
+/// How a device takes part in a SendRecv step. The device at each position of the source mesh
+/// sends its part to the destination's device at that position, so a device on both meshes (at
+/// different positions) sends one part and receives another; one at the same position of both
+/// keeps its part (it is its own peer: no transfer). Empty where the device is off that mesh.
+struct SendRecvRoles {
+  std::optional<int64_t> send_to;
+  std::optional<int64_t> receive_from;
+  /// The positions of the device in the source and in the destination mesh (-1 off it).
+  int64_t send_position = -1;
+  int64_t receive_position = -1;
+};
+SendRecvRoles sendRecvRoles(const Communication& communication, int64_t device);
 
 /// How one device takes part in the resharding steps of a sharded fusion's host program: the
 /// collectives among the devices of a mesh (a team, teamOf), on this device's parts.
@@ -43,6 +57,18 @@ class Collectives {
                                    const std::vector<int64_t>& team, const DeviceTensor& input,
                                    CUstream stream, const DeviceTensor* into = nullptr,
                                    Overlap overlap = Overlap::Alone);
+  /// Runs SendRecv step `communication` (sendRecvRoles): sends `part` (this device's part on the
+  /// source mesh; null off it) and returns what this device receives on the destination mesh
+  /// (nullopt off it). By default a pair of run() calls, a team of sender and receiver each, in
+  /// the order of their mesh positions: every device takes the pairs in one global order, so a
+  /// device that both sends and receives never waits on a cycle.
+  virtual std::optional<HostTensor> sendRecv(const Communication& communication,
+                                             const HostTensor* part);
+  /// As sendRecv, on GPU memory enqueued on `stream`; the received part goes into `into` where
+  /// given (dense, the part's dtype and sizes). By default refused, as runOnDevice.
+  virtual std::optional<DeviceTensor> sendRecvOnDevice(const Communication& communication,
+                                                       const DeviceTensor* part,
+                                                       const DeviceTensor* into, CUstream stream);
   /// Called instead of run / runOnDevice on a device that takes no part in `communication`
   /// (a step of another pipeline stage's mesh), where the others run it: collectives that set
   /// up teams together (NCCL's communicator splits) take part there. Nothing by default.
@@ -56,7 +82,7 @@ class Collectives {
 /// uses the communicator itself; any other team (a mesh dim of a 2-D mesh, a pipeline stage's
 /// mesh) its own communicator, split off once (Communicator::split) when every rank first
 /// reaches a step over that mesh dim (ranks off the mesh through skip()). A SendRecv between
-/// meshes is one send and one receive on the communicator of every rank.
+/// meshes is one group of this rank's send and receive on the communicator of every rank.
 class NcclCollectives : public Collectives {
  public:
   explicit NcclCollectives(Communicator& communicator);
@@ -68,6 +94,10 @@ class NcclCollectives : public Collectives {
                            const DeviceTensor& input, CUstream stream,
                            const DeviceTensor* into = nullptr,
                            Overlap overlap = Overlap::Alone) override;
+  /// One NCCL group: the send and the receive of this rank start together.
+  std::optional<DeviceTensor> sendRecvOnDevice(const Communication& communication,
+                                               const DeviceTensor* part, const DeviceTensor* into,
+                                               CUstream stream) override;
   void skip(const Communication& communication) override;
 
  private:

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -116,6 +117,12 @@ class Communicator {
   /// p, and block p of recv comes from rank p. One group of sends and receives.
   void allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per_rank, DataType dtype,
                 CUstream stream);
+  /// Sends `count` elements of `send` to rank `to` and receives as many into `recv` from rank
+  /// `from`, in one group (either may be absent; each peer calls it with the roles swapped).
+  /// Grouped, a rank that both sends and receives (pipeline meshes that share devices) never
+  /// waits for a peer that is itself waiting to send.
+  void sendRecv(CUdeviceptr send, std::optional<int64_t> to, CUdeviceptr recv,
+                std::optional<int64_t> from, size_t count, DataType dtype, CUstream stream);
 
   /// Sets how later allgathers move data. Every rank must set the same transport at the same
   /// point of its calls, as for a collective.
@@ -175,6 +182,9 @@ class Communicator {
   /// Throws naming the call when an enqueue failed; aborts first when NCCL says the
   /// communicator is broken. The handle's lock is held.
   void finish(driver::NcclResult result, const char* call);
+  /// Runs `body` between ncclGroupStart and ncclGroupEnd (closed whatever happens inside), then
+  /// finish() with the first failing call; `body` names the call it made last in `call`.
+  void inGroup(const std::function<driver::NcclResult(const char*& call)>& body);
   /// Aborts and throws; the handle's lock is held.
   [[noreturn]] void fail(const std::string& reason);
   /// checkHealth() with the handle's lock held.

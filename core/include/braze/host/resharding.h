@@ -25,8 +25,10 @@ namespace braze {
 ///   on mesh A              | the same, on mesh B    | SendRecv: the device at each position of
 ///                          |                        |   A sends its part to B's at that position
 ///
-/// SendRecv moves a tensor between two meshes of one shape with no device in common (pipeline
-/// stages); `mesh` is the source and `destination` the other, and no mesh dim changes.
+/// SendRecv moves a tensor between two meshes of one shape (pipeline stages); `mesh` is the
+/// source and `destination` the other, and no mesh dim changes. The meshes may share devices: a
+/// device on both sends one part and receives another, or keeps its part where it holds the same
+/// position of both (host::sendRecvRoles).
 struct Communication {
   enum class Kind : uint8_t { Allgather, LocalSlice, Allreduce, ReduceScatter, AllToAll, SendRecv };
   Kind kind = Kind::Allgather;
@@ -61,9 +63,9 @@ std::optional<Communication> communicationOf(const Expr& expr);
 ///   and a `set` after it completes the value its readers see (an allreduce, or a
 ///   reduce-scatter where the output is split over the same dim).
 /// - an input on another mesh than the Expr's output is first moved there (SendRecv), when the
-///   meshes have one shape and no device in common.
+///   meshes have one shape.
 /// Refused, naming the tensors: a tensor left without a mesh, operands on meshes of different
-/// shapes or sharing devices, a Welford or scan over a split axis,
+/// shapes, a Welford or scan over a split axis,
 /// and a fusion input split along a dim whose extent the definition fixes (define it with a
 /// size known at run time). Returns the number of resharding steps added.
 int64_t insertResharding(Fusion& fusion);
