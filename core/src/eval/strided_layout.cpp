@@ -58,6 +58,15 @@ bool isDenseLayout(const std::vector<int64_t>& sizes, const std::vector<int64_t>
   return true;
 }
 
+bool isDenseInOrder(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                    const std::vector<int64_t>& allocation_order) {
+  const std::vector<int64_t> dense = denseStrides(sizes, allocation_order);
+  for (size_t d = 0; d < dense.size(); ++d) {
+    if (sizes[d] != 1 && strides[d] != dense[d]) return false;
+  }
+  return true;
+}
+
 std::string formatSizes(const std::vector<int64_t>& values) {
   std::ostringstream os;
   os << "[";

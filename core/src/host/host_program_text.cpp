@@ -1,5 +1,6 @@
 // HostProgram::toString: BRAZE_DUMP=host_ir.
 
+#include <algorithm>
 #include <sstream>
 
 #include "braze/host/host_program.h"
@@ -55,6 +56,12 @@ class ProgramPrinter {
               for (size_t i = 0; i < a.extents.size(); ++i)
                 os_ << (i ? ", " : "") << a.extents[i]->name();
               os_ << "]";
+              const std::vector<int64_t>& order = a.tensor->allocationOrder();
+              if (!std::is_sorted(order.begin(), order.end())) {
+                os_ << " laid out";
+                for (size_t d = 0; d < order.size(); ++d) os_ << (d ? ", " : " [") << order[d];
+                os_ << "]";
+              }
               if (a.tensor->sharding()) os_ << " on " << a.tensor->sharding()->toString();
               if (a.ring_slots > 0)
                 os_ << " ring of " << a.ring_slots << " slices of loop " << a.ring_loop

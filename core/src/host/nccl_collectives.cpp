@@ -9,6 +9,7 @@
 
 #include "braze/driver/cuda_driver.h"
 #include "braze/error.h"
+#include "braze/eval/strided_layout.h"
 #include "braze/host/collectives.h"
 #include "braze/host/communicator.h"
 
@@ -33,8 +34,8 @@ std::optional<DeviceTensor> Collectives::sendRecvOnDevice(const Communication& c
 
 namespace {
 
-// A dense row-major tensor seen as [outer, n parts of `part` elements along the axis, inner]:
-// part k is `outer` runs of `run_bytes`, `pitch_bytes` apart.
+// A dense tensor seen, in its memory order, as [outer, n parts of `part` elements along the
+// axis, inner]: part k is `outer` runs of `run_bytes`, `pitch_bytes` apart.
 struct PartLayout {
   size_t outer = 1;
   size_t run_bytes = 0;    // one part's stretch along the axis, times what is inside it
@@ -43,18 +44,32 @@ struct PartLayout {
   bool contiguousParts() const { return outer == 1; }
 };
 
-PartLayout layoutOf(const std::vector<int64_t>& sizes, int64_t axis, int64_t parts,
-                    DataType dtype) {
+// `order`: dims from outermost to innermost in memory; empty: row-major.
+PartLayout layoutOf(const std::vector<int64_t>& sizes, int64_t axis, int64_t parts, DataType dtype,
+                    const std::vector<int64_t>& order = {}) {
   PartLayout layout;
   size_t inner = static_cast<size_t>(sizeInBytes(dtype));
-  for (size_t d = static_cast<size_t>(axis) + 1; d < sizes.size(); ++d)
-    inner *= static_cast<size_t>(sizes[d]);
-  for (size_t d = 0; d < static_cast<size_t>(axis); ++d)
-    layout.outer *= static_cast<size_t>(sizes[d]);
+  bool past_axis = false;
+  for (size_t position = 0; position < sizes.size(); ++position) {
+    const int64_t d = order.empty() ? static_cast<int64_t>(position) : order[position];
+    const auto size = static_cast<size_t>(sizes[static_cast<size_t>(d)]);
+    if (d == axis) {
+      past_axis = true;
+    } else if (past_axis) {
+      inner *= size;
+    } else {
+      layout.outer *= size;
+    }
+  }
   const auto along = static_cast<size_t>(sizes[static_cast<size_t>(axis)]);
   layout.run_bytes = along / static_cast<size_t>(parts) * inner;
   layout.pitch_bytes = along * inner;
   return layout;
+}
+
+// Whether `tensor` is dense in memory order `order` (empty: row-major).
+bool denseIn(const DeviceTensor& tensor, const std::vector<int64_t>& order) {
+  return isDenseInOrder(tensor.sizes(), tensor.strides(), order);
 }
 
 void copy2D(CUdeviceptr source, size_t source_pitch, CUdeviceptr target, size_t target_pitch,
@@ -126,8 +141,9 @@ int64_t partLength(const Communication& communication, const std::vector<int64_t
 
 // A dense tensor in stream-ordered memory of `stream`: a plain allocation's free would wait
 // for the device, stalling every stream of a pipelined loop.
-DeviceTensor emptyOn(DataType dtype, std::vector<int64_t> sizes, int device, CUstream stream) {
-  return DeviceTensor::emptyOnStream(dtype, std::move(sizes), {}, device, stream);
+DeviceTensor emptyOn(DataType dtype, std::vector<int64_t> sizes, int device, CUstream stream,
+                     const std::vector<int64_t>& order = {}) {
+  return DeviceTensor::emptyOnStream(dtype, std::move(sizes), order, device, stream);
 }
 
 std::vector<int64_t> withAxis(std::vector<int64_t> sizes, int64_t axis, int64_t size) {
@@ -253,8 +269,11 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
       << communication.toString() << " goes through sendRecvOnDevice";
   Communicator& communicator = communicatorFor(communication, team);
   const auto n = static_cast<int64_t>(team.size());
-  BRAZE_USER_CHECK(input.isContiguous()) << communication.toString() << ": this device's part "
-                                         << input.describe() << " is not dense row-major";
+  // The parts and the result lie in the step's memory order (layoutCommunicatedBuffers).
+  const std::vector<int64_t>& order = communication.allocation_order;
+  BRAZE_USER_CHECK(denseIn(input, order))
+      << communication.toString() << ": this device's part " << input.describe()
+      << (order.empty() ? " is not dense row-major" : " is not dense in the step's memory order");
   const DataType dtype = input.dtype();
   const int device = communicator.device();
   const std::vector<int64_t>& sizes = input.sizes();
@@ -262,9 +281,9 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
   // The step's result: in `into` where that fits, else new stream-ordered memory.
   auto resultOf = [&](std::vector<int64_t> result_sizes, int result_device, CUstream on) {
     if (into != nullptr && into->dtype() == dtype && into->sizes() == result_sizes &&
-        into->isContiguous())
+        denseIn(*into, order))
       return *into;
-    return emptyOn(dtype, std::move(result_sizes), result_device, on);
+    return emptyOn(dtype, std::move(result_sizes), result_device, on, order);
   };
   using Kind = Communication::Kind;
   switch (communication.kind) {
@@ -278,12 +297,12 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
       const int64_t axis = communication.input_axis;
       DeviceTensor output =
           resultOf(withAxis(sizes, axis, sizes[static_cast<size_t>(axis)] * n), device, stream);
-      const PartLayout layout = layoutOf(output.sizes(), axis, n, dtype);
+      const PartLayout layout = layoutOf(output.sizes(), axis, n, dtype, order);
       if (layout.contiguousParts()) {
         communicator.allGather(input.data(), output.data(), count, dtype, stream, overlap);
         return output;
       }
-      DeviceTensor blocks = emptyOn(dtype, output.sizes(), device, stream);
+      DeviceTensor blocks = emptyOn(dtype, output.sizes(), device, stream, order);
       communicator.allGather(input.data(), blocks.data(), count, dtype, stream, overlap);
       unpack(blocks.data(), layout, n, output.data(), stream);
       return output;
@@ -292,11 +311,11 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
       const int64_t axis = communication.output_axis;
       const int64_t part = partLength(communication, sizes, axis, n);
       DeviceTensor output = resultOf(withAxis(sizes, axis, part), device, stream);
-      const PartLayout layout = layoutOf(sizes, axis, n, dtype);
+      const PartLayout layout = layoutOf(sizes, axis, n, dtype, order);
       CUdeviceptr source = input.data();
       DeviceTensor blocks;
       if (!layout.contiguousParts()) {
-        blocks = emptyOn(dtype, sizes, device, stream);
+        blocks = emptyOn(dtype, sizes, device, stream, order);
         pack(input.data(), layout, n, blocks.data(), stream);
         source = blocks.data();
       }
@@ -305,6 +324,7 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
       return output;
     }
     case Kind::AllToAll: {
+      BRAZE_INTERNAL_CHECK(order.empty()) << communication.toString() << ": parts not row-major";
       // Block j of what this device sends is its part along output_axis j; block i of what it
       // receives is device i's part along input_axis, of this device's part along output_axis.
       const int64_t from = communication.input_axis;
@@ -324,6 +344,7 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
     case Kind::SendRecv:
       break;
     case Kind::LocalSlice: {
+      BRAZE_INTERNAL_CHECK(order.empty()) << communication.toString() << ": parts not row-major";
       const int64_t axis = communication.output_axis;
       const int64_t part = partLength(communication, sizes, axis, n);
       DeviceTensor output = resultOf(withAxis(sizes, axis, part), device, stream);

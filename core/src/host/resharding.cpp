@@ -25,13 +25,6 @@ int64_t positionIn(const std::vector<IterDomain*>& dims, const IterDomain* id) {
   return found == dims.end() ? -1 : found - dims.begin();
 }
 
-// `sharding` of `tv` (positions in its logical domain) with positions among its dims without
-// reductions: the sharding a `set` of `tv` has when it changes nothing.
-Sharding withoutReductions(const TensorView& tv, Sharding sharding) {
-  for (ShardedAxis& axis : sharding.axes) axis.axis = axisWithoutReductions(tv, axis.axis);
-  return sharding;
-}
-
 // `sharding` with mesh dim `mesh_dim` held as `want` holds it.
 Sharding withDim(Sharding sharding, const Sharding& want, int64_t mesh_dim) {
   std::erase_if(sharding.axes, [&](const ShardedAxis& a) { return a.mesh_dim == mesh_dim; });
@@ -204,6 +197,11 @@ int64_t axisWithoutReductions(const TensorView& tv, int64_t axis) {
   return position;
 }
 
+Sharding withoutReductions(const TensorView& tv, Sharding sharding) {
+  for (ShardedAxis& axis : sharding.axes) axis.axis = axisWithoutReductions(tv, axis.axis);
+  return sharding;
+}
+
 std::string_view toString(Communication::Kind kind) {
   switch (kind) {
     case Communication::Kind::Allgather:
@@ -238,6 +236,12 @@ std::string Communication::toString() const {
     return os.str();
   }
   os << " over " << meshDimName(mesh_dim, mesh.numDims()) << " of " << mesh.toString();
+  if (!allocation_order.empty()) {
+    os << ", laid out";
+    for (size_t d = 0; d < allocation_order.size(); ++d)
+      os << (d ? ", " : " [") << allocation_order[d];
+    os << "]";
+  }
   return os.str();
 }
 
@@ -287,6 +291,8 @@ std::optional<Communication> communicationOf(const Expr& expr) {
     c.kind = Communication::Kind::LocalSlice;
     c.output_axis = *split_out;
   }
+  const std::vector<int64_t>& order = out->allocationOrder();
+  if (!std::is_sorted(order.begin(), order.end())) c.allocation_order = order;
   return c;
 }
 
@@ -356,6 +362,8 @@ int64_t insertResharding(Fusion& fusion) {
     if (!next || next->kind != Communication::Kind::LocalSlice || next->mesh_dim != step->mesh_dim)
       continue;
     reader->replaceInput(whole, expr->input(0));
+    // Out of the graph, so that the partial sums it read have no reader besides the step.
+    expr->detach();
     --added;
   }
   return added;

@@ -12,6 +12,7 @@
 #include "braze/error.h"
 #include "braze/eval/expression_evaluator.h"
 #include "braze/eval/reference_evaluator.h"
+#include "braze/eval/strided_layout.h"
 #include "braze/host/host_program.h"
 #include "braze/host/resharding.h"
 #include "braze/runtime/fusion_kernel_runtime.h"
@@ -122,8 +123,11 @@ class HostProgramRun {
   // in place or a buffer a loop writes, is written where the slot is.
   void writeInto(int32_t buffer, const HostTensor& value, const std::string& what) {
     std::optional<HostTensor>& slot = tensors_[static_cast<size_t>(buffer)];
-    if (!slot && pending_[static_cast<size_t>(buffer)] != nullptr &&
-        pending_[static_cast<size_t>(buffer)]->ring_slots == 0) {
+    const host::Allocate* pending = pending_[static_cast<size_t>(buffer)];
+    // Taken as it is where it lies as the buffer's tensor does (a step's result is row-major
+    // where the buffer wants its split axis outermost: copied in below).
+    if (!slot && pending != nullptr && pending->ring_slots == 0 &&
+        isDenseInOrder(value.sizes(), value.strides(), pending->tensor->allocationOrder())) {
       slot = value;
       return;
     }

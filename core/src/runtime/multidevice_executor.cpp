@@ -12,6 +12,7 @@
 #include "braze/eval/argument_binding.h"
 #include "braze/eval/expression_evaluator.h"
 #include "braze/eval/strided_layout.h"
+#include "braze/host/communication_layout.h"
 #include "braze/host/resharding.h"
 #include "braze/host/sharding_propagation.h"
 #include "braze/host/stream_stages.h"
@@ -146,6 +147,8 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
   // A resharding step feeding a stream loop runs in it, a slice per iteration: the transfer of
   // one slice overlaps the compute of another.
   host::streamRewrittenProducers(fusion, first_new_statement);
+  // Parts along an inner axis laid out as blocks, by the kernels on either side of each step.
+  layoutCommunicatedBuffers(fusion);
   stages_ = std::make_unique<host::StreamStages>(fusion);
 
   std::vector<const Expr*> region;

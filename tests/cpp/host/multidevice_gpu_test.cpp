@@ -11,6 +11,7 @@
 #include "braze/driver/cuda_driver.h"
 #include "braze/driver/nccl_library.h"
 #include "braze/eval/reference_evaluator.h"
+#include "braze/eval/strided_layout.h"
 #include "braze/host/collectives.h"
 #include "braze/host/communicator.h"
 #include "braze/host/store.h"
@@ -67,6 +68,57 @@ TEST_F(MultiDeviceGpuTest, EveryStepMatchesItsDefinitionOnHostTensors) {
       const DeviceTensor result =
           collectives_->runOnDevice(step, {0}, DeviceTensor::fromHost(part), nullptr);
       test::expectClose(result.toHost(), host::combineParts(step, {part}, 0));
+    }
+  }
+}
+
+// Steps whose parts lie with the split axis outermost (layoutCommunicatedBuffers): the parts go
+// to NCCL as blocks and the result comes back in that order, with the values of the step's
+// definition.
+TEST_F(MultiDeviceGpuTest, StepsOnPartsLaidOutAxisFirstKeepThatLayout) {
+  test::RandomTensors random(11);
+  const std::vector<int64_t> order = {1, 0, 2};
+  for (Kind kind : {Kind::Allgather, Kind::ReduceScatter}) {
+    Communication step;
+    step.kind = kind;
+    step.mesh = DeviceMesh::ofSize(1);
+    (kind == Kind::Allgather ? step.input_axis : step.output_axis) = 1;
+    step.allocation_order = order;
+    SCOPED_TRACE(step.toString());
+    const HostTensor part = random.uniform(DataType::Float32, {6, 10, 3});
+    HostTensor laid = HostTensor::empty(DataType::Float32, part.sizes(), order);
+    for (int64_t i = 0; i < part.numel(); ++i) laid.setFlat(i, part.atFlat(i));
+    const DeviceTensor result =
+        collectives_->runOnDevice(step, {0}, DeviceTensor::fromHost(laid), nullptr);
+    EXPECT_TRUE(isDenseInOrder(result.sizes(), result.strides(), order)) << result.describe();
+    test::expectClose(result.toHost(), host::combineParts(step, {part}, 0));
+  }
+}
+
+// The regions around steps laid out as blocks, as kernels: every device of a simulated mesh
+// runs its regions on this GPU (the producers write their parts sequence-first, the readers
+// read the gathered and scattered buffers so), and the steps on host tensors.
+TEST(MultiDeviceKernelsTest, MiddleAxisStepsRunTheirRegionsAsKernels) {
+  std::string why;
+  if (!driver::isDriverAvailable(&why)) GTEST_SKIP() << "no CUDA driver or device: " << why;
+  for (int64_t n : {2, 4}) {
+    SCOPED_TRACE("mesh of " + std::to_string(n));
+    test::ShardedCase c = test::makeShardedCase("middle_axis_steps", n);
+    ExecutorCacheOptions options;
+    options.registry = &test::shippedSchedulers();
+    MultiDeviceExecutor executor(*c.fusion, options);
+    const DeviceMesh mesh = DeviceMesh::ofSize(n);
+    const std::vector<HostTensor> expected =
+        evaluateFusionTensors(*test::unshardedCopy(*c.fusion), std::vector<HostTensor>(c.inputs));
+    const std::vector<std::vector<HostTensor>> outputs =
+        test::runOnSimulatedMesh(executor, c.inputs, mesh.devices(), /*on_gpu=*/true);
+    for (int64_t device = 0; device < n; ++device) {
+      for (size_t o = 0; o < expected.size(); ++o) {
+        SCOPED_TRACE("device " + std::to_string(device) + ", output " + std::to_string(o));
+        const auto* tv = executor.fusion().outputs()[o]->as<TensorView>();
+        test::expectClose(outputs[static_cast<size_t>(device)][o],
+                          shardOf(expected[o], *tv, device), c.tolerance);
+      }
     }
   }
 }

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <exception>
 #include <optional>
 #include <set>
@@ -37,33 +36,6 @@ ExecutorCacheOptions shippedOptions() {
   return options;
 }
 
-// Runs `executor` on every device of `devices` at once, each with its parts of `whole`, and
-// returns each device's outputs (host tensors).
-std::vector<std::vector<HostTensor>> runOnMesh(MultiDeviceExecutor& executor,
-                                               const std::vector<HostTensor>& whole,
-                                               const std::vector<int64_t>& devices) {
-  host::SimulatedMesh mesh(std::chrono::seconds(120));
-  std::vector<std::vector<HostTensor>> outputs(devices.size());
-  host::SimulatedMesh::rethrowCause(mesh.runEach(devices, [&](int64_t device,
-                                                              host::Collectives& collectives) {
-    std::vector<FusionArgument> parts;
-    for (size_t i = 0; i < whole.size(); ++i) {
-      // A device outside an input's mesh passes a stand-in of a part's sizes.
-      const auto* tv = executor.fusion().inputs()[i]->as<TensorView>();
-      const bool held = !tv->sharding() || tv->sharding()->mesh.has(device);
-      parts.emplace_back(
-          shardOf(whole[i], *tv, held ? device : tv->sharding()->mesh.devices().front()));
-    }
-    RunOptions options;
-    options.reference_evaluator = true;
-    const size_t k =
-        static_cast<size_t>(std::find(devices.begin(), devices.end(), device) - devices.begin());
-    for (FusionArgument& output : executor.run(parts, collectives, options))
-      outputs[k].push_back(std::get<HostTensor>(output));
-  }));
-  return outputs;
-}
-
 // Runs `definition` sharded on `devices` and checks every device's outputs against its parts
 // of the unsharded reference result.
 
@@ -73,7 +45,8 @@ void expectMatchesUnsharded(const Fusion& definition, const std::vector<HostTens
   MultiDeviceExecutor executor(definition, shippedOptions());
   const std::vector<HostTensor> expected =
       evaluateFusionTensors(*test::unshardedCopy(definition), std::vector<HostTensor>(whole));
-  const std::vector<std::vector<HostTensor>> outputs = runOnMesh(executor, whole, devices);
+  const std::vector<std::vector<HostTensor>> outputs =
+      test::runOnSimulatedMesh(executor, whole, devices);
   for (size_t k = 0; k < devices.size(); ++k) {
     ASSERT_EQ(outputs[k].size(), expected.size());
     for (size_t o = 0; o < expected.size(); ++o) {
@@ -208,6 +181,100 @@ TEST(MultiDeviceTest, PipelineStagesOnMeshesThatShareDevices) {
     devices.insert(m.second.devices().begin(), m.second.devices().end());
     expectMatchesUnsharded(*c.fusion, c.inputs, {devices.begin(), devices.end()}, c.tolerance);
   }
+}
+
+// An allgather and a reduce-scatter along the middle axis of [batch, sequence, hidden]: each
+// step's buffers are laid out sequence-first, the producing region writes its part so (a
+// stride_order its kernel absorbs), and each part is one block.
+TEST(MultiDeviceTest, StepsAlongAMiddleAxisMoveBlocks) {
+  test::ShardedCase c = test::makeShardedCase("middle_axis_steps", 2);
+  MultiDeviceExecutor executor(*c.fusion, shippedOptions());
+  std::vector<std::string> steps;
+  int64_t stride_orders = 0;
+  for (const Expr* expr : executor.fusion().exprs()) {
+    if (expr->op() == OpKind::StrideOrder) ++stride_orders;
+    if (std::optional<Communication> step = communicationOf(*expr)) {
+      steps.push_back(step->toString());
+      EXPECT_EQ(step->allocation_order, (std::vector<int64_t>{1, 0, 2}));
+      EXPECT_EQ(expr->output(0)->as<TensorView>()->allocationOrder(),
+                (std::vector<int64_t>{1, 0, 2}));
+      EXPECT_EQ(expr->input(0)->definition()->op(), OpKind::StrideOrder);
+    }
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{
+                       "allgather axis 1 over DIDx of mesh{0, 1}, laid out [1, 0, 2]",
+                       "reduce_scatter sum axis 1 over DIDx of mesh{0, 1}, laid out [1, 0, 2]"}));
+  EXPECT_EQ(stride_orders, 2);
+  EXPECT_EQ(
+      executor.program().toString(),
+      "%0 = allocate float32[s0, s1, s2] laid out [1, 0, 2] on mesh{0, 1} axis 1 over DIDx  (T11)\n"
+      "%1 = allocate bfloat16[s6, s7, s10] laid out [1, 0, 2] on mesh{0, 1} partial sum over DIDx"
+      "  (T12)\n"
+      "launch segment 0 (T0, T2, T3) -> (%0, %1)\n"
+      "%2 = allocate float32[s0, s1, s2] laid out [1, 0, 2] on mesh{0, 1} replicated  (T8)\n"
+      "communicate segment 1 (%0) -> (%2)\n"
+      "deallocate %0\n"
+      "%3 = allocate bfloat16[s6, s7, s10] laid out [1, 0, 2] on mesh{0, 1} axis 1 over DIDx  "
+      "(T10)\n"
+      "communicate segment 2 (%1) -> (%3)\n"
+      "deallocate %1\n"
+      "wait segment 1\n"
+      "wait segment 2\n"
+      "%4 = allocate float32[s0, s1, s2] on mesh{0, 1} replicated  (T5)\n"
+      "%5 = allocate bfloat16[s6, s7, s10] on mesh{0, 1} axis 1 over DIDx  (T7)\n"
+      "launch segment 3 (T1, %2, %3) -> (%4, %5)\n"
+      "deallocate %2\n"
+      "deallocate %3\n"
+      "return (%4, %5)\n");
+}
+
+// Steps left to the collectives' strided copies: a split axis outermost (a block already) or
+// innermost (laying it out first would make the kernels on either side transpose), and a
+// reduce-scatter whose result the caller gets.
+TEST(MultiDeviceTest, StepsAlongOuterOrInnermostAxesKeepRowMajorBuffers) {
+  const DeviceMesh mesh = DeviceMesh::ofSize(2);
+  auto gathered = [&](int64_t axis) {
+    auto fusion = std::make_unique<Fusion>();
+    TensorView* x = makeSymbolicTensor(*fusion, 3);
+    TensorView* y = exp(tanh(x));
+    fusion->addOutput(y);
+    test::shardAxis(x, mesh, axis);
+    y->setDeviceMesh(mesh);
+    return fusion;
+  };
+  auto laidOut = [](const Fusion& definition) {
+    MultiDeviceExecutor executor(definition, shippedOptions());
+    int64_t steps = 0;
+    bool laid_out = false;
+    for (const Expr* expr : executor.fusion().exprs()) {
+      if (std::optional<Communication> step = communicationOf(*expr)) {
+        ++steps;
+        laid_out = laid_out || !step->allocation_order.empty();
+      }
+    }
+    EXPECT_EQ(steps, 1);
+    return laid_out;
+  };
+  test::RandomTensors random(17);
+  for (int64_t axis : {0, 1, 2}) {
+    SCOPED_TRACE("axis " + std::to_string(axis));
+    EXPECT_EQ(laidOut(*gathered(axis)), axis == 1);
+    expectMatchesUnsharded(*gathered(axis), {random.uniform(DataType::Float32, {4, 6, 8})},
+                           mesh.devices());
+  }
+  auto scattered = std::make_unique<Fusion>();
+  TensorView* a = makeSymbolicTensor(*scattered, 3, DataType::BFloat16);
+  TensorView* b = makeSymbolicTensor(*scattered, 2, DataType::BFloat16);
+  TensorView* out = matmul(a, b);
+  scattered->addOutput(out);
+  test::shardAxis(a, mesh, 2);
+  test::shardAxis(b, mesh, 0);
+  test::shardAxis(out, mesh, 1);
+  EXPECT_FALSE(laidOut(*scattered));
+  expectMatchesUnsharded(*scattered,
+                         {random.uniform(DataType::BFloat16, {3, 4, 6}, -1, 1),
+                          random.uniform(DataType::BFloat16, {6, 5}, -1, 1)},
+                         mesh.devices(), test::partialSumsInBFloat16(2));
 }
 
 TEST(MultiDeviceTest, MovingBetweenMeshesNeedsOneShape) {

@@ -1,11 +1,14 @@
 #include "support/sharded_cases.h"
 
+#include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <numeric>
 #include <vector>
 
 #include "braze/error.h"
+#include "braze/host/collectives.h"
 #include "braze/ir/sharding.h"
 #include "braze/ops/contraction.h"
 #include "braze/ops/elementwise.h"
@@ -185,6 +188,37 @@ ShardedCase pipelinedMatmulReduceScatter(int64_t n, RandomTensors& random) {
   return c;
 }
 
+// Steps along a middle axis, between kernels (sequence parallelism on [batch, sequence,
+// hidden]): tanh(x) gathered along the sequence before an add with a replicated r, and a matmul
+// over a split K reduce-scattered along the sequence before a relu. layoutCommunicatedBuffers
+// lays both steps' buffers out sequence-first, so each part is one block.
+ShardedCase middleAxisSteps(int64_t n, RandomTensors& random) {
+  ShardedCase c;
+  c.fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*c.fusion, 3);
+  TensorView* r = makeSymbolicTensor(*c.fusion, 3);
+  TensorView* a = makeSymbolicTensor(*c.fusion, 3, DataType::BFloat16);
+  TensorView* w = makeSymbolicTensor(*c.fusion, 2, DataType::BFloat16);
+  TensorView* gathered = add(tanh(x), r);
+  TensorView* scattered = relu(matmul(a, w));
+  c.fusion->addOutput(gathered);
+  c.fusion->addOutput(scattered);
+  const DeviceMesh mesh = DeviceMesh::ofSize(n);
+  shardAxis(x, mesh, 1);
+  r->setDeviceMesh(mesh);
+  gathered->setDeviceMesh(mesh);
+  shardAxis(a, mesh, 2);
+  shardAxis(w, mesh, 0);
+  shardAxis(scattered, mesh, 1);
+  c.inputs = {random.uniform(DataType::Float32, {3, 4 * n, 16}),
+              random.uniform(DataType::Float32, {3, 4 * n, 16}),
+              random.uniform(DataType::BFloat16, {3, 4 * n, 8 * n}, -1, 1),
+              random.uniform(DataType::BFloat16, {8 * n, 24}, -1, 1)};
+  c.steps = {Kind::Allgather, Kind::ReduceScatter};
+  c.tolerance = partialSumsInBFloat16(n);
+  return c;
+}
+
 using Builder = std::function<ShardedCase(int64_t, RandomTensors&)>;
 
 const std::vector<std::pair<std::string, Builder>>& builders() {
@@ -197,6 +231,7 @@ const std::vector<std::pair<std::string, Builder>>& builders() {
       {"all_to_all_and_local_slice", allToAllAndLocalSlice},
       {"pipelined_allgather_matmul", pipelinedAllgatherMatmul},
       {"pipelined_matmul_reduce_scatter", pipelinedMatmulReduceScatter},
+      {"middle_axis_steps", middleAxisSteps},
   };
   return all;
 }
@@ -294,6 +329,32 @@ std::unique_ptr<Fusion> unshardedCopy(const Fusion& definition) {
   takeShardings(*copy);
   for (TensorView* tv : copy->allTensors()) tv->setSharding(std::nullopt);
   return copy;
+}
+
+std::vector<std::vector<HostTensor>> runOnSimulatedMesh(MultiDeviceExecutor& executor,
+                                                        const std::vector<HostTensor>& whole,
+                                                        const std::vector<int64_t>& devices,
+                                                        bool on_gpu) {
+  host::SimulatedMesh mesh(std::chrono::seconds(120));
+  std::vector<std::vector<HostTensor>> outputs(devices.size());
+  host::SimulatedMesh::rethrowCause(mesh.runEach(devices, [&](int64_t device,
+                                                              host::Collectives& collectives) {
+    std::vector<FusionArgument> parts;
+    for (size_t i = 0; i < whole.size(); ++i) {
+      // A device outside an input's mesh passes a stand-in of a part's sizes.
+      const auto* tv = executor.fusion().inputs()[i]->as<TensorView>();
+      const bool held = !tv->sharding() || tv->sharding()->mesh.has(device);
+      parts.emplace_back(
+          shardOf(whole[i], *tv, held ? device : tv->sharding()->mesh.devices().front()));
+    }
+    RunOptions options;
+    options.reference_evaluator = !on_gpu;
+    const auto k =
+        static_cast<size_t>(std::find(devices.begin(), devices.end(), device) - devices.begin());
+    for (FusionArgument& output : executor.run(parts, collectives, options))
+      outputs[k].push_back(std::get<HostTensor>(output));
+  }));
+  return outputs;
 }
 
 }  // namespace braze::test

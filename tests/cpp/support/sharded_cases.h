@@ -11,6 +11,7 @@
 
 #include "braze/host/resharding.h"
 #include "braze/ir/fusion.h"
+#include "braze/runtime/multidevice_executor.h"
 #include "support/tensor_compare.h"
 
 namespace braze::test {
@@ -23,8 +24,9 @@ struct ShardedCase {
 };
 
 /// The names of the cases: allgather_matmul, matmul_reduce_scatter, matmul_allreduce,
-/// tensor_parallel_mlp, reductions, all_to_all_and_local_slice, and the stream-pipelined
-/// pipelined_allgather_matmul and pipelined_matmul_reduce_scatter.
+/// tensor_parallel_mlp, reductions, all_to_all_and_local_slice, the stream-pipelined
+/// pipelined_allgather_matmul and pipelined_matmul_reduce_scatter, and middle_axis_steps (an
+/// allgather and a reduce-scatter along the middle axis of 3-D tensors, laid out as blocks).
 std::vector<std::string> shardedCaseNames();
 /// Case `name` on a mesh of devices 0 .. n - 1, with inputs drawn from a seed of the name and n.
 ShardedCase makeShardedCase(const std::string& name, int64_t n);
@@ -52,5 +54,14 @@ Tolerance partialSumsInBFloat16(int64_t n);
 
 /// The definition without meshes or DID axes: what every device's parts are checked against.
 std::unique_ptr<Fusion> unshardedCopy(const Fusion& definition);
+
+/// Runs `executor` on every device of `devices` at once on a simulated mesh (a thread each),
+/// each with its parts of `whole`, and returns each device's outputs (host tensors). The regions
+/// run on the reference evaluator, or with `on_gpu` as kernels on the GPU (every device on the
+/// same one), the steps on host tensors either way.
+std::vector<std::vector<HostTensor>> runOnSimulatedMesh(MultiDeviceExecutor& executor,
+                                                        const std::vector<HostTensor>& whole,
+                                                        const std::vector<int64_t>& devices,
+                                                        bool on_gpu = false);
 
 }  // namespace braze::test

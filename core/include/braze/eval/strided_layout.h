@@ -30,6 +30,11 @@ bool isContiguousLayout(const std::vector<int64_t>& sizes, const std::vector<int
 /// never used; an empty tensor is dense.
 bool isDenseLayout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 
+/// True when `strides` address `sizes` densely in `allocation_order` (dims from outermost to
+/// innermost; empty: row-major): denseStrides' strides, where size-1 dims' may be anything.
+bool isDenseInOrder(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                    const std::vector<int64_t>& allocation_order);
+
 /// "[2, 3]": how messages show sizes and strides.
 std::string formatSizes(const std::vector<int64_t>& values);
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "braze/ir/fusion.h"
 #include "braze/ir/sharding.h"
@@ -42,6 +43,9 @@ struct Communication {
   int64_t output_axis = -1;
   /// Allreduce, ReduceScatter: how parts combine (Sum, Prod, Max, Min).
   OpKind reduction = OpKind::Sum;
+  /// How the parts and the result lie in memory: dims from outermost to innermost (the step's
+  /// output's allocation order, layoutCommunicatedBuffers'); empty: row-major.
+  std::vector<int64_t> allocation_order;
 
   /// "allgather axis 0 over DIDx of mesh{0, 1}", "allreduce Sum over DIDx of mesh{0, 1}".
   std::string toString() const;
@@ -77,5 +81,9 @@ std::vector<int64_t> localSizes(const TensorView& tv, const std::vector<int64_t>
 
 /// The position among a tensor's dims with reductions dropped of its logical axis `axis`.
 int64_t axisWithoutReductions(const TensorView& tv, int64_t axis);
+
+/// `sharding` of `tv` (positions in its logical domain) with positions among its dims without
+/// reductions: the sharding a `set` of `tv` has when it changes nothing.
+Sharding withoutReductions(const TensorView& tv, Sharding sharding);
 
 }  // namespace braze
