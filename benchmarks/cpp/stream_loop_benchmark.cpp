@@ -216,6 +216,80 @@ BENCHMARK_CAPTURE(hostOverlap, pageable, false, false)
     ->Iterations(5)
     ->Unit(benchmark::kMillisecond);
 
+// p -= 0.1 * g written into p, both host-resident (an optimizer step on host tensors): each
+// slice of p and g goes in, and p's slice comes back into p. From pageable memory the inputs
+// are staged through page-locked blocks by threads, and the slices of p come back through the
+// same blocks, carried on into p by threads while later slices compute.
+std::unique_ptr<Fusion> inPlaceUpdate(int64_t slices) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* p = makeSymbolicTensor(*fusion, 2);
+  TensorView* g = makeSymbolicTensor(*fusion, 2);
+  TensorView* step = mul(g, 0.1);
+  TensorView* updated = sub(p, step);
+  fusion->addOutput(updated);
+  fusion->aliasOutputToInput(updated, p);
+  for (TensorView* tv : {step, updated}) {
+    tv->split(0, slices, /*inner_split=*/false);
+    tv->parallelize(0, ParallelType::Stream);
+  }
+  return fusion;
+}
+
+void hostUpdate(benchmark::State& state, bool pinned) {
+  const int64_t slices = state.range(0);
+  constexpr int64_t kRows = 16384;
+  constexpr int64_t kCols = 8192;  // 512 MiB each: 1 GiB in, 512 MiB back
+  if (bench::benchmarkStream(state) == nullptr) return;
+  bench::guarded(state, [&] {
+    const size_t bytes = static_cast<size_t>(kRows * kCols) * sizeof(float);
+    auto hostTensor = [&](float scale) {
+      const std::shared_ptr<void> memory =
+          pinned ? driver::allocatePinnedHost(bytes)
+                 : std::shared_ptr<void>(new float[static_cast<size_t>(kRows * kCols)],
+                                         [](void* m) { delete[] static_cast<float*>(m); });
+      auto* values = static_cast<float*>(memory.get());
+      for (int64_t i = 0; i < kRows * kCols; ++i) values[i] = scale * static_cast<float>(i % 1000);
+      return HostTensor::borrow(DataType::Float32, {kRows, kCols}, {kCols, 1}, memory.get(),
+                                memory);
+    };
+    const HostTensor p = hostTensor(0.001f);
+    const HostTensor g = hostTensor(0.002f);
+    FusionExecutorCache cache(inPlaceUpdate(slices));
+    RunOptions options;
+    options.stream_pool = 8;
+    cache.run({p, g}, options);  // compiles and freezes the plan
+    std::vector<double> samples;
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(cache.run({p, g}, options));
+      samples.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      state.SetIterationTime(samples.back());
+    }
+    const double median = bench::median(samples);
+    state.counters["ms_per_call"] = median * 1e3;
+    state.counters["copy_GB/s"] = static_cast<double>(3 * bytes) / median / 1e9;
+  });
+}
+
+BENCHMARK_CAPTURE(hostUpdate, pinned, true)
+    ->Name("host_update")
+    ->ArgNames({"slices"})
+    ->Args({1})
+    ->Args({8})
+    ->UseManualTime()
+    ->Iterations(5)
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_CAPTURE(hostUpdate, pageable, false)
+    ->Name("host_update_pageable")
+    ->ArgNames({"slices"})
+    ->Args({1})
+    ->Args({8})
+    ->UseManualTime()
+    ->Iterations(5)
+    ->Unit(benchmark::kMillisecond);
+
 BENCHMARK(streamLoop)
     ->Name("stream_loop")
     ->ArgNames({"rows", "cols", "slices", "graph"})

@@ -235,7 +235,8 @@ RunMemory& threadRunMemory() {
 
 // Enqueues `plan`'s steps on `stream` and the pool streams; `memory` holds the memory of each
 // buffer the run did not free (its outputs).
-// `staging`: pageable host inputs staged in page-locked memory (runToHost's runs).
+// `staging`: pageable host inputs staged in page-locked memory, and results written back into
+// them through it (runToHost's runs).
 void enqueuePlan(const ExecutionPlan& plan, const std::vector<FusionArgument>& arguments,
                  CUstream stream, RunTrace* trace, std::span<const DeviceTensor> into,
                  RunMemory& memory, runtime_detail::PageableStaging* staging = nullptr) {
@@ -332,10 +333,15 @@ void enqueuePlan(const ExecutionPlan& plan, const std::vector<FusionArgument>& a
                      on);
             break;
           }
-          case host::CopyDirection::DeviceToHost:
-            BRAZE_CU(memcpyDtoHAsync, hostPointerOf(c.target, c.target_offset),
+          case host::CopyDirection::DeviceToHost: {
+            char* staged =
+                staging != nullptr ? staging->target(static_cast<size_t>(step.launch)) : nullptr;
+            BRAZE_CU(memcpyDtoHAsync,
+                     staged != nullptr ? staged : hostPointerOf(c.target, c.target_offset),
                      devicePointerOf(c.source, c.source_offset), c.bytes, on);
+            if (staged != nullptr) staging->copiedToHost(static_cast<size_t>(step.launch), on);
             break;
+          }
           case host::CopyDirection::DeviceToDevice:
             BRAZE_CU(memcpyDtoDAsync, devicePointerOf(c.target, c.target_offset),
                      devicePointerOf(c.source, c.source_offset), c.bytes, on);
@@ -426,8 +432,10 @@ std::vector<HostTensor> FusionKernelRuntime::runToHost(const ExecutionPlan& plan
     driver::driverApi().streamSynchronize(stream);
     throw;
   }
-  // The results are read by the caller as soon as this returns.
+  // The results are read by the caller as soon as this returns: those written back into
+  // pageable inputs too.
   BRAZE_CU(streamSynchronize, stream);
+  staging.finish();
   std::vector<HostTensor> outputs = plan.hostOutputTensors(arguments, memory.host);
   memory.device.clear();
   memory.host.clear();

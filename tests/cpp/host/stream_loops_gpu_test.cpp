@@ -217,6 +217,26 @@ TEST_F(StreamLoopsGpuTest, AHostInputWrittenInPlaceStreamsThroughTheGpu) {
   EXPECT_NE(program.find("copy_to_host %"), std::string::npos) << program;
 }
 
+// The same update on pageable p and g large enough to stage: p's slices come back through
+// page-locked memory, and threads carry each on into p once its copy has run, while later
+// slices compute. Twice, so the second run (a plan hit) starts from the first one's p.
+TEST_F(StreamLoopsGpuTest, APageableInputWrittenInPlaceComesBackThroughPageLockedMemory) {
+  FusionExecutorCache cache(test::streamedInPlaceUpdate(8), shipped());
+  test::RandomTensors random(71);
+  const HostTensor p_value = random.uniform(DataType::Float32, {2051, 1024});  // 8 MiB
+  EXPECT_FALSE(driver::isPinnedHost(p_value.data()));
+  for (int run = 0; run < 2; ++run) {
+    const HostTensor g_value = random.uniform(DataType::Float32, {2051, 1024});
+    const HostTensor expected =
+        evaluateFusionTensors(cache.fusion(), {p_value.contiguous(), g_value})[0];
+    const std::vector<FusionArgument> outputs = cache.run({p_value, g_value});
+    EXPECT_EQ(std::get<HostTensor>(outputs[0]).data(), p_value.data()) << "the run returns p";
+    EXPECT_TRUE(test::isClose(p_value, expected, test::toleranceFor(DataType::Float32)))
+        << "run " << run;
+  }
+  EXPECT_EQ(cache.counters().hits, 1);
+}
+
 // A device-to-device Copy (no lowering emits one yet; plans are data, so one is written here):
 // a slice of a device input copied into a buffer at an offset, directly and as a graph node.
 TEST_F(StreamLoopsGpuTest, ADeviceToDeviceCopyRunsDirectlyAndInAGraph) {
