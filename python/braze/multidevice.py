@@ -20,16 +20,24 @@ the communication runs over NCCL on the process's ``communicator()``:
     comm = braze.multidevice.communicator()          # rank, size, local_rank, device
     outputs = fd.execute([x_part.cuda(comm.device), w_part.cuda(comm.device)])
 
-A mesh's device ids are the ranks of the launch. ``fd.execute`` returns once the work is
-enqueued on torch's current stream of its GPU, as torch's ops do. A watchdog thread bounds
-that work: a peer that dies or stalls past the communicator's timeout aborts the
-communicator, and the next call raises instead of hanging. ``communicator().wait()`` waits
-for the last run's stream.
+A program that already has a PyTorch process group can hand Braze that group's NCCL
+communicator instead of making another (one less communicator's memory and setup):
+
+    comm = braze.multidevice.communicator(process_group=dist.group.WORLD)
+
+A mesh's device ids are the ranks of the launch (of the group, for a borrowed communicator).
+``fd.execute`` returns once the work is enqueued on torch's current stream of its GPU, as
+torch's ops do. A watchdog thread bounds that work: a peer that dies or stalls past the
+communicator's timeout aborts the communicator, and the next call raises instead of hanging.
+``communicator().wait()`` waits for the last run's stream.
 """
 
+from braze._braze import Error
 from braze._braze.multidevice import Communicator, DeviceMesh, SimulatedRun  # noqa: F401
 
 _communicator = None
+# The process group _communicator was borrowed from, if it was.
+_borrowed_from = None
 
 
 def _torch_store(timeout_s):
@@ -57,20 +65,105 @@ def _torch_store(timeout_s):
     )
 
 
-def communicator(store_path=None, timeout_s=600.0, store=None):
+def communicator(store_path=None, timeout_s=600.0, store=None, process_group=None):
     """This process's communicator, made on first use from the launcher's variables (RANK,
     WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, or Open MPI's and Slurm's). The ranks
     exchange NCCL's id through ``store`` (an object with ``set(key, bytes)`` and ``get(key)``,
     such as a torch.distributed store); else through torch.distributed's default process
     group's store, or torchrun's store, where there is one; else through ``store_path``, a
     folder every rank can reach; else through a TCP store that rank 0 serves at
-    MASTER_ADDR:MASTER_PORT. Each rank uses the GPU of its local rank."""
-    global _communicator
+    MASTER_ADDR:MASTER_PORT. Each rank uses the GPU of its local rank.
+
+    With ``process_group`` (a torch.distributed NCCL group, such as ``dist.group.WORLD``), this
+    process's communicator becomes that group's NCCL communicator, borrowed rather than made:
+    ranks are the group's ranks, the device is the group's (``device_id`` of
+    init_process_group, else torch's current device). Every rank of the group calls it at the
+    same point: where the group has not made its communicator yet, one collective on the group
+    makes it. The group keeps owning it: destroy the group only after Braze's last work on it
+    is done, and a failure Braze detects (a dead peer, a timeout) leaves the group unusable, as
+    an NCCL error of its own would. Braze's collectives and the group's share the communicator
+    in the order the program calls them."""
+    global _communicator, _borrowed_from
+    if process_group is not None:
+        if store is not None or store_path is not None:
+            raise ValueError("communicator: pass process_group, or a store or store_path to make "
+                             "a communicator of Braze's own, not both")
+        if _communicator is None or _borrowed_from is not process_group:
+            # The one before, if any, is destroyed once nothing else holds it.
+            _communicator = _borrowed_from = None
+            _communicator = _borrow(process_group, timeout_s)
+            _borrowed_from = process_group
+        return _communicator
+    if _borrowed_from is not None and not _group_alive(_borrowed_from):
+        _communicator = _borrowed_from = None
+        raise Error("the process group whose NCCL communicator Braze borrowed was destroyed; "
+                    "pass a live one: braze.multidevice.communicator(process_group=...)")
     if _communicator is None:
         if store is None and store_path is None:
             store = _torch_store(timeout_s)
         _communicator = Communicator(store_path=store_path, timeout_s=timeout_s, store=store)
     return _communicator
+
+
+def _group_alive(group):
+    """Whether torch.distributed still has ``group`` (destroy_process_group frees its NCCL
+    communicator, which a borrowed one must then no longer touch)."""
+    import torch.distributed as dist
+
+    try:
+        return group in dist.distributed_c10d._world.pg_map
+    except AttributeError:  # another PyTorch's internals: the default group's state at least
+        return dist.is_initialized()
+
+
+def _borrow(group, timeout_s):
+    """A Communicator over ``group``'s NCCL communicator; errors say what ``group`` lacks."""
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError:
+        raise Error("communicator(process_group=...) borrows a PyTorch process group's NCCL "
+                    "communicator, but PyTorch is not installed") from None
+    if not dist.is_available():
+        raise Error("communicator(process_group=...): this PyTorch has no torch.distributed")
+    if not isinstance(group, dist.ProcessGroup):
+        raise Error(f"communicator(process_group=...) takes a torch.distributed ProcessGroup "
+                    f"(such as dist.group.WORLD), not {type(group).__name__}")
+    if not torch.cuda.is_available():
+        raise Error("communicator(process_group=...): PyTorch sees no CUDA device")
+    bound = getattr(group, "bound_device_id", None)
+    device = bound.index if bound is not None and bound.index is not None \
+        else torch.cuda.current_device()
+    cuda = torch.device("cuda", device)
+    try:
+        backend = group._get_backend(cuda)
+    except RuntimeError as error:
+        raise Error(f"communicator(process_group=...): the group has no backend for {cuda} "
+                    f"({error}); make it with backend='nccl'") from None
+    comm_ptr = getattr(backend, "_comm_ptr", None)
+    if comm_ptr is None:
+        raise Error(f"communicator(process_group=...): the group's backend for {cuda} is "
+                    f"{type(backend).__name__}, not NCCL, or a PyTorch older than 2.8 that does "
+                    f"not hand out its NCCL communicator; make the group with backend='nccl'")
+    def handle_or_0():
+        try:
+            return int(comm_ptr())
+        except RuntimeError:  # a PyTorch that refuses rather than answering 0
+            return 0
+
+    # PyTorch looks the communicator up by the current device.
+    with torch.cuda.device(device):
+        handle = handle_or_0()
+        if handle == 0:
+            # Made on the group's first collective (or eagerly with init_process_group's
+            # device_id): every rank is here at the same point, as for any communicator.
+            dist.all_reduce(torch.zeros(1, device=cuda), group=group)
+            torch.cuda.synchronize(device)
+            handle = handle_or_0()
+    if handle == 0:
+        raise Error(f"communicator(process_group=...): the group made no NCCL communicator for "
+                    f"{cuda}, even after a collective; pass init_process_group device_id={cuda!r}")
+    return Communicator._borrow(handle, group.rank(), group.size(), device, timeout_s, group)
 
 
 def _stream_of(tensor):

@@ -169,7 +169,7 @@ class PythonStore final : public host::Store {
 /// This process's rank of an NCCL communicator over every process of the launch (torchrun,
 /// mpirun, srun), made on first use: the ranks meet through `store` (a store object from
 /// Python), a shared folder (`store_path`), or a TCP store at MASTER_ADDR:MASTER_PORT served
-/// by rank 0.
+/// by rank 0. Or a PyTorch process group's communicator, borrowed (borrow()).
 class PyCommunicator {
  public:
   PyCommunicator(std::optional<std::string> store_path, std::optional<int> device, double timeout_s,
@@ -196,10 +196,26 @@ class PyCommunicator {
     collectives_ = std::make_unique<host::NcclCollectives>(*communicator_);
   }
 
+  /// Borrows `handle`, the ncclComm_t of `owner` (a PyTorch process group, which braze.
+  /// multidevice checks and reads: its rank, size and device), without owning it. `owner` is
+  /// kept alive as long as this is. The local rank is the launcher's where there is one, else
+  /// the device.
+  static std::unique_ptr<PyCommunicator> borrow(uintptr_t handle, int64_t rank, int64_t size,
+                                                int device, double timeout_s, py::object owner) {
+    host::LaunchEnvironment launch = host::readLaunchEnvironment();
+    const int64_t local_rank = launch.launcher == "single process" ? device : launch.local_rank;
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+    host::Communicator borrowed = host::Communicator::borrow(
+        reinterpret_cast<driver::NcclComm>(handle), rank, size, local_rank, device, {timeout});
+    return std::unique_ptr<PyCommunicator>(
+        new PyCommunicator(std::move(launch), std::move(borrowed), std::move(owner)));
+  }
+
   int64_t rank() const { return communicator_->rank(); }
   int64_t size() const { return communicator_->size(); }
   int64_t localRank() const { return communicator_->localRank(); }
   int device() const { return communicator_->device(); }
+  bool borrowed() const { return communicator_->borrowed(); }
   std::string launcher() const { return launch_.launcher; }
   host::NcclCollectives& collectives() { return *collectives_; }
   host::Communicator& communicator() { return *communicator_; }
@@ -243,6 +259,12 @@ class PyCommunicator {
   }
 
  private:
+  PyCommunicator(host::LaunchEnvironment launch, host::Communicator communicator, py::object owner)
+      : launch_(std::move(launch)),
+        owner_(std::move(owner)),
+        communicator_(std::make_unique<host::Communicator>(std::move(communicator))),
+        collectives_(std::make_unique<host::NcclCollectives>(*communicator_)) {}
+
   static DataType dtypeNamed(const std::string& name) {
     if (name == "float32") return DataType::Float32;
     if (name == "bfloat16") return DataType::BFloat16;
@@ -254,6 +276,8 @@ class PyCommunicator {
 
   host::LaunchEnvironment launch_;
   std::unique_ptr<host::Store> store_;
+  /// Declared before the communicator, so that it outlives the borrowed handle's last use.
+  py::object owner_ = py::none();
   std::unique_ptr<host::Communicator> communicator_;
   std::unique_ptr<host::NcclCollectives> collectives_;
   CUstream stream_ = nullptr;
@@ -375,6 +399,13 @@ void bindMultidevice(py::module_& m) {
       .def_property_readonly("local_rank", &PyCommunicator::localRank)
       .def_property_readonly("device", &PyCommunicator::device)
       .def_property_readonly("launcher", &PyCommunicator::launcher)
+      .def_property_readonly("borrowed", &PyCommunicator::borrowed,
+                             "Whether this is a PyTorch process group's communicator, borrowed "
+                             "(braze.multidevice.communicator(process_group=...))")
+      .def_static("_borrow", &PyCommunicator::borrow, py::arg("handle"), py::arg("rank"),
+                  py::arg("size"), py::arg("device"), py::arg("timeout_s"), py::arg("owner"),
+                  "Borrows the ncclComm_t `handle` of `owner` (a process group); "
+                  "braze.multidevice.communicator(process_group=...) reads them from the group")
       .def("_all_reduce", &PyCommunicator::allReduce, py::arg("send"), py::arg("recv"),
            py::arg("count"), py::arg("dtype"))
       .def("_all_gather", &PyCommunicator::allGather, py::arg("send"), py::arg("recv"),

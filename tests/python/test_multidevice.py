@@ -141,13 +141,18 @@ def test_simulate_refuses_parts_that_do_not_split_evenly(rng):
         braze.multidevice.simulate(fd, [rng.standard_normal(4).astype(np.float32)])
 
 
-def test_execute_of_a_sharded_definition_needs_this_ranks_gpu(rng):
-    # Without a GPU the communicator cannot be made: a message, not a crash. With one, NumPy
-    # parts are refused in favour of CUDA tensors.
+def _exp_on_one_device():
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
         fd.add_output(fd.ops.exp(x))
         _split(x, DeviceMesh([0]), 0)
+    return fd
+
+
+def test_execute_of_a_sharded_definition_needs_this_ranks_gpu(rng):
+    # Without a GPU the communicator cannot be made: a message, not a crash. With one, NumPy
+    # parts are refused in favour of CUDA tensors.
+    fd = _exp_on_one_device()
     part = rng.standard_normal(4).astype(np.float32)
     with pytest.raises(braze.Error, match="cannot join the NCCL communicator|in host memory"):
         fd.execute([part])
@@ -296,6 +301,84 @@ def test_collectives_of_a_one_rank_communicator_through_a_python_store():
     with pytest.raises(braze.Error, match="'sm' is not 'auto', 'nccl' or 'copy_engines'"):
         comm.allgather_transport = "sm"
     assert comm.allgather_transport == "nccl"
+
+
+def _without_a_communicator(monkeypatch):
+    monkeypatch.setattr(braze.multidevice, "_communicator", None)
+    monkeypatch.setattr(braze.multidevice, "_borrowed_from", None)
+
+
+def test_borrowing_takes_a_torch_process_group(monkeypatch):
+    # Refused with a message on every machine: without PyTorch, or given something else.
+    _without_a_communicator(monkeypatch)
+    with pytest.raises(braze.Error, match="PyTorch is not installed|not object|no torch.distrib"):
+        braze.multidevice.communicator(process_group=object())
+    with pytest.raises(ValueError, match="not both"):
+        braze.multidevice.communicator(process_group=object(), store_path="/tmp/braze-store")
+    assert braze.multidevice._communicator is None
+
+
+def test_a_destroyed_borrowed_group_is_reported_not_used(monkeypatch):
+    # destroy_process_group frees the group's NCCL communicator: fd.execute (which asks for
+    # communicator()) must raise instead of calling into it.
+    monkeypatch.setattr(braze.multidevice, "_communicator", "the borrowed communicator")
+    monkeypatch.setattr(braze.multidevice, "_borrowed_from", "its group")
+    monkeypatch.setattr(braze.multidevice, "_group_alive", lambda group: False)
+    with pytest.raises(braze.Error, match="borrowed was destroyed"):
+        braze.multidevice.communicator()
+    assert braze.multidevice._communicator is None
+
+
+def test_a_borrowed_process_group_runs_execute_and_collectives(monkeypatch, tmp_path):
+    # A one-rank NCCL group made eagerly (device_id), its communicator borrowed: fd.execute and
+    # Braze's collectives run through it, and the group's own collectives still do after.
+    from conftest import cuda_torch
+
+    torch = cuda_torch()
+    if torch is None:
+        pytest.skip("needs PyTorch with a CUDA device")
+    import torch.distributed as dist
+
+    if not dist.is_available() or not dist.is_nccl_available():
+        pytest.skip("needs torch.distributed with NCCL")
+    if dist.is_initialized():
+        pytest.skip("this process has a default process group already")
+    _without_a_communicator(monkeypatch)
+    store = dist.FileStore(str(tmp_path / "store"), 1)
+    dist.init_process_group("nccl", store=store, rank=0, world_size=1,
+                            device_id=torch.device("cuda", 0))
+    try:
+        _run_on_the_borrowed_world(torch, dist)
+    finally:
+        # Braze lets go first: the group owns the communicator.
+        braze.multidevice._communicator = braze.multidevice._borrowed_from = None
+        dist.destroy_process_group()
+
+
+def _run_on_the_borrowed_world(torch, dist):
+    comm = braze.multidevice.communicator(process_group=dist.group.WORLD)
+    assert comm.borrowed and (comm.rank, comm.size, comm.device) == (0, 1, 0)
+    assert braze.multidevice.communicator() is comm
+    assert braze.multidevice.communicator(process_group=dist.group.WORLD) is comm
+
+    x = torch.randn(5000, device="cuda")
+    (y,) = _exp_on_one_device().execute([x])
+    torch.testing.assert_close(y, torch.exp(x), rtol=1e-5, atol=1e-6)
+
+    summed = torch.full_like(x, float("nan"))
+    comm._set_stream(torch.cuda.current_stream().cuda_stream)
+    comm._all_reduce(x.data_ptr(), summed.data_ptr(), x.numel(), "float32")
+    comm.wait()
+    assert torch.equal(summed, x)
+    gathered = torch.full_like(x, float("nan"))
+    braze.multidevice.all_gather(gathered, x, comm)
+    comm.wait()
+    assert torch.equal(gathered, x)
+
+    by_torch = torch.full_like(x, float("nan"))
+    dist.all_gather_into_tensor(by_torch, x)
+    torch.cuda.synchronize()
+    assert torch.equal(by_torch, x)
 
 
 def _tp_definitions():

@@ -1,7 +1,11 @@
 #include "braze/driver/nccl_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <string_view>
 
 #include "braze/error.h"
@@ -46,9 +50,14 @@ std::string resolveAll(void* library, NcclApi& api) {
                   resolve(library, "ncclGroupStart", api.groupStart, missing) &&
                   resolve(library, "ncclGroupEnd", api.groupEnd, missing);
   if (ok) {
-    // Optional: only sharded fusions on 2-D meshes split the communicator.
+    // Optional: only sharded fusions on 2-D meshes split the communicator, and only borrowed
+    // communicators are queried or revoked.
     std::string absent;
     (void)resolve(library, "ncclCommSplit", api.commSplit, absent);
+    (void)resolve(library, "ncclCommCount", api.commCount, absent);
+    (void)resolve(library, "ncclCommUserRank", api.commUserRank, absent);
+    (void)resolve(library, "ncclCommCuDevice", api.commCuDevice, absent);
+    (void)resolve(library, "ncclCommRevoke", api.commRevoke, absent);
   }
   if (!ok && api.getVersion == nullptr) return "it has no " + missing + ": not an NCCL library";
   if (!ok) return "it has no " + missing + " (an NCCL older than 2.13?)";
@@ -58,6 +67,20 @@ std::string resolveAll(void* library, NcclApi& api) {
     return "it is NCCL " + ncclVersionString(api.version) + "; Braze needs 2.10 or newer";
   }
   return {};
+}
+
+// `path` with symbolic links resolved, or as given when it names no file.
+std::string resolvedPath(const std::string& path) {
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
+                                                       &std::free);
+  return resolved != nullptr ? std::string(resolved.get()) : path;
+}
+
+// The file that holds `symbol`, or empty.
+std::string fileOf(const void* symbol) {
+  Dl_info info{};
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return {};
+  return resolvedPath(info.dli_fname);
 }
 
 const NcclLoadResult& loadedNccl() {
@@ -99,6 +122,7 @@ NcclLoadResult loadNcclLibrary(const std::vector<std::string>& candidates) {
       why = resolveAll(library, api);
       if (why.empty()) {
         api.path = path;
+        api.file = fileOf(reinterpret_cast<const void*>(api.getVersion));
         result.api = api;
         return result;
       }
@@ -122,6 +146,47 @@ const NcclApi& ncclApi() {
   const NcclLoadResult& loaded = loadedNccl();
   BRAZE_USER_CHECK(loaded.failure.empty()) << "NCCL is not available: " << loaded.failure;
   return loaded.api;
+}
+
+std::vector<std::string> mappedLibraries() {
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        // The program itself has an empty name.
+        if (info->dlpi_name != nullptr && *info->dlpi_name != '\0')
+          static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  for (std::string& name : names) name = resolvedPath(name);
+  return names;
+}
+
+std::string ncclCopiesProblem(const std::vector<std::string>& mapped, const std::string& resolved) {
+  std::vector<std::string> copies;
+  for (const std::string& path : mapped) {
+    const size_t slash = path.rfind('/');
+    const std::string_view name =
+        std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
+    if (name.starts_with("libnccl.so") &&
+        std::find(copies.begin(), copies.end(), path) == copies.end())
+      copies.push_back(path);
+  }
+  const bool found = std::find(copies.begin(), copies.end(), resolved) != copies.end();
+  if (found && copies.size() == 1) return {};
+  std::string listed;
+  for (const std::string& copy : copies) listed += (listed.empty() ? "" : ", ") + copy;
+  const std::string braze = resolved.empty() ? std::string("(file unknown)") : resolved;
+  const std::string what = found ? "this process maps " + std::to_string(copies.size()) +
+                                       " NCCL libraries (" + listed + ") and Braze calls " + braze
+                                 : "Braze calls the NCCL in " + braze +
+                                       ", which is not among the NCCL libraries "
+                                       "mapped into this process (" +
+                                       (listed.empty() ? "none" : listed) + ")";
+  return what +
+         ": a communicator made by another copy would be read as this one's own, and crash. Let "
+         "Braze use the copy that made the communicator (PyTorch's: the libnccl.so.2 it loaded): "
+         "unset BRAZE_NCCL_LIBRARY, or set it to that file";
 }
 
 std::string ncclVersionString(int code) {

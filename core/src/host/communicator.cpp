@@ -109,21 +109,43 @@ std::string describeNccl(NcclResult result, driver::NcclComm comm) {
 struct Communicator::Handle {
   mutable std::mutex mutex;
   driver::NcclComm comm = nullptr;
+  /// False for a borrowed handle (Communicator::borrow): its owner destroys it.
+  bool owned = true;
   /// "rank 1 of 4 (CUDA device 1)": how messages name this communicator.
   std::string who;
   std::string failure;
+  /// What the abort did to the handle and what is left to do, for the message that reports it.
+  std::string aftermath;
   /// Run once on abort, before NCCL's: work that waits on peers outside NCCL (the copy-engine
   /// allgather's signal words) must drain too, and first, because ncclCommAbort frees memory,
   /// which waits for the device.
   std::vector<std::function<void()>> on_abort;
 
   /// Aborts (not destroys: destroy would wait for work that cannot finish) and keeps the
-  /// first failure. The lock is held.
+  /// first failure. A borrowed handle is revoked instead where NCCL can: that stops its work
+  /// as an abort does but leaves it allocated, since its owner still holds it and will destroy
+  /// it. The lock is held.
   void abortLocked(const std::string& reason) {
     if (failure.empty()) failure = reason;
     if (comm == nullptr) return;
     for (const std::function<void()>& release : std::exchange(on_abort, {})) release();
-    driver::ncclApi().commAbort(comm);
+    const driver::NcclApi& nccl = driver::ncclApi();
+    if (owned) {
+      nccl.commAbort(comm);
+      aftermath = "The communicator was aborted; create a new one to go on";
+    } else if (nccl.commRevoke != nullptr) {
+      (void)nccl.commRevoke(comm, 0);
+      aftermath =
+          "The borrowed communicator was revoked (ncclCommRevoke), so its owner's group is "
+          "unusable too: destroy that group and make a new one to go on";
+    } else {
+      // Nothing else stops the work of a dead peer's collective; the owner is told below.
+      nccl.commAbort(comm);
+      aftermath = "The borrowed communicator was aborted (" + nccl.path + ", NCCL " +
+                  driver::ncclVersionString(nccl.version) +
+                  ", has no ncclCommRevoke), which freed it under its owner: neither use nor "
+                  "destroy the owner's group; end the process";
+    }
     comm = nullptr;
   }
 };
@@ -246,6 +268,60 @@ Communicator Communicator::create(const LaunchEnvironment& launch, Store& store,
   return Communicator(comm, launch, device, options);
 }
 
+Communicator Communicator::borrow(driver::NcclComm comm, int64_t rank, int64_t size,
+                                  int64_t local_rank, int device, CommunicatorOptions options) {
+  const std::string who = "rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                          " (CUDA device " + std::to_string(device) + ")";
+  // Checked before NCCL is loaded: these need neither NCCL nor a GPU.
+  BRAZE_USER_CHECK(comm != nullptr)
+      << "cannot borrow a null NCCL communicator as " << who
+      << ": its owner has not made it yet. A PyTorch process group makes its communicator on "
+         "its first collective, or in init_process_group when given device_id: run a "
+         "collective on the group first";
+  BRAZE_USER_CHECK(size >= 1 && size <= INT_MAX && rank >= 0 && rank < size && device >= 0)
+      << "cannot borrow an NCCL communicator as " << who
+      << ": the rank must be in 0 .. size - 1, the size in 1 .. " << INT_MAX
+      << ", and the device 0 or more";
+  const driver::NcclApi& nccl = driver::ncclApi();
+  const std::string copies = driver::ncclCopiesProblem(driver::mappedLibraries(), nccl.file);
+  BRAZE_USER_CHECK(copies.empty())
+      << "cannot borrow an NCCL communicator as " << who << ": " << copies;
+  // What NCCL says the handle is, where this NCCL can tell.
+  const auto query = [&](NcclResult (*entry)(driver::NcclComm, int*),
+                         const char* call) -> std::optional<int> {
+    if (entry == nullptr) return std::nullopt;
+    int value = -1;
+    const NcclResult result = entry(comm, &value);
+    BRAZE_USER_CHECK(result == NcclResult::Success)
+        << "cannot borrow the NCCL communicator as " << who << ": " << call
+        << " failed on it: " << describeNccl(result, comm)
+        << ". Pass a live communicator: not destroyed, not aborted, and done being made";
+    return value;
+  };
+  const auto shown = [](std::optional<int> value) {
+    return value ? std::to_string(*value) : std::string("?");
+  };
+  const std::optional<int> count = query(nccl.commCount, "ncclCommCount");
+  const std::optional<int> user_rank = query(nccl.commUserRank, "ncclCommUserRank");
+  BRAZE_USER_CHECK((!count || *count == size) && (!user_rank || *user_rank == rank))
+      << "cannot borrow the NCCL communicator as " << who << ": NCCL says it is rank "
+      << shown(user_rank) << " of " << shown(count)
+      << " (ncclCommUserRank, ncclCommCount). Pass the rank and size of the group that owns it "
+         "(a PyTorch process group's pg.rank() and pg.size())";
+  const std::optional<int> cu_device = query(nccl.commCuDevice, "ncclCommCuDevice");
+  BRAZE_USER_CHECK(!cu_device || *cu_device == device)
+      << "cannot borrow the NCCL communicator as " << who << ": NCCL says it runs on CUDA device "
+      << *cu_device << ". Pass the device its owner made it on (for a PyTorch process group, "
+      << "the CUDA device that was current when the group made it)";
+  LaunchEnvironment launch;
+  launch.rank = rank;
+  launch.world_size = size;
+  launch.local_rank = local_rank;
+  Communicator borrowed(comm, launch, device, options);
+  borrowed.handle_->owned = false;
+  return borrowed;
+}
+
 std::optional<Communicator> Communicator::split(const std::vector<int64_t>& team) {
   checkHealth();
   for (int64_t member : team) {
@@ -338,7 +414,8 @@ void Communicator::release() noexcept {
       comm = std::exchange(handle_->comm, nullptr);
       if (handle_->failure.empty()) handle_->failure = "this communicator was destroyed";
     }
-    if (comm != nullptr) {
+    // A borrowed handle is its owner's to destroy.
+    if (comm != nullptr && handle_->owned) {
       driver::makePrimaryContextCurrent(device_);
       driver::ncclApi().commDestroy(comm);
     }
@@ -360,6 +437,10 @@ driver::NcclComm Communicator::comm() const {
   return handle_->comm;
 }
 
+bool Communicator::borrowed() const {
+  return handle_ != nullptr && !handle_->owned;
+}
+
 driver::NcclComm Communicator::handle() const {
   if (handle_ == nullptr) return nullptr;
   Lock held = lock();
@@ -368,7 +449,9 @@ driver::NcclComm Communicator::handle() const {
 
 void Communicator::fail(const std::string& reason) {
   handle_->abortLocked(handle_->who + ": " + last_operation_.toString() + " failed: " + reason);
-  BRAZE_THROW() << handle_->failure << ". The communicator was aborted; create a new one to go on";
+  BRAZE_THROW() << handle_->failure << ". "
+                << (handle_->aftermath.empty() ? "The communicator was aborted"
+                                               : handle_->aftermath);
 }
 
 void Communicator::checkHealth() {
@@ -378,8 +461,10 @@ void Communicator::checkHealth() {
 
 void Communicator::checkHealthLocked() {
   BRAZE_USER_CHECK(handle_->comm != nullptr)
-      << (handle_->failure.empty() ? "this communicator was moved from or destroyed"
-                                   : "this communicator was aborted earlier: " + handle_->failure);
+      << (handle_->failure.empty()
+              ? "this communicator was moved from or destroyed"
+              : "this communicator was aborted earlier: " + handle_->failure +
+                    (handle_->aftermath.empty() ? "" : ". ") + handle_->aftermath);
   NcclResult async = NcclResult::Success;
   const NcclResult queried = driver::ncclApi().commGetAsyncError(handle_->comm, &async);
   if (queried != NcclResult::Success) {

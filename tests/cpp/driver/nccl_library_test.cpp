@@ -1,18 +1,23 @@
 // Loading NCCL at run time: the search order, the version of the library found (skipped where
-// none is installed), and the message naming every file tried when loading fails.
+// none is installed), the message naming every file tried when loading fails, and the check
+// that one NCCL is mapped before a handle made elsewhere is borrowed.
 
 #include "braze/driver/nccl_library.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "support/error_matchers.h"
 
 namespace braze::driver {
 namespace {
 
+using ::testing::HasSubstr;
 using Variables = std::map<std::string, std::string>;
 
 std::vector<std::string> candidatesFrom(const Variables& variables) {
@@ -94,6 +99,54 @@ TEST(NcclLibraryTest, ErrorsNameTheCallAndNcclsDescription) {
   EXPECT_TRUE(test::throwsError(
       [] { checkNccl(NcclResult::InvalidArgument, "ncclAllReduce", nullptr, "on rank 3"); },
       {"ncclAllReduce failed: ", "invalid argument", "(ncclResult_t 4)", "on rank 3"}));
+}
+
+// A handle made elsewhere in the process (a PyTorch group's) is usable only through the NCCL
+// that made it: the one libnccl.so* mapped must be the one Braze calls.
+TEST(NcclLibraryTest, OneMappedNcclThatBrazeCallsIsNoProblem) {
+  const std::vector<std::string> mapped = {
+      "/usr/lib/x86_64-linux-gnu/libc.so.6", "/venv/nvidia/nccl/lib/libnccl.so.2",
+      // NCCL's own plugins are not copies of it.
+      "/opt/plugins/libnccl-net.so", "/opt/plugins/libnccl-tuner-example.so",
+      // The loader lists a file once; a list with it twice still holds one copy.
+      "/venv/nvidia/nccl/lib/libnccl.so.2"};
+  EXPECT_EQ(ncclCopiesProblem(mapped, "/venv/nvidia/nccl/lib/libnccl.so.2"), "");
+}
+
+TEST(NcclLibraryTest, ASecondMappedNcclIsRefusedNamingBoth) {
+  const std::vector<std::string> mapped = {"/venv/nvidia/nccl/lib/libnccl.so.2",
+                                           "/usr/local/cuda/lib/libnccl.so.2.28.9"};
+  const std::string problem = ncclCopiesProblem(mapped, "/usr/local/cuda/lib/libnccl.so.2.28.9");
+  EXPECT_THAT(problem, HasSubstr("this process maps 2 NCCL libraries "
+                                 "(/venv/nvidia/nccl/lib/libnccl.so.2, "
+                                 "/usr/local/cuda/lib/libnccl.so.2.28.9) and Braze calls "
+                                 "/usr/local/cuda/lib/libnccl.so.2.28.9"));
+  EXPECT_THAT(problem, HasSubstr("unset BRAZE_NCCL_LIBRARY, or set it to that file"));
+}
+
+TEST(NcclLibraryTest, BrazesNcclMissingFromTheMappedOnesIsRefused) {
+  EXPECT_THAT(
+      ncclCopiesProblem({"/venv/nvidia/nccl/lib/libnccl.so.2"}, "/opt/nccl/libnccl.so.2"),
+      HasSubstr("Braze calls the NCCL in /opt/nccl/libnccl.so.2, which is not among the NCCL "
+                "libraries mapped into this process (/venv/nvidia/nccl/lib/libnccl.so.2)"));
+  EXPECT_THAT(ncclCopiesProblem({"/lib/libc.so.6"}, ""),
+              HasSubstr("(file unknown), which is not among the NCCL libraries mapped into this "
+                        "process (none)"));
+}
+
+TEST(NcclLibraryTest, TheLoadedNcclIsTheOneMappedCopy) {
+  std::string why;
+  if (!ncclAvailable(&why)) GTEST_SKIP() << "NCCL is not installed here: " << why;
+  const NcclApi& api = ncclApi();
+  ASSERT_FALSE(api.file.empty());
+  EXPECT_EQ(api.file.front(), '/') << api.file;
+  const std::vector<std::string> mapped = mappedLibraries();
+  EXPECT_NE(std::find(mapped.begin(), mapped.end(), api.file), mapped.end()) << api.file;
+  EXPECT_EQ(ncclCopiesProblem(mapped, api.file), "");
+  // In every NCCL 2.x: borrowing checks a handle with them.
+  EXPECT_NE(api.commCount, nullptr);
+  EXPECT_NE(api.commUserRank, nullptr);
+  EXPECT_NE(api.commCuDevice, nullptr);
 }
 
 TEST(NcclLibraryTest, VersionStrings) {

@@ -1,8 +1,10 @@
-// The NCCL communicator. Without a GPU: creating one fails with a message (never a crash), and
-// a rank other than 0 gives up on the rendezvous after its timeout. With a GPU (skipped
-// otherwise): every collective of a one-rank communicator on random values; with two GPUs,
-// two processes (this binary started again as rank 1) run the collectives against each other,
-// then rank 0 alone finds its dead peer reported instead of hanging.
+// The NCCL communicator. Without a GPU: creating one fails with a message (never a crash), a
+// rank other than 0 gives up on the rendezvous after its timeout, and borrowing a null handle
+// is refused. With a GPU (skipped otherwise): every collective of a one-rank communicator on
+// random values, and through a borrowed handle (another owner's, as a PyTorch process group's
+// would be); with two GPUs, two processes (this binary started again as rank 1) run the
+// collectives against each other, then rank 0 alone finds its dead peer reported instead of
+// hanging.
 
 #include "braze/host/communicator.h"
 
@@ -81,6 +83,21 @@ TEST(CommunicatorTest, RankOutsideTheWorldIsRefused) {
       {"cannot create a communicator for rank 2 of 2", "the rank must be in 0 .. world size - 1"}));
   EXPECT_TRUE(test::throwsError([&] { Communicator::create(rankOf(0, 1), store, -1); },
                                 {"on CUDA device -1: device ordinals are 0 or more"}));
+}
+
+// Borrowing another owner's handle: what can be refused is, before NCCL is even loaded.
+TEST(CommunicatorTest, BorrowRefusesANullHandleOrAnImpossibleRank) {
+  EXPECT_TRUE(test::throwsError([] { Communicator::borrow(nullptr, 0, 1, 0, 0); },
+                                {"cannot borrow a null NCCL communicator as rank 0 of 1 (CUDA "
+                                 "device 0): its owner has not made it yet",
+                                 "run a collective on the group first"}));
+  // Never dereferenced: the rank is refused first.
+  const auto not_a_handle = reinterpret_cast<driver::NcclComm>(uintptr_t{0x10});
+  EXPECT_TRUE(test::throwsError(
+      [&] { Communicator::borrow(not_a_handle, 2, 2, 0, 0); },
+      {"cannot borrow an NCCL communicator as rank 2 of 2", "the rank must be in 0 .. size - 1"}));
+  EXPECT_TRUE(test::throwsError([&] { Communicator::borrow(not_a_handle, 0, 1, 0, -1); },
+                                {"(CUDA device -1)", "the device 0 or more"}));
 }
 
 // --- With a GPU ---------------------------------------------------------------------------
@@ -305,6 +322,92 @@ TEST_F(CommunicatorGpuTest, MistakesAreRefusedBeforeNcclSeesThem) {
   Communicator moved = std::move(communicator);
   EXPECT_NO_THROW(moved.checkHealth());
   EXPECT_TRUE(test::throwsError([&] { communicator.checkHealth(); }, {"moved from"}));
+}
+
+// A handle made elsewhere (here by a communicator of Braze's own, as a PyTorch process group
+// would) runs collectives through a borrowed communicator; destroying that leaves the handle to
+// its owner, which still works.
+TEST_F(CommunicatorGpuTest, ABorrowedHandleRunsCollectivesAndStaysItsOwners) {
+  TcpStore store("127.0.0.1", 0, true);
+  Communicator owner = Communicator::create(rankOf(0, 1), store, 0, {.timeout = 60s});
+  const CUstream stream = newStream(0);
+  constexpr size_t n = 4096;
+  const std::vector<float> values = randomValues<float>(n, 21);
+  const auto send = upload(0, values);
+  {
+    Communicator borrowed = Communicator::borrow(owner.handle(), 0, 1, 0, 0, {.timeout = 60s});
+    EXPECT_TRUE(borrowed.borrowed());
+    EXPECT_FALSE(owner.borrowed());
+    EXPECT_EQ(borrowed.handle(), owner.handle());
+    EXPECT_EQ(borrowed.rank(), 0);
+    EXPECT_EQ(borrowed.size(), 1);
+    EXPECT_EQ(borrowed.device(), 0);
+    const auto recv = poisoned(0, n * sizeof(float));
+    borrowed.allReduce(send->pointer(), recv->pointer(), n, DataType::Float32, ReduceOp::Sum,
+                       stream);
+    borrowed.waitFor(stream);
+    EXPECT_EQ(download<float>(*recv), values) << "allReduce through the borrowed communicator";
+    // Handed to its watchdog, as fd.execute does; destruction waits for it.
+    const auto gathered = poisoned(0, n * sizeof(float));
+    borrowed.allGather(send->pointer(), gathered->pointer(), n, DataType::Float32, stream);
+    borrowed.watch(stream);
+    BRAZE_CU(streamSynchronize, stream);
+    EXPECT_EQ(download<float>(*gathered), values) << "allGather through the borrowed communicator";
+  }
+  ASSERT_NE(owner.handle(), nullptr);
+  EXPECT_NO_THROW(owner.checkHealth());
+  const auto recv = poisoned(0, n * sizeof(float));
+  owner.allReduce(send->pointer(), recv->pointer(), n, DataType::Float32, ReduceOp::Sum, stream);
+  owner.waitFor(stream);
+  EXPECT_EQ(download<float>(*recv), values) << "allReduce through the owner, after the borrow";
+  BRAZE_CU(streamDestroy, stream);
+}
+
+// NCCL knows the handle's rank, size and device: a borrow that says otherwise is refused.
+TEST_F(CommunicatorGpuTest, ABorrowThatMisstatesTheHandleIsRefused) {
+  if (driver::ncclApi().commCount == nullptr || driver::ncclApi().commCuDevice == nullptr)
+    GTEST_SKIP() << "this NCCL has no ncclCommCount or ncclCommCuDevice";
+  TcpStore store("127.0.0.1", 0, true);
+  Communicator owner = Communicator::create(rankOf(0, 1), store, 0, {.timeout = 60s});
+  EXPECT_TRUE(test::throwsError(
+      [&] { Communicator::borrow(owner.handle(), 1, 2, 1, 0); },
+      {"cannot borrow the NCCL communicator as rank 1 of 2 (CUDA device 0): NCCL says it is "
+       "rank 0 of 1",
+       "pg.rank() and pg.size()"}));
+  EXPECT_TRUE(test::throwsError([&] { Communicator::borrow(owner.handle(), 0, 1, 0, 3); },
+                                {"as rank 0 of 1 (CUDA device 3): NCCL says it runs on CUDA "
+                                 "device 0"}));
+  EXPECT_NO_THROW(owner.checkHealth());
+}
+
+// A borrowed communicator whose watched work runs past the timeout stops using the handle and
+// revokes it (a host function holding the stream stands for a collective whose peer died):
+// the handle stays allocated, and its owner can still destroy it. Skipped where NCCL has no
+// ncclCommRevoke (a borrowed handle is then aborted, which frees it under its owner).
+TEST_F(CommunicatorGpuTest, ABorrowedCommunicatorRevokesOnFailureAndLeavesTheHandle) {
+  if (driver::ncclApi().commRevoke == nullptr) GTEST_SKIP() << "this NCCL has no ncclCommRevoke";
+  TcpStore store("127.0.0.1", 0, true);
+  std::optional<Communicator> owner =
+      Communicator::create(rankOf(0, 1), store, 0, {.timeout = 60s});
+  const driver::NcclComm handle = owner->handle();
+  Communicator borrowed = Communicator::borrow(handle, 0, 1, 0, 0, {.timeout = 300ms});
+  const CUstream stream = newStream(0);
+  BRAZE_CU(
+      launchHostFunc, stream, [](void*) { std::this_thread::sleep_for(1500ms); }, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  borrowed.watch(stream);
+  while (borrowed.handle() != nullptr && std::chrono::steady_clock::now() - start < 20s)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(borrowed.handle(), nullptr) << "the watchdog did not give up within 20 s";
+  EXPECT_TRUE(test::throwsError(
+      [&] { borrowed.checkHealth(); },
+      {"aborted earlier", "not finished after 300 ms",
+       "The borrowed communicator was revoked (ncclCommRevoke)", "destroy that group"}));
+  BRAZE_CU(streamSynchronize, stream);
+  // The owner still holds the handle, and destroys it (ncclCommDestroy) without a crash.
+  EXPECT_EQ(owner->handle(), handle);
+  owner.reset();
+  (void)driver::driverApi().streamDestroy(stream);
 }
 
 // The two ranks' collectives; each rank checks its own results. Rank 1 uses device 1.

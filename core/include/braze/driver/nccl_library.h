@@ -85,9 +85,20 @@ struct NcclApi {
   /// as null: the new communicator inherits its parent's.
   NcclResult (*commSplit)(NcclComm comm, int color, int key, NcclComm* new_comm,
                           void* config) = nullptr;
+  /// ncclCommCount, ncclCommUserRank and ncclCommCuDevice: what a communicator made elsewhere
+  /// is (Communicator::borrow checks them), or null where the library lacks them.
+  NcclResult (*commCount)(NcclComm comm, int* count) = nullptr;
+  NcclResult (*commUserRank)(NcclComm comm, int* rank) = nullptr;
+  NcclResult (*commCuDevice)(NcclComm comm, int* device) = nullptr;
+  /// ncclCommRevoke (NCCL 2.28+), or null: stops a communicator's in-flight work without
+  /// freeing it, so that its owner can still destroy it. `flags` must be 0.
+  NcclResult (*commRevoke)(NcclComm comm, int flags) = nullptr;
 
   /// The file that was loaded, as it was named ("libnccl.so.2" or a path).
   std::string path;
+  /// The file the entry points are in (dladdr), with symbolic links resolved: the library a
+  /// handle made elsewhere in the process must come from too.
+  std::string file;
   /// ncclGetVersion's code: 22809 for 2.28.9.
   int version = 0;
 };
@@ -118,6 +129,19 @@ bool ncclAvailable(std::string* why = nullptr);
 /// The loaded NCCL. Throws a braze::Error starting "NCCL is not available: " that names every
 /// file tried when it cannot be loaded.
 const NcclApi& ncclApi();
+
+/// Every shared object mapped into this process (dl_iterate_phdr), with symbolic links resolved
+/// where the file exists.
+std::vector<std::string> mappedLibraries();
+
+/// Why a communicator handle made elsewhere in this process may not be usable through the NCCL
+/// in `resolved` (NcclApi::file), given the shared objects `mapped` (mappedLibraries()); empty
+/// when `resolved` is the one NCCL among them. A handle is a pointer into the state of the
+/// library that made it: another copy of NCCL would read it as its own. Only files named
+/// libnccl.so* count (NCCL's network and tuner plugins, libnccl-net*.so, are not NCCL). A copy
+/// linked statically into another library (a PyTorch built with NCCL inside libtorch_cuda.so)
+/// maps no file of its own and cannot be seen here.
+std::string ncclCopiesProblem(const std::vector<std::string>& mapped, const std::string& resolved);
 
 /// "2.28.9" for ncclGetVersion's code 22809 (and the older scheme: 2708 is "2.7.8").
 std::string ncclVersionString(int code);

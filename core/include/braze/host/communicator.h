@@ -74,6 +74,31 @@ class Communicator {
   static Communicator create(const LaunchEnvironment& launch, Store& store, int device,
                              CommunicatorOptions options = {});
 
+  /// Uses `comm`, an NCCL communicator made elsewhere in this process (a PyTorch process
+  /// group's), as rank `rank` of `size` on CUDA device `device`, without owning it: destroying
+  /// the returned communicator leaves `comm` to its owner, who must keep it alive (and not
+  /// destroy it) until then, and after the work enqueued through it is done.
+  ///
+  /// Collectives through it and the owner's own go to one NCCL communicator, in the order this
+  /// process calls them: every rank must interleave them in the same order, as NCCL requires.
+  ///
+  /// Failures: when waitFor() or the watchdog gives up (a dead peer, a timeout, NCCL's
+  /// asynchronous error), Braze stops using the handle and stops its in-flight work with
+  /// ncclCommRevoke (NCCL 2.28+), which leaves it allocated for the owner to destroy. The
+  /// owner's group is then unusable, as after an NCCL error of its own: its next collective
+  /// fails, and destroying it is all that is left. With an NCCL older than 2.28 there is no
+  /// revoke, and the handle is aborted (ncclCommAbort), which frees it under its owner: the
+  /// owner must then neither use nor destroy its group (end the process instead).
+  ///
+  /// split() of a borrowed communicator gives teams Braze owns. Throws, before touching `comm`
+  /// where it can, when `comm` is null (its owner has not created it yet), the rank, size or
+  /// device are out of range, or NCCL is not available; when this process maps another NCCL
+  /// library besides the one Braze calls (driver::ncclCopiesProblem: a handle only means
+  /// something to the library that made it); and when NCCL says `comm` has another rank, size
+  /// or device than the ones given.
+  static Communicator borrow(driver::NcclComm comm, int64_t rank, int64_t size, int64_t local_rank,
+                             int device, CommunicatorOptions options = {});
+
   /// A communicator of the ranks of `team` (ranks of this one, in the order the new ranks
   /// take), made with ncclCommSplit. Collective over this communicator: every rank calls it at
   /// the same point, each with its own team (teams are disjoint); a rank outside every team
@@ -86,13 +111,16 @@ class Communicator {
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   /// Destroys the NCCL communicator, which waits for its enqueued work; after a failure (or
-  /// when moved from) there is nothing left to destroy.
+  /// when moved from) there is nothing left to destroy. A borrowed one waits for the work
+  /// handed to watch() and leaves the handle to its owner.
   ~Communicator();
 
   int64_t rank() const { return rank_; }
   int64_t size() const { return size_; }
   int64_t localRank() const { return local_rank_; }
   int device() const { return device_; }
+  /// Whether this communicator was borrowed (borrow()): its handle is someone else's.
+  bool borrowed() const;
 
   /// recv[i] = op over ranks of send[i], for `count` elements. send may equal recv.
   void allReduce(CUdeviceptr send, CUdeviceptr recv, size_t count, DataType dtype, ReduceOp op,
