@@ -12,7 +12,9 @@
 # Ranks still running after --limit seconds (default 300) are killed, after gdb (where
 # installed) writes their threads' stacks into their logs; the benchmarks get the same limit.
 #
-# Then, unless --tests-only, with NGPUS > 1 and a python3 that has PyTorch, the benchmarks:
+# Then, unless --tests-only, with NGPUS > 1 and a python3 that has PyTorch, the torchrun example
+# (examples/python/tensor_parallel_mlp.py, on Braze's own communicator and with --borrow on the
+# process group's), and the benchmarks:
 # benchmarks/python/multidevice_benchmark.py under torchrun with one process per GPU (collectives,
 # allgather + GEMM, GEMM + reduce-scatter, the MLP block forward and backward, each against
 # PyTorch), through the Braze wheel of the bundle ($BRAZE_GPU_BUNDLE/python-wheel) installed
@@ -145,6 +147,23 @@ if ((run_bench && ranks > 1)) && python3 -c 'import torch' 2>/dev/null; then
       "benchmarks skipped" >&2
     exit $failed
   fi
+  # The torchrun example, on Braze's own communicator and on the process group's (borrowed).
+  for borrow in "" --borrow; do
+    echo
+    echo "multigpu-test: examples/python/tensor_parallel_mlp.py --tokens 1024 $borrow on $ranks GPUs"
+    # shellcheck disable=SC2086
+    if ! (cd "$root" && timeout -k 10 300 env -u BRAZE_PLUGIN_PATH -u BRAZE_PLUGIN_SCANNER \
+      LD_LIBRARY_PATH="${LD_LIBRARY_PATH//$bundle\/lib/}" \
+      PYTHONPATH="${site}${PYTHONPATH:+:$PYTHONPATH}" \
+      torchrun --nproc-per-node "$ranks" examples/python/tensor_parallel_mlp.py --tokens 1024 \
+      $borrow) >"$logs/example$borrow.log" 2>&1; then
+      tail -n 30 "$logs/example$borrow.log"
+      echo "multigpu-test: the example failed${borrow:+ with $borrow}; see $logs/example$borrow.log" >&2
+      failed=1
+    else
+      grep -E '^rank [0-9]+ of' "$logs/example$borrow.log" || true
+    fi
+  done
   echo
   echo "multigpu-test: benchmarks on $ranks GPUs (log: $logs/benchmark.log)"
   bench_status=0

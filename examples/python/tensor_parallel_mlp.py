@@ -4,7 +4,11 @@ intermediate tensors, runs the first matmul and the SiLU on each rank's columns,
 matmul on its rows, and adds the partial results over NCCL (one allreduce), all from one
 sharded definition.
 
-    torchrun --nproc-per-node 2 examples/python/tensor_parallel_mlp.py [--tokens 4096]
+    torchrun --nproc-per-node 2 examples/python/tensor_parallel_mlp.py [--tokens 4096] [--borrow]
+
+With --borrow, the ranks first make a torch.distributed NCCL process group, and Braze runs on
+that group's own NCCL communicator (braze.multidevice.communicator(process_group=...)) instead
+of making one of its own.
 
 Each rank checks its output against torch on the whole weights (same seed on every rank) and
 prints the host program it ran. Without a GPU, check the same sharding on the CPU instead:
@@ -23,9 +27,20 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--tokens", type=int, default=4096)
 parser.add_argument("--hidden", type=int, default=4096)
 parser.add_argument("--intermediate", type=int, default=14336)
+parser.add_argument("--borrow", action="store_true",
+                    help="run on the NCCL communicator of a torch.distributed process group")
 args = parser.parse_args()
 
-comm = braze.multidevice.communicator()
+if args.borrow:
+    import os
+
+    import torch.distributed as dist
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+    comm = braze.multidevice.communicator(process_group=dist.group.WORLD)
+else:
+    comm = braze.multidevice.communicator()
 mesh = DeviceMesh(list(range(comm.size)))
 
 
@@ -68,3 +83,8 @@ print(f"rank {comm.rank} of {comm.size} ({comm.launcher}, cuda:{comm.device}): "
 if comm.rank == 0:
     print(fd._sharded_executor.program())
 assert error < 0.05 * expected.abs().max().item(), error
+if args.borrow:
+    # Braze lets go of the group's communicator first (waiting for its work): the group owns it.
+    del comm
+    braze.multidevice.release_communicator()
+    dist.destroy_process_group()

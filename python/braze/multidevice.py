@@ -105,6 +105,15 @@ def communicator(store_path=None, timeout_s=600.0, store=None, process_group=Non
     return _communicator
 
 
+def release_communicator():
+    """Lets go of this process's communicator. It is destroyed once nothing else holds it (drop
+    your own references too), which first waits for the work Braze handed it. Call it before
+    destroying a process group whose communicator Braze borrowed; the next communicator() call
+    makes or borrows a new one."""
+    global _communicator, _borrowed_from
+    _communicator = _borrowed_from = None
+
+
 def _group_alive(group):
     """Whether torch.distributed still has ``group`` (destroy_process_group frees its NCCL
     communicator, which a borrowed one must then no longer touch)."""

@@ -351,7 +351,7 @@ def test_a_borrowed_process_group_runs_execute_and_collectives(monkeypatch, tmp_
         _run_on_the_borrowed_world(torch, dist)
     finally:
         # Braze lets go first: the group owns the communicator.
-        braze.multidevice._communicator = braze.multidevice._borrowed_from = None
+        braze.multidevice.release_communicator()
         dist.destroy_process_group()
 
 
