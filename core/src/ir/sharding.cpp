@@ -78,7 +78,8 @@ std::optional<ir_detail::LoopAxisOrigin> streamOrigin(const TensorView* tv) {
 // The sharded axes `tv`'s loop domain asks for, checked: each DID loop axis is the outer axis of
 // a split of a logical axis by the size of its mesh dim (or the logical axis itself when that dim
 // has one device), and nothing else of the loop domain is scheduled.
-std::vector<ShardedAxis> shardedAxesOf(const TensorView* tv, const DeviceMesh& mesh) {
+std::vector<ShardedAxis> shardedAxesOf(const TensorView* tv, const DeviceMesh& mesh,
+                                       bool keep_single_device_dims = false) {
   const std::vector<IterDomain*>& logical = tv->logical();
   const std::vector<IterDomain*>& loop = tv->loop();
   std::vector<ShardedAxis> axes;
@@ -135,8 +136,9 @@ std::vector<ShardedAxis> shardedAxesOf(const TensorView* tv, const DeviceMesh& m
           << " over two mesh dims; split it over "
           << "one dim, or merge the mesh";
     }
-    // A mesh dim of one device holds the whole axis: nothing is split, so nothing is sent.
-    if (parts > 1) axes.push_back(sharded);
+    // A mesh dim of one device holds the whole axis: nothing is split, so nothing is sent
+    // (unless asked to plan its steps anyway: a one-GPU run of the step paths).
+    if (parts > 1 || keep_single_device_dims) axes.push_back(sharded);
   }
   // A stream axis may stand beside the sharded ones (another logical axis, or the outer axis of
   // a split of one): the multi-device runtime runs its loop, resharding steps inside.
@@ -172,7 +174,7 @@ std::optional<Sharding> requestedSharding(const TensorView& tv) {
   return sharding;
 }
 
-std::vector<TensorView*> takeShardings(Fusion& fusion) {
+std::vector<TensorView*> takeShardings(Fusion& fusion, bool keep_single_device_dims) {
   std::vector<TensorView*> meshed;
   for (TensorView* tv : fusion.allTensors()) {
     const std::vector<IterDomain*>& loop = tv->loop();
@@ -188,7 +190,7 @@ std::vector<TensorView*> takeShardings(Fusion& fusion) {
     }
     if (has_device_dim) {
       Sharding sharding = *tv->sharding();
-      sharding.axes = shardedAxesOf(tv, sharding.mesh);
+      sharding.axes = shardedAxesOf(tv, sharding.mesh, keep_single_device_dims);
       const std::optional<ir_detail::LoopAxisOrigin> stream = streamOrigin(tv);
       for (IterDomain* id : loop) {
         if (isDeviceDim(id->parallelType()) || id->parallelType() == ParallelType::Stream)

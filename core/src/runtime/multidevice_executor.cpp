@@ -137,7 +137,7 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition, ExecutorCache
                                          MultiDeviceOptions multidevice)
     : fusion_(definition.clone()), options_(options) {
   Fusion& fusion = *fusion_;
-  BRAZE_USER_CHECK(!takeShardings(fusion).empty())
+  BRAZE_USER_CHECK(!takeShardings(fusion, multidevice.steps_on_single_device_dims).empty())
       << "MultiDeviceExecutor: the definition places no tensor on a device mesh; run it on one "
          "GPU with FusionExecutorCache, or give its tensors meshes (setDeviceMesh)";
   takeStreamAxes(fusion);

@@ -3,8 +3,9 @@
 // parts split along the outermost axis and along an inner one (the strided packing), and whole
 // definitions through MultiDeviceExecutor on device tensors against the unsharded reference.
 // On a mesh of one device every axis is whole (takeShardings), so those definitions plan no
-// steps: they run as plain fusions, and the steps themselves are checked directly above and on
-// several ranks by tools/multigpu-test.sh.
+// steps and run as plain fusions; asked to (MultiDeviceOptions::steps_on_single_device_dims),
+// they plan their steps on teams of one, and every step path runs through the executor here.
+// tools/multigpu-test.sh runs them on several ranks.
 
 #include <gtest/gtest.h>
 
@@ -153,18 +154,21 @@ TEST_F(MultiDeviceGpuTest, SendRecvKeepsThePartOfADeviceOnBothMeshesAndGroupsIts
 }
 
 // Runs `definition` on this one rank with device parts and checks them against the unsharded
-// reference (with one device, a part is the whole tensor), and that it plans no resharding step.
+// reference (with one device, a part is the whole tensor), and that it plans the steps `steps`
+// (none on a mesh of one device, unless `multidevice` asks for them).
 void expectMatchesReference(const Fusion& definition, const std::vector<HostTensor>& whole,
                             host::Collectives& collectives,
-                            std::optional<test::Tolerance> tolerance = std::nullopt) {
+                            std::optional<test::Tolerance> tolerance = std::nullopt,
+                            const std::vector<Kind>& steps = {},
+                            MultiDeviceOptions multidevice = {}) {
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();
-  MultiDeviceExecutor executor(definition, options);
+  MultiDeviceExecutor executor(definition, options, multidevice);
   std::vector<Kind> kinds;
   for (size_t s = 0; s < executor.segments().segments.size(); ++s) {
     if (auto step = executor.stepOf(static_cast<int32_t>(s))) kinds.push_back(step->kind);
   }
-  EXPECT_TRUE(kinds.empty()) << "a mesh of one device needs no resharding step";
+  EXPECT_EQ(kinds, steps);
   const std::vector<HostTensor> expected =
       evaluateFusionTensors(*test::unshardedCopy(definition), std::vector<HostTensor>(whole));
   std::vector<FusionArgument> parts;
@@ -173,6 +177,19 @@ void expectMatchesReference(const Fusion& definition, const std::vector<HostTens
   ASSERT_EQ(outputs.size(), expected.size());
   for (size_t o = 0; o < expected.size(); ++o)
     test::expectClose(std::get<DeviceTensor>(outputs[o]).toHost(), expected[o], tolerance);
+}
+
+// Every shared case on this one rank with its steps planned anyway, on teams of one: each step
+// goes through NCCL inside the executor's device program (the stream-pipelined ones in their
+// loops on the pool streams, the middle-axis ones on their regions' layouts).
+TEST_F(MultiDeviceGpuTest, EverySharedCaseRunsItsStepsOnOneRankWhenAsked) {
+  MultiDeviceOptions multidevice;
+  multidevice.steps_on_single_device_dims = true;
+  for (const std::string& name : test::shardedCaseNames()) {
+    SCOPED_TRACE(name);
+    test::ShardedCase c = test::makeShardedCase(name, 1);
+    expectMatchesReference(*c.fusion, c.inputs, *collectives_, c.tolerance, c.steps, multidevice);
+  }
 }
 
 TEST_F(MultiDeviceGpuTest, EverySharedCaseOnOneRank) {

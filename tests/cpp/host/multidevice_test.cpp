@@ -183,6 +183,27 @@ TEST(MultiDeviceTest, PipelineStagesOnMeshesThatShareDevices) {
   }
 }
 
+// Asked to (MultiDeviceOptions::steps_on_single_device_dims), a mesh of one device plans the
+// steps of a larger mesh, on teams of one: the one-GPU tier runs every step path this way.
+TEST(MultiDeviceTest, AMeshOfOneDevicePlansItsStepsWhenAsked) {
+  MultiDeviceOptions multidevice;
+  multidevice.steps_on_single_device_dims = true;
+  for (const std::string& name : test::shardedCaseNames()) {
+    SCOPED_TRACE(name);
+    test::ShardedCase c = test::makeShardedCase(name, 1);
+    EXPECT_TRUE(stepsOf(MultiDeviceExecutor(*c.fusion, shippedOptions())).empty());
+    MultiDeviceExecutor executor(*c.fusion, shippedOptions(), multidevice);
+    EXPECT_EQ(stepsOf(executor), c.steps);
+    const std::vector<HostTensor> expected =
+        evaluateFusionTensors(*test::unshardedCopy(*c.fusion), std::vector<HostTensor>(c.inputs));
+    const std::vector<std::vector<HostTensor>> outputs =
+        test::runOnSimulatedMesh(executor, c.inputs, {0});
+    ASSERT_EQ(outputs[0].size(), expected.size());
+    for (size_t o = 0; o < expected.size(); ++o)
+      test::expectClose(outputs[0][o], expected[o], c.tolerance);
+  }
+}
+
 // An allgather and a reduce-scatter along the middle axis of [batch, sequence, hidden]: each
 // step's buffers are laid out sequence-first, the producing region writes its part so (a
 // stride_order its kernel absorbs), and each part is one block.

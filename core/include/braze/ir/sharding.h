@@ -70,7 +70,10 @@ std::optional<Sharding> requestedSharding(const TensorView& tv);
 /// (or the logical axis itself when that dim has one device), a reduced or broadcast axis,
 /// and any other scheduling beside it. A stream axis on another logical axis (or the outer axis
 /// of a split of one) stays on the loop domain for takeStreamAxes: the multi-device runtime runs
-/// its loop with the resharding steps inside. Returns the tensors with a mesh.
-std::vector<TensorView*> takeShardings(Fusion& fusion);
+/// its loop with the resharding steps inside. An axis over a mesh dim of one device is not
+/// recorded (that device holds it whole), unless `keep_single_device_dims`: then its steps are
+/// planned as on a larger mesh, with teams of one, so that one GPU runs every step path.
+/// Returns the tensors with a mesh.
+std::vector<TensorView*> takeShardings(Fusion& fusion, bool keep_single_device_dims = false);
 
 }  // namespace braze

@@ -15,6 +15,9 @@ namespace braze {
 struct MultiDeviceOptions {
   /// Streams each stream loop's iterations run on (iteration i on stream i % stream_pool).
   int32_t stream_pool = 4;
+  /// Plans the steps of axes over mesh dims of one device, which hold them whole and need none
+  /// (takeShardings): the one-GPU test tier runs every step path this way, on teams of one.
+  bool steps_on_single_device_dims = false;
 };
 
 /// Runs a sharded definition (device meshes and DIDx / DIDy axes on its tensors, global shapes)
