@@ -559,24 +559,12 @@ void Communicator::broadcast(CUdeviceptr send, CUdeviceptr recv, size_t count, D
 
 void Communicator::send(CUdeviceptr send, size_t count, DataType dtype, int64_t peer,
                         CUstream stream) {
-  BRAZE_USER_CHECK(peer >= 0 && peer < size_)
-      << "send to rank " << peer << ": the communicator has ranks 0 .. " << size_ - 1;
-  const NcclDataType type = ncclTypeOf(dtype, "send", false);
-  Lock held = begin("send", count, dtype, "to rank", peer);
-  finish(
-      driver::ncclApi().send(pointerOf(send), count, type, static_cast<int>(peer), comm(), stream),
-      "ncclSend");
+  sendRecv(send, peer, 0, std::nullopt, count, dtype, stream);
 }
 
 void Communicator::recv(CUdeviceptr recv, size_t count, DataType dtype, int64_t peer,
                         CUstream stream) {
-  BRAZE_USER_CHECK(peer >= 0 && peer < size_)
-      << "recv from rank " << peer << ": the communicator has ranks 0 .. " << size_ - 1;
-  const NcclDataType type = ncclTypeOf(dtype, "recv", false);
-  Lock held = begin("recv", count, dtype, "from rank", peer);
-  finish(driver::ncclApi().recv(mutablePointerOf(recv), count, type, static_cast<int>(peer), comm(),
-                                stream),
-         "ncclRecv");
+  sendRecv(0, std::nullopt, recv, peer, count, dtype, stream);
 }
 
 void Communicator::allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per_rank,
@@ -604,12 +592,15 @@ void Communicator::allToAll(CUdeviceptr send, CUdeviceptr recv, size_t count_per
 void Communicator::sendRecv(CUdeviceptr send, std::optional<int64_t> to, CUdeviceptr recv,
                             std::optional<int64_t> from, size_t count, DataType dtype,
                             CUstream stream) {
-  for (const std::optional<int64_t>& peer : {to, from}) {
-    BRAZE_USER_CHECK(!peer || (*peer >= 0 && *peer < size_))
-        << "sendRecv with rank " << *peer << ": the communicator has ranks 0 .. " << size_ - 1;
-  }
-  const NcclDataType type = ncclTypeOf(dtype, "sendRecv", false);
-  Lock held = begin("sendRecv", count, dtype);
+  BRAZE_USER_CHECK(!to || (*to >= 0 && *to < size_))
+      << "send to rank " << *to << ": the communicator has ranks 0 .. " << size_ - 1;
+  BRAZE_USER_CHECK(!from || (*from >= 0 && *from < size_))
+      << "recv from rank " << *from << ": the communicator has ranks 0 .. " << size_ - 1;
+  const char* name = to && from ? "sendRecv" : to ? "send" : "recv";
+  const NcclDataType type = ncclTypeOf(dtype, name, false);
+  Lock held = to && from ? begin(name, count, dtype)
+              : to       ? begin(name, count, dtype, "to rank", *to)
+                         : begin(name, count, dtype, "from rank", from.value_or(-1));
   const driver::NcclApi& nccl = driver::ncclApi();
   inGroup([&](const char*& call) {
     NcclResult result = NcclResult::Success;

@@ -67,11 +67,6 @@ PartLayout layoutOf(const std::vector<int64_t>& sizes, int64_t axis, int64_t par
   return layout;
 }
 
-// Whether `tensor` is dense in memory order `order` (empty: row-major).
-bool denseIn(const DeviceTensor& tensor, const std::vector<int64_t>& order) {
-  return isDenseInOrder(tensor.sizes(), tensor.strides(), order);
-}
-
 void copy2D(CUdeviceptr source, size_t source_pitch, CUdeviceptr target, size_t target_pitch,
             size_t width, size_t height, CUstream stream) {
   if (width == 0 || height == 0) return;
@@ -271,7 +266,7 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
   const auto n = static_cast<int64_t>(team.size());
   // The parts and the result lie in the step's memory order (layoutCommunicatedBuffers).
   const std::vector<int64_t>& order = communication.allocation_order;
-  BRAZE_USER_CHECK(denseIn(input, order))
+  BRAZE_USER_CHECK(isDenseInOrder(input.sizes(), input.strides(), order))
       << communication.toString() << ": this device's part " << input.describe()
       << (order.empty() ? " is not dense row-major" : " is not dense in the step's memory order");
   const DataType dtype = input.dtype();
@@ -281,7 +276,7 @@ DeviceTensor NcclCollectives::runOnDevice(const Communication& communication,
   // The step's result: in `into` where that fits, else new stream-ordered memory.
   auto resultOf = [&](std::vector<int64_t> result_sizes, int result_device, CUstream on) {
     if (into != nullptr && into->dtype() == dtype && into->sizes() == result_sizes &&
-        denseIn(*into, order))
+        isDenseInOrder(into->sizes(), into->strides(), order))
       return *into;
     return emptyOn(dtype, std::move(result_sizes), result_device, on, order);
   };
