@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "codegen/narrow_exp.h"
+
 namespace braze::codegen {
 
 std::string storageType(DataType dtype) {
@@ -196,7 +198,7 @@ std::string elementwiseValue(const Expr& expr, const std::vector<std::string>& i
     case OpKind::Abs:
       return call("abs");
     case OpKind::Exp:
-      return call("exp");
+      return call(expReachesOnlyNarrowOutputs(expr) ? "expNarrow" : "exp");
     case OpKind::Exp2:
       return call("exp2");
     case OpKind::Expm1:

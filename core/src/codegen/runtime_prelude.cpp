@@ -31,8 +31,8 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
       {"index.cuh", {"ceilDiv", "min", "max"}, {}},
       {"limits.cuh", {"lowestValue", "highestValue"}, {}},
       {"float_functions.cuh",
-       {"exp", "exp2", "expm1", "log", "log2", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
-        "tanh", "erf", "erfc", "floor", "ceil", "round", "trunc", "abs"},
+       {"exp", "expNarrow", "exp2", "expm1", "log",  "log2",  "log1p", "sqrt",  "rsqrt", "sin",
+        "cos", "tan",       "tanh", "erf",   "erfc", "floor", "ceil",  "round", "trunc", "abs"},
        {}},
       // sigmoid, silu, gelu and geluTanh call exp, erf and tanh; isinf compares with the limits.
       {"math.cuh",

@@ -104,14 +104,14 @@ TEST(RowProgramTest, KeptOperandsAreCostlyValuesTheOutputsReadAgain) {
   ASSERT_NE(store, std::string::npos) << kept;
   EXPECT_NE(kept.find("static constexpr int kKept = 1;"), std::string::npos) << kept;
   EXPECT_NE(kept.substr(0, store).find("kept[0 + v] = "), std::string::npos) << kept;
-  EXPECT_EQ(kept.substr(store).find("braze::exp("), std::string::npos) << kept;
+  // braze::exp or, as here with bf16 outputs, braze::expNarrow (codegen/narrow_exp.h).
+  EXPECT_EQ(kept.substr(store).find("braze::exp"), std::string::npos) << kept;
   EXPECT_NE(kept.substr(store).find("kept[0 + v]"), std::string::npos) << kept;
   // Not asked for: store computes them again.
   options.keep_reduction_operands = false;
   const std::string again = programOf(options);
   EXPECT_NE(again.find("static constexpr int kKept = 0;"), std::string::npos) << again;
-  EXPECT_NE(again.substr(again.find("void store(")).find("braze::exp("), std::string::npos)
-      << again;
+  EXPECT_NE(again.substr(again.find("void store(")).find("braze::exp"), std::string::npos) << again;
 }
 
 TEST(RowProgramTest, RefusalsNameTheOpAtFault) {

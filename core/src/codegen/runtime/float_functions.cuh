@@ -11,6 +11,10 @@ namespace braze {
 
 BRAZE_FLOAT_FUNCTION(exp, expf, ::exp)
 BRAZE_FLOAT_FUNCTION(exp2, exp2f, ::exp2)
+// exp(x) as 2^(x log2 e): five instructions where expf takes eight, with a relative error of at
+// most about |x| 2^-24 + 2 ulp. Code generation calls it only where every output the value
+// reaches is rounded to 16 bits or fewer (core/src/codegen/narrow_exp.h).
+__device__ __forceinline__ float expNarrow(float x) { return exp2f(x * 1.4426950408889634f); }
 BRAZE_FLOAT_FUNCTION(expm1, expm1f, ::expm1)
 BRAZE_FLOAT_FUNCTION(log, logf, ::log)
 BRAZE_FLOAT_FUNCTION(log2, log2f, ::log2)
