@@ -20,6 +20,9 @@ void mergeRows(TensorView* tv);
 /// (in the inputs' own dtype: a bf16 row takes half the registers of its float copy). Dearer
 /// buffers (softmax's exp) are kept. Call before scheduleRegisters.
 void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches);
+/// Whether a register schedule of `fusion` keeps a buffer that keepOnlyInputCaches does not
+/// recompute (softmax's exp(x - max)): it holds floats beside the inputs' copies.
+bool keepsDearBuffers(const Fusion& fusion);
 
 /// Registers: [Unroll batch, BIDx rows/r, TIDy r, TIDx ceil(V/batch), v].
 void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params);

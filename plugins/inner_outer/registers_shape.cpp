@@ -56,6 +56,29 @@ void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches)
       fusion, [&](const PersistentBuffer& buffer) { return cheapChain(buffer.tv, stop); }, stop);
 }
 
+namespace {
+
+// Whether every op computing `tv` from tensors of lower rank (per-row values such as a mean,
+// through their broadcast) and fusion inputs is cheap to recompute.
+bool cheapFromRowValues(const TensorView* tv, int64_t rank) {
+  const Expr* definition = tv->definition();
+  if (definition == nullptr || tv->rank() < rank) return true;
+  if (!cheapToRecompute(definition->op())) return false;
+  return std::all_of(definition->inputs().begin(), definition->inputs().end(), [&](const Val* v) {
+    const auto* producer = v->dynCast<TensorView>();
+    return producer == nullptr || cheapFromRowValues(producer, rank);
+  });
+}
+
+}  // namespace
+
+bool keepsDearBuffers(const Fusion& fusion) {
+  const std::vector<PersistentBuffer> buffers = persistentBuffers(fusion);
+  return std::any_of(buffers.begin(), buffers.end(), [](const PersistentBuffer& buffer) {
+    return !cheapFromRowValues(buffer.tv, buffer.tv->rank());
+  });
+}
+
 void scheduleRegisters(Fusion& fusion, TensorView* reference, const InnerOuterParams& params) {
   // [rows, row] -> [batch, rows/r, r, ceil(V/batch), v]. The batch loop goes first so that
   // tensors without the rows dim (a weight's float copy) share it with their consumers: they

@@ -100,7 +100,16 @@ TEST_P(InnerOuterSweepTest, DecisionsAreAsExpected) {
     const bool bounded = block_threads >= 256 && c.kind != Normalization::SoftmaxBackward &&
                          element_bytes == 2 &&
                          params.persistent_batch * params.vector_width * element_bytes <= 64;
-    EXPECT_EQ(params.min_blocks_per_sm, bounded ? 1024 / block_threads : 0) << params;
+    // 2-byte softmax rows of 8192 and 16384 (float exponentials kept beside the input): eight
+    // vectors per thread, three blocks per SM.
+    const bool eight_vectors =
+        c.kind == Normalization::Softmax && element_bytes == 2 && (c.n == 8192 || c.n == 16384);
+    if (eight_vectors) {
+      EXPECT_EQ(params.persistent_batch, 8) << params;
+      EXPECT_EQ(params.min_blocks_per_sm, 3) << params;
+    } else {
+      EXPECT_EQ(params.min_blocks_per_sm, bounded ? 1024 / block_threads : 0) << params;
+    }
   } else {
     EXPECT_EQ(params.persistent_batch, 1) << params;
     EXPECT_EQ(params.rows_per_block, 1) << params;
@@ -121,9 +130,12 @@ TEST_P(InnerOuterSweepTest, ScheduledFusionCompilesForSm90WithoutSpills) {
   EXPECT_FALSE(compiled.cubin().empty());
   const KernelResources& resources = compiled.resources();
   if (resources.reported) {
-    // Register arrays indexed by unrolled loops: nothing goes to the stack.
-    EXPECT_EQ(resources.spill_store_bytes, 0) << params;
-    EXPECT_EQ(resources.stack_frame_bytes, 0) << params;
+    // Register arrays indexed by unrolled loops: nothing goes to the stack, but for the 8 bytes
+    // of bf16 softmax rows of 16384 at three blocks per SM (80 registers), which measured fastest.
+    const int64_t spill =
+        c.kind == Normalization::Softmax && c.dtype == DataType::BFloat16 && c.n == 16384 ? 8 : 0;
+    EXPECT_LE(resources.spill_store_bytes, spill) << params;
+    EXPECT_LE(resources.stack_frame_bytes, spill) << params;
     // The block fits one SM's register file.
     EXPECT_LE(resources.registers * params.threads_x * params.rows_per_block, 65536) << params;
   }
