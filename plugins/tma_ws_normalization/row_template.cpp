@@ -13,9 +13,18 @@ int64_t align128(int64_t bytes) {
   return (bytes + 127) / 128 * 128;
 }
 
+// Registers of held row vectors from which a CTA gives up its producer warp: 16 warps leave a
+// thread 128 registers where 17 leave 120 (one CTA per SM) or 96 (two). Rows of 65536 floats
+// held 64 registers a thread at 512 threads: 136 bytes spilled with a producer warp, none
+// without (the first consumer thread then issues the next row as soon as the CTA released the
+// stage). Plans holding less keep the warp, as measured for layer norm and RMS norm.
+constexpr int64_t kMaxHeldWithProducer = 32;
+
 // Whether the CTA has a producer warp of its own (see rowTemplateThreads).
 bool producerWarp(const RowTemplateShape& shape) {
-  return shape.column_reductions == 0;
+  if (shape.column_reductions > 0) return false;
+  return !shape.register_rows ||
+         (shape.min_blocks_per_sm == 1 && heldRowRegisters(shape) <= kMaxHeldWithProducer);
 }
 
 // Bytes of the two grid-barrier counters in front of the column partials in the workspace.
@@ -37,7 +46,7 @@ constexpr int kConsumerWarps = kConsumerThreads / 32;
 // A producer warp of its own, or the first consumer thread issuing each stage's next copies as
 // soon as the CTA has released it (@PRODUCER_WARP@ = 0): a CTA of whole warp quads then, whose
 // registers the SM's four schedulers split evenly (17 warps leave 96 registers a thread where
-// 16 leave 128: what a norm backward's column partials need).
+// 16 leave 128: what a norm backward's column partials need, and rows held in registers).
 constexpr bool kProducerWarp = @PRODUCER_WARP@;
 constexpr int kThreads = kConsumerThreads + (kProducerWarp ? 32 : 0);
 constexpr int kPieces = @PIECES@;
@@ -359,6 +368,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         if (lane == 0) {
           for (int q = 0; q < kPieces; ++q) braze::mbarrier::arrive(&empty[stage * kPieces + q]);
         }
+        // The next row streams in while this one is reduced and written from registers.
+        if (!kProducerWarp && threadIdx.x == 0 && row + kStages * row_step < m)
+          issueRow(program, shared, full, empty, row + kStages * row_step, round + kStages, begin,
+                   length);
       }
 #pragma unroll
       for (int pass = 0; pass < Program::kPasses; ++pass) {
@@ -463,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
       }
       if (rank == 0 && threadIdx.x == 0) program.storeRow(row);
-      if (!kProducerWarp) {
+      if (!kProducerWarp && !kRegisterRows) {
         if (threadIdx.x == 0 && row + kStages * row_step < m)
           issueRow(program, shared, full, empty, row + kStages * row_step, round + kStages, begin,
                    length);

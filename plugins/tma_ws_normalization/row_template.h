@@ -63,9 +63,9 @@ struct RowTemplateShape {
   int64_t kept_operands = 0;
 };
 
-/// Threads of a CTA: the consumers and, without column reductions, a producer warp (with
-/// them, the first consumer thread issues the copies: a CTA of whole warp quads keeps the
-/// registers their partials need).
+/// Threads of a CTA: the consumers and, without column reductions or rows held in more than 32
+/// registers a thread (or at two CTAs per SM), a producer warp (with them, the first consumer
+/// thread issues the copies: a CTA of whole warp quads keeps the registers they need).
 int64_t rowTemplateThreads(const RowTemplateShape& shape);
 /// Registers of column partials each consumer thread holds: kVector per column reduction for
 /// each vector of the chunk it handles (0 without column reductions).

@@ -18,7 +18,7 @@ struct TmaWsNormalizationParams {
   /// The byte format (braze/sdk/param_codec.h): "BZTW", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZTW";
-  static constexpr uint8_t kFormatVersion = 2;
+  static constexpr uint8_t kFormatVersion = 3;
   static constexpr const char* kName = "tma_ws_normalization";
 
   /// CTAs of a cluster that split each row (1, 2, 4 or 8).
@@ -54,6 +54,10 @@ struct TmaWsNormalizationParams {
   /// gives the stage back at once, so the next row streams in while this one is reduced and
   /// written from registers (programs without reductions over the rows).
   int64_t register_rows = 0;
+  /// With register_rows: 0 keeps the costly reduction operands the outputs read again
+  /// (softmax's exponentials) in registers beside the row; 1 computes them again in the outputs,
+  /// which leaves those registers to the row (rows of floats at two CTAs per SM).
+  int64_t recompute_operands = 0;
 
   bool operator==(const TmaWsNormalizationParams&) const = default;
 
@@ -71,6 +75,7 @@ struct TmaWsNormalizationParams {
     f("contiguous_columns", p.contiguous_columns);
     f("staged_columns", p.staged_columns);
     f("register_rows", p.register_rows);
+    f("recompute_operands", p.recompute_operands);
   }
 };
 

@@ -259,11 +259,48 @@ std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
          std::to_string(kMaxColumnRegisters) + " registers of column partials per thread";
 }
 
+// Rows in registers for a program whose outputs read a costly reduction operand again
+// (softmax's exponentials) with rows of 4-byte elements: the operands computed again in the
+// outputs (recompute_operands), which leaves the registers to the row, one CTA of 512 consumer
+// threads per SM and the smallest cluster whose chunk is at most kMaxRecomputedRowRegisters of
+// each thread. Measured on an H200 (braze_tma_ws_sweep --force, softmax fp32): rows of 65536 on
+// clusters of two 170 us (76% of copy) against 208 us from shared memory and 205 us on
+// braze::inner_outer; rows of 262144 on clusters of eight 207 us against 251 on inner_outer.
+constexpr int64_t kMaxRecomputedRowRegisters = 64;
+
+std::optional<TmaWsNormalizationParams> planRecomputedRegisterRows(
+    const RowProgramShape& program, int64_t m, int64_t n, const driver::DeviceProperties& device,
+    ColumnAccess columns) {
+  const RowSizes sizes = rowSizesOf(program, columns.staged);
+  for (const int64_t cluster : {1, 2, 4, 8}) {
+    RowTemplateShape shape = shapeFor(program, sizes, cluster, chunkFor(n, cluster, sizes));
+    shape.consumer_threads = kRegisterRowThreads;
+    shape.register_rows = true;
+    shape.kept_operands = 0;
+    if (heldRowRegisters(shape) > kMaxRecomputedRowRegisters) continue;
+    if (rowTemplateSharedBytes(shape) > device.max_shared_memory_per_block_optin)
+      return std::nullopt;
+    TmaWsNormalizationParams params = paramsOf(shape, 1, m, columns, device);
+    params.recompute_operands = 1;
+    return params;
+  }
+  return std::nullopt;
+}
+
+// Whether every row input has 4-byte elements.
+bool fourByteRows(const RowProgramShape& program) {
+  return std::all_of(program.row_inputs.begin(), program.row_inputs.end(),
+                     [](const TensorView* tv) { return sizeInBytes(tv->dtype()) == 4; });
+}
+
 std::variant<TmaWsNormalizationParams, std::string> planFor(const RowProgramShape& program,
                                                             int64_t m, int64_t n,
                                                             const driver::DeviceProperties& device,
                                                             ColumnAccess columns) {
   if (program.column_reductions > 0) return planColumnRows(program, m, n, device, columns);
+  if (program.kept_operands > 0 && fourByteRows(program)) {
+    if (auto plan = planRecomputedRegisterRows(program, m, n, device, columns)) return *plan;
+  }
   if (program.passes > 1 || !program.column_inputs.empty()) {
     if (auto plan = planRegisterRows(program, m, n, device, columns)) return *plan;
   }
@@ -274,6 +311,13 @@ std::variant<TmaWsNormalizationParams, std::string> planFor(const RowProgramShap
 // registers than on braze::inner_outer (planRegisterRows; measured on an H200 with rows of
 // 65536 bf16, 128 KiB: 0.66 and 0.82 of copy against inner_outer's 0.66 and 0.83).
 constexpr int64_t kMinRegisterRowBytes = 256 * 1024;
+// Rows from which a program whose outputs read a costly operand again (softmax) runs faster here
+// than on braze::inner_outer, whose rows of that length no longer fit registers and are read
+// again from L2 in each pass. Measured on an H200 (braze_tma_ws_sweep --force against
+// inner_outer through the executor cache; bf16 exponentials as braze::expNarrow): softmax bf16
+// 65536 (128 KiB) 194 us from shared memory against 204, 262144 215 against 258; fp32 in
+// registers (planRecomputedRegisterRows) 170 against 205 and 207 against 251.
+constexpr int64_t kMinCostlyOperandRowBytes = 128 * 1024;
 
 std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program, int64_t m,
                                                 int64_t n, const driver::DeviceProperties& device,
@@ -289,11 +333,16 @@ std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program, 
   if ((program.passes > 1 || !program.column_inputs.empty()) && row_bytes >= kMinRegisterRowBytes &&
       planRegisterRows(program, m, n, device, columns))
     return std::nullopt;
+  if (program.kept_operands > 0 && program.column_inputs.empty() &&
+      row_bytes >= kMinCostlyOperandRowBytes)
+    return std::nullopt;
   // Why rows in registers do not apply here, appended to the reasons below.
   const std::string registers =
       program.kept_operands > 0
-          ? "; rows in registers do not pay for programs that keep costly operands (softmax's "
-            "exponentials)"
+          ? "; programs whose outputs read a costly operand again (softmax's exponentials) pay "
+            "from " +
+                std::to_string(kMinCostlyOperandRowBytes) + " bytes of row inputs per row (here " +
+                std::to_string(row_bytes) + " bytes)"
           : "; rows in registers pay from " + std::to_string(kMinRegisterRowBytes) +
                 " bytes of row inputs per row, where each thread's share fits " +
                 std::to_string(kMaxHeldRegisters) + " registers (here " +
@@ -440,6 +489,11 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   shape.min_blocks_per_sm = params.min_blocks_per_sm;
   shape.vector = params.vector;
   shape.register_rows = params.register_rows != 0;
+  BRAZE_USER_CHECK(params.recompute_operands == 0 || params.recompute_operands == 1)
+      << "tma_ws_normalization: recompute_operands = " << params.recompute_operands
+      << "; 0 (keep them in registers) or 1 (compute them again)";
+  const bool keep_operands = shape.register_rows && params.recompute_operands == 0;
+  if (!keep_operands) shape.kept_operands = 0;
   BRAZE_USER_CHECK(params.register_rows == 0 || program.column_reductions == 0)
       << "tma_ws_normalization: register_rows = 1 with sums over the rows; their partials take "
          "the registers (register_rows = 0)";
@@ -459,7 +513,7 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
       KernelTemplate::RowProgram{.vector = params.vector,
                                  .contiguous_columns = params.contiguous_columns != 0,
                                  .staged_columns = params.staged_columns != 0,
-                                 .keep_reduction_operands = params.register_rows != 0};
+                                 .keep_reduction_operands = keep_operands};
   IterDomain* rows = program.row_inputs.front()->axis(0);
   IterDomain* columns = program.row_inputs.front()->axis(1);
   Val* clusters = params.clusters == 0

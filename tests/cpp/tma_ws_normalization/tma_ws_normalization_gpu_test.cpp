@@ -109,14 +109,17 @@ TEST_F(TmaWsNormalizationGpuTest, WhatItTakesThroughTheExecutorCache) {
   };
   ExecutorCacheOptions options;
   options.registry = &test::shippedSchedulers();
-  // What the plugin takes by rank: softmax backward's one pass over long rows, and norm
-  // backward from rows of 32 KiB; the others run forced below.
-  for (const Normalization kind : {Normalization::SoftmaxBackward, Normalization::LayerNormBackward,
-                                   Normalization::RmsNormBackward}) {
+  // What the plugin takes by rank: softmax backward's one pass over long rows, softmax forward
+  // from rows of 128 KiB (2-byte rows from shared memory, float rows in registers with the
+  // exponentials computed again), and norm backward from rows of 32 KiB; the others run forced
+  // below.
+  for (const Normalization kind :
+       {Normalization::SoftmaxBackward, Normalization::Softmax, Normalization::LayerNormBackward,
+        Normalization::RmsNormBackward}) {
+    const bool softmax = kind == Normalization::SoftmaxBackward || kind == Normalization::Softmax;
     const std::vector<Case> cases =
-        kind == Normalization::SoftmaxBackward
-            ? std::vector<Case>{{1, 65536}, {37, 65536}, {7, 262144}, {13, 131080}}
-            : std::vector<Case>{{37, 16384}, {301, 8200}, {3, 65536}};
+        softmax ? std::vector<Case>{{1, 65536}, {37, 65536}, {7, 262144}, {13, 131080}}
+                : std::vector<Case>{{37, 16384}, {301, 8200}, {3, 65536}};
     for (const DataType dtype : {DataType::BFloat16, DataType::Float16, DataType::Float32}) {
       FusionExecutorCache cache(test::makeNormalization(kind, dtype), options);
       for (const Case& c : cases) {
