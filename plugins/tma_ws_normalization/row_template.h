@@ -11,7 +11,9 @@
 //     row input, in `pieces` parts, each completing on its own mbarrier ("full"), into a ring
 //     of `stages` row buffers; it refills a part as soon as every consumer warp has released it
 //     ("empty"), so with two stages the next row streams in while this one is reduced and
-//     written, and with one while it is written;
+//     written, and with one while it is written (CTAs whose registers go to column partials or
+//     to rows held in more than 32 registers a thread have no producer warp: their first
+//     consumer thread issues the copies);
 //   - consumer warps sweep the chunk once per pass of the program (pass 0 starts on a part as
 //     soon as it lands), combine their partials through shared memory, and one warp pushes the
 //     CTA's partial into every peer's slot with a remote store and a remote mbarrier arrival;
@@ -21,7 +23,8 @@
 //     with register_rows, each consumer thread takes its vectors of the chunk into registers in
 //     the first pass and releases the stage at once, so that the next row's copy overlaps every
 //     later pass and the stores (costly reduction operands, softmax's exponentials, are then
-//     kept in registers too: RowProgram::keep_reduction_operands);
+//     kept in registers too, RowProgram::keep_reduction_operands, or computed again in the
+//     outputs where the row takes the registers: recompute_operands);
 //   - column inputs (weights, biases), the same for every row, are copied once per CTA;
 //   - column reductions (a norm's weight and bias gradients): every consumer thread handles the
 //     same elements of each row and keeps their partials in registers; at the end every CTA
