@@ -263,9 +263,10 @@ std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
 // (softmax's exponentials) with rows of 4-byte elements: the operands computed again in the
 // outputs (recompute_operands), which leaves the registers to the row, one CTA of 512 consumer
 // threads per SM and the smallest cluster whose chunk is at most kMaxRecomputedRowRegisters of
-// each thread. Measured on an H200 (braze_tma_ws_sweep --force, softmax fp32): rows of 65536 on
-// clusters of two 170 us (76% of copy) against 208 us from shared memory and 205 us on
-// braze::inner_outer; rows of 262144 on clusters of eight 207 us against 251 on inner_outer.
+// each thread and fits the CTA's shared memory. Measured on an H200 (braze_tma_ws_sweep --force,
+// softmax fp32): rows of 65536 on clusters of two 170 us (76% of copy) against 208 us from shared
+// memory and 205 us on braze::inner_outer; rows of 262144 on clusters of eight 207 us against 251
+// on inner_outer.
 constexpr int64_t kMaxRecomputedRowRegisters = 64;
 
 std::optional<TmaWsNormalizationParams> planRecomputedRegisterRows(
@@ -277,9 +278,10 @@ std::optional<TmaWsNormalizationParams> planRecomputedRegisterRows(
     shape.consumer_threads = kRegisterRowThreads;
     shape.register_rows = true;
     shape.kept_operands = 0;
-    if (heldRowRegisters(shape) > kMaxRecomputedRowRegisters) continue;
-    if (rowTemplateSharedBytes(shape) > device.max_shared_memory_per_block_optin)
-      return std::nullopt;
+    // A device with less shared memory per CTA takes a larger cluster.
+    if (heldRowRegisters(shape) > kMaxRecomputedRowRegisters ||
+        rowTemplateSharedBytes(shape) > device.max_shared_memory_per_block_optin)
+      continue;
     TmaWsNormalizationParams params = paramsOf(shape, 1, m, columns, device);
     params.recompute_operands = 1;
     return params;

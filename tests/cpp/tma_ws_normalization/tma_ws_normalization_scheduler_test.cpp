@@ -157,6 +157,17 @@ TEST(TmaWsNormalizationTest, PlansForATableOfShapes) {
                 *fusion, infoFor(*fusion, Normalization::SoftmaxBackward, 1024, 65536, small))
                 .clusters,
             2 * 12);
+  // Less shared memory per CTA (100 KiB): softmax's float rows of 65536 held in registers on
+  // clusters of four (64 KiB a CTA) instead of two (128 KiB).
+  driver::DeviceProperties less_shared = driver::h100Properties();
+  less_shared.max_shared_memory_per_block_optin = 100 * 1024;
+  less_shared.shared_memory_per_sm = 100 * 1024;
+  auto softmax32 = test::makeNormalization(Normalization::Softmax, DataType::Float32);
+  const tws::TmaWsNormalizationParams four = tws::computeHeuristics(
+      *softmax32, infoFor(*softmax32, Normalization::Softmax, 1024, 65536, less_shared));
+  EXPECT_EQ(four.cluster, 4) << tws::toString(four);
+  EXPECT_EQ(four.register_rows, 1) << tws::toString(four);
+  EXPECT_EQ(four.recompute_operands, 1) << tws::toString(four);
 }
 
 TEST(TmaWsNormalizationTest, RefusalsSayWhy) {
