@@ -36,15 +36,16 @@ bool cheapToRecompute(OpKind op) {
   }
 }
 
-// Whether every op between `tv` and the tensors it is computed from (those in `stop`, fusion
-// inputs, reduction results) is cheap to recompute.
-bool cheapChain(const TensorView* tv, const std::vector<const TensorView*>& stop) {
-  if (std::find(stop.begin(), stop.end(), tv) != stop.end() || !isRecomputable(tv)) return true;
+// Whether every op between `tv` and the tensors `ends` says its chain stops at is cheap to
+// recompute (fusion inputs always end it).
+template <typename Ends>
+bool cheapChain(const TensorView* tv, const Ends& ends) {
   const Expr* definition = tv->definition();
+  if (definition == nullptr || ends(tv)) return true;
   if (!cheapToRecompute(definition->op())) return false;
   return std::all_of(definition->inputs().begin(), definition->inputs().end(), [&](const Val* v) {
     const auto* producer = v->dynCast<TensorView>();
-    return producer == nullptr || cheapChain(producer, stop);
+    return producer == nullptr || cheapChain(producer, ends);
   });
 }
 
@@ -52,30 +53,21 @@ bool cheapChain(const TensorView* tv, const std::vector<const TensorView*>& stop
 
 void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches) {
   const std::vector<const TensorView*> stop(caches.begin(), caches.end());
+  // What recomputeFor copies: back to the caches, through everything recomputable.
+  const auto ends = [&](const TensorView* tv) {
+    return std::find(stop.begin(), stop.end(), tv) != stop.end() || !isRecomputable(tv);
+  };
   recomputeRereadBuffers(
-      fusion, [&](const PersistentBuffer& buffer) { return cheapChain(buffer.tv, stop); }, stop);
+      fusion, [&](const PersistentBuffer& buffer) { return cheapChain(buffer.tv, ends); }, stop);
 }
-
-namespace {
-
-// Whether every op computing `tv` from tensors of lower rank (per-row values such as a mean,
-// through their broadcast) and fusion inputs is cheap to recompute.
-bool cheapFromRowValues(const TensorView* tv, int64_t rank) {
-  const Expr* definition = tv->definition();
-  if (definition == nullptr || tv->rank() < rank) return true;
-  if (!cheapToRecompute(definition->op())) return false;
-  return std::all_of(definition->inputs().begin(), definition->inputs().end(), [&](const Val* v) {
-    const auto* producer = v->dynCast<TensorView>();
-    return producer == nullptr || cheapFromRowValues(producer, rank);
-  });
-}
-
-}  // namespace
 
 bool keepsDearBuffers(const Fusion& fusion) {
   const std::vector<PersistentBuffer> buffers = persistentBuffers(fusion);
   return std::any_of(buffers.begin(), buffers.end(), [](const PersistentBuffer& buffer) {
-    return !cheapFromRowValues(buffer.tv, buffer.tv->rank());
+    // The per-element work only: per-row values (a mean, through its broadcast) end the chain,
+    // however they were computed (schedule() turns a mean's division into a product later).
+    const int64_t rank = buffer.tv->rank();
+    return !cheapChain(buffer.tv, [rank](const TensorView* tv) { return tv->rank() < rank; });
   });
 }
 

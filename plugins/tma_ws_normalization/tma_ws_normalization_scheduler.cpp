@@ -174,32 +174,47 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
 
 // Rows in registers (register_rows) for a forward program that reads its rows again after a
 // reduction (layer norm's and RMS norm's outputs): one CTA of 512 consumer threads per SM, the
-// smallest cluster whose chunk leaves each thread at most 32 registers of row vectors, one stage.
-// The next row streams into shared memory while this one is reduced and written from
-// registers. Measured on an H200 (benchmarks/RESULTS.md, against the shared-memory plan):
-// layer norm bf16 262144 0.57 of copy against 0.45, RMS norm bf16 262144 0.75 against 0.60,
-// layer norm fp32 65536 0.62 against 0.53. Not for programs that keep costly operands
-// (softmax's exponentials): those are issue-bound, and one CTA per SM idles at each exchange
-// (0.39-0.45 against 0.58); nor where 32 registers would need clusters of more than 8.
+// smallest cluster whose chunk leaves each thread at most 32 registers of row vectors and fits
+// the CTA's shared memory (a device with less of it takes a larger cluster), one stage. The next
+// row streams into shared memory while this one is reduced and written from registers. Measured
+// on an H200 (benchmarks/RESULTS.md, against the shared-memory plan): layer norm bf16 262144
+// 0.57 of copy against 0.45, RMS norm bf16 262144 0.75 against 0.60, layer norm fp32 65536 0.62
+// against 0.53. Programs that keep costly operands (softmax's exponentials) only with
+// `recompute_operands`: kept beside the row they made it issue-bound, and one CTA per SM idled at
+// each exchange (0.39-0.45 against 0.58); computed again in the outputs they leave the registers
+// to the row, up to kMaxRecomputedRowRegisters a thread (softmax fp32 on an H200,
+// braze_tma_ws_sweep
+// --force: rows of 65536 on clusters of two 170 us, 76% of copy, against 208 us from shared memory
+// and 205 us on braze::inner_outer; rows of 262144 on clusters of eight 207 us against 251 on
+// inner_outer).
 constexpr int64_t kRegisterRowThreads = 512;
 constexpr int64_t kMaxHeldRegisters = 32;
+constexpr int64_t kMaxRecomputedRowRegisters = 64;
 
 std::optional<TmaWsNormalizationParams> planRegisterRows(const RowProgramShape& program, int64_t m,
                                                          int64_t n,
                                                          const driver::DeviceProperties& device,
-                                                         ColumnAccess columns) {
-  if (program.column_reductions > 0 || program.kept_operands > 0) return std::nullopt;
+                                                         ColumnAccess columns,
+                                                         bool recompute_operands = false) {
+  if (program.column_reductions > 0 || (program.kept_operands > 0 && !recompute_operands))
+    return std::nullopt;
+  const int64_t max_held = recompute_operands ? kMaxRecomputedRowRegisters : kMaxHeldRegisters;
   const RowSizes sizes = rowSizesOf(program, columns.staged);
   for (const int64_t cluster : {1, 2, 4, 8}) {
     RowTemplateShape shape = shapeFor(program, sizes, cluster, chunkFor(n, cluster, sizes));
     shape.consumer_threads = kRegisterRowThreads;
     shape.register_rows = true;
-    if (heldRowRegisters(shape) > kMaxHeldRegisters) continue;
+    shape.kept_operands = 0;  // none kept (above): computed again where there are any
+    if (heldRowRegisters(shape) > max_held) continue;
     if (rowTemplateSharedBytes(shape) > device.max_shared_memory_per_block_optin) {
-      if (!columns.staged) return std::nullopt;
-      return planRegisterRows(program, m, n, device, {.contiguous = true, .staged = false});
+      if (columns.staged)
+        return planRegisterRows(program, m, n, device, {.contiguous = true, .staged = false},
+                                recompute_operands);
+      continue;
     }
-    return paramsOf(shape, 1, m, columns, device);
+    TmaWsNormalizationParams params = paramsOf(shape, 1, m, columns, device);
+    params.recompute_operands = recompute_operands ? 1 : 0;
+    return params;
   }
   return std::nullopt;
 }
@@ -259,36 +274,6 @@ std::variant<TmaWsNormalizationParams, std::string> planColumnRows(
          std::to_string(kMaxColumnRegisters) + " registers of column partials per thread";
 }
 
-// Rows in registers for a program whose outputs read a costly reduction operand again
-// (softmax's exponentials) with rows of 4-byte elements: the operands computed again in the
-// outputs (recompute_operands), which leaves the registers to the row, one CTA of 512 consumer
-// threads per SM and the smallest cluster whose chunk is at most kMaxRecomputedRowRegisters of
-// each thread and fits the CTA's shared memory. Measured on an H200 (braze_tma_ws_sweep --force,
-// softmax fp32): rows of 65536 on clusters of two 170 us (76% of copy) against 208 us from shared
-// memory and 205 us on braze::inner_outer; rows of 262144 on clusters of eight 207 us against 251
-// on inner_outer.
-constexpr int64_t kMaxRecomputedRowRegisters = 64;
-
-std::optional<TmaWsNormalizationParams> planRecomputedRegisterRows(
-    const RowProgramShape& program, int64_t m, int64_t n, const driver::DeviceProperties& device,
-    ColumnAccess columns) {
-  const RowSizes sizes = rowSizesOf(program, columns.staged);
-  for (const int64_t cluster : {1, 2, 4, 8}) {
-    RowTemplateShape shape = shapeFor(program, sizes, cluster, chunkFor(n, cluster, sizes));
-    shape.consumer_threads = kRegisterRowThreads;
-    shape.register_rows = true;
-    shape.kept_operands = 0;
-    // A device with less shared memory per CTA takes a larger cluster.
-    if (heldRowRegisters(shape) > kMaxRecomputedRowRegisters ||
-        rowTemplateSharedBytes(shape) > device.max_shared_memory_per_block_optin)
-      continue;
-    TmaWsNormalizationParams params = paramsOf(shape, 1, m, columns, device);
-    params.recompute_operands = 1;
-    return params;
-  }
-  return std::nullopt;
-}
-
 // Whether every row input has 4-byte elements.
 bool fourByteRows(const RowProgramShape& program) {
   return std::all_of(program.row_inputs.begin(), program.row_inputs.end(),
@@ -301,7 +286,8 @@ std::variant<TmaWsNormalizationParams, std::string> planFor(const RowProgramShap
                                                             ColumnAccess columns) {
   if (program.column_reductions > 0) return planColumnRows(program, m, n, device, columns);
   if (program.kept_operands > 0 && fourByteRows(program)) {
-    if (auto plan = planRecomputedRegisterRows(program, m, n, device, columns)) return *plan;
+    if (auto plan = planRegisterRows(program, m, n, device, columns, /*recompute_operands=*/true))
+      return *plan;
   }
   if (program.passes > 1 || !program.column_inputs.empty()) {
     if (auto plan = planRegisterRows(program, m, n, device, columns)) return *plan;
@@ -318,7 +304,7 @@ constexpr int64_t kMinRegisterRowBytes = 256 * 1024;
 // again from L2 in each pass. Measured on an H200 (braze_tma_ws_sweep --force against
 // inner_outer through the executor cache; bf16 exponentials as braze::expNarrow): softmax bf16
 // 65536 (128 KiB) 194 us from shared memory against 204, 262144 215 against 258; fp32 in
-// registers (planRecomputedRegisterRows) 170 against 205 and 207 against 251.
+// registers (planRegisterRows, recomputed) 170 against 205 and 207 against 251.
 constexpr int64_t kMinCostlyOperandRowBytes = 128 * 1024;
 
 std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program, int64_t m,
