@@ -314,18 +314,61 @@ run() {
       fi
       echo "test $name $rc" >>"$summary"
     done
-    # Stream loops under compute-sanitizer: memcheck (a slice's offset or length wrong reads or
-    # writes outside its tensor), racecheck and synccheck (the kernels' shared memory and
-    # barriers), where the tool and the host tests exist.
-    if command -v compute-sanitizer >/dev/null && [[ -x $bin/braze_host_tests ]]; then
-      local tool
+    # compute-sanitizer, every tool at once: memcheck (an offset or length wrong reads or writes
+    # outside its tensor), racecheck and synccheck (shared memory, mbarriers, cluster and grid
+    # barriers). On the stream loops, and on the normalization plans that the heuristics rarely
+    # make (forced edges, rows in registers, the grid barrier of column sums). Racecheck reports
+    # hazards between the tma_ws kernels' bulk copies into a stage and the previous round's
+    # reads of it, which the stage's "empty" mbarrier orders (benchmarks/RESULTS.md: a proxy
+    # fence before the release did not change them): their count is shown, not gated on.
+    local racecheck_report_only=braze_tma_ws_normalization_tests
+    if command -v compute-sanitizer >/dev/null; then
+      local -a sanitized=(
+        "braze_host_tests:StreamLoopsGpuTest.*:-*Overlap*"
+        "braze_tma_ws_normalization_tests:*ForcedPlansAtTheEdges:*RowsInRegisters"
+        "braze_inner_outer_tests:InnerOuterBackwardExecutionTest.*:InnerOuterMultiWaveExecutionTest.*"
+      )
+      local tool entry binary_name
       for tool in memcheck racecheck synccheck; do
-        log "running braze_host_tests under compute-sanitizer --tool $tool"
-        rc=0
-        compute-sanitizer --tool "$tool" --error-exitcode 1 "$bin/braze_host_tests" \
-          --gtest_filter='StreamLoopsGpuTest.*:-*Overlap*' >"$results/compute-sanitizer-$tool.log" 2>&1 || rc=$?
-        ((rc == 0)) || { failed=1; tail -20 "$results/compute-sanitizer-$tool.log" >&2; }
-        echo "check compute-sanitizer-$tool $rc" >>"$summary"
+        for entry in "${sanitized[@]}"; do
+          binary_name=${entry%%:*}
+          [[ -x $bin/$binary_name ]] || continue
+          (
+            rc=0
+            compute-sanitizer --tool "$tool" --error-exitcode 1 "$bin/$binary_name" \
+              --gtest_filter="${entry#*:}" \
+              >"$results/compute-sanitizer-$tool-$binary_name.log" 2>&1 || rc=$?
+            echo "$rc" >"$results/compute-sanitizer-$tool-$binary_name.rc"
+          ) &
+        done
+      done
+      log "running ${#sanitized[@]} test binaries under compute-sanitizer memcheck, racecheck, synccheck"
+      wait
+      for tool in memcheck racecheck synccheck; do
+        local tool_rc=0
+        for entry in "${sanitized[@]}"; do
+          binary_name=${entry%%:*}
+          [[ -x $bin/$binary_name ]] || continue
+          local log_file=$results/compute-sanitizer-$tool-$binary_name.log
+          rc=$(cat "$results/compute-sanitizer-$tool-$binary_name.rc" 2>/dev/null || echo 255)
+          if [[ $tool == racecheck && $binary_name == "$racecheck_report_only" ]] &&
+            grep -q '^\[  PASSED  \] [1-9]' "$log_file"; then
+            local hazards
+            hazards=$(grep -oE 'RACECHECK SUMMARY: [0-9]+ hazard' "$log_file" | grep -oE '[0-9]+' || echo 0)
+            echo "note compute-sanitizer-racecheck-tma_ws $hazards hazards of bulk copies against" \
+              "reads (not gated)" >>"$summary"
+            continue
+          fi
+          # A filter that ran nothing checked nothing.
+          if ((rc == 0)) && ! grep -q '^\[  PASSED  \] [1-9]' "$log_file"; then rc=254; fi
+          if ((rc != 0)); then
+            tool_rc=$rc
+            failed=1
+            log "compute-sanitizer $tool on $binary_name failed ($rc)"
+            tail -20 "$log_file" >&2
+          fi
+        done
+        echo "check compute-sanitizer-$tool $tool_rc" >>"$summary"
       done
     fi
   fi
@@ -516,7 +559,10 @@ for line in open(summary):
     path = os.path.join(results, name + ".json")
     if kind == "check":
         rc = int(rest[0])
-        rows.append((name, "-", "-", "-", "clean" if rc == 0 else f"errors (exit {rc}): see {name}.log"))
+        rows.append((name, "-", "-", "-", "clean" if rc == 0 else f"errors (exit {rc}): see {name}-*.log"))
+        continue
+    if kind == "note":
+        rows.append((name, "-", "-", "-", " ".join(rest)))
         continue
     if kind == "test":
         rc = int(rest[0])

@@ -82,8 +82,8 @@ struct SweptScheduler {
   std::function<std::string(const Params&)> print;
 };
 
-/// `params` with the integer fields named in `spec` ("cluster=2,stages=3") changed; throws on
-/// a field it does not have.
+/// `params` with the integer fields named in `spec` ("cluster=2,stages=3") changed (an enum
+/// field by its number); throws on a field it does not have.
 template <typename Params>
 Params withFields(Params params, const std::string& spec) {
   std::stringstream items(spec);
@@ -92,9 +92,10 @@ Params withFields(Params params, const std::string& spec) {
     const size_t eq = item.find('=');
     bool found = false;
     Params::forEachField(params, [&](const char* name, auto& field) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, int64_t>) {
+      using Field = std::decay_t<decltype(field)>;
+      if constexpr (std::is_same_v<Field, int64_t> || std::is_enum_v<Field>) {
         if (eq != std::string::npos && item.substr(0, eq) == name) {
-          field = std::stoll(item.substr(eq + 1));
+          field = static_cast<Field>(std::stoll(item.substr(eq + 1)));
           found = true;
         }
       }

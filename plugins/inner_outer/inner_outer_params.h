@@ -25,6 +25,11 @@ enum class Persistence : int64_t {
   MultiWave = 2,
 };
 
+/// InnerOuterParams::read_only_loads: which inputs are read through the read-only path.
+inline constexpr int64_t kPlainLoads = 0;
+inline constexpr int64_t kPerColumnInputsReadOnly = 1;
+inline constexpr int64_t kEveryInputReadOnly = 2;
+
 /// The decisions of the inner-outer heuristics: plain data the core stores, hashes and compares
 /// opaquely as bytes. Every field is listed once, in forEachField, which drives encoding,
 /// decoding, printing and hashing; a new field is appended there (the byte format's version
@@ -33,7 +38,7 @@ struct InnerOuterParams {
   /// The byte format (braze/sdk/param_codec.h): "BZIO", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZIO";
-  static constexpr uint8_t kFormatVersion = 5;
+  static constexpr uint8_t kFormatVersion = 6;
   static constexpr const char* kName = "inner_outer";
 
   Persistence persistence = Persistence::Registers;
@@ -70,6 +75,10 @@ struct InnerOuterParams {
   /// no barrier between rows) rather than registers, which leaves the registers to the rows.
   /// Rows too long for both in registers (backward rows of 16384) take it; 0 otherwise.
   int64_t shared_column_partials = 0;
+  /// Inputs read through the read-only data path (Fusion::setReadOnlyLoads), whose loads may
+  /// then move ahead of the kernel's stores: kPlainLoads, kPerColumnInputsReadOnly (weights and
+  /// biases, read beside the outputs' stores) or kEveryInputReadOnly.
+  int64_t read_only_loads = kPlainLoads;
 
   bool operator==(const InnerOuterParams&) const = default;
 
@@ -88,6 +97,7 @@ struct InnerOuterParams {
     f("min_blocks_per_sm", p.min_blocks_per_sm);
     f("rows_per_thread", p.rows_per_thread);
     f("shared_column_partials", p.shared_column_partials);
+    f("read_only_loads", p.read_only_loads);
   }
 };
 

@@ -281,8 +281,9 @@ class KernelPrinter {
       case kir::StmtKind::VectorCopy: {
         const auto& copy = *stmt.as<kir::VectorCopy>();
         indent(depth);
-        os_ << "braze::vectorCopy<" << storageType(copy.dst.tv->dtype()) << ", " << copy.width
-            << ">(&" << accessText(copy.dst) << ", &" << accessText(copy.src) << ");\n";
+        os_ << (copy.read_only ? "braze::vectorLoadReadOnly<" : "braze::vectorCopy<")
+            << storageType(copy.dst.tv->dtype()) << ", " << copy.width << ">(&"
+            << accessText(copy.dst) << ", &" << accessText(copy.src) << ");\n";
         return;
       }
       case kir::StmtKind::Sync:

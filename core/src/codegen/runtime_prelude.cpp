@@ -52,7 +52,7 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
        {}},
       {"reduction_ops.cuh", {"SumOp", "ProdOp"}, {}},
       {"tensor.cuh", {"Tensor"}, {}},
-      {"vector.cuh", {"Vector", "vectorCopy", "loadReadOnly"}, {}},
+      {"vector.cuh", {"Vector", "vectorCopy", "vectorLoadReadOnly", "loadReadOnly"}, {}},
       {"welford.cuh",
        {"WelfordTriplet", "welfordUpdate", "welfordCombine", "welfordMerge", "WelfordOp",
         "shuffleXor"},

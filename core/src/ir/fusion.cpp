@@ -106,6 +106,9 @@ void Fusion::aliasOutputToInput(Val* output, Val* input) {
       << "aliasOutputToInput: " << out->name() << " (" << out->dtype() << ", rank " << out->rank()
       << ") cannot be written into " << in->name() << " (" << in->dtype() << ", rank " << in->rank()
       << "): dtype and rank must agree; cast or reshape the output first";
+  BRAZE_USER_CHECK(!readOnlyLoads(input))
+      << "aliasOutputToInput: " << input->name() << " is read through the read-only path "
+      << "(setReadOnlyLoads), which would not see " << output->name() << " written into it";
   for (const auto& [o, i] : aliases_) {
     BRAZE_USER_CHECK(o != output) << "aliasOutputToInput: " << output->name()
                                   << " is already written into " << i->name();
@@ -218,6 +221,23 @@ void Fusion::setLaunchBounds(int64_t max_threads_per_block, int64_t min_blocks_p
   launch_bounds_ = LaunchBounds{max_threads_per_block, min_blocks_per_sm};
 }
 
+void Fusion::setReadOnlyLoads(TensorView* input) {
+  BRAZE_USER_CHECK(input != nullptr && isInput(input))
+      << "setReadOnlyLoads: " << (input == nullptr ? std::string("null") : input->name())
+      << " is not a tensor input of this fusion; only inputs can be read through the read-only "
+      << "path";
+  BRAZE_USER_CHECK(std::none_of(aliases_.begin(), aliases_.end(),
+                                [&](const auto& alias) { return alias.second == input; }))
+      << "setReadOnlyLoads: an output is written into " << input->name()
+      << " (aliasOutputToInput), so its loads must see the kernel's stores; read it plainly";
+  if (!readOnlyLoads(input)) read_only_inputs_.push_back(input);
+}
+
+bool Fusion::readOnlyLoads(const Val* input) const {
+  return std::find(read_only_inputs_.begin(), read_only_inputs_.end(), input) !=
+         read_only_inputs_.end();
+}
+
 void Fusion::copyStatements(std::span<const Statement* const> statements,
                             const CloneSubstitute& substitute, Fusion& target, CloneMap& map) {
   // Every statement refers only to statements created before it, except a TensorView's
@@ -308,6 +328,7 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   for (const auto& [output, input] : aliases_) copy->aliases_.emplace_back(map[output], map[input]);
   copy->launch_bounds_ = launch_bounds_;
   copy->cooperative_launch_ = cooperative_launch_;
+  for (Val* input : read_only_inputs_) copy->read_only_inputs_.push_back(map[input]);
   if (kernel_template_ != nullptr) {
     KernelTemplate kernel = *kernel_template_;
     for (KernelTemplate::Parameter& parameter : kernel.parameters)

@@ -162,7 +162,7 @@ class KirPrinter {
       case kir::StmtKind::VectorCopy: {
         const auto& copy = *stmt.as<kir::VectorCopy>();
         os_ << "vector<" << copy.width << "> " << access(copy.dst) << " = " << access(copy.src)
-            << "\n";
+            << (copy.read_only ? "  // read-only path" : "") << "\n";
         break;
       }
       case kir::StmtKind::Sync:

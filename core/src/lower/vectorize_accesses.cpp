@@ -96,6 +96,7 @@ class Vectorizer {
     copy->src = {src.tv, src_base};
     copy->width = *width;
     copy->expr = op->expr;
+    copy->read_only = src_global && ctx_.fusion().readOnlyLoads(src.tv);
     if (!predicate.defined()) return copy;
     const std::map<std::string, kir::Value> last{{loop.index.key(), kir::constant(*width - 1)}};
     auto branch = std::make_unique<kir::IfThenElse>();

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <tuple>
 
 #include <utility>
@@ -414,7 +415,7 @@ TEST(InnerOuterParamsTest, PrintsEveryField) {
             "inner_outer{persistence=multi_wave, reference_output=0, vector_width=8, "
             "persistent_batch=1, threads_x=128, rows_per_block=1, row_blocks=0, "
             "row_length=262144, wave_unroll=1, min_blocks_per_sm=0, rows_per_thread=1, "
-            "shared_column_partials=0}");
+            "shared_column_partials=0, read_only_loads=0}");
 }
 
 TEST(InnerOuterParamsTest, DifferentParamsHashDifferently) {
@@ -432,7 +433,7 @@ TEST(InnerOuterParamsTest, DecodeRefusesForeignOrCorruptBytes) {
   std::vector<uint8_t> bytes = inner_outer::encodeParams({});
   bytes[4] = 7;
   EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 5, found 7")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("expected format version 6, found 7")));
   bytes = inner_outer::encodeParams({});
   bytes.push_back(0);
   EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
@@ -445,6 +446,66 @@ TEST(InnerOuterParamsTest, DecodeRefusesForeignOrCorruptBytes) {
   bytes[5 + 11 * 8] = 2;  // shared_column_partials, the twelfth field
   EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
               ::testing::ThrowsMessage<Error>(HasSubstr("shared_column_partials is 2")));
+  bytes = inner_outer::encodeParams({});
+  bytes[5 + 12 * 8] = 3;  // read_only_loads, the thirteenth field
+  EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("read_only_loads is 3")));
+}
+
+// Rows without column sums read every input through the read-only path (ld.global.nc), so that
+// loads move ahead of the outputs' stores; kernels with column sums (a norm's backward) and
+// multi-wave rows keep plain loads. The params can ask for either.
+TEST(InnerOuterDecisionTest, ReadOnlyLoadsWhereTheyMeasuredFaster) {
+  struct Case {
+    Normalization kind;
+    DataType dtype;
+    int64_t n;
+    int64_t expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {Normalization::LayerNorm, DataType::BFloat16, 4096, inner_outer::kEveryInputReadOnly},
+           {Normalization::Softmax, DataType::Float32, 16384, inner_outer::kEveryInputReadOnly},
+           {Normalization::SoftmaxBackward, DataType::BFloat16, 16384,
+            inner_outer::kEveryInputReadOnly},
+           {Normalization::LayerNormBackward, DataType::BFloat16, 4096, inner_outer::kPlainLoads},
+           {Normalization::RmsNorm, DataType::Float32, 262144, inner_outer::kPlainLoads},
+       }) {
+    for (const int64_t asked :
+         {int64_t{-1}, inner_outer::kPlainLoads, inner_outer::kPerColumnInputsReadOnly}) {
+      const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
+      const SchedulerRuntimeInfo info =
+          contiguousRuntimeInfo(*fusion, test::normalizationInputSizes(c.kind, 64, c.n));
+      InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
+      const std::string what = test::toString(c.kind) + " " + std::to_string(c.n) + " asked " +
+                               std::to_string(asked) + ": " + inner_outer::toString(params);
+      if (asked < 0) {
+        EXPECT_EQ(params.read_only_loads, c.expected) << what;
+      } else {
+        params.read_only_loads = asked;
+      }
+      inner_outer::schedule(*fusion, params);
+      const std::string source = generateCuda(*fusion).source;
+      const bool per_column_inputs = c.kind == Normalization::LayerNorm ||
+                                     c.kind == Normalization::RmsNorm ||
+                                     c.kind == Normalization::LayerNormBackward;
+      const bool read_only =
+          params.read_only_loads == inner_outer::kEveryInputReadOnly ||
+          (params.read_only_loads == inner_outer::kPerColumnInputsReadOnly && per_column_inputs);
+      EXPECT_EQ(source.find("braze::vectorLoadReadOnly<") != std::string::npos, read_only) << what;
+      // A plain vector load of an input (its data as the source) where every input is read-only.
+      if (params.read_only_loads == inner_outer::kEveryInputReadOnly) {
+        std::istringstream lines(source);
+        for (std::string line; std::getline(lines, line);) {
+          for (const Val* input : fusion->inputs()) {
+            EXPECT_FALSE(line.find("braze::vectorCopy<") != std::string::npos &&
+                         line.find(", &" + input->name() + ".data[") != std::string::npos)
+                << what << "\n"
+                << line;
+          }
+        }
+      }
+    }
+  }
 }
 
 std::optional<std::string> refusal(const std::function<void(Fusion&)>& body) {

@@ -66,6 +66,36 @@ TEST(OutputAliasesTest, BadAliasesAreRefusedWithTheReason) {
   EXPECT_TRUE(throwsError([&] { fusion->aliasOutputToInput(out, p); }, {"is already written"}));
 }
 
+// Inputs read through the read-only path (Fusion::setReadOnlyLoads) do not see the kernel's
+// stores: neither order of marking and aliasing is accepted, and only inputs can be marked.
+TEST(OutputAliasesTest, ReadOnlyLoadsAreForInputsNoOutputIsWrittenInto) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* p = makeSymbolicTensor(*fusion, 2);
+  TensorView* g = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sub(p, g);
+  fusion->addOutput(out);
+  EXPECT_TRUE(throwsError([&] { fusion->setReadOnlyLoads(out); }, {"is not a tensor input"}));
+  fusion->setReadOnlyLoads(g);
+  EXPECT_TRUE(fusion->readOnlyLoads(g));
+  EXPECT_FALSE(fusion->readOnlyLoads(p));
+  fusion->aliasOutputToInput(out, p);
+  EXPECT_TRUE(throwsError([&] { fusion->setReadOnlyLoads(p); }, {"an output is written into"}));
+  const std::unique_ptr<Fusion> copy = fusion->clone();
+  EXPECT_TRUE(copy->readOnlyLoads(copy->inputs()[1]));
+  EXPECT_FALSE(copy->readOnlyLoads(copy->inputs()[0]));
+
+  Sgd sgd;
+  auto* written = sgd.fusion->inputs()[0]->as<TensorView>();
+  EXPECT_TRUE(throwsError([&] { sgd.fusion->setReadOnlyLoads(written); }, {"read it plainly"}));
+  auto plain = std::make_unique<Fusion>();
+  TensorView* q = makeSymbolicTensor(*plain, 2);
+  TensorView* doubled = mul(q, 2.0);
+  plain->addOutput(doubled);
+  plain->setReadOnlyLoads(q);
+  EXPECT_TRUE(throwsError([&] { plain->aliasOutputToInput(doubled, q); },
+                          {"read through the read-only path"}));
+}
+
 TEST(OutputAliasesTest, CloneHashAndReplaceOutputKeepTheAlias) {
   Sgd sgd;
   CloneMap map;

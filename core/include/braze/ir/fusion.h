@@ -125,6 +125,17 @@ class Fusion {
   void setCooperativeLaunch(bool cooperative) { cooperative_launch_ = cooperative; }
   bool cooperativeLaunch() const { return cooperative_launch_; }
 
+  /// States that the kernel reads tensor input `input` through the read-only data path (part of
+  /// its schedule): its vector loads become ld.global.nc, which the compiler may move across the
+  /// kernel's stores, so that a weight read beside an output's stores, or the next row read
+  /// while this one is stored, is in flight early instead of waiting for each store. It costs
+  /// registers where loads move ahead (their values live longer). `input` must be a tensor
+  /// input that no output is written into (aliasOutputToInput): the path does not see the
+  /// kernel's own writes.
+  void setReadOnlyLoads(TensorView* input);
+  /// Whether setReadOnlyLoads named `input`.
+  bool readOnlyLoads(const Val* input) const;
+
   /// Makes `kernel` this fusion's kernel (part of its schedule, braze/ir/kernel_template.h):
   /// code generation uses it instead of lowering the fusion's loop nest. Its tensors must be
   /// this fusion's inputs and outputs, its launch values this fusion's scalars.
@@ -132,8 +143,8 @@ class Fusion {
   /// The template setKernelTemplate attached, or null.
   const KernelTemplate* kernelTemplate() const { return kernel_template_.get(); }
 
-  /// A deep copy: same statements, ids, names, inputs, outputs, aliases, schedule and launch
-  /// bounds.
+  /// A deep copy: same statements, ids, names, inputs, outputs, aliases, schedule (launch
+  /// bounds, read-only loads, template).
   /// `map` (when given) receives the old-to-new statement map.
   std::unique_ptr<Fusion> clone(CloneMap* map = nullptr) const;
 
@@ -172,6 +183,7 @@ class Fusion {
   int64_t num_iter_domains_ = 0;
   std::optional<LaunchBounds> launch_bounds_;
   bool cooperative_launch_ = false;
+  std::vector<Val*> read_only_inputs_;
   std::vector<std::pair<Val*, Val*>> aliases_;  // (output, input)
   std::shared_ptr<const KernelTemplate> kernel_template_;
 };

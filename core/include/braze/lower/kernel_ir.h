@@ -259,6 +259,9 @@ class VectorCopy : public StmtBase<VectorCopy, StmtKind::VectorCopy> {
   TensorAccess src;
   int64_t width = 1;
   const Expr* expr = nullptr;  ///< the Set it came from
+  /// A load through the read-only data path (ld.global.nc): its source is an input the fusion
+  /// reads that way (Fusion::setReadOnlyLoads).
+  bool read_only = false;
 };
 
 /// __syncthreads().

@@ -43,4 +43,44 @@ __device__ __forceinline__ T loadReadOnly(const T* address) {
   return loaded.value;
 }
 
+template <int Bytes>
+struct UnsignedOfSize;
+template <>
+struct UnsignedOfSize<1> {
+  using type = unsigned char;
+};
+template <>
+struct UnsignedOfSize<2> {
+  using type = unsigned short;
+};
+template <>
+struct UnsignedOfSize<4> {
+  using type = unsigned;
+};
+template <>
+struct UnsignedOfSize<8> {
+  using type = unsigned long long;
+};
+
+// vectorCopy from global memory no thread of the kernel writes, through the read-only path
+// (ld.global.nc, an asm statement that is neither volatile nor clobbers memory): the compiler
+// may move it across the kernel's stores (see loadReadOnly).
+template <typename T, int N>
+__device__ __forceinline__ void vectorLoadReadOnly(T* dst, const T* src) {
+  constexpr int kBytes = sizeof(T) * N;
+  static_assert(kBytes == 1 || kBytes == 2 || kBytes == 4 || kBytes == 8 || kBytes == 16,
+                "vectorLoadReadOnly moves 1, 2, 4, 8 or 16 bytes");
+  if constexpr (kBytes == 16) {
+    Vector<unsigned, 4> v;
+    asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.values[0]), "=r"(v.values[1]), "=r"(v.values[2]), "=r"(v.values[3])
+        : "l"(src));
+    *reinterpret_cast<Vector<unsigned, 4>*>(dst) = v;
+  } else {
+    // 1 to 8 bytes: one scalar load of that size.
+    using Word = typename UnsignedOfSize<kBytes>::type;
+    *reinterpret_cast<Word*>(dst) = loadReadOnly(reinterpret_cast<const Word*>(src));
+  }
+}
+
 }  // namespace braze
