@@ -306,6 +306,12 @@ constexpr int64_t kMinRegisterRowBytes = 256 * 1024;
 // 65536 (128 KiB) 194 us from shared memory against 204, 262144 215 against 258; fp32 in
 // registers (planRegisterRows, recomputed) 170 against 205 and 207 against 251.
 constexpr int64_t kMinCostlyOperandRowBytes = 128 * 1024;
+// Rows from which one pass over rows without weights (softmax backward) runs faster here. At 128
+// KiB inner_outer still holds them in registers at copy speed: softmax backward fp32 16384 (two
+// inputs) ran 204.6 us here against 188.6 there (H200, the side-by-side run and
+// braze_inner_outer_sweep of the same session); from 256 KiB (bf16 65536) this kernel ran
+// 0.93 of copy.
+constexpr int64_t kMinSinglePassRowBytes = 256 * 1024;
 
 std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program, int64_t m,
                                                 int64_t n, const driver::DeviceProperties& device,
@@ -360,6 +366,11 @@ std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program, 
     return std::string(
         "the fusion stores only per-row results; the reduction scheduler streams "
         "such rows at copy speed");
+  if (row_bytes < kMinSinglePassRowBytes)
+    return "rows of " + std::to_string(row_bytes) + " bytes of row inputs in one pass; below " +
+           std::to_string(kMinSinglePassRowBytes) +
+           " braze::inner_outer holds them in registers at copy speed (softmax backward fp32 "
+           "16384: 188.6 us there against 204.6 here)";
   return std::nullopt;
 }
 
