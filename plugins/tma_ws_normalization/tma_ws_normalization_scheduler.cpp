@@ -219,6 +219,36 @@ std::optional<TmaWsNormalizationParams> planRegisterRows(const RowProgramShape& 
   return std::nullopt;
 }
 
+// 2-byte rows of a program whose outputs read a costly operand again (softmax), where one CTA
+// holds a whole row in registers: no exchange between CTAs at all, the exponentials computed
+// again in the outputs, and threads enough (whole warp quads) that each holds at most
+// kMaxWholeRowRegisters of the row. Measured on an H200 (braze_tma_ws_sweep --force, softmax
+// bf16 65536): 768 threads 171.4 us, 896 170.9, 640 176.7, 512 (64 registers) 190.4, against
+// 194.4 from shared memory on clusters of two; rows of 262144 on clusters of four or eight held
+// that way were slower (230.9 and 271.1 against 217.2), so only whole rows take it.
+constexpr int64_t kMaxWholeRowRegisters = 44;
+constexpr int64_t kMaxWholeRowThreads = 896;
+
+std::optional<TmaWsNormalizationParams> planWholeRowsRecomputed(
+    const RowProgramShape& program, int64_t m, int64_t n, const driver::DeviceProperties& device,
+    ColumnAccess columns) {
+  if (program.column_reductions > 0 || program.kept_operands == 0) return std::nullopt;
+  const RowSizes sizes = rowSizesOf(program, columns.staged);
+  RowTemplateShape shape = shapeFor(program, sizes, 1, chunkFor(n, 1, sizes));
+  shape.register_rows = true;
+  shape.kept_operands = 0;  // computed again in the outputs
+  for (int64_t threads = 128; threads <= kMaxWholeRowThreads; threads += 128) {
+    shape.consumer_threads = threads;
+    if (heldRowRegisters(shape) > kMaxWholeRowRegisters) continue;
+    if (rowTemplateSharedBytes(shape) > device.max_shared_memory_per_block_optin)
+      return std::nullopt;
+    TmaWsNormalizationParams params = paramsOf(shape, 1, m, columns, device);
+    params.recompute_operands = 1;
+    return params;
+  }
+  return std::nullopt;
+}
+
 // The plan for a program with column reductions (a norm's backward): whole rows per CTA where
 // they fit (a cluster only where they do not), so no partials cross CTAs per row; each consumer
 // thread holds the same few vectors of every row, whose column partials stay in its registers
@@ -288,6 +318,8 @@ std::variant<TmaWsNormalizationParams, std::string> planFor(const RowProgramShap
   if (program.kept_operands > 0 && fourByteRows(program)) {
     if (auto plan = planRegisterRows(program, m, n, device, columns, /*recompute_operands=*/true))
       return *plan;
+  } else if (program.kept_operands > 0) {
+    if (auto plan = planWholeRowsRecomputed(program, m, n, device, columns)) return *plan;
   }
   if (program.passes > 1 || !program.column_inputs.empty()) {
     if (auto plan = planRegisterRows(program, m, n, device, columns)) return *plan;

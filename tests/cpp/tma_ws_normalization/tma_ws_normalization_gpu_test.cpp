@@ -292,6 +292,15 @@ TEST_F(TmaWsNormalizationGpuTest, RowsInRegisters) {
                             p.cluster = 4, p.chunk = 16388, p.clusters = 5, p.vector = 4,
                             p.consumer_threads = 512, p.register_rows = 1, p.recompute_operands = 1;
                           });
+  // A whole 2-byte row per CTA (no exchange), 768 threads of 11 vectors, the last vector held
+  // by some threads only, exponentials computed again; fp16 as bf16.
+  for (const DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+    expectForcedPlanMatches(
+        Normalization::Softmax, dtype, 37, 65552, [](tws::TmaWsNormalizationParams& p) {
+          p.cluster = 1, p.chunk = 65552, p.clusters = 20, p.vector = 8, p.consumer_threads = 768,
+          p.register_rows = 1, p.recompute_operands = 1;
+        });
+  }
   // Two CTAs per SM (no producer warp either), more rows than clusters, two parts.
   expectForcedPlanMatches(Normalization::LayerNorm, DataType::BFloat16, 21, 65536,
                           [](tws::TmaWsNormalizationParams& p) {
