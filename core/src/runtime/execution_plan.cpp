@@ -264,6 +264,21 @@ void enqueuePlan(const ExecutionPlan& plan, const std::vector<FusionArgument>& a
         buffer.sizes != into[j].sizes() || buffer.strides != into[j].strides() ||
         into[j].device() != plan.device)
       continue;
+    // Kernels read their inputs as memory nothing writes during the run (read-only loads,
+    // later segments reading an input after earlier ones stored): an output in an input's
+    // memory is an alias the fusion declares (aliasOutputToInput), not a place to write.
+    const CUdeviceptr begin = into[j].data();
+    const CUdeviceptr end = begin + static_cast<CUdeviceptr>(into[j].storageBytes());
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      const auto* input = std::get_if<DeviceTensor>(&arguments[i]);
+      if (input == nullptr || input->numel() == 0) continue;
+      const CUdeviceptr input_end = input->data() + static_cast<CUdeviceptr>(input->storageBytes());
+      BRAZE_USER_CHECK(end <= input->data() || input_end <= begin)
+          << "outputs_into[" << j << "] (" << into[j].describe()
+          << ") overlaps the memory of input " << i << " (" << input->describe()
+          << "); to write an output into an input, declare it with aliasOutputToInput, or give "
+             "memory apart from the inputs";
+    }
     given[static_cast<size_t>(ref.index)] =
         driver::DeviceMemory::borrow(plan.device, into[j].data(), buffer.bytes, into[j].owner());
   }

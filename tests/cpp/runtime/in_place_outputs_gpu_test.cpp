@@ -10,6 +10,7 @@
 #include "braze/driver/cuda_driver.h"
 #include "braze/ops/shape.h"
 #include "braze/runtime/fusion_executor_cache.h"
+#include "support/error_matchers.h"
 #include "support/random_tensor.h"
 #include "support/shipped_registry.h"
 #include "support/tensor_compare.h"
@@ -182,6 +183,30 @@ TEST_F(InPlaceOutputsGpuTest, OutputsGoWhereTheCallerSays) {
   EXPECT_TRUE(std::isnan(toDouble(after.narrowed(0, 0, 64).atFlat(0))));
   EXPECT_TRUE(std::isnan(toDouble(after.narrowed(0, 128, 64).contiguous().atFlat(64 * 96 - 1))));
   test::expectClose(after.narrowed(0, 64, 64).contiguous(), expected[0]);
+
+  // The input's own memory, or memory overlapping it, is refused with the places named: kernels
+  // read inputs as memory nothing writes during the run (read-only loads, later segments).
+  const DeviceTensor both = DeviceTensor::fromHost(random.uniform(DataType::Float32, {128, 96}));
+  auto rowsFrom = [&](int64_t row) {
+    return DeviceTensor::borrow(DataType::Float32, {64, 96}, both.strides(),
+                                both.data() + row * 96 * sizeof(float), both.device(),
+                                both.owner());
+  };
+  for (const int64_t row : {int64_t{0}, int64_t{32}}) {
+    const std::vector<DeviceTensor> into = {rowsFrom(row), DeviceTensor()};
+    RunOptions options;
+    options.outputs_into = into;
+    EXPECT_TRUE(test::throwsError(
+        [&] { cache.run({rowsFrom(0)}, options); },
+        {"outputs_into[0]", "overlaps the memory of input 0", "aliasOutputToInput"}))
+        << row;
+  }
+  // Right after the input: apart from it, written.
+  const std::vector<DeviceTensor> into = {rowsFrom(64), DeviceTensor()};
+  RunOptions options;
+  options.outputs_into = into;
+  const std::vector<FusionArgument> outputs = cache.run({rowsFrom(0)}, options);
+  EXPECT_EQ(std::get<DeviceTensor>(outputs[0]).data(), rowsFrom(64).data());
 }
 
 }  // namespace
