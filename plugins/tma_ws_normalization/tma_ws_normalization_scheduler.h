@@ -12,16 +12,17 @@
 // outputs computed from there; sums over the rows (weight gradients) added up by the grid.
 //
 // Ranked before braze::inner_outer, it takes only what it measured faster on (benchmarks/
-// RESULTS.md): one pass over long rows without per-column inputs, such as softmax backward;
-// layer norm and RMS norm forward from rows of 256 KiB, rows in registers; and programs that
-// also sum over the rows (layer norm and RMS norm backward, their weight and bias gradients)
-// from rows of kMinColumnRowBytes.
-// Refused (with the reason): fusions that are not row programs; other programs without sums
-// over the rows of several passes or with weights (softmax forward: issue-bound, its
-// exponentials computed twice), or storing only per-row results (measured slower, or the
-// reduction scheduler's); rows whose row inputs take less than kMinRowBytes together
-// (kMinColumnRowBytes with sums over the rows; braze::inner_outer keeps those in registers at
-// 90-99% of copy);
+// RESULTS.md): one pass over rows of 256 KiB or more without per-column inputs, such as softmax
+// backward; softmax forward from rows of 128 KiB (2-byte rows whole in one CTA's registers
+// where they fit, else from shared memory; float rows in registers over a cluster; the
+// exponentials computed again in the outputs); layer norm and RMS norm forward on 2-byte rows
+// from 256 KiB, rows in registers; and programs that also sum over the rows (layer norm and RMS
+// norm backward, their weight and bias gradients) from rows of kMinColumnRowBytes.
+// Refused (with the reason): fusions that are not row programs; other programs of several
+// passes or with weights (float layer norm and RMS norm rows among them), one-pass rows under
+// 256 KiB, or programs storing only per-row results (measured slower, or the reduction
+// scheduler's); rows whose row inputs take less than kMinRowBytes together (kMinColumnRowBytes
+// with sums over the rows; braze::inner_outer keeps those in registers at 90-99% of copy);
 // rows too long for eight CTAs' shared memory; rows whose length is not a multiple of 16 bytes
 // of every row input, inputs not contiguous along the row or not 16-byte aligned (the copy
 // engine's rules); devices before sm_90.
