@@ -7,6 +7,7 @@
 #include "braze/lower/lower.h"
 #include "braze/ops/elementwise.h"
 #include "braze/ops/shape.h"
+#include "braze/runtime/compiled_kernel.h"
 #include "braze/sched/inlining.h"
 #include "support/error_matchers.h"
 #include "support/scheduled_suite.h"
@@ -105,6 +106,56 @@ TEST(VectorizeAccessesTest, VectorsWiderThanSixteenBytesAreRefused) {
   auto fusion = vectorizedCopy(/*along_rows=*/false, 8, DataType::Float32);
   EXPECT_TRUE(throwsError([&] { lowerFusion(*fusion); },
                           {"vectorizing T2", "by 8 float32 elements is a 32-byte access"}));
+}
+
+// Inputs the schedule reads through the read-only path (Fusion::setReadOnlyLoads): their vector
+// loads, of 2 to 16 bytes, print as braze::vectorLoadReadOnly and compile for sm_90; the other
+// input's stay plain copies.
+TEST(VectorizeAccessesTest, ReadOnlyInputsLoadThroughTheNonCoherentPath) {
+  struct Case {
+    DataType dtype;
+    int64_t width;
+  };
+  for (const Case& c :
+       {Case{DataType::Float8_e4m3fn, 2}, Case{DataType::Float16, 2}, Case{DataType::Float32, 2},
+        Case{DataType::BFloat16, 8}, Case{DataType::Float32, 4}}) {
+    Fusion fusion;
+    TensorView* x = makeInputTensor(fusion, {.dtype = c.dtype, .sizes = {-1, -1}});
+    TensorView* y = makeInputTensor(fusion, {.dtype = c.dtype, .sizes = {-1, -1}});
+    TensorView* xf = cast(x, DataType::Float32);
+    TensorView* yf = cast(y, DataType::Float32);
+    TensorView* out = add(xf, yf);
+    fusion.addOutput(out);
+    fusion.setReadOnlyLoads(x);
+    TensorView* x_cache = x->cacheAfter();
+    TensorView* y_cache = y->cacheAfter();
+    for (TensorView* tv : {x_cache, y_cache, xf, yf, out}) {
+      tv->split(1, c.width);
+      tv->axis(0)->parallelize(ParallelType::BIDx);
+      tv->axis(1)->parallelize(ParallelType::TIDx);
+    }
+    x_cache->parallelize(2, ParallelType::Vectorize);
+    y_cache->parallelize(2, ParallelType::Vectorize);
+    inlineMost(fusion);
+    const GeneratedKernel kernel = generateCuda(fusion);
+    const std::string what = std::string(toString(c.dtype)) + " x " + std::to_string(c.width);
+    // The statement that fills each input's cache.
+    auto loadOf = [&](const TensorView* cache) {
+      const size_t at = kernel.source.find(">(&" + cache->name() + "[");
+      if (at == std::string::npos) return std::string();
+      const size_t begin = kernel.source.rfind('\n', at) + 1;
+      return kernel.source.substr(begin, kernel.source.find('\n', at) - begin);
+    };
+    const std::string width = ", " + std::to_string(c.width) + ">(&";
+    EXPECT_NE(loadOf(x_cache).find("braze::vectorLoadReadOnly<"), std::string::npos)
+        << what << ": " << loadOf(x_cache);
+    EXPECT_NE(loadOf(x_cache).find(width), std::string::npos) << what << ": " << loadOf(x_cache);
+    EXPECT_NE(loadOf(y_cache).find("braze::vectorCopy<"), std::string::npos)
+        << what << ": " << loadOf(y_cache);
+    EXPECT_NO_THROW(CompiledKernel::compile(kernel.source, kernel.kernel_name,
+                                            {.arch = driver::GpuArch{9, 0, false}}))
+        << what;
+  }
 }
 
 }  // namespace
