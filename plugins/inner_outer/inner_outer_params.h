@@ -79,6 +79,9 @@ struct InnerOuterParams {
   /// then move ahead of the kernel's stores: kPlainLoads, kPerColumnInputsReadOnly (weights and
   /// biases, read beside the outputs' stores) or kEveryInputReadOnly.
   int64_t read_only_loads = kPlainLoads;
+  /// 1: register arrays of 2-byte elements held two to a 32-bit register
+  /// (Fusion::setPackedHalfRegisters); 0: as the compiler splits them, one per register.
+  int64_t packed_registers = 0;
 
   bool operator==(const InnerOuterParams&) const = default;
 
@@ -98,6 +101,7 @@ struct InnerOuterParams {
     f("rows_per_thread", p.rows_per_thread);
     f("shared_column_partials", p.shared_column_partials);
     f("read_only_loads", p.read_only_loads);
+    f("packed_registers", p.packed_registers);
   }
 };
 

@@ -779,6 +779,7 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   // block to arrive used to read every block's partials alone: 4.3 MB through one SM for a
   // layer norm backward's two column sums of rows of 4096 on 132 SMs.
   if (params.row_blocks > 0) fusion.setCooperativeLaunch(true);
+  fusion.setPackedHalfRegisters(params.packed_registers != 0);
 }
 
 }  // namespace braze::inner_outer

@@ -32,6 +32,17 @@ class KernelPrinter {
       if (const auto* tv = p.val != nullptr ? p.val->dynCast<TensorView>() : nullptr)
         global_.insert(tv);
     }
+    // Register arrays of an even number of 2-byte elements, read out of their 32-bit words.
+    if (kernel.fusion != nullptr && kernel.fusion->packedHalfRegisters()) {
+      kir::forEachStmt(kernel.body, [&](const kir::Stmt& stmt) {
+        const auto* alloc = stmt.dynCast<kir::Allocate>();
+        if (alloc == nullptr || alloc->memory != MemoryType::Local ||
+            alloc->dynamic_offset.defined() || sizeInBytes(alloc->dtype) != 2)
+          return;
+        const std::optional<int64_t> size = alloc->size.constantValue();
+        if (size && *size % 2 == 0) packed_.insert(alloc->tv);
+      });
+    }
   }
 
   void print(const std::string& name) {
@@ -149,7 +160,10 @@ class KernelPrinter {
     Rendered r;
     switch (operand.kind) {
       case kir::Operand::Kind::Tensor:
-        r.text = accessText(operand.access);
+        r.text = packed_.count(operand.access.tv)
+                     ? "braze::packedElement(" + operand.access.tv->name() + ", " +
+                           operand.access.offset.toString() + ")"
+                     : accessText(operand.access);
         r.dtype = operand.access.tv->dtype();
         return r;
       case kir::Operand::Kind::Scalar:
@@ -712,6 +726,7 @@ class KernelPrinter {
   const kir::Kernel& kernel_;
   std::ostream& os_;
   std::set<const TensorView*> global_;
+  std::set<const TensorView*> packed_;  // Fusion::packedHalfRegisters
   // Serial (not unrolled-constant) loops open around the statement being printed.
   int serial_loops_ = 0;
   // The grid reduction whose grouped loops are being printed a second time.

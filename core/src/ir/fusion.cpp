@@ -328,6 +328,7 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   for (const auto& [output, input] : aliases_) copy->aliases_.emplace_back(map[output], map[input]);
   copy->launch_bounds_ = launch_bounds_;
   copy->cooperative_launch_ = cooperative_launch_;
+  copy->packed_half_registers_ = packed_half_registers_;
   for (Val* input : read_only_inputs_) copy->read_only_inputs_.push_back(map[input]);
   if (kernel_template_ != nullptr) {
     KernelTemplate kernel = *kernel_template_;

@@ -415,7 +415,7 @@ TEST(InnerOuterParamsTest, PrintsEveryField) {
             "inner_outer{persistence=multi_wave, reference_output=0, vector_width=8, "
             "persistent_batch=1, threads_x=128, rows_per_block=1, row_blocks=0, "
             "row_length=262144, wave_unroll=1, min_blocks_per_sm=0, rows_per_thread=1, "
-            "shared_column_partials=0, read_only_loads=0}");
+            "shared_column_partials=0, read_only_loads=0, packed_registers=0}");
 }
 
 TEST(InnerOuterParamsTest, DifferentParamsHashDifferently) {
@@ -450,6 +450,44 @@ TEST(InnerOuterParamsTest, DecodeRefusesForeignOrCorruptBytes) {
   bytes[5 + 12 * 8] = 3;  // read_only_loads, the thirteenth field
   EXPECT_THAT([&] { inner_outer::decodeParams(bytes); },
               ::testing::ThrowsMessage<Error>(HasSubstr("read_only_loads is 3")));
+}
+
+// packed_registers: an RMS norm bf16 row of 65536 held by 1024 threads (eight 16-byte vectors
+// each) fits 64 registers without spilling only when its register array keeps two elements a
+// register (braze::packedElement); read element by element, ptxas splits every word in two.
+// Layer norm and softmax still spill packed (232 and 80 bytes, against 244 and 88): the float
+// values of their first pass (x - mean, the exponentials' operands) are kept for the next.
+TEST(InnerOuterDecisionTest, PackedHalfRegistersHoldTwoElementsARegister) {
+  for (const Normalization kind : {Normalization::RmsNorm}) {
+    for (const int64_t packed : {int64_t{0}, int64_t{1}}) {
+      const std::unique_ptr<Fusion> fusion = test::makeNormalization(kind, DataType::BFloat16);
+      const SchedulerRuntimeInfo info =
+          contiguousRuntimeInfo(*fusion, test::normalizationInputSizes(kind, 64, 65536));
+      InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
+      params.persistence = Persistence::Registers;
+      params.vector_width = 8;
+      params.persistent_batch = 8;
+      params.threads_x = 1024;
+      params.wave_unroll = 1;
+      params.min_blocks_per_sm = 1;
+      params.packed_registers = packed;
+      inner_outer::schedule(*fusion, params);
+      const GeneratedKernel kernel = generateCuda(*fusion);
+      const std::string what = test::toString(kind) + ": " + inner_outer::toString(params);
+      EXPECT_EQ(kernel.source.find("braze::packedElement(") != std::string::npos, packed == 1)
+          << what;
+      const CompiledKernel compiled = CompiledKernel::compile(
+          kernel.source, kernel.kernel_name, {.arch = driver::GpuArch{9, 0, false}});
+      const KernelResources& resources = compiled.resources();
+      if (!resources.reported) continue;
+      EXPECT_LE(resources.registers, 64) << what;
+      if (packed == 1) {
+        EXPECT_EQ(resources.spill_store_bytes, 0) << what;
+      } else {
+        EXPECT_GT(resources.spill_store_bytes, 0) << what << " (packed: none)";
+      }
+    }
+  }
 }
 
 // Rows without column sums read every input through the read-only path (ld.global.nc), so that

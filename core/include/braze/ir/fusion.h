@@ -136,6 +136,13 @@ class Fusion {
   /// Whether setReadOnlyLoads named `input`.
   bool readOnlyLoads(const Val* input) const;
 
+  /// States that the kernel holds its register arrays of 2-byte elements (bf16, fp16) two to a
+  /// 32-bit register (part of its schedule): each element is read out of the word that holds it.
+  /// Otherwise the compiler splits a 16-byte vector of eight such elements into eight registers,
+  /// twice the registers a row held in them is planned for.
+  void setPackedHalfRegisters(bool packed) { packed_half_registers_ = packed; }
+  bool packedHalfRegisters() const { return packed_half_registers_; }
+
   /// Makes `kernel` this fusion's kernel (part of its schedule, braze/ir/kernel_template.h):
   /// code generation uses it instead of lowering the fusion's loop nest. Its tensors must be
   /// this fusion's inputs and outputs, its launch values this fusion's scalars.
@@ -144,7 +151,7 @@ class Fusion {
   const KernelTemplate* kernelTemplate() const { return kernel_template_.get(); }
 
   /// A deep copy: same statements, ids, names, inputs, outputs, aliases, schedule (launch
-  /// bounds, read-only loads, template).
+  /// bounds, read-only loads, packed registers, template).
   /// `map` (when given) receives the old-to-new statement map.
   std::unique_ptr<Fusion> clone(CloneMap* map = nullptr) const;
 
@@ -183,6 +190,7 @@ class Fusion {
   int64_t num_iter_domains_ = 0;
   std::optional<LaunchBounds> launch_bounds_;
   bool cooperative_launch_ = false;
+  bool packed_half_registers_ = false;
   std::vector<Val*> read_only_inputs_;
   std::vector<std::pair<Val*, Val*>> aliases_;  // (output, input)
   std::shared_ptr<const KernelTemplate> kernel_template_;

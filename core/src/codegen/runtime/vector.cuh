@@ -83,4 +83,17 @@ __device__ __forceinline__ void vectorLoadReadOnly(T* dst, const T* src) {
   }
 }
 
+// Element k of a register array of 2-byte values (Half, BFloat16, whose one member is `bits`)
+// read out of the 32-bit word that holds it: the compiler then keeps the array two elements to
+// a register, where reading elements on their own made it split each loaded word in two
+// (Fusion::setPackedHalfRegisters).
+template <typename T, int N>
+__device__ __forceinline__ T packedElement(const T (&array)[N], int k) {
+  static_assert(sizeof(T) == 2 && N % 2 == 0, "packedElement reads even arrays of 2-byte values");
+  const unsigned word = reinterpret_cast<const unsigned*>(array)[k >> 1];
+  T value;
+  value.bits = static_cast<unsigned short>((k & 1) ? word >> 16 : word);
+  return value;
+}
+
 }  // namespace braze
