@@ -675,9 +675,7 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   const bool multi_wave = params.persistence == Persistence::MultiWave;
   for (TensorView* input : plan.inputs) {
     // An input an output is written into must see the kernel's stores: plain loads.
-    const auto& aliases = fusion.outputAliases();
-    const bool written = std::any_of(aliases.begin(), aliases.end(),
-                                     [&](const auto& alias) { return alias.second == input; });
+    const bool written = fusion.outputWrittenInto(input) != nullptr;
     const bool per_column = input->rank() != reference->rank();
     if (!written && (params.read_only_loads == kEveryInputReadOnly ||
                      (params.read_only_loads == kPerColumnInputsReadOnly && per_column)))

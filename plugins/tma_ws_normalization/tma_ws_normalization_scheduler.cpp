@@ -187,63 +187,65 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
 // --force: rows of 65536 on clusters of two 170 us, 76% of copy, against 208 us from shared memory
 // and 205 us on braze::inner_outer; rows of 262144 on clusters of eight 207 us against 251 on
 // inner_outer).
-constexpr int64_t kRegisterRowThreads = 512;
 constexpr int64_t kMaxHeldRegisters = 32;
 constexpr int64_t kMaxRecomputedRowRegisters = 64;
+// 2-byte rows of a program whose outputs read a costly operand again (softmax) where one CTA
+// holds a whole row: no exchange between CTAs at all, and threads enough (whole warp quads)
+// that each holds at most kMaxWholeRowRegisters of the row. Measured on an H200
+// (braze_tma_ws_sweep --force, softmax bf16 65536): 768 threads 171.4 us, 896 170.9, 640 176.7,
+// 512 (64 registers) 190.4, against 194.4 from shared memory on clusters of two; rows of 262144
+// on clusters of four or eight held that way were slower (230.9 and 271.1 against 217.2), so
+// only whole rows take it.
+constexpr int64_t kMaxWholeRowRegisters = 44;
+constexpr int64_t kMaxWholeRowThreads = 896;
+
+// How planRegisterRows may lay a row out: the clusters it tries, smallest first, and for each
+// the consumer threads, in warp quads from min_threads, until a thread's share of the row is at
+// most max_held registers; whether costly operands are computed again in the outputs.
+struct RegisterRowLayout {
+  std::vector<int64_t> clusters = {1, 2, 4, 8};
+  int64_t min_threads = 512;
+  int64_t max_threads = 512;
+  int64_t max_held = kMaxHeldRegisters;
+  bool recompute_operands = false;
+};
+
+// Layer norm and RMS norm forward; float softmax (recomputed, up to 64 registers a thread); 2-byte
+// softmax rows whole in one CTA (recomputed, up to 44).
+const RegisterRowLayout kHeldRows{};
+const RegisterRowLayout kRecomputedRows{.max_held = kMaxRecomputedRowRegisters,
+                                        .recompute_operands = true};
+const RegisterRowLayout kWholeRecomputedRows{.clusters = {1},
+                                             .min_threads = 128,
+                                             .max_threads = kMaxWholeRowThreads,
+                                             .max_held = kMaxWholeRowRegisters,
+                                             .recompute_operands = true};
 
 std::optional<TmaWsNormalizationParams> planRegisterRows(const RowProgramShape& program, int64_t m,
                                                          int64_t n,
                                                          const driver::DeviceProperties& device,
                                                          ColumnAccess columns,
-                                                         bool recompute_operands = false) {
-  if (program.column_reductions > 0 || (program.kept_operands > 0 && !recompute_operands))
+                                                         const RegisterRowLayout& layout) {
+  if (program.column_reductions > 0 || (program.kept_operands > 0 && !layout.recompute_operands))
     return std::nullopt;
-  const int64_t max_held = recompute_operands ? kMaxRecomputedRowRegisters : kMaxHeldRegisters;
   const RowSizes sizes = rowSizesOf(program, columns.staged);
-  for (const int64_t cluster : {1, 2, 4, 8}) {
+  for (const int64_t cluster : layout.clusters) {
     RowTemplateShape shape = shapeFor(program, sizes, cluster, chunkFor(n, cluster, sizes));
-    shape.consumer_threads = kRegisterRowThreads;
     shape.register_rows = true;
     shape.kept_operands = 0;  // none kept (above): computed again where there are any
-    if (heldRowRegisters(shape) > max_held) continue;
+    shape.consumer_threads = layout.min_threads;
+    while (heldRowRegisters(shape) > layout.max_held &&
+           shape.consumer_threads + 128 <= layout.max_threads)
+      shape.consumer_threads += 128;
+    if (heldRowRegisters(shape) > layout.max_held) continue;
     if (rowTemplateSharedBytes(shape) > device.max_shared_memory_per_block_optin) {
       if (columns.staged)
         return planRegisterRows(program, m, n, device, {.contiguous = true, .staged = false},
-                                recompute_operands);
+                                layout);
       continue;
     }
     TmaWsNormalizationParams params = paramsOf(shape, 1, m, columns, device);
-    params.recompute_operands = recompute_operands ? 1 : 0;
-    return params;
-  }
-  return std::nullopt;
-}
-
-// 2-byte rows of a program whose outputs read a costly operand again (softmax), where one CTA
-// holds a whole row in registers: no exchange between CTAs at all, the exponentials computed
-// again in the outputs, and threads enough (whole warp quads) that each holds at most
-// kMaxWholeRowRegisters of the row. Measured on an H200 (braze_tma_ws_sweep --force, softmax
-// bf16 65536): 768 threads 171.4 us, 896 170.9, 640 176.7, 512 (64 registers) 190.4, against
-// 194.4 from shared memory on clusters of two; rows of 262144 on clusters of four or eight held
-// that way were slower (230.9 and 271.1 against 217.2), so only whole rows take it.
-constexpr int64_t kMaxWholeRowRegisters = 44;
-constexpr int64_t kMaxWholeRowThreads = 896;
-
-std::optional<TmaWsNormalizationParams> planWholeRowsRecomputed(
-    const RowProgramShape& program, int64_t m, int64_t n, const driver::DeviceProperties& device,
-    ColumnAccess columns) {
-  if (program.column_reductions > 0 || program.kept_operands == 0) return std::nullopt;
-  const RowSizes sizes = rowSizesOf(program, columns.staged);
-  RowTemplateShape shape = shapeFor(program, sizes, 1, chunkFor(n, 1, sizes));
-  shape.register_rows = true;
-  shape.kept_operands = 0;  // computed again in the outputs
-  for (int64_t threads = 128; threads <= kMaxWholeRowThreads; threads += 128) {
-    shape.consumer_threads = threads;
-    if (heldRowRegisters(shape) > kMaxWholeRowRegisters) continue;
-    if (rowTemplateSharedBytes(shape) > device.max_shared_memory_per_block_optin)
-      return std::nullopt;
-    TmaWsNormalizationParams params = paramsOf(shape, 1, m, columns, device);
-    params.recompute_operands = 1;
+    params.recompute_operands = layout.recompute_operands ? 1 : 0;
     return params;
   }
   return std::nullopt;
@@ -315,14 +317,13 @@ std::variant<TmaWsNormalizationParams, std::string> planFor(const RowProgramShap
                                                             const driver::DeviceProperties& device,
                                                             ColumnAccess columns) {
   if (program.column_reductions > 0) return planColumnRows(program, m, n, device, columns);
-  if (program.kept_operands > 0 && fourByteRows(program)) {
-    if (auto plan = planRegisterRows(program, m, n, device, columns, /*recompute_operands=*/true))
-      return *plan;
-  } else if (program.kept_operands > 0) {
-    if (auto plan = planWholeRowsRecomputed(program, m, n, device, columns)) return *plan;
+  if (program.kept_operands > 0) {
+    const RegisterRowLayout& layout =
+        fourByteRows(program) ? kRecomputedRows : kWholeRecomputedRows;
+    if (auto plan = planRegisterRows(program, m, n, device, columns, layout)) return *plan;
   }
   if (program.passes > 1 || !program.column_inputs.empty()) {
-    if (auto plan = planRegisterRows(program, m, n, device, columns)) return *plan;
+    if (auto plan = planRegisterRows(program, m, n, device, columns, kHeldRows)) return *plan;
   }
   return planRows(program, m, n, device, columns);
 }
@@ -362,7 +363,7 @@ std::optional<std::string> slowerThanInnerOuter(const RowProgramShape& program, 
   // 222-225 against 232 (layer norm) and 172 against 192 (RMS norm).
   const bool four_byte_rows = fourByteRows(program);
   if ((program.passes > 1 || !program.column_inputs.empty()) && row_bytes >= kMinRegisterRowBytes &&
-      !four_byte_rows && planRegisterRows(program, m, n, device, columns))
+      !four_byte_rows && planRegisterRows(program, m, n, device, columns, kHeldRows))
     return std::nullopt;
   if (program.kept_operands > 0 && program.column_inputs.empty() &&
       row_bytes >= kMinCostlyOperandRowBytes)

@@ -142,6 +142,13 @@ Val* Fusion::aliasedInput(const Val* output) const {
   return nullptr;
 }
 
+Val* Fusion::outputWrittenInto(const Val* input) const {
+  for (const auto& [o, i] : aliases_) {
+    if (i == input) return o;
+  }
+  return nullptr;
+}
+
 bool Fusion::isInput(const Val* val) const {
   return inputIndex(val) >= 0;
 }
@@ -226,8 +233,7 @@ void Fusion::setReadOnlyLoads(TensorView* input) {
       << "setReadOnlyLoads: " << (input == nullptr ? std::string("null") : input->name())
       << " is not a tensor input of this fusion; only inputs can be read through the read-only "
       << "path";
-  BRAZE_USER_CHECK(std::none_of(aliases_.begin(), aliases_.end(),
-                                [&](const auto& alias) { return alias.second == input; }))
+  BRAZE_USER_CHECK(outputWrittenInto(input) == nullptr)
       << "setReadOnlyLoads: an output is written into " << input->name()
       << " (aliasOutputToInput), so its loads must see the kernel's stores; read it plainly";
   if (!readOnlyLoads(input)) read_only_inputs_.push_back(input);

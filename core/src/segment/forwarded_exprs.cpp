@@ -41,10 +41,7 @@ bool feedsMemoryRead(const Expr* expr) {
 // recomputed from it could run after that write.
 bool isForwardableInput(const TensorView* tv) {
   const Fusion& fusion = tv->fusion();
-  if (!fusion.isInput(tv)) return false;
-  const auto& aliases = fusion.outputAliases();
-  return std::none_of(aliases.begin(), aliases.end(),
-                      [&](const auto& alias) { return alias.second == tv; });
+  return fusion.isInput(tv) && fusion.outputWrittenInto(tv) == nullptr;
 }
 
 }  // namespace

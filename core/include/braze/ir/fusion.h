@@ -91,6 +91,8 @@ class Fusion {
   void aliasOutputToInput(Val* output, Val* input);
   /// The input `output` is written into, or null.
   Val* aliasedInput(const Val* output) const;
+  /// The output written into `input`, or null.
+  Val* outputWrittenInto(const Val* input) const;
   /// (output, input) pairs, in the order they were made.
   const std::vector<std::pair<Val*, Val*>>& outputAliases() const { return aliases_; }
 

@@ -43,25 +43,6 @@ __device__ __forceinline__ T loadReadOnly(const T* address) {
   return loaded.value;
 }
 
-template <int Bytes>
-struct UnsignedOfSize;
-template <>
-struct UnsignedOfSize<1> {
-  using type = unsigned char;
-};
-template <>
-struct UnsignedOfSize<2> {
-  using type = unsigned short;
-};
-template <>
-struct UnsignedOfSize<4> {
-  using type = unsigned;
-};
-template <>
-struct UnsignedOfSize<8> {
-  using type = unsigned long long;
-};
-
 // vectorCopy from global memory no thread of the kernel writes, through the read-only path
 // (ld.global.nc, an asm statement that is neither volatile nor clobbers memory): the compiler
 // may move it across the kernel's stores (see loadReadOnly).
@@ -78,8 +59,8 @@ __device__ __forceinline__ void vectorLoadReadOnly(T* dst, const T* src) {
     *reinterpret_cast<Vector<unsigned, 4>*>(dst) = v;
   } else {
     // 1 to 8 bytes: one scalar load of that size.
-    using Word = typename UnsignedOfSize<kBytes>::type;
-    *reinterpret_cast<Word*>(dst) = loadReadOnly(reinterpret_cast<const Word*>(src));
+    using Whole = Vector<T, N>;
+    *reinterpret_cast<Whole*>(dst) = loadReadOnly(reinterpret_cast<const Whole*>(src));
   }
 }
 
