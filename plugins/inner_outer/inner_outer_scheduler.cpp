@@ -209,6 +209,20 @@ std::optional<RegisterChoice> sharedPartialsSplit(int64_t vectors, int64_t vecto
   return RegisterChoice{batch, threads_x};
 }
 
+// Rows without column sums too long for chooseRegisterSplit, of 2-byte row inputs that the
+// kernel keeps alone (keepOnlyInputCaches recomputes the rest): the widest block (one per SM)
+// holds each row packed two elements to a register (packed_registers), the fewest vectors per
+// thread, with kOtherRegistersPerThread left beside them.
+std::optional<RegisterChoice> packedLongRowSplit(int64_t vectors, int64_t row_bytes_per_vector,
+                                                 const driver::DeviceProperties& device) {
+  const int64_t batch = ceilDiv(vectors, device.max_threads_per_block);
+  const int64_t threads_x = ceilDiv(vectors, batch);
+  const int64_t budget =
+      (device.registers_per_sm / threads_x - kOtherRegistersPerThread) * kRegisterBytes;
+  if (batch > kMaxPersistentBatch || batch * row_bytes_per_vector > budget) return std::nullopt;
+  return RegisterChoice{batch, threads_x};
+}
+
 struct InnerOuterBlock {
   int64_t rows_per_block = 1;   // stacked along threadIdx.y
   int64_t rows_per_thread = 1;  // unrolled in each thread
@@ -530,6 +544,20 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
                                 SplitPreference::FourVectorsPerThread);
   if (!split && column_sums > 0)
     split = longRowSplit(vectors, bytes_per_element * params.vector_width, info.device);
+  // Rows of 2-byte elements held packed where they do not fit a register apiece, for fusions of
+  // one row reduction that keep nothing but the input. Measured on an H200
+  // (braze_inner_outer_sweep), rows of 65536 on 1024 threads against the multi-wave plan: RMS
+  // norm bf16 144.0 against 154.1 us. Not for two reductions: layer norm bf16 235.7 against
+  // 184.1 us (20 bytes spilled even with its mean opaque); log-softmax spills 56 bytes. Not
+  // where a float buffer is kept (softmax's exponentials: 80 bytes spilled), nor for shorter rows
+  // that fit unpacked (layer norm bf16 16384 packed: 168.9 against 143.7 us).
+  int64_t full_row_inputs = 0;
+  for (const TensorView* input : row_inputs) full_row_inputs += input->rank() == reference->rank();
+  if (!split && column_sums == 0 && reductions.rows.size() == 1 &&
+      every_row_element([](int64_t bytes) { return bytes == 2; }) && !keepsDearBuffers(fusion)) {
+    split = packedLongRowSplit(vectors, 2 * full_row_inputs * params.vector_width, info.device);
+    params.packed_registers = split ? 1 : 0;
+  }
   // Rows too long for both in registers: one kernel with the partials in shared memory where
   // that beat the two kernels the segmenter makes otherwise (rows, then the column sums, which
   // read the row inputs again). It keeps one row per SM in flight, so its cost per row is
@@ -711,7 +739,7 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   }
   if (params.persistence == Persistence::Registers &&
       (params.row_blocks == 0 || params.shared_column_partials != 0))
-    keepOnlyInputCaches(fusion, input_caches);
+    keepOnlyInputCaches(fusion, input_caches, /*opaque_row_values=*/params.packed_registers != 0);
   if (params.vector_width > 1)
     vectorized.insert(vectorized.end(), input_caches.begin(), input_caches.end());
   // Several rows per thread: the caches are computed outside the unrolled rows (loadRowsFirst),

@@ -18,8 +18,13 @@ void mergeRows(TensorView* tv);
 /// compute from the inputs' register copies (`caches`) is computed again from them where it is
 /// read after a reduction, so that the copies stay in registers across the reductions instead
 /// (in the inputs' own dtype: a bf16 row takes half the registers of its float copy). Dearer
-/// buffers (softmax's exp) are kept. Call before scheduleRegisters.
-void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches);
+/// buffers (softmax's exp) are kept. With `opaque_row_values`, the copies' per-row values (a
+/// mean) are opaque to the C++ compiler (Fusion::setOpaqueToCompiler): otherwise it sees the
+/// copied chain equal to the first and keeps the first pass's floats (x - mean) alive across the
+/// reduction, in registers a packed plan does not have (a layer norm bf16 row of 65536 on 1024
+/// threads spilled 232 bytes, 20 with them). Call before scheduleRegisters.
+void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches,
+                         bool opaque_row_values);
 /// Whether a register schedule of `fusion` keeps a buffer that keepOnlyInputCaches does not
 /// recompute (softmax's exp(x - max)): it holds floats beside the inputs' copies.
 bool keepsDearBuffers(const Fusion& fusion);

@@ -51,14 +51,29 @@ bool cheapChain(const TensorView* tv, const Ends& ends) {
 
 }  // namespace
 
-void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches) {
+void keepOnlyInputCaches(Fusion& fusion, const std::vector<TensorView*>& caches,
+                         bool opaque_row_values) {
   const std::vector<const TensorView*> stop(caches.begin(), caches.end());
   // What recomputeFor copies: back to the caches, through everything recomputable.
   const auto ends = [&](const TensorView* tv) {
     return std::find(stop.begin(), stop.end(), tv) != stop.end() || !isRecomputable(tv);
   };
+  const size_t tensors_before = fusion.allTensors().size();
   recomputeRereadBuffers(
       fusion, [&](const PersistentBuffer& buffer) { return cheapChain(buffer.tv, ends); }, stop);
+  if (!opaque_row_values) return;
+  // The copies are the tensors created since (allTensors is in creation order); their per-row
+  // values (fewer dims that are not broadcasts than the rows) become opaque to the compiler.
+  const auto varying_dims = [](const TensorView* tv) {
+    return std::count_if(tv->logical().begin(), tv->logical().end(),
+                         [](const IterDomain* id) { return !id->isBroadcast(); });
+  };
+  const std::vector<TensorView*> tensors = fusion.allTensors();
+  int64_t row_dims = 0;
+  for (const TensorView* tv : tensors) row_dims = std::max<int64_t>(row_dims, varying_dims(tv));
+  for (size_t i = tensors_before; i < tensors.size(); ++i) {
+    if (varying_dims(tensors[i]) < row_dims) fusion.setOpaqueToCompiler(tensors[i]);
+  }
 }
 
 bool keepsDearBuffers(const Fusion& fusion) {

@@ -558,7 +558,9 @@ class KernelPrinter {
       return;
     }
     indent(depth);
-    os_ << accessText(op.output) << " = " << valueOf(op) << ";\n";
+    const bool opaque = kernel_.fusion != nullptr && kernel_.fusion->opaqueToCompiler(op.output.tv);
+    os_ << accessText(op.output) << " = " << (opaque ? "braze::opaque(" : "") << valueOf(op)
+        << (opaque ? ")" : "") << ";\n";
   }
 
   // The running value combined with this element and stored; without a carried value (the

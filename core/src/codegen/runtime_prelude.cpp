@@ -29,6 +29,7 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
         "floatToFloat8E4M3fn", "floatToFloat8E5M2", "float8E4M3fnToFloat", "float8E5M2ToFloat"},
        {}},
       {"index.cuh", {"ceilDiv", "min", "max"}, {}},
+      {"opaque.cuh", {"opaque"}, {}},
       {"limits.cuh", {"lowestValue", "highestValue"}, {}},
       {"float_functions.cuh",
        {"exp", "expNarrow", "exp2", "expm1", "log",  "log2",  "log1p", "sqrt",  "rsqrt", "sin",

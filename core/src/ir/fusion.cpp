@@ -244,6 +244,17 @@ bool Fusion::readOnlyLoads(const Val* input) const {
          read_only_inputs_.end();
 }
 
+void Fusion::setOpaqueToCompiler(TensorView* tv) {
+  BRAZE_USER_CHECK(tv != nullptr && &tv->fusion() == this && !isInput(tv))
+      << "setOpaqueToCompiler: " << (tv == nullptr ? std::string("null") : tv->name())
+      << " is not a computed tensor of this fusion; name a tensor an Expr of it computes";
+  if (!opaqueToCompiler(tv)) opaque_tensors_.push_back(tv);
+}
+
+bool Fusion::opaqueToCompiler(const Val* tv) const {
+  return std::find(opaque_tensors_.begin(), opaque_tensors_.end(), tv) != opaque_tensors_.end();
+}
+
 void Fusion::copyStatements(std::span<const Statement* const> statements,
                             const CloneSubstitute& substitute, Fusion& target, CloneMap& map) {
   // Every statement refers only to statements created before it, except a TensorView's
@@ -336,6 +347,7 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   copy->cooperative_launch_ = cooperative_launch_;
   copy->packed_half_registers_ = packed_half_registers_;
   for (Val* input : read_only_inputs_) copy->read_only_inputs_.push_back(map[input]);
+  for (Val* tv : opaque_tensors_) copy->opaque_tensors_.push_back(map[tv]);
   if (kernel_template_ != nullptr) {
     KernelTemplate kernel = *kernel_template_;
     for (KernelTemplate::Parameter& parameter : kernel.parameters)

@@ -33,9 +33,11 @@ using test::kRowKinds;
 
 // Row lengths whose buffers fit the register file: every kind up to 16384 floats per row
 // (softmax keeps x and exp(x - max), layer norm x and x - mean: 8 bytes per element, 128 KiB
-// per row, over 1024 threads).
-Persistence expectedPersistence(Normalization, int64_t n) {
-  return n <= 16384 ? Persistence::Registers : Persistence::MultiWave;
+// per row, over 1024 threads), and 2-byte rows of 65536 with one row reduction that keep only
+// their input (RMS norm), held two elements to a register.
+Persistence expectedPersistence(Normalization kind, DataType dtype, int64_t n) {
+  const bool packed = dtype == DataType::BFloat16 && n == 65536 && kind == Normalization::RmsNorm;
+  return n <= 16384 || packed ? Persistence::Registers : Persistence::MultiWave;
 }
 
 std::vector<NormalizationCase> sweep() {
@@ -81,7 +83,9 @@ TEST_P(InnerOuterSweepTest, DecisionsAreAsExpected) {
   const NormalizationCase& c = GetParam();
   const std::unique_ptr<Fusion> fusion = test::makeNormalization(c.kind, c.dtype);
   const InnerOuterParams params = heuristicsFor(c, *fusion);
-  EXPECT_EQ(params.persistence, expectedPersistence(c.kind, c.n)) << params;
+  EXPECT_EQ(params.persistence, expectedPersistence(c.kind, c.dtype, c.n)) << params;
+  EXPECT_EQ(params.packed_registers, c.n == 65536 && params.persistence == Persistence::Registers)
+      << params;
   // 16-byte vectors: every row length of the sweep is a multiple of 8.
   EXPECT_EQ(params.vector_width, c.dtype == DataType::Float32 ? 4 : 8) << params;
   EXPECT_EQ(params.row_length, c.n) << params;
@@ -452,14 +456,17 @@ TEST(InnerOuterParamsTest, DecodeRefusesForeignOrCorruptBytes) {
               ::testing::ThrowsMessage<Error>(HasSubstr("read_only_loads is 3")));
 }
 
-// packed_registers: an RMS norm bf16 row of 65536 held by 1024 threads (eight 16-byte vectors
-// each) fits 64 registers without spilling only when its register array keeps two elements a
+// packed_registers: an RMS norm or layer norm bf16 row of 65536 held by 1024 threads (eight
+// 16-byte vectors each) fits 64 registers only when its register array keeps two elements a
 // register (braze::packedElement); read element by element, ptxas splits every word in two.
-// Layer norm and softmax still spill packed (232 and 80 bytes, against 244 and 88): the float
-// values of their first pass (x - mean, the exponentials' operands) are kept for the next.
+// Layer norm's x - mean is computed again after the variance's reduction from an opaque copy of
+// the mean (braze::opaque); seen equal to the first pass's, the first pass's 64 floats were kept
+// across the reduction (232 bytes spilled). Its 20 bytes left are indices and pointers (it ran
+// slower than the multi-wave plan all the same: the heuristics keep packing to RMS norm).
 TEST(InnerOuterDecisionTest, PackedHalfRegistersHoldTwoElementsARegister) {
-  for (const Normalization kind : {Normalization::RmsNorm}) {
-    for (const int64_t packed : {int64_t{0}, int64_t{1}}) {
+  for (const Normalization kind : {Normalization::RmsNorm, Normalization::LayerNorm}) {
+    int64_t packed_spill = 0;
+    for (const int64_t packed : {int64_t{1}, int64_t{0}}) {
       const std::unique_ptr<Fusion> fusion = test::makeNormalization(kind, DataType::BFloat16);
       const SchedulerRuntimeInfo info =
           contiguousRuntimeInfo(*fusion, test::normalizationInputSizes(kind, 64, 65536));
@@ -476,15 +483,20 @@ TEST(InnerOuterDecisionTest, PackedHalfRegistersHoldTwoElementsARegister) {
       const std::string what = test::toString(kind) + ": " + inner_outer::toString(params);
       EXPECT_EQ(kernel.source.find("braze::packedElement(") != std::string::npos, packed == 1)
           << what;
+      EXPECT_EQ(kernel.source.find("braze::opaque(") != std::string::npos,
+                kind == Normalization::LayerNorm && packed == 1)
+          << what;
       const CompiledKernel compiled = CompiledKernel::compile(
           kernel.source, kernel.kernel_name, {.arch = driver::GpuArch{9, 0, false}});
       const KernelResources& resources = compiled.resources();
       if (!resources.reported) continue;
       EXPECT_LE(resources.registers, 64) << what;
       if (packed == 1) {
-        EXPECT_EQ(resources.spill_store_bytes, 0) << what;
+        packed_spill = resources.spill_store_bytes;
+        EXPECT_LE(packed_spill, kind == Normalization::LayerNorm ? 24 : 0) << what;
       } else {
-        EXPECT_GT(resources.spill_store_bytes, 0) << what << " (packed: none)";
+        EXPECT_GE(resources.spill_store_bytes, packed_spill + 100)
+            << what << " (packed: " << packed_spill << " bytes)";
       }
     }
   }

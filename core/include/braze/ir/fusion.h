@@ -145,6 +145,17 @@ class Fusion {
   void setPackedHalfRegisters(bool packed) { packed_half_registers_ = packed; }
   bool packedHalfRegisters() const { return packed_half_registers_; }
 
+  /// States that the kernel computes tensor `tv` as a value the C++ compiler cannot see through
+  /// (part of its schedule): its assignments print as `braze::opaque(...)`, so an equal
+  /// expression elsewhere in the kernel is not merged with what is computed from it. A schedule
+  /// that recomputes a row's values after a reduction (recomputeFor) states it for the copied
+  /// per-row values (a mean): otherwise the compiler sees the copy equal to the first chain and
+  /// keeps the first pass's values (x - mean) alive across the reduction, in registers the plan
+  /// did not count. `tv` must be a tensor of this fusion that is not an input.
+  void setOpaqueToCompiler(TensorView* tv);
+  /// Whether setOpaqueToCompiler named `tv`.
+  bool opaqueToCompiler(const Val* tv) const;
+
   /// Makes `kernel` this fusion's kernel (part of its schedule, braze/ir/kernel_template.h):
   /// code generation uses it instead of lowering the fusion's loop nest. Its tensors must be
   /// this fusion's inputs and outputs, its launch values this fusion's scalars.
@@ -153,7 +164,7 @@ class Fusion {
   const KernelTemplate* kernelTemplate() const { return kernel_template_.get(); }
 
   /// A deep copy: same statements, ids, names, inputs, outputs, aliases, schedule (launch
-  /// bounds, read-only loads, packed registers, template).
+  /// bounds, read-only loads, packed registers, opaque values, template).
   /// `map` (when given) receives the old-to-new statement map.
   std::unique_ptr<Fusion> clone(CloneMap* map = nullptr) const;
 
@@ -194,6 +205,7 @@ class Fusion {
   bool cooperative_launch_ = false;
   bool packed_half_registers_ = false;
   std::vector<Val*> read_only_inputs_;
+  std::vector<Val*> opaque_tensors_;
   std::vector<std::pair<Val*, Val*>> aliases_;  // (output, input)
   std::shared_ptr<const KernelTemplate> kernel_template_;
 };
