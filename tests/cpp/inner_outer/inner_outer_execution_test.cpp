@@ -188,6 +188,24 @@ TEST(InnerOuterBackwardExecutionTest, RowsPerThreadMatchTheReferenceEvaluatorOnT
                          });
 }
 
+// Rows held two 2-byte elements to a register (packed_registers): RMS norm's own plan for rows
+// of 65536 (fp16 too, and an odd number of rows), and layer norm forced into it, whose mean the
+// recomputed x - mean reads through braze::opaque.
+TEST(InnerOuterPackedExecutionTest, PackedRowsMatchTheReferenceEvaluatorOnTheGpu) {
+  std::string reason;
+  if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
+  expectMatchesReference({Normalization::RmsNorm, DataType::Float16, 5, 65536});
+  expectMatchesReference({Normalization::LayerNorm, DataType::BFloat16, 3, 65536},
+                         [](inner_outer::InnerOuterParams& p) {
+                           p.persistence = inner_outer::Persistence::Registers;
+                           p.vector_width = 8;
+                           p.persistent_batch = 8;
+                           p.threads_x = 1024;
+                           p.wave_unroll = 1;
+                           p.packed_registers = 1;
+                         });
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, InnerOuterExecutionTest, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name(); });
 
