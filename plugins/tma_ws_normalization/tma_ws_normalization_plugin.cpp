@@ -17,7 +17,7 @@ class TmaWsNormalizationPlugin : public sdk::SchedulerPlugin {
   static constexpr int kRank = 140;
   static constexpr const char* kDescription =
       "softmax, layer norm, RMS norm and any chain of row reductions and pointwise ops on long "
-      "rows (sm_90+): each row split over a cluster of up to 8 CTAs, copied once into shared "
+      "rows (sm_90+): each row split over a cluster of up to 16 CTAs, copied once into shared "
       "memory by 1-d bulk copies from a producer warp, partial results exchanged through "
       "distributed shared memory";
 

@@ -1,7 +1,9 @@
 #include "tma_ws_normalization_scheduler.h"
 
 #include <algorithm>
+#include <optional>
 #include <variant>
+#include <vector>
 
 #include "braze/codegen/row_program.h"
 #include "braze/error.h"
@@ -134,16 +136,12 @@ TmaWsNormalizationParams paramsOf(const RowTemplateShape& shape, int64_t ctas, i
   return params;
 }
 
-// The plan for rows of n elements on `device`, or why there is none: one stage, two or more
-// CTAs per SM where they fit (one CTA of more threads otherwise), the smallest cluster that
-// allows it. Measured on an H200 (benchmarks/RESULTS.md), one stage with three CTAs per SM ran
-// softmax backward at 0.76-0.93 of copy against 0.73-0.81 with two stages, which need clusters
-// twice as large for the same shared memory; a grid of one cluster per row against a
-// persistent one: 0.61-0.83.
-std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramShape& program,
-                                                             int64_t m, int64_t n,
-                                                             const driver::DeviceProperties& device,
-                                                             ColumnAccess columns) {
+// The plan for rows of n elements with `columns` over the cluster sizes `clusters`, if any.
+std::optional<TmaWsNormalizationParams> planRowsOn(const RowProgramShape& program, int64_t m,
+                                                   int64_t n,
+                                                   const driver::DeviceProperties& device,
+                                                   ColumnAccess columns,
+                                                   const std::vector<int64_t>& clusters) {
   const RowSizes sizes = rowSizesOf(program, columns.staged);
   const int64_t shared_per_sm = sharedPerSm(device);
   struct Preference {
@@ -151,7 +149,7 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
   };
   for (const Preference preference : {Preference{1, 2}, Preference{1, 1}}) {
     const int64_t min_ctas = preference.min_ctas;
-    for (const int64_t cluster : {1, 2, 4, 8}) {
+    for (const int64_t cluster : clusters) {
       RowTemplateShape shape = shapeFor(program, sizes, cluster, chunkFor(n, cluster, sizes));
       shape.consumer_threads = min_ctas == 2 ? 256 : 512;
       shape.stages = preference.stages;
@@ -165,11 +163,32 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
     }
   }
   // Weights that do not fit beside the rows are read from L2 instead.
-  if (columns.staged) return planRows(program, m, n, device, {.contiguous = true, .staged = false});
+  if (columns.staged)
+    return planRowsOn(program, m, n, device, {.contiguous = true, .staged = false}, clusters);
+  return std::nullopt;
+}
+
+// The plan for rows of n elements on `device`, or why there is none: one stage, two or more
+// CTAs per SM where they fit (one CTA of more threads otherwise), the smallest cluster that
+// allows it. Measured on an H200 (benchmarks/RESULTS.md), one stage with three CTAs per SM ran
+// softmax backward at 0.76-0.93 of copy against 0.73-0.81 with two stages, which need clusters
+// twice as large for the same shared memory; a grid of one cluster per row against a
+// persistent one: 0.61-0.83. Clusters of 16 (non-portable) only for rows that fit no smaller
+// one, where the device ran them when its properties were read.
+std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramShape& program,
+                                                             int64_t m, int64_t n,
+                                                             const driver::DeviceProperties& device,
+                                                             ColumnAccess columns) {
+  std::vector<std::vector<int64_t>> cluster_sets = {{1, 2, 4, 8}};
+  if (device.cluster_sms.back() > 0) cluster_sets.push_back({16});
+  for (const std::vector<int64_t>& clusters : cluster_sets) {
+    if (auto params = planRowsOn(program, m, n, device, columns, clusters)) return *params;
+  }
   return "a row of " + std::to_string(n) + " elements (" +
-         std::to_string(n * sizes.bytes_per_element) +
-         " bytes of row inputs) does not fit the shared memory of 8 CTAs (" +
-         std::to_string(device.max_shared_memory_per_block_optin) + " bytes each)";
+         std::to_string(n * rowSizesOf(program, false).bytes_per_element) +
+         " bytes of row inputs) does not fit the shared memory of " +
+         std::to_string(cluster_sets.back().back()) + " CTAs, the largest cluster " + device.name +
+         " runs (" + std::to_string(device.max_shared_memory_per_block_optin) + " bytes each)";
 }
 
 // Rows in registers (register_rows) for a forward program that reads its rows again after a
@@ -506,8 +525,9 @@ void schedule(Fusion& fusion, const TmaWsNormalizationParams& params) {
   BRAZE_USER_CHECK(params.staged_columns == 0 || params.contiguous_columns != 0)
       << "tma_ws_normalization: staged_columns = 1 needs contiguous_columns = 1";
   BRAZE_USER_CHECK(params.cluster == 1 || params.cluster == 2 || params.cluster == 4 ||
-                   params.cluster == 8)
-      << "tma_ws_normalization: a cluster of " << params.cluster << " CTAs; 1, 2, 4 or 8";
+                   params.cluster == 8 || params.cluster == 16)
+      << "tma_ws_normalization: a cluster of " << params.cluster
+      << " CTAs; 1, 2, 4, 8 or 16 (16 where the device runs it)";
   BRAZE_USER_CHECK(params.vector >= 1 && sizes.unit % params.vector == 0)
       << "tma_ws_normalization: vector = " << params.vector << " must divide " << sizes.unit
       << ", the elements of 16 bytes of the narrowest row input";

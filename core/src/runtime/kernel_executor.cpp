@@ -619,6 +619,15 @@ CUfunction KernelExecutor::prepareLaunch(const LaunchPlan& plan) {
       << " on cuda:" << plan.device << " (" << plan.launch.toString()
       << "); schedule fewer threads per block, state launch bounds (Fusion::setLaunchBounds) "
          "or limit registers (CompileOptions::max_registers)";
+  // Clusters beyond the portable size need the kernel's opt-in (checkLaunchLimits allowed the
+  // size on this device).
+  if (plan.launch.ctasPerCluster() > kMaxPortableCluster && !loaded.non_portable_clusters) {
+    driver::checkDriver(
+        driver::driverApi().funcSetAttribute(
+            loaded.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+        "cuFuncSetAttribute", "(kernel " + name + ", non-portable cluster size)");
+    loaded.non_portable_clusters = true;
+  }
   // Above 48 KiB a kernel must opt in to more dynamic shared memory.
   if (plan.launch.dynamic_shared_memory_bytes > loaded.dynamic_shared_memory_limit) {
     driver::checkDriver(driver::driverApi().funcSetAttribute(

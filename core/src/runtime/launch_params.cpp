@@ -86,12 +86,15 @@ void checkLaunchLimits(const LaunchParams& params, const driver::DevicePropertie
       << "kernel " << kernel_name << ": thread block clusters (" << params.toString()
       << ") need sm_90 or later, but " << device.name << " is " << device.arch.toString()
       << "; launch with cluster (1, 1, 1)";
-  // Beyond 8 a kernel must opt in (non-portable cluster size) and the GPU may refuse it.
-  constexpr int64_t kMaxPortableCluster = 8;
-  BRAZE_USER_CHECK(params.ctasPerCluster() <= kMaxPortableCluster)
-      << "kernel " << kernel_name << ": " << params.ctasPerCluster()
-      << " CTAs per cluster exceed the portable limit of " << kMaxPortableCluster << " ("
-      << params.toString() << "); use a smaller cluster";
+  // Beyond 8 a kernel must opt in (non-portable cluster size; KernelExecutor does) and the GPU
+  // may refuse it: only sizes the device ran at start-up (DeviceProperties::cluster_sms).
+  BRAZE_USER_CHECK(params.ctasPerCluster() <= kMaxPortableCluster ||
+                   (params.ctasPerCluster() == kMaxNonPortableCluster &&
+                    device.cluster_sms.back() > 0))
+      << "kernel " << kernel_name << ": " << params.ctasPerCluster() << " CTAs per cluster ("
+      << params.toString() << "); " << device.name << " runs clusters of up to "
+      << (device.cluster_sms.back() > 0 ? kMaxNonPortableCluster : kMaxPortableCluster)
+      << " CTAs; use a smaller cluster";
   for (size_t i = 0; i < 3; ++i) {
     BRAZE_USER_CHECK(params.cluster[i] >= 1 && params.grid[i] % params.cluster[i] == 0)
         << "kernel " << kernel_name << ": grid." << kAxes[i] << " = " << params.grid[i]

@@ -131,11 +131,21 @@ TEST(LaunchParamsTest, ClustersDivideTheGridAndStayPortable) {
   EXPECT_TRUE(test::throwsError(
       [&] { checkLaunchLimits(ragged, h100, 0, "k"); },
       {"kernel k: grid.x = 7 is not a multiple of cluster.x = 2", "round the grid up"}));
+  // Clusters of 16 where the device ran them when its properties were read (an H100 did: 112
+  // SMs); never more than 16.
   LaunchParams big = clustered;
   big.grid = {16, 1, 1};
   big.cluster = {16, 1, 1};
-  EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(big, h100, 0, "k"); },
-                                {"16 CTAs per cluster exceed the portable limit of 8"}));
+  checkLaunchLimits(big, h100, 0, "k");
+  driver::DeviceProperties unmeasured = h100;
+  unmeasured.cluster_sms = {};
+  EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(big, unmeasured, 0, "k"); },
+                                {"16 CTAs per cluster", "runs clusters of up to 8 CTAs"}));
+  LaunchParams bigger = clustered;
+  bigger.grid = {32, 1, 1};
+  bigger.cluster = {32, 1, 1};
+  EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(bigger, h100, 0, "k"); },
+                                {"32 CTAs per cluster", "runs clusters of up to 16 CTAs"}));
   driver::DeviceProperties ampere = h100;
   ampere.name = "A100";
   ampere.arch = driver::GpuArch{8, 0, false};

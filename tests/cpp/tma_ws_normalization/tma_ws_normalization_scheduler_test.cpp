@@ -74,9 +74,6 @@ TEST(TmaWsNormalizationTest, KernelsCompileWithoutSpillsAndUseTheCopyEngine) {
         auto fusion = test::makeNormalization(kind, dtype);
         const int64_t m = 300;
         const SchedulerRuntimeInfo info = infoFor(*fusion, kind, m, n);
-        // 2 MiB of rows (dy and y in fp32) is more than eight CTAs hold.
-        if (kind == Normalization::SoftmaxBackward && dtype == DataType::Float32 && n == 262144)
-          continue;
         const tws::TmaWsNormalizationParams params = tws::computeHeuristics(*fusion, info);
         const BuiltKernel built = build(*fusion, params);
         const std::string what = test::toString(kind) + " " + std::string(toString(dtype)) + " " +
@@ -110,6 +107,8 @@ TEST(TmaWsNormalizationTest, PlansForATableOfShapes) {
            {Normalization::SoftmaxBackward, DataType::BFloat16, 65536, 4, 16384, 256, 3, 8, 90, 0},
            {Normalization::SoftmaxBackward, DataType::Float32, 65536, 8, 8192, 256, 3, 4, 45, 0},
            {Normalization::SoftmaxBackward, DataType::BFloat16, 262144, 8, 32768, 512, 1, 8, 15, 0},
+           // 2 MiB of rows (dy and y in fp32): clusters of 16, which an H100 runs on 112 SMs.
+           {Normalization::SoftmaxBackward, DataType::Float32, 262144, 16, 16384, 512, 1, 4, 7, 0},
            // Softmax's 2-byte rows whole in one CTA's registers (44 a thread), computed again.
            {Normalization::Softmax, DataType::BFloat16, 65536, 1, 65536, 768, 1, 8, 132, 1},
            {Normalization::Softmax, DataType::BFloat16, 262144, 8, 32768, 256, 3, 8, 45, 0},
@@ -216,7 +215,15 @@ TEST(TmaWsNormalizationTest, RefusalsSayWhy) {
   ampere.arch = driver::GpuArch{8, 0, false};
   EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 64, 65536, ampere)).find("sm_90"),
             std::string::npos);
-  EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 4, 8 << 20)).find("8 CTAs"),
+  EXPECT_NE(refusal(*softmax, infoFor(*softmax, kind, 4, 8 << 20)).find("16 CTAs, the largest"),
+            std::string::npos);
+  // Clusters of 16 only where the device ran them: 2 MiB rows need them.
+  auto softmax32_bwd = test::makeNormalization(kind, DataType::Float32);
+  driver::DeviceProperties unmeasured = driver::h100Properties();
+  unmeasured.cluster_sms = {};
+  EXPECT_EQ(refusal(*softmax32_bwd, infoFor(*softmax32_bwd, kind, 64, 262144)), "");
+  EXPECT_NE(refusal(*softmax32_bwd, infoFor(*softmax32_bwd, kind, 64, 262144, unmeasured))
+                .find("does not fit the shared memory of 8 CTAs"),
             std::string::npos);
   // Norm backward rows below 32 KiB of row inputs: inner_outer's.
   auto short_rows = test::makeNormalization(Normalization::LayerNormBackward, DataType::BFloat16);
