@@ -88,9 +88,9 @@ void checkLaunchLimits(const LaunchParams& params, const driver::DevicePropertie
       << "; launch with cluster (1, 1, 1)";
   // Beyond 8 a kernel must opt in (non-portable cluster size; KernelExecutor does) and the GPU
   // may refuse it: only sizes the device ran at start-up (DeviceProperties::cluster_sms).
-  BRAZE_USER_CHECK(params.ctasPerCluster() <= kMaxPortableCluster ||
-                   (params.ctasPerCluster() == kMaxNonPortableCluster &&
-                    device.cluster_sms.back() > 0))
+  BRAZE_USER_CHECK(
+      params.ctasPerCluster() <= kMaxPortableCluster ||
+      (params.ctasPerCluster() == kMaxNonPortableCluster && device.cluster_sms.back() > 0))
       << "kernel " << kernel_name << ": " << params.ctasPerCluster() << " CTAs per cluster ("
       << params.toString() << "); " << device.name << " runs clusters of up to "
       << (device.cluster_sms.back() > 0 ? kMaxNonPortableCluster : kMaxPortableCluster)

@@ -123,7 +123,7 @@ class KernelExecutor {
     CUfunction function = nullptr;
     int max_threads_per_block = 0;
     int64_t dynamic_shared_memory_limit = 48 * 1024;  ///< what the function allows now
-    bool non_portable_clusters = false;                ///< opted in to clusters beyond 8 CTAs
+    bool non_portable_clusters = false;               ///< opted in to clusters beyond 8 CTAs
   };
 
   struct CachedPlan;  // the last plan run() used and the arguments it was made for
