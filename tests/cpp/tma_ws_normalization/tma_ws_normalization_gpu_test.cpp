@@ -1,7 +1,8 @@
 // The TMA warp-specialized normalization kernels on an sm_90 or newer GPU (skipped elsewhere),
 // against the reference evaluator on fresh random inputs with poisoned outputs, two seeds each:
 // what the plugin takes through the executor cache (softmax backward in bf16, fp16 and fp32 on
-// long rows; layer norm and RMS norm backward from rows of 32 KiB), every forward normalization
+// long rows, float rows of 262144 on clusters of 16; layer norm and RMS norm backward from rows
+// of 32 KiB), every forward normalization
 // with the heuristics' plan scheduled directly (the plugin refuses them as slower than
 // inner_outer), norm backward with the heuristics' plan for rows short and long, and forced plans
 // for the edges the heuristics rarely make:
