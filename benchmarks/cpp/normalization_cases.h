@@ -51,11 +51,11 @@ struct OpInfo {
 };
 
 constexpr OpInfo kOps[] = {
-    {Op::SoftmaxFwd, "softmax_fwd", "braze::inner_outer"},
+    {Op::SoftmaxFwd, "softmax_fwd", "braze::inner_outer", "braze::tma_ws_normalization"},
     {Op::SoftmaxBwd, "softmax_bwd", "braze::inner_outer", "braze::tma_ws_normalization"},
-    {Op::LayerNormFwd, "layer_norm_fwd", "braze::inner_outer"},
+    {Op::LayerNormFwd, "layer_norm_fwd", "braze::inner_outer", "braze::tma_ws_normalization"},
     {Op::LayerNormBwd, "layer_norm_bwd", "braze::inner_outer", "braze::tma_ws_normalization"},
-    {Op::RmsNormFwd, "rms_norm_fwd", "braze::inner_outer"},
+    {Op::RmsNormFwd, "rms_norm_fwd", "braze::inner_outer", "braze::tma_ws_normalization"},
     {Op::RmsNormBwd, "rms_norm_bwd", "braze::inner_outer", "braze::tma_ws_normalization"},
     {Op::RowSum, "row_sum", "braze::reduction"},
 };
