@@ -1,6 +1,7 @@
 #include "braze/runtime/launch_params.h"
 
 #include <sstream>
+#include <string>
 
 #include "braze/error.h"
 
@@ -93,8 +94,10 @@ void checkLaunchLimits(const LaunchParams& params, const driver::DevicePropertie
       (params.ctasPerCluster() == kMaxNonPortableCluster && device.cluster_sms.back() > 0))
       << "kernel " << kernel_name << ": " << params.ctasPerCluster() << " CTAs per cluster ("
       << params.toString() << "); " << device.name << " runs clusters of up to "
-      << (device.cluster_sms.back() > 0 ? kMaxNonPortableCluster : kMaxPortableCluster)
-      << " CTAs; use a smaller cluster";
+      << kMaxPortableCluster << " CTAs"
+      << (device.cluster_sms.back() > 0 ? ", and of " + std::to_string(kMaxNonPortableCluster)
+                                        : std::string())
+      << "; use one of those";
   for (size_t i = 0; i < 3; ++i) {
     BRAZE_USER_CHECK(params.cluster[i] >= 1 && params.grid[i] % params.cluster[i] == 0)
         << "kernel " << kernel_name << ": grid." << kAxes[i] << " = " << params.grid[i]

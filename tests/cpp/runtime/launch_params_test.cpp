@@ -140,12 +140,17 @@ TEST(LaunchParamsTest, ClustersDivideTheGridAndStayPortable) {
   driver::DeviceProperties unmeasured = h100;
   unmeasured.cluster_sms = {};
   EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(big, unmeasured, 0, "k"); },
-                                {"16 CTAs per cluster", "runs clusters of up to 8 CTAs"}));
+                                {"16 CTAs per cluster", "runs clusters of up to 8 CTAs; use"}));
   LaunchParams bigger = clustered;
   bigger.grid = {32, 1, 1};
   bigger.cluster = {32, 1, 1};
   EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(bigger, h100, 0, "k"); },
-                                {"32 CTAs per cluster", "runs clusters of up to 16 CTAs"}));
+                                {"32 CTAs per cluster", "up to 8 CTAs, and of 16; use"}));
+  LaunchParams between = clustered;
+  between.grid = {12, 1, 1};
+  between.cluster = {12, 1, 1};
+  EXPECT_TRUE(test::throwsError([&] { checkLaunchLimits(between, h100, 0, "k"); },
+                                {"12 CTAs per cluster", "up to 8 CTAs, and of 16; use"}));
   driver::DeviceProperties ampere = h100;
   ampere.name = "A100";
   ampere.arch = driver::GpuArch{8, 0, false};
