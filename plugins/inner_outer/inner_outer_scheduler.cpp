@@ -173,23 +173,28 @@ std::optional<RegisterChoice> chooseRegisterSplit(int64_t vectors, int64_t bytes
   return best;
 }
 
-// Column sums with rows longer than chooseRegisterSplit's per-thread cap: the fewest vectors
-// per thread at kMaxInnerOuterThreads threads (128 registers each, one block per SM), with
-// kLongRowOtherRegisters of them left beside the buffers. The launch bound of 512 threads
-// caps a thread at 128 registers, so the estimate decides whether it spills: RMS norm backward
-// rows of 8192 (272 bytes of buffers) compile to 108-126 registers for sm_90, layer norm's
-// (336 bytes) to 128 without spills; rows of 16384 spill 400-1100 bytes at 512 threads.
-std::optional<RegisterChoice> longRowSplit(int64_t vectors, int64_t bytes_per_vector,
-                                           const driver::DeviceProperties& device) {
-  const int64_t batch = ceilDiv(vectors, kMaxInnerOuterThreads);
+// Rows longer than chooseRegisterSplit's per-thread cap: the fewest vectors per thread at up to
+// `threads` threads (one block per SM), with `other_registers` of each thread's share of the
+// register file left beside its `bytes_per_vector` of buffers per vector.
+//  - Column sums: kMaxInnerOuterThreads threads (128 registers each) and kLongRowOtherRegisters.
+//    The launch bound of 512 threads caps a thread at 128 registers, so the estimate decides
+//    whether it spills: RMS norm backward rows of 8192 (272 bytes of buffers) compile to
+//    108-126 registers for sm_90, layer norm's (336 bytes) to 128 without spills; rows of 16384
+//    spill 400-1100 bytes at 512 threads.
+//  - 2-byte rows that the kernel keeps alone (keepOnlyInputCaches recomputes the rest), held
+//    packed two elements to a register (packed_registers): the widest block, with
+//    kOtherRegistersPerThread.
+std::optional<RegisterChoice> fewestVectorsSplit(int64_t vectors, int64_t bytes_per_vector,
+                                                 int64_t threads, int64_t other_registers,
+                                                 const driver::DeviceProperties& device) {
+  const int64_t batch = ceilDiv(vectors, threads);
   const int64_t threads_x = ceilDiv(vectors, batch);
-  const int64_t budget =
-      (device.registers_per_sm / kMaxInnerOuterThreads - kLongRowOtherRegisters) * kRegisterBytes;
+  const int64_t budget = (device.registers_per_sm / threads - other_registers) * kRegisterBytes;
   if (batch > kMaxPersistentBatch || batch * bytes_per_vector > budget) return std::nullopt;
   return RegisterChoice{batch, threads_x};
 }
 
-// Column sums with rows too long for longRowSplit: the column partials move to shared memory,
+// Column sums with rows too long for fewestVectorsSplit: the column partials move to shared memory,
 // each thread's own slots, and the registers hold only the rows. The block is as wide as the
 // device allows (one per SM), so each thread keeps the fewest elements of a row, at most
 // kMaxSharedPartialsElements; it needs the partials' bytes of shared memory, within what a block
@@ -206,20 +211,6 @@ std::optional<RegisterChoice> sharedPartialsSplit(int64_t vectors, int64_t vecto
   if (batch * vector_width > kMaxSharedPartialsElements ||
       shared_bytes + kReductionScratchBytes > device.max_shared_memory_per_block_optin)
     return std::nullopt;
-  return RegisterChoice{batch, threads_x};
-}
-
-// Rows without column sums too long for chooseRegisterSplit, of 2-byte row inputs that the
-// kernel keeps alone (keepOnlyInputCaches recomputes the rest): the widest block (one per SM)
-// holds each row packed two elements to a register (packed_registers), the fewest vectors per
-// thread, with kOtherRegistersPerThread left beside them.
-std::optional<RegisterChoice> packedLongRowSplit(int64_t vectors, int64_t row_bytes_per_vector,
-                                                 const driver::DeviceProperties& device) {
-  const int64_t batch = ceilDiv(vectors, device.max_threads_per_block);
-  const int64_t threads_x = ceilDiv(vectors, batch);
-  const int64_t budget =
-      (device.registers_per_sm / threads_x - kOtherRegistersPerThread) * kRegisterBytes;
-  if (batch > kMaxPersistentBatch || batch * row_bytes_per_vector > budget) return std::nullopt;
   return RegisterChoice{batch, threads_x};
 }
 
@@ -521,6 +512,14 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
   const auto column_sums = static_cast<int64_t>(reductions.columns.size());
   // Whether every full-size row input's element size satisfies `pred` (weights do not count).
   const std::vector<TensorView*> row_inputs = vectorPlan(fusion, reference).inputs;
+  // The [rows, row] inputs (weights do not count), and the element size of the last of them.
+  int64_t full_row_inputs = 0;
+  int64_t element_bytes = 0;
+  for (const TensorView* input : row_inputs) {
+    if (input->rank() != reference->rank()) continue;
+    ++full_row_inputs;
+    element_bytes = sizeInBytes(input->dtype());
+  }
   const auto every_row_element = [&](auto pred) {
     return std::all_of(row_inputs.begin(), row_inputs.end(), [&](const TensorView* tv) {
       return tv->rank() != reference->rank() || pred(sizeInBytes(tv->dtype()));
@@ -543,7 +542,8 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
                                 info.device.max_threads_per_block,
                                 SplitPreference::FourVectorsPerThread);
   if (!split && column_sums > 0)
-    split = longRowSplit(vectors, bytes_per_element * params.vector_width, info.device);
+    split = fewestVectorsSplit(vectors, bytes_per_element * params.vector_width,
+                               kMaxInnerOuterThreads, kLongRowOtherRegisters, info.device);
   // Rows of 2-byte elements held packed where they do not fit a register apiece, for fusions of
   // one row reduction that keep nothing but the input. Measured on an H200
   // (braze_inner_outer_sweep), rows of 65536 on 1024 threads against the multi-wave plan: RMS
@@ -551,11 +551,11 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
   // 184.1 us (20 bytes spilled even with its mean opaque); log-softmax spills 56 bytes. Not
   // where a float buffer is kept (softmax's exponentials: 80 bytes spilled), nor for shorter rows
   // that fit unpacked (layer norm bf16 16384 packed: 168.9 against 143.7 us).
-  int64_t full_row_inputs = 0;
-  for (const TensorView* input : row_inputs) full_row_inputs += input->rank() == reference->rank();
   if (!split && column_sums == 0 && reductions.rows.size() == 1 &&
       every_row_element([](int64_t bytes) { return bytes == 2; }) && !keepsDearBuffers(fusion)) {
-    split = packedLongRowSplit(vectors, 2 * full_row_inputs * params.vector_width, info.device);
+    split = fewestVectorsSplit(vectors, 2 * full_row_inputs * params.vector_width,
+                               info.device.max_threads_per_block, kOtherRegistersPerThread,
+                               info.device);
     params.packed_registers = split ? 1 : 0;
   }
   // Rows too long for both in registers: one kernel with the partials in shared memory where
@@ -626,15 +626,8 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
     // registers without bounds (three blocks of 512 per SM) and were slower bounded (softmax
     // fp32 8192 98 -> 90, layer norm fp32 4096 96 -> 90, 8192 91 -> 74); fusions with more
     // row inputs (softmax backward) spill at 64 registers.
-    int64_t row_inputs = 0;
-    int64_t element_bytes = 0;
-    for (const TensorView* input : vectorPlan(fusion, reference).inputs) {
-      if (input->rank() != reference->rank()) continue;
-      ++row_inputs;
-      element_bytes = sizeInBytes(input->dtype());
-    }
     const int64_t block_threads = params.threads_x * params.rows_per_block;
-    if (block_threads >= kMinRowBlockThreadsBounded && row_inputs == 1 && element_bytes == 2 &&
+    if (block_threads >= kMinRowBlockThreadsBounded && full_row_inputs == 1 && element_bytes == 2 &&
         split->batch * params.vector_width * element_bytes <= kBoundedRowInputBytes)
       params.min_blocks_per_sm = std::max<int64_t>(kRowThreadsPerSm / block_threads, 1);
     // One row input of 2-byte elements beside a kept float buffer (softmax's exponentials), rows
@@ -643,7 +636,7 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
     // 130.3 us, 16384 154.7 -> 132.4 us (four vectors per thread at 1024 threads per SM before);
     // 4096 gained 1%, so shorter rows keep four.
     const int64_t eight_vector_threads = ceilDiv(vectors, kDearRowVectorsPerThread);
-    if (row_inputs == 1 && element_bytes == 2 && params.rows_per_block == 1 &&
+    if (full_row_inputs == 1 && element_bytes == 2 && params.rows_per_block == 1 &&
         eight_vector_threads >= kDearRowMinThreads && eight_vector_threads <= kDearRowMaxThreads &&
         keepsDearBuffers(fusion)) {
       params.persistent_batch = kDearRowVectorsPerThread;

@@ -180,15 +180,16 @@ std::variant<TmaWsNormalizationParams, std::string> planRows(const RowProgramSha
                                                              const driver::DeviceProperties& device,
                                                              ColumnAccess columns) {
   std::vector<std::vector<int64_t>> cluster_sets = {{1, 2, 4, 8}};
-  if (device.cluster_sms.back() > 0) cluster_sets.push_back({16});
+  const int64_t largest = driver::largestCluster(device);
+  if (largest > driver::kMaxPortableCluster) cluster_sets.push_back({largest});
   for (const std::vector<int64_t>& clusters : cluster_sets) {
     if (auto params = planRowsOn(program, m, n, device, columns, clusters)) return *params;
   }
   return "a row of " + std::to_string(n) + " elements (" +
          std::to_string(n * rowSizesOf(program, false).bytes_per_element) +
-         " bytes of row inputs) does not fit the shared memory of " +
-         std::to_string(cluster_sets.back().back()) + " CTAs, the largest cluster " + device.name +
-         " runs (" + std::to_string(device.max_shared_memory_per_block_optin) + " bytes each)";
+         " bytes of row inputs) does not fit the shared memory of " + std::to_string(largest) +
+         " CTAs, the largest cluster " + device.name + " runs (" +
+         std::to_string(device.max_shared_memory_per_block_optin) + " bytes each)";
 }
 
 // Rows in registers (register_rows) for a forward program that reads its rows again after a

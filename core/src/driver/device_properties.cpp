@@ -194,6 +194,11 @@ DeviceProperties b200Properties() {
   return properties;
 }
 
+int64_t largestCluster(const DeviceProperties& device) {
+  return device.cluster_sms.back() > 0 ? int64_t{1} << (device.cluster_sms.size() - 1)
+                                       : kMaxPortableCluster;
+}
+
 int64_t residentClusters(const DeviceProperties& device, int64_t cluster, int64_t ctas_per_sm) {
   BRAZE_USER_CHECK(cluster >= 1 && cluster <= 16 && (cluster & (cluster - 1)) == 0 &&
                    ctas_per_sm >= 1)

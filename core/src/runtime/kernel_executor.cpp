@@ -621,7 +621,7 @@ CUfunction KernelExecutor::prepareLaunch(const LaunchPlan& plan) {
          "or limit registers (CompileOptions::max_registers)";
   // Clusters beyond the portable size need the kernel's opt-in (checkLaunchLimits allowed the
   // size on this device).
-  if (plan.launch.ctasPerCluster() > kMaxPortableCluster && !loaded.non_portable_clusters) {
+  if (plan.launch.ctasPerCluster() > driver::kMaxPortableCluster && !loaded.non_portable_clusters) {
     driver::checkDriver(
         driver::driverApi().funcSetAttribute(
             loaded.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),

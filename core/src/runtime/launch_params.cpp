@@ -88,15 +88,15 @@ void checkLaunchLimits(const LaunchParams& params, const driver::DevicePropertie
       << ") need sm_90 or later, but " << device.name << " is " << device.arch.toString()
       << "; launch with cluster (1, 1, 1)";
   // Beyond 8 a kernel must opt in (non-portable cluster size; KernelExecutor does) and the GPU
-  // may refuse it: only sizes the device ran at start-up (DeviceProperties::cluster_sms).
-  BRAZE_USER_CHECK(
-      params.ctasPerCluster() <= kMaxPortableCluster ||
-      (params.ctasPerCluster() == kMaxNonPortableCluster && device.cluster_sms.back() > 0))
+  // may refuse it: only the size the device ran at start-up (driver::largestCluster).
+  const int64_t largest = driver::largestCluster(device);
+  BRAZE_USER_CHECK(params.ctasPerCluster() <= driver::kMaxPortableCluster ||
+                   params.ctasPerCluster() == largest)
       << "kernel " << kernel_name << ": " << params.ctasPerCluster() << " CTAs per cluster ("
       << params.toString() << "); " << device.name << " runs clusters of up to "
-      << kMaxPortableCluster << " CTAs"
-      << (device.cluster_sms.back() > 0 ? ", and of " + std::to_string(kMaxNonPortableCluster)
-                                        : std::string())
+      << driver::kMaxPortableCluster << " CTAs"
+      << (largest > driver::kMaxPortableCluster ? ", and of " + std::to_string(largest)
+                                                : std::string())
       << "; use one of those";
   for (size_t i = 0; i < 3; ++i) {
     BRAZE_USER_CHECK(params.cluster[i] >= 1 && params.grid[i] % params.cluster[i] == 0)

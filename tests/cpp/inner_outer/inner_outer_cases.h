@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "braze/eval/reference_evaluator.h"
-#include "support/normalization_fusions.h"
 #include "inner_outer_scheduler.h"
+#include "support/normalization_fusions.h"
 
 namespace braze::test {
 
@@ -38,6 +38,17 @@ SchedulerRuntimeInfo runtimeInfoOf(const NormalizationCase& c);
 /// The heuristics' params for `c` on `fusion` (built for `c`), after expecting both checks to
 /// accept it.
 inner_outer::InnerOuterParams heuristicsFor(const NormalizationCase& c, const Fusion& fusion);
+
+/// Rows of 65536 2-byte elements in registers, as nvFuser holds them: 1024 threads, eight
+/// 16-byte vectors each, two elements to a register (packed_registers).
+inline void holdRowsPackedOn1024Threads(inner_outer::InnerOuterParams& params) {
+  params.persistence = inner_outer::Persistence::Registers;
+  params.vector_width = 8;
+  params.persistent_batch = 8;
+  params.threads_x = 1024;
+  params.wave_unroll = 1;
+  params.packed_registers = 1;
+}
 
 /// Fresh random inputs for `c` from a generator seeded with `seed` (per-row statistics such as
 /// rstd drawn positive).

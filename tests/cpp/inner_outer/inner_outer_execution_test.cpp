@@ -196,14 +196,7 @@ TEST(InnerOuterPackedExecutionTest, PackedRowsMatchTheReferenceEvaluatorOnTheGpu
   if (!driver::isDriverAvailable(&reason)) GTEST_SKIP() << "no CUDA driver or device: " << reason;
   expectMatchesReference({Normalization::RmsNorm, DataType::Float16, 5, 65536});
   expectMatchesReference({Normalization::LayerNorm, DataType::BFloat16, 3, 65536},
-                         [](inner_outer::InnerOuterParams& p) {
-                           p.persistence = inner_outer::Persistence::Registers;
-                           p.vector_width = 8;
-                           p.persistent_batch = 8;
-                           p.threads_x = 1024;
-                           p.wave_unroll = 1;
-                           p.packed_registers = 1;
-                         });
+                         test::holdRowsPackedOn1024Threads);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, InnerOuterExecutionTest, ::testing::ValuesIn(cases()),

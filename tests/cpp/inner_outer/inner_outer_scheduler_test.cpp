@@ -471,11 +471,7 @@ TEST(InnerOuterDecisionTest, PackedHalfRegistersHoldTwoElementsARegister) {
       const SchedulerRuntimeInfo info =
           contiguousRuntimeInfo(*fusion, test::normalizationInputSizes(kind, 64, 65536));
       InnerOuterParams params = inner_outer::computeHeuristics(*fusion, info);
-      params.persistence = Persistence::Registers;
-      params.vector_width = 8;
-      params.persistent_batch = 8;
-      params.threads_x = 1024;
-      params.wave_unroll = 1;
+      test::holdRowsPackedOn1024Threads(params);
       params.min_blocks_per_sm = 1;
       params.packed_registers = packed;
       inner_outer::schedule(*fusion, params);

@@ -46,6 +46,14 @@ struct DeviceProperties {
   std::array<int, 5> cluster_sms = {0, 0, 0, 0, 0};
 };
 
+/// CTAs per cluster that every sm_90 device runs; beyond it a kernel must opt in
+/// (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) and the device may refuse.
+inline constexpr int64_t kMaxPortableCluster = 8;
+
+/// The largest cluster `device` runs: 16 (non-portable) where it ran clusters of 16 when its
+/// properties were read (cluster_sms), else kMaxPortableCluster.
+int64_t largestCluster(const DeviceProperties& device);
+
 /// Clusters of `cluster` CTAs (1, 2, 4, 8 or 16) resident at once with `ctas_per_sm` CTAs per
 /// SM: from cluster_sms where the device reported it (a lower bound: CTAs of one cluster may also
 /// share an SM), else assuming GPCs of 16 SMs of every 18.

@@ -48,11 +48,6 @@ struct DriverLaunchConfig {
   std::array<CUlaunchAttribute, 2> attributes{};
 };
 
-/// CTAs per cluster that every sm_90 device runs, and the most any runs (a kernel must opt in,
-/// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
-inline constexpr int64_t kMaxPortableCluster = 8;
-inline constexpr int64_t kMaxNonPortableCluster = 16;
-
 /// Evaluates `extents` with the scalars bound in `scalars` (null entries are 1). An extent
 /// that depends on something unbound, or is negative, is an Error naming it and
 /// `kernel_name`.
@@ -62,8 +57,8 @@ LaunchParams evaluateLaunchParams(const LaunchExtents& extents, ExpressionEvalua
 /// Checks `params` against the hardware's limits on `device` (grid dims, block dims, threads
 /// per block, dynamic shared memory with opt-in, given the kernel's static shared memory, and
 /// for a clustered launch: sm_90 or later, grid dims multiples of the cluster dims, at most 8
-/// CTAs per cluster, the portable limit, or 16 where the device ran clusters of 16 when its
-/// properties were read, DeviceProperties::cluster_sms; KernelExecutor opts such a kernel in).
+/// CTAs per cluster, the portable limit, or driver::largestCluster where the device ran larger
+/// ones; KernelExecutor opts such a kernel in).
 /// Each Error names the kernel, the value and the limit.
 void checkLaunchLimits(const LaunchParams& params, const driver::DeviceProperties& device,
                        int64_t static_shared_memory_bytes, std::string_view kernel_name);
