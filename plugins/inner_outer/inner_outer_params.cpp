@@ -37,11 +37,11 @@ InnerOuterParams decodeParams(std::span<const uint8_t> bytes) {
     using T = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<T, int64_t>) {
       const std::string_view field_name(name);
-      const bool may_be_zero = field_name == "row_blocks" || field_name == "row_length" ||
-                               field_name == "min_blocks_per_sm" ||
-                               field_name == "reference_output" ||
-                               field_name == "shared_column_partials" ||
-                               field_name == "read_only_loads" || field_name == "packed_registers";
+      const bool may_be_zero =
+          field_name == "row_blocks" || field_name == "row_length" ||
+          field_name == "min_blocks_per_sm" || field_name == "reference_output" ||
+          field_name == "shared_column_partials" || field_name == "read_only_loads" ||
+          field_name == "packed_registers" || field_name == "fixed_row_length";
       BRAZE_USER_CHECK(field >= (may_be_zero ? 0 : 1))
           << "inner_outer params: " << name << " is " << field << ", must be at least "
           << (may_be_zero ? 0 : 1);
@@ -56,6 +56,9 @@ InnerOuterParams decodeParams(std::span<const uint8_t> bytes) {
   BRAZE_USER_CHECK(params.packed_registers <= 1)
       << "inner_outer params: packed_registers is " << params.packed_registers
       << ", must be 0 (one element a register) or 1 (two 2-byte elements a register)";
+  BRAZE_USER_CHECK(params.fixed_row_length <= 1)
+      << "inner_outer params: fixed_row_length is " << params.fixed_row_length
+      << ", must be 0 (the block read at run time) or 1 (compiled for row_length)";
   BRAZE_USER_CHECK(params.threads_x * params.rows_per_block <= 1024)
       << "inner_outer params: threads_x * rows_per_block is "
       << params.threads_x * params.rows_per_block << ", more than a block's 1024 threads";

@@ -38,7 +38,7 @@ struct InnerOuterParams {
   /// The byte format (braze/sdk/param_codec.h): "BZIO", a version byte, then every field as
   /// 8 little-endian bytes.
   static constexpr char kMagic[5] = "BZIO";
-  static constexpr uint8_t kFormatVersion = 6;
+  static constexpr uint8_t kFormatVersion = 7;
   static constexpr const char* kName = "inner_outer";
 
   Persistence persistence = Persistence::Registers;
@@ -82,6 +82,11 @@ struct InnerOuterParams {
   /// 1: register arrays of 2-byte elements held two to a 32-bit register
   /// (Fusion::setPackedHalfRegisters); 0: as the compiler splits them, one per register.
   int64_t packed_registers = 0;
+  /// 1: the kernel is compiled for row_length (Fusion::assumeExtent), so its block, which follows
+  /// the row length, is a constant and its block reductions unroll for it; 0: the block is
+  /// read at run time. Multi-wave blocks are constants either way. The heuristics take it for
+  /// kernels with column sums (row_blocks > 0) where it measured faster.
+  int64_t fixed_row_length = 0;
 
   bool operator==(const InnerOuterParams&) const = default;
 
@@ -102,6 +107,7 @@ struct InnerOuterParams {
     f("shared_column_partials", p.shared_column_partials);
     f("read_only_loads", p.read_only_loads);
     f("packed_registers", p.packed_registers);
+    f("fixed_row_length", p.fixed_row_length);
   }
 };
 

@@ -600,6 +600,19 @@ InnerOuterParams computeHeuristics(const Fusion& fusion, const SchedulerRuntimeI
                                   info.device))
         splitStackedRows(params);
     }
+    // Compiled for the row length except where that measured slower (H200, same core, plans
+    // with and without it, braze_inner_outer_sweep): layer norm backward's 2-byte rows one to a
+    // block (rows of 4096: 281 against 265 us; 8192: 298 against 290) and its float rows of a
+    // padded warp (rows of 1000: 247 against 231). Elsewhere it gained up to 27% (RMS norm
+    // backward fp32 16384; bf16 8192 15%, 4096 8%; layer norm backward fp32 1024 10%).
+    // Forward rows, already at 96-99% of copy, ran the same either way (within 1%): they keep
+    // the block read at run time.
+    const bool two_row_sums = reductions.rows.size() >= 2;
+    const bool slower_fixed =
+        two_row_sums &&
+        ((element_bytes == 2 && params.rows_per_block == 1) ||
+         (element_bytes == 4 && paddedRowThreads(params.threads_x) != params.threads_x));
+    params.fixed_row_length = slower_fixed ? 0 : 1;
     // The blocks are all resident (a cooperative launch): they meet at a grid barrier and each
     // finishes a share of the column sums.
     params.row_blocks =
@@ -799,6 +812,19 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   // layer norm backward's two column sums of rows of 4096 on 132 SMs.
   if (params.row_blocks > 0) fusion.setCooperativeLaunch(true);
   fusion.setPackedHalfRegisters(params.packed_registers != 0);
+  // A persistent row's threads follow its length: compiled for the row length the plan was made
+  // for (its only valid one), the block is a constant of the kernel and the block reductions
+  // unroll for it. Layer norm backward's row loop took half the instructions.
+  // Every tensor's row extent (the inputs' are what the kernel's launch sizes are computed
+  // from).
+  if (!multi_wave && params.row_length > 0 && params.fixed_row_length != 0) {
+    std::vector<TensorView*> rows = plan.inputs;
+    rows.push_back(reference);
+    for (TensorView* tv : rows) {
+      Scalar* extent = tv->logical().back()->extent();
+      if (!extent->constantInt()) fusion.assumeExtent(extent, params.row_length);
+    }
+  }
 }
 
 }  // namespace braze::inner_outer

@@ -91,6 +91,10 @@ constexpr int kCK = kC > 0 ? kC : 1;
 // (it * kConsumerThreads + thread) * kV.
 constexpr int kIterations = (kChunk + kConsumerThreads * kV - 1) / (kConsumerThreads * kV);
 constexpr int kColumnIterations = kC > 0 ? kIterations : 1;
+// A thread's vectors of one part, at most; the loops over a part unroll no further (code a
+// thread would never run costs the compiler time: a third of a norm backward's compile).
+constexpr int kPieceIterations = (kPiece + kConsumerThreads * kV - 1) / (kConsumerThreads * kV);
+constexpr int kPieceUnroll = kPieceIterations < 4 ? kPieceIterations : 4;
 constexpr int kHeldVectors = kRegisterRows ? kIterations : 1;
 constexpr int kTeams = kThreads / 32;
 constexpr int kFinishBytes = kC > 0 ? kTeams * kC * 128 * 4 : 0;
@@ -190,18 +194,21 @@ __device__ __forceinline__ void finishColumns(const braze_row_program& program,
       for (int c = 0; c < 4; ++c) team_sums[((warp * kC + k) * 32 + lane) * 4 + c] = sum[k][c];
     }
     __syncthreads();
-    if (warp == 0 && j < n) {
+    // One column of the group a thread, its teams' sums added in team order: consecutive
+    // threads read and write consecutive words. (Four columns a lane of one warp was four times
+    // the code, and serial.)
+    for (int u = tid; u < 128; u += kThreads) {
+      const long long column = group * 128 + u;
+      if (column >= n) break;
+      float total[kCK];
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        float total[kCK];
-#pragma unroll
-        for (int k = 0; k < kC; ++k) {
-          total[k] = Program::columnIdentity(k);
-          for (int t = 0; t < kTeams; ++t)
-            total[k] = Program::columnCombine(k, total[k], team_sums[((t * kC + k) * 32 + lane) * 4 + c]);
-        }
-        program.storeColumn(j + c, total);
+      for (int k = 0; k < kC; ++k) {
+        total[k] = Program::columnIdentity(k);
+#pragma unroll 4
+        for (int t = 0; t < kTeams; ++t)
+          total[k] = Program::columnCombine(k, total[k], team_sums[(t * kC + k) * 128 + u]);
       }
+      program.storeColumn(column, total);
     }
     __syncthreads();
   }
@@ -391,7 +398,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
             if (pass == 0) braze::mbarrier::wait(&full[stage * kPieces + q], full_parity);
             const int lo = q * kPiece < length ? q * kPiece : length;
             const int hi = lo + kPiece < length ? lo + kPiece : length;
-#pragma unroll 4
+#pragma unroll kPieceUnroll
             for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
               program.accumulate(pass, row, begin + e, rows, e, cols, e, acc, kept[0]);
           }
@@ -468,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks)
           if (Program::kPasses == 0) braze::mbarrier::wait(&full[stage * kPieces + q], full_parity);
           const int lo = q * kPiece < length ? q * kPiece : length;
           const int hi = lo + kPiece < length ? lo + kPiece : length;
-#pragma unroll 4
+#pragma unroll kPieceUnroll
           for (int e = lo + threadIdx.x * kV; e < hi; e += kConsumerThreads * kV)
             program.store(row, begin + e, rows, e, cols, e, none, kept[0]);
           __syncwarp();

@@ -61,7 +61,8 @@ const std::vector<RuntimeHeader>& runtimeHeaderTable() {
         "shuffleXor"},
        {}},
       {"block_reduction.cuh",
-       {"blockReduce", "blockReduceGroup", "warpAllReduce", "reductionCoordinates"},
+       {"blockReduce", "blockReduceGroup", "warpAllReduce", "reductionCoordinates", "BlockShape",
+        "BlockScratch"},
        {}},
       {"grid_sync.cuh", {"arrive", "waitForArrivals"}, {}},
       // The finishing block reduces with blockReduce; Welford triplets load through their own

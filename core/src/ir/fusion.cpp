@@ -228,6 +228,23 @@ void Fusion::setLaunchBounds(int64_t max_threads_per_block, int64_t min_blocks_p
   launch_bounds_ = LaunchBounds{max_threads_per_block, min_blocks_per_sm};
 }
 
+void Fusion::assumeExtent(Scalar* extent, int64_t value) {
+  BRAZE_USER_CHECK(extent != nullptr && &extent->fusion() == this)
+      << "assumeExtent: the extent must be a scalar of this fusion";
+  BRAZE_USER_CHECK(!extent->constantInt())
+      << "assumeExtent(" << extent->name() << ", " << value
+      << "): the extent is already the constant " << *extent->constantInt();
+  BRAZE_USER_CHECK(value >= 1) << "assumeExtent(" << extent->name() << ", " << value
+                               << "): an extent the kernel is compiled for is at least 1";
+  for (auto& [assumed, assumed_value] : assumed_extents_) {
+    if (assumed == extent) {
+      assumed_value = value;
+      return;
+    }
+  }
+  assumed_extents_.emplace_back(extent, value);
+}
+
 void Fusion::setReadOnlyLoads(TensorView* input) {
   BRAZE_USER_CHECK(input != nullptr && isInput(input))
       << "setReadOnlyLoads: " << (input == nullptr ? std::string("null") : input->name())
@@ -344,6 +361,8 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   for (Val* output : outputs_) copy->outputs_.push_back(map[output]);
   for (const auto& [output, input] : aliases_) copy->aliases_.emplace_back(map[output], map[input]);
   copy->launch_bounds_ = launch_bounds_;
+  for (const auto& [extent, value] : assumed_extents_)
+    copy->assumed_extents_.emplace_back(map[extent], value);
   copy->cooperative_launch_ = cooperative_launch_;
   copy->packed_half_registers_ = packed_half_registers_;
   for (Val* input : read_only_inputs_) copy->read_only_inputs_.push_back(map[input]);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "braze/eval/expression_evaluator.h"
+#include "braze/ir/scalar_value.h"
 #include "braze/ops/elementwise.h"
 
 namespace braze::lower {
@@ -314,6 +316,14 @@ void LowerContext::computeLaunch() {
     }
     dim.size = size;
     dim.size_in_kernel = scalarValue(size);
+    // A thread dim that follows extents the kernel is compiled for (Fusion::assumeExtent) is a
+    // constant of the kernel; the launch checks the extents (checkAssumedExtents).
+    if (slot >= 3 && !dim.size_in_kernel.constantValue() && !fusion_.assumedExtents().empty()) {
+      ExpressionEvaluator assumed;
+      for (const auto& [extent, value] : fusion_.assumedExtents()) assumed.bind(extent, value);
+      if (std::optional<ScalarValue> known = assumed.evaluate(size))
+        dim.size_in_kernel = kir::constant(toInt64(*known));
+    }
     parallel_index_[static_cast<size_t>(slot)] =
         kir::symbol(indexName(type), {.role = kir::SymbolRole::ThreadIndex,
                                       .parallel_type = type,

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <string>
 
 #include "braze/lower/lower.h"
+#include "braze/ops/elementwise.h"
 #include "lower/passes.h"
 #include "lower/verify_kernel.h"
 
@@ -60,6 +62,18 @@ void checkLaunchBounds(const kir::Kernel& kernel) {
       << ")); state a bound of at least " << threads << " threads or schedule smaller blocks";
 }
 
+// Each extent the kernel is compiled for (Fusion::assumeExtent) is checked at launch: launch
+// sizes that follow from it are constants of the kernel (lower_context.cpp).
+void checkAssumedExtents(kir::Kernel& kernel, const Fusion& scheduled) {
+  for (const auto& [extent, value] : scheduled.assumedExtents()) {
+    kernel.launch_checks.emplace_back(
+        eq(Operand(extent), value),
+        "the kernel was compiled for " + extent->name() + " = " + std::to_string(value) +
+            " (Fusion::assumeExtent: its block follows from it), but these inputs have another; "
+            "they need a schedule of their own");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string_view> pipelinePassNames() {
@@ -96,6 +110,7 @@ kir::Kernel lowerFusion(const Fusion& scheduled, const LowerOptions& options) {
   kernel.launch_bounds = scheduled.launchBounds();
   kernel.cooperative = scheduled.cooperativeLaunch();
   checkLaunchBounds(kernel);
+  checkAssumedExtents(kernel, scheduled);
 #ifdef NDEBUG
   const bool verify = options.verify;
 #else

@@ -68,8 +68,8 @@ TEST(GoldenKernelsTest, SourceIsSelfContained) {
   const GeneratedKernel kernel = generateCuda(*test::findScheduledCase("welford_block").build());
   EXPECT_EQ(kernel.source.find("#include"), std::string::npos);
   // The runtime headers it uses are in the source (runtime_prelude_test.cpp: only those).
-  for (const char* part :
-       {"__device__ T blockReduce(", "struct WelfordTriplet", "__shfl_xor_sync", "struct Tensor"}) {
+  for (const char* part : {"__device__ __forceinline__ T blockReduce(", "struct WelfordTriplet",
+                           "__shfl_xor_sync", "struct Tensor"}) {
     EXPECT_NE(kernel.source.find(part), std::string::npos) << part;
   }
 }

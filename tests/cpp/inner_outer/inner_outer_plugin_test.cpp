@@ -23,7 +23,7 @@ using ::testing::HasSubstr;
 TEST(InnerOuterPluginTest, DescribesItself) {
   const BrazeSchedulerInfo& table = test::linkedSchedulerTable();
   EXPECT_STREQ(table.id, "braze::inner_outer");
-  EXPECT_STREQ(table.version, "1.8.0");
+  EXPECT_STREQ(table.version, "1.9.0");
   EXPECT_EQ(table.default_rank, 150);
 }
 
@@ -64,7 +64,7 @@ TEST(InnerOuterPluginTest, LoadsFromTheBuildTreeAndIsChosenByName) {
   const test::ShippedRegistry shipped;
   const SchedulerRegistry& registry = shipped.registry();
   const SchedulerEntry& entry = registry.find("braze::inner_outer");
-  EXPECT_EQ(entry.version, "1.8.0");
+  EXPECT_EQ(entry.version, "1.9.0");
   EXPECT_EQ(entry.rank, 150);
   EXPECT_EQ(entry.path.filename().string().find("libbraze_inner_outer"), 0u) << entry.path;
 

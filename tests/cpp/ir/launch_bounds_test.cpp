@@ -1,5 +1,6 @@
-// Fusion::setLaunchBounds: what a scheduler states about its kernel's blocks, kept by clone,
-// with bad bounds refused where they are stated.
+// Fusion::setLaunchBounds and Fusion::assumeExtent: what a scheduler states about its kernel's
+// blocks and the sizes it was made for, kept by clone, with bad statements refused where they
+// are made.
 
 #include <gtest/gtest.h>
 
@@ -38,6 +39,35 @@ TEST(LaunchBoundsTest, BadBoundsAreRefused) {
   EXPECT_TRUE(test::throwsError([&] { fusion->setLaunchBounds(128, -1); },
                                 {"setLaunchBounds(128, -1)", "blocks per SM"}));
   EXPECT_FALSE(fusion->launchBounds().has_value());
+}
+
+TEST(LaunchBoundsTest, AssumedExtentsAreKeptByCloneAndRestatedInPlace) {
+  auto fusion = makeRelu();
+  auto* x = fusion->inputs()[0]->as<TensorView>();
+  Scalar* row = x->logical()[1]->extent();
+  fusion->assumeExtent(row, 4096);
+  fusion->assumeExtent(row, 1024);  // replaces
+  ASSERT_EQ(fusion->assumedExtents().size(), 1u);
+  EXPECT_EQ(fusion->assumedExtents()[0].second, 1024);
+  CloneMap map;
+  const auto copy = fusion->clone(&map);
+  ASSERT_EQ(copy->assumedExtents().size(), 1u);
+  EXPECT_EQ(copy->assumedExtents()[0].first, map[row]);
+  EXPECT_EQ(copy->assumedExtents()[0].second, 1024);
+}
+
+TEST(LaunchBoundsTest, BadAssumedExtentsAreRefused) {
+  auto fusion = makeRelu();
+  auto* x = fusion->inputs()[0]->as<TensorView>();
+  EXPECT_TRUE(test::throwsError([&] { fusion->assumeExtent(x->logical()[1]->extent(), 0); },
+                                {"assumeExtent", "at least 1"}));
+  EXPECT_TRUE(test::throwsError([&] { fusion->assumeExtent(fusion->constantIndex(8), 8); },
+                                {"assumeExtent", "already the constant 8"}));
+  Fusion other;
+  Scalar* foreign = makeSymbolicTensor(other, 1)->logical()[0]->extent();
+  EXPECT_TRUE(test::throwsError([&] { fusion->assumeExtent(foreign, 8); },
+                                {"assumeExtent", "scalar of this fusion"}));
+  EXPECT_TRUE(fusion->assumedExtents().empty());
 }
 
 }  // namespace

@@ -80,7 +80,8 @@ TEST(AllocateTest, SharedMemoryOfSymbolicSizeIsDynamic) {
 TEST(AllocateTest, SharedMemoryPastTheStaticLimitIsDynamic) {
   const GeneratedKernel kernel =
       generateCuda(*test::findScheduledCase("row_in_shared_memory_past_static_limit").build());
-  EXPECT_NE(kernel.source.find("char* braze_smem = braze_dynamic_smem + 51200;"), std::string::npos)
+  EXPECT_NE(kernel.source.find("char* braze_smem_bytes = braze_dynamic_smem + 51200;"),
+            std::string::npos)
       << kernel.source;
   ASSERT_NE(kernel.launch.dynamic_shared_memory_bytes, nullptr);
   ExpressionEvaluator evaluator;

@@ -71,7 +71,7 @@ TEST(FusionExecutorCacheTest, RunsAFusionFromItsDefinitionAndCachesThePlan) {
   ASSERT_NE(runtime, nullptr);
   ASSERT_EQ(runtime->segmentation().segments.size(), 1u);
   EXPECT_EQ(runtime->kernels()[0].choice.scheduler->id, "braze::inner_outer");
-  EXPECT_NE(runtime->describe().find("segment 0: braze::inner_outer@1.8.0 (inner_outer{"),
+  EXPECT_NE(runtime->describe().find("segment 0: braze::inner_outer@1.9.0 (inner_outer{"),
             std::string::npos)
       << runtime->describe();
   EXPECT_NE(runtime->program().toString().find("launch segment 0 (T0) -> (%0)"), std::string::npos)
@@ -243,7 +243,7 @@ TEST(FusionExecutorCacheTest, DumpsSegmentsAndTheHostProgram) {
   options.dump = DumpOptions::parse("segments,host_ir");
   options.dump.stream = &dump;
   cache.run(hostArguments({random.uniform(DataType::Float32, {2, 64})}), options);
-  EXPECT_NE(dump.str().find("=== segments\nsegment 0: braze::inner_outer@1.8.0"), std::string::npos)
+  EXPECT_NE(dump.str().find("=== segments\nsegment 0: braze::inner_outer@1.9.0"), std::string::npos)
       << dump.str();
   EXPECT_NE(dump.str().find("=== host program\n%0 = allocate float32"), std::string::npos)
       << dump.str();
@@ -306,7 +306,7 @@ TEST(FusionExecutorCacheTest, AFusionNoSchedulerTakesWholeRunsAsSegments) {
   EXPECT_EQ(runtime->kernels()[1].choice.scheduler->id, "braze::inner_outer");
   EXPECT_EQ(cache.counters().kernels_compiled, 2);
   // Asked why: the inner-outer scheduler was tried first for the column mean and said why not.
-  EXPECT_NE(runtime->explain().find("braze::inner_outer@1.8.0 declined at canScheduleCompileTime"),
+  EXPECT_NE(runtime->explain().find("braze::inner_outer@1.9.0 declined at canScheduleCompileTime"),
             std::string::npos)
       << runtime->explain();
   // The column mean lives from the first launch to the second, then goes back to the pool.

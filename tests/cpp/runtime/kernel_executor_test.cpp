@@ -6,10 +6,12 @@
 
 #include <cstring>
 
+#include "braze/codegen/codegen.h"
 #include "braze/driver/cuda_driver.h"
 #include "braze/runtime/kernel_executor.h"
 #include "runtime/hand_written_kernels.h"
 #include "support/error_matchers.h"
+#include "support/scheduled_suite.h"
 
 namespace braze {
 namespace {
@@ -264,6 +266,21 @@ TEST(KernelExecutorTest, BroadcastDimsPairWithAnySize) {
   const LaunchPlan plan = executor.plan({fakeDevice(DataType::Float32, {7, 5}, {5, 1}),
                                          fakeDevice(DataType::Float32, {1, 5}, {5, 1})});
   EXPECT_EQ(plan.parameters[2].sizes, (std::vector<int64_t>{7, 5}));
+}
+
+// A kernel compiled for an extent (Fusion::assumeExtent) launches the block that follows from
+// it, and refuses inputs of another extent with a reason.
+TEST(KernelExecutorTest, AKernelCompiledForARowLengthRefusesOthers) {
+  const auto fusion = test::findScheduledCase("inner_reduction_for_rows_of_512").build();
+  const GeneratedKernel kernel = generateCuda(*fusion);
+  KernelExecutor executor(*fusion, kernel, compileForH100(kernel));
+  const LaunchPlan plan = executor.plan({fakeDevice(DataType::Float32, {37, 512}, {512, 1})});
+  EXPECT_EQ(plan.launch.block[0], 128);
+  EXPECT_TRUE(throwsError(
+      [&] {
+        executor.plan({fakeDevice(DataType::Float32, {37, 1000}, {1000, 1})});
+      },
+      {"cannot run with these inputs", "compiled for", "= 512", "schedule of their own"}));
 }
 
 TEST(KernelExecutorTest, InputsOnDifferentDevicesAreRefused) {

@@ -539,6 +539,27 @@ FusionPtr innerReductionRFactor() {
   return fusion;
 }
 
+// Row sums with four elements per thread and the rest of the row over TIDx, so that the block
+// follows the row length (ceil(N / 4) threads), compiled for rows of 512 (Fusion::assumeExtent):
+// the block is a constant of the kernel (128 threads) and the launch checks the row length.
+FusionPtr innerReductionForRowsOf512() {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {1});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 4, /*inner_split=*/false);  // [rows, r 4, r ceil(N/4)]
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(2, ParallelType::TIDx);
+  propagateParallelTypes(partial);
+  TensorView* per_thread = partial->rFactor({1});
+  per_thread->setMemoryType(MemoryType::Local);
+  inlineMost(*fusion);
+  fusion->assumeExtent(x->logical()[1]->extent(), 512);
+  return fusion;
+}
+
 // Two row reductions that do not depend on each other, sum(x) + sum(x * x), scheduled as
 // innerReductionBlock: their block reductions run as one group (one pair of barriers).
 FusionPtr twoRowSums() {
@@ -709,6 +730,31 @@ FusionPtr gridReductionPerElement() {
   partial->setMemoryType(MemoryType::Local);
   partial->rFactor({1})->setMemoryType(MemoryType::Local);
   partial->reorder({{0, 2}});  // [4, threads, r 8 blocks]
+  inlineMost(*fusion);
+  return fusion;
+}
+
+// As gridReductionPerElement, with each block's rows over `rows` threads of TIDy too: the four
+// elements' block reductions over TIDy go together (blockReduceGroup), each thread adding its
+// column's copies itself up to 32 rows, in a tree beyond.
+FusionPtr gridReductionPerElementOverRows(int64_t rows) {
+  auto fusion = std::make_unique<Fusion>();
+  TensorView* x = makeSymbolicTensor(*fusion, 2);
+  TensorView* out = sum(x, {0});
+  fusion->addOutput(out);
+  TensorView* partial = out->cacheBefore();
+  partial->split(1, 4, /*inner_split=*/false);  // [r0, 4, ceil(i1/4)]
+  partial->split(0, 8, /*inner_split=*/false);  // [8, ceil(r0/8), 4, ceil(i1/4)]
+  partial->split(1, rows);                      // [8, ceil(r0/8/rows), rows, 4, ceil(i1/4)]
+  propagateTransforms(partial);
+  partial->parallelize(0, ParallelType::BIDx);
+  partial->parallelize(2, ParallelType::TIDy);
+  partial->parallelize(3, ParallelType::Unroll);
+  partial->parallelize(4, ParallelType::TIDx);
+  propagateParallelTypes(partial);
+  partial->setMemoryType(MemoryType::Local);
+  partial->rFactor({1})->setMemoryType(MemoryType::Local);
+  partial->reorder({{0, 2}, {1, 3}});  // [4, threads x, r 8 blocks, r rows]
   inlineMost(*fusion);
   return fusion;
 }
@@ -980,7 +1026,7 @@ std::vector<ScheduledCase> makeSuite() {
                    {tensorInput({37, 4003})},
                    Tolerance{1e-4, 1e-4},
                    {"extern __shared__ __align__(16) char braze_dynamic_smem[];",
-                    "char* braze_smem = braze_dynamic_smem + "}});
+                    "char* braze_smem_bytes = braze_dynamic_smem + "}});
   // A row of 12800 floats (50 KiB): past what a kernel may declare statically.
   suite.push_back({"row_in_shared_memory_past_static_limit",
                    "the same with a constant row of 12800 floats: dynamic for its size",
@@ -1053,6 +1099,29 @@ std::vector<ScheduledCase> makeSuite() {
                    Tolerance{1e-4, 1e-4},
                    {"braze::gridReduceRegionBytes(8)",
                     "braze::gridReduceGroup<true, false, false, false, false, false, 4>"}});
+  suite.push_back({"inner_reduction_for_rows_of_512",
+                   "row sums over ceil(N / 4) threads, compiled for rows of 512: the block of "
+                   "128 threads is a constant of the kernel",
+                   innerReductionForRowsOf512,
+                   {tensorInput({37, 512})},
+                   Tolerance{1e-4, 1e-4},
+                   {"__launch_bounds__(128)", "braze::BlockScratch<128, 1, 1> braze_smem"}});
+  suite.push_back({"grid_reduction_per_element_over_4_rows",
+                   "as grid_reduction_per_element, each block's rows over 4 threads of TIDy too: "
+                   "the four elements' block reductions go together, each thread adding up its "
+                   "column's four copies",
+                   [] { return gridReductionPerElementOverRows(4); },
+                   {tensorInput({301, 30})},
+                   Tolerance{1e-4, 1e-4},
+                   {"braze::blockReduceGroup<false, true, false, 4>(finished",
+                    "braze::gridReduceGroup<true, false, false, false, true, false, 4>"}});
+  suite.push_back({"grid_reduction_per_element_over_64_rows",
+                   "as grid_reduction_per_element_over_4_rows with 64 rows a block: the grouped "
+                   "block reduction adds the copies in a tree",
+                   [] { return gridReductionPerElementOverRows(64); },
+                   {tensorInput({1301, 30})},
+                   Tolerance{1e-4, 1e-4},
+                   {"braze::blockReduceGroup<false, true, false, 4>(finished"}});
   suite.push_back({"welford_block",
                    "var_mean over rows with a block Welford reduction",
                    welfordBlock,

@@ -1,11 +1,12 @@
 using IndexT = int;
 
-extern "C" __global__ void __launch_bounds__(256) braze_aa18c58cda8aefc7(braze::Tensor<float, 2, IndexT> T0, braze::Tensor<float, 1, IndexT> T1, char* workspace2) {
+extern "C" __global__ void __launch_bounds__(256) braze_f63ddf60d2fa026e(braze::Tensor<float, 2, IndexT> T0, braze::Tensor<float, 1, IndexT> T1, char* workspace2) {
   const IndexT bidx = blockIdx.x;
   const IndexT bidy = blockIdx.y;
   const IndexT tidx = threadIdx.x;
   const IndexT tidy = threadIdx.y;
-  __shared__ __align__(16) char braze_smem[2048];
+  __shared__ __align__(16) char braze_smem_bytes[2048];
+  const braze::BlockScratch<32, 8, 1> braze_smem{braze_smem_bytes};
   bool finished0 = false;
   __align__(16) float T2[1];
   T2[0] = 0.0f;

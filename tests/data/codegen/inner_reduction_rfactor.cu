@@ -1,9 +1,10 @@
 using IndexT = int;
 
-extern "C" __global__ void __launch_bounds__(128) braze_3590c39570fe2f37(braze::Tensor<float, 2, IndexT> T0, braze::Tensor<float, 1, IndexT> T1) {
+extern "C" __global__ void __launch_bounds__(128) braze_2aa5ea7b4339227b(braze::Tensor<float, 2, IndexT> T0, braze::Tensor<float, 1, IndexT> T1) {
   const IndexT bidx = blockIdx.x;
   const IndexT tidx = threadIdx.x;
-  __shared__ __align__(16) char braze_smem[1024];
+  __shared__ __align__(16) char braze_smem_bytes[1024];
+  const braze::BlockScratch<128, 1, 1> braze_smem{braze_smem_bytes};
   __align__(16) float T3[1];
   __align__(16) float T2[1];
   T3[0] = 0.0f;

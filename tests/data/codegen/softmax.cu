@@ -1,9 +1,10 @@
 using IndexT = int;
 
-extern "C" __global__ void __launch_bounds__(128) braze_dce4b38cd3aef7df(braze::Tensor<float, 2, IndexT> T0, braze::Tensor<float, 2, IndexT> T7) {
+extern "C" __global__ void __launch_bounds__(128) braze_3333df0c06b5b259(braze::Tensor<float, 2, IndexT> T0, braze::Tensor<float, 2, IndexT> T7) {
   const IndexT bidx = blockIdx.x;
   const IndexT tidx = threadIdx.x;
-  __shared__ __align__(16) char braze_smem[1024];
+  __shared__ __align__(16) char braze_smem_bytes[1024];
+  const braze::BlockScratch<128, 1, 1> braze_smem{braze_smem_bytes};
   __align__(16) float T1[1];
   __align__(16) float T4[4];
   __align__(16) float T5[1];

@@ -118,6 +118,18 @@ class Fusion {
   /// The bounds setLaunchBounds stated, if any.
   const std::optional<LaunchBounds>& launchBounds() const { return launch_bounds_; }
 
+  /// States that the fusion's kernel is compiled for `extent` (an input's symbolic extent)
+  /// equal to `value` (part of its schedule: the sizes the plan was made for). Launch sizes
+  /// that follow from it (threads per row of a row length) become constants of the kernel, so
+  /// its block reductions unroll for its block instead of testing blockDim; a launch whose
+  /// inputs have another extent is refused (those sizes need a schedule of their own).
+  /// `value` >= 1; stating an extent again replaces its value.
+  void assumeExtent(Scalar* extent, int64_t value);
+  /// The extents assumeExtent stated, in order.
+  const std::vector<std::pair<Scalar*, int64_t>>& assumedExtents() const {
+    return assumed_extents_;
+  }
+
   /// States that every block of the fusion's kernel must be resident at once (part of its
   /// schedule): the kernel is launched cooperatively, so the driver refuses a grid that cannot
   /// all be resident instead of letting blocks wait on blocks that never start, and its grouped
@@ -202,6 +214,7 @@ class Fusion {
   int64_t num_scalars_ = 0;
   int64_t num_iter_domains_ = 0;
   std::optional<LaunchBounds> launch_bounds_;
+  std::vector<std::pair<Scalar*, int64_t>> assumed_extents_;
   bool cooperative_launch_ = false;
   bool packed_half_registers_ = false;
   std::vector<Val*> read_only_inputs_;

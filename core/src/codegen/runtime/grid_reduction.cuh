@@ -118,14 +118,16 @@ __device__ bool gridReduce(T& value, Op op, T identity, char* workspace) {
 // reduced dims adds blocks k, k + copies, ...), then one block reduction over the same dims
 // combines their sums. Rows of a few hundred blocks then take a few loads per thread, not one
 // load per block. Same workspace layout and size as above; `smem` as for blockReduce.
-template <bool GX, bool GY, bool GZ, bool BX, bool BY, bool BZ, typename T, typename Op>
-__device__ bool gridReduce(T& value, Op op, T identity, char* workspace, void* smem) {
-  const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
+template <bool GX, bool GY, bool GZ, bool BX, bool BY, bool BZ, typename T, typename Op,
+          typename Scratch>
+__device__ bool gridReduce(T& value, Op op, T identity, char* workspace, Scratch smem) {
+  using Shape = typename ShapeOf<Scratch>::type;
+  const unsigned long long threads = Shape::x() * Shape::y() * Shape::z();
   const unsigned long long blocks =
       static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z;
-  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned tid = threadIdx.x + Shape::x() * (threadIdx.y + Shape::y() * threadIdx.z);
   unsigned copy, kept, copies;
-  reductionCoordinates<BX, BY, BZ>(copy, kept, copies);
+  reductionCoordinates<BX, BY, BZ, Shape>(copy, kept, copies);
   const unsigned long long kept_threads = threads / copies;
   unsigned long long reduced, group, count;
   gridCoordinates<GX, GY, GZ>(reduced, group, count);
@@ -147,7 +149,7 @@ __device__ bool gridReduce(T& value, Op op, T identity, char* workspace, void* s
     for (int k = 0; k < kInFlight; ++k) result = op(result, part[k]);
   }
   for (; b < count; b += copies) result = op(result, loadCoherent(&mine[b * kept_threads]));
-  value = blockReduce<BX, BY, BZ>(result, op, identity, smem);
+  value = blockReduceShaped<BX, BY, BZ, Shape>(result, op, identity, static_cast<void*>(smem));
   __syncthreads();
   if (tid == 0) semaphores[group] = 0;  // ready for the next launch with this workspace
   return true;
@@ -160,15 +162,17 @@ __device__ bool gridReduce(T& value, Op op, T identity, char* workspace, void* s
 // of N times and the finishing loads overlap. Each value must already be the same in every
 // thread of the block-reduced dims (BX, BY, BZ), as for the gridReduce above; `smem` as for
 // blockReduce (unused without block-reduced dims).
-template <bool GX, bool GY, bool GZ, bool BX, bool BY, bool BZ, int N, typename T, typename Op>
+template <bool GX, bool GY, bool GZ, bool BX, bool BY, bool BZ, int N, typename T, typename Op,
+          typename Scratch>
 __device__ bool gridReduceGroup(T (&values)[N], Op op, T identity, char* workspace,
-                                unsigned long long region_bytes, void* smem) {
-  const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
+                                unsigned long long region_bytes, Scratch smem) {
+  using Shape = typename ShapeOf<Scratch>::type;
+  const unsigned long long threads = Shape::x() * Shape::y() * Shape::z();
   const unsigned long long blocks =
       static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z;
-  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned tid = threadIdx.x + Shape::x() * (threadIdx.y + Shape::y() * threadIdx.z);
   unsigned copy, kept, copies;
-  reductionCoordinates<BX, BY, BZ>(copy, kept, copies);
+  reductionCoordinates<BX, BY, BZ, Shape>(copy, kept, copies);
   const unsigned long long kept_threads = threads / copies;
   unsigned long long reduced, group, count;
   gridCoordinates<GX, GY, GZ>(reduced, group, count);
@@ -196,14 +200,16 @@ __device__ bool gridReduceGroup(T (&values)[N], Op op, T identity, char* workspa
 #pragma unroll
     for (int i = 0; i < N; ++i) result[i] = op(result[i], part[i]);
   }
+  if constexpr ((BX || BY || BZ) && N <= 32) {
+    blockReduceGroupShaped<BX, BY, BZ, N, Shape>(result, op, identity, static_cast<void*>(smem));
+  } else if constexpr (BX || BY || BZ) {
 #pragma unroll
-  for (int i = 0; i < N; ++i) {
-    if constexpr (BX || BY || BZ) {
-      values[i] = blockReduce<BX, BY, BZ>(result[i], op, identity, smem);
-    } else {
-      values[i] = result[i];
-    }
+    for (int i = 0; i < N; ++i)
+      result[i] = blockReduceShaped<BX, BY, BZ, Shape>(result[i], op, identity,
+                                                       static_cast<void*>(smem));
   }
+#pragma unroll
+  for (int i = 0; i < N; ++i) values[i] = result[i];
   __syncthreads();
   if (tid == 0) semaphores[group] = 0;  // ready for the next launch with this workspace
   return true;
@@ -220,11 +226,13 @@ __device__ bool gridReduceGroup(T (&values)[N], Op op, T identity, char* workspa
 // is done and returns true with the totals, like the finishing block above. Same workspace
 // layout and size as gridReduceGroup: the two counters of each group sit in region 0's
 // semaphores, the finished sums of region i after them in region i (room checked below).
-template <bool GX, bool GY, bool GZ, bool BX, bool BY, bool BZ, int N, typename T, typename Op>
+template <bool GX, bool GY, bool GZ, bool BX, bool BY, bool BZ, int N, typename T, typename Op,
+          typename Scratch>
 __device__ bool gridReduceGroupResident(T (&values)[N], Op op, T identity, char* workspace,
-                                        unsigned long long region_bytes, void* smem) {
+                                        unsigned long long region_bytes, Scratch smem) {
   static_assert(sizeof(T) <= 8, "resident grid reductions hold one T per semaphore slot");
-  const unsigned long long threads = blockDim.x * blockDim.y * blockDim.z;
+  using Shape = typename ShapeOf<Scratch>::type;
+  const unsigned long long threads = Shape::x() * Shape::y() * Shape::z();
   const unsigned long long blocks =
       static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z;
   unsigned long long reduced, group, count;
@@ -234,9 +242,9 @@ __device__ bool gridReduceGroupResident(T (&values)[N], Op op, T identity, char*
   if (count < 2 || threads < 2)
     return gridReduceGroup<GX, GY, GZ, BX, BY, BZ, N>(values, op, identity, workspace, region_bytes,
                                                       smem);
-  const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned tid = threadIdx.x + Shape::x() * (threadIdx.y + Shape::y() * threadIdx.z);
   unsigned copy, kept, copies;
-  reductionCoordinates<BX, BY, BZ>(copy, kept, copies);
+  reductionCoordinates<BX, BY, BZ, Shape>(copy, kept, copies);
   const unsigned long long kept_threads = threads / copies;
   const unsigned long long slots = threads * blocks;
   const unsigned long long groups = blocks / count;
