@@ -814,9 +814,8 @@ void schedule(Fusion& fusion, const InnerOuterParams& params) {
   fusion.setPackedHalfRegisters(params.packed_registers != 0);
   // A persistent row's threads follow its length: compiled for the row length the plan was made
   // for (its only valid one), the block is a constant of the kernel and the block reductions
-  // unroll for it. Layer norm backward's row loop took half the instructions.
-  // Every tensor's row extent (the inputs' are what the kernel's launch sizes are computed
-  // from).
+  // unroll for it. Every row tensor's extent is stated: the launch sizes are computed from the
+  // inputs'.
   if (!multi_wave && params.row_length > 0 && params.fixed_row_length != 0) {
     std::vector<TensorView*> rows = plan.inputs;
     rows.push_back(reference);

@@ -60,24 +60,25 @@ class KernelPrinter {
 
   int64_t constantThreads() const { return kir::constantBlockThreads(kernel_).value_or(-1); }
 
-  // The scratch argument of a grid reduction without block-reduced dims: none, but typed with
-  // the block's dims where they are known, for its thread counts.
-  std::string noScratch() const {
-    const std::array<int64_t, 3> dims = constantBlockDims();
-    if (std::none_of(dims.begin(), dims.end(), [](int64_t d) { return d > 0; })) return "nullptr";
-    return "braze::BlockScratch<" + std::to_string(dims[0]) + ", " + std::to_string(dims[1]) +
-           ", " + std::to_string(dims[2]) + ">{nullptr}";
-  }
-
-  // Each thread dim's size where the kernel fixes it: 1 for a dim no loop uses, 0 for one known
-  // only at launch.
-  std::array<int64_t, 3> constantBlockDims() const {
+  // "braze::BlockScratch<x, y, z>" where a thread dim's size is fixed in the kernel (1 for a dim
+  // no loop uses, 0 for one known only at launch), so the block reductions compile for it; empty
+  // where none is.
+  std::string blockScratchType() const {
     std::array<int64_t, 3> dims{};
     for (size_t i = 0; i < 3; ++i) {
       const kir::LaunchDim& dim = kernel_.launch[3 + i];
       dims[i] = dim.used ? dim.size_in_kernel.constantValue().value_or(0) : 1;
     }
-    return dims;
+    if (std::none_of(dims.begin(), dims.end(), [](int64_t d) { return d > 0; })) return "";
+    return "braze::BlockScratch<" + std::to_string(dims[0]) + ", " + std::to_string(dims[1]) +
+           ", " + std::to_string(dims[2]) + ">";
+  }
+
+  // The scratch argument of a grid reduction without block-reduced dims: none, but typed with
+  // the block's dims where they are known, for its thread counts.
+  std::string noScratch() const {
+    const std::string type = blockScratchType();
+    return type.empty() ? "nullptr" : type + "{nullptr}";
   }
 
   void printSignature(const std::string& name) {
@@ -122,9 +123,8 @@ class KernelPrinter {
     }
     // The block reductions' scratch is `braze_smem`; where a thread dim's size is known here, a
     // braze::BlockScratch carrying the dims wraps the bytes, so the reductions compile for them.
-    const std::array<int64_t, 3> dims = constantBlockDims();
-    const bool typed = std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d > 0; });
-    const char* scratch = typed ? "braze_smem_bytes" : "braze_smem";
+    const std::string scratch_type = blockScratchType();
+    const char* scratch = scratch_type.empty() ? "braze_smem" : "braze_smem_bytes";
     if (kernel_.dynamic_shared_tensor_bytes != nullptr) {
       // Shared tensors in dynamic shared memory (the allocate pass placed them); the block
       // reductions' scratch follows them.
@@ -141,10 +141,8 @@ class KernelPrinter {
         os_ << "  extern __shared__ __align__(16) char " << scratch << "[];\n";
       }
     }
-    if (typed && kernel_.reduction_smem_bytes_per_thread > 0) {
-      os_ << "  const braze::BlockScratch<" << dims[0] << ", " << dims[1] << ", " << dims[2]
-          << "> braze_smem{" << scratch << "};\n";
-    }
+    if (!scratch_type.empty() && kernel_.reduction_smem_bytes_per_thread > 0)
+      os_ << "  const " << scratch_type << " braze_smem{" << scratch << "};\n";
     kir::forEachStmt(kernel_.body, [&](const kir::Stmt& stmt) {
       if (const auto* op = stmt.dynCast<kir::ReductionOp>()) {
         if (!op->grid_flag.empty()) os_ << "  bool " << op->grid_flag << " = false;\n";

@@ -520,15 +520,16 @@ FusionPtr innerReductionReversed() {
   return fusion;
 }
 
-// As innerReductionBlock, but the serial part is split off with rFactor: each thread sums its
-// chunk of the row in a register, then one block reduction combines the 128 partial sums.
-FusionPtr innerReductionRFactor() {
+// Row sums split for the threads: [rows, row] -> [BIDx rows, r serial, r TIDx] with the row split
+// by `factor` (the TIDx extent where inner_split, else the serial one), a per-thread serial
+// partial (rFactor), then one block reduction.
+FusionPtr rowSumsSplitForThreads(int64_t factor, bool inner_split) {
   auto fusion = std::make_unique<Fusion>();
   TensorView* x = makeSymbolicTensor(*fusion, 2);
   TensorView* out = sum(x, {1});
   fusion->addOutput(out);
   TensorView* partial = out->cacheBefore();
-  partial->split(1, 128);
+  partial->split(1, factor, inner_split);
   propagateTransforms(partial);
   partial->parallelize(0, ParallelType::BIDx);
   partial->parallelize(2, ParallelType::TIDx);
@@ -539,23 +540,18 @@ FusionPtr innerReductionRFactor() {
   return fusion;
 }
 
+// As innerReductionBlock, but the serial part is split off with rFactor: each thread sums its
+// chunk of the row in a register, then one block reduction combines the 128 partial sums.
+FusionPtr innerReductionRFactor() {
+  return rowSumsSplitForThreads(128, /*inner_split=*/true);
+}
+
 // Row sums with four elements per thread and the rest of the row over TIDx, so that the block
 // follows the row length (ceil(N / 4) threads), compiled for rows of 512 (Fusion::assumeExtent):
 // the block is a constant of the kernel (128 threads) and the launch checks the row length.
 FusionPtr innerReductionForRowsOf512() {
-  auto fusion = std::make_unique<Fusion>();
-  TensorView* x = makeSymbolicTensor(*fusion, 2);
-  TensorView* out = sum(x, {1});
-  fusion->addOutput(out);
-  TensorView* partial = out->cacheBefore();
-  partial->split(1, 4, /*inner_split=*/false);  // [rows, r 4, r ceil(N/4)]
-  propagateTransforms(partial);
-  partial->parallelize(0, ParallelType::BIDx);
-  partial->parallelize(2, ParallelType::TIDx);
-  propagateParallelTypes(partial);
-  TensorView* per_thread = partial->rFactor({1});
-  per_thread->setMemoryType(MemoryType::Local);
-  inlineMost(*fusion);
+  FusionPtr fusion = rowSumsSplitForThreads(4, /*inner_split=*/false);
+  auto* x = fusion->inputs()[0]->as<TensorView>();
   fusion->assumeExtent(x->logical()[1]->extent(), 512);
   return fusion;
 }
